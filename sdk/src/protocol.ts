@@ -1,0 +1,91 @@
+// Wire protocol between the Parley server and the backend SDK (`GET /sdk`).
+// One zod schema per frame; the server and the SDK both parse with these.
+import { z } from 'zod';
+
+export const FunctionMode = z.enum(['read', 'write', 'destructive']);
+export type FunctionMode = z.infer<typeof FunctionMode>;
+
+const name = z.string().min(1).max(64).regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, 'letters, digits, _ and -, not starting with a digit');
+const id = z.string().min(1).max(128);
+const channel = z.enum(['web', 'whatsapp']);
+
+export const FunctionDeclaration = z.object({
+  name,
+  description: z.string().max(2000).default(''),
+  parameters: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }),
+  mode: FunctionMode.default('read'),
+});
+export type FunctionDeclaration = z.infer<typeof FunctionDeclaration>;
+
+export const InvokeContext = z.object({
+  customerId: z.string(),
+  externalId: z.string().optional(),
+  channel,
+  conversationId: z.string(),
+});
+export type InvokeContext = z.infer<typeof InvokeContext>;
+
+export const ToolError = z.object({ message: z.string().max(4000), code: z.string().max(128).optional() });
+export type ToolError = z.infer<typeof ToolError>;
+
+// SDK → server
+export const RegisterFrame = z.object({
+  type: z.literal('register'),
+  functions: z.array(FunctionDeclaration).max(256),
+  sdk: z.object({ name: z.string().max(64), version: z.string().max(32) }).default({ name: 'unknown', version: '0' }),
+  sendProvider: z.boolean().default(false),
+});
+export const ResultFrame = z.union([
+  z.object({ type: z.literal('result'), id, ok: z.literal(true), data: z.unknown() }),
+  z.object({ type: z.literal('result'), id, ok: z.literal(false), error: ToolError }),
+]);
+export const SentFrame = z.object({
+  type: z.literal('sent'),
+  id,
+  ok: z.boolean(),
+  messageId: z.string().max(256).optional(),
+  error: z.string().max(4000).optional(),
+});
+export const IngestFrame = z.object({
+  type: z.literal('ingest'),
+  id,
+  channel,
+  from: z.string().min(1).max(64),
+  text: z.string().min(1).max(8000),
+  messageId: z.string().max(256).optional(),
+});
+
+// server → SDK
+export const RegisteredFrame = z.object({ type: z.literal('registered'), functions: z.number().int() });
+export const InvokeFrame = z.object({ type: z.literal('invoke'), id, name, args: z.unknown(), context: InvokeContext });
+export const SendFrame = z.object({ type: z.literal('send'), id, channel, to: z.string(), content: z.string() });
+export const AckFrame = z.object({ type: z.literal('ack'), id, ok: z.boolean(), error: z.string().optional() });
+
+// both
+export const ErrorFrame = z.object({ type: z.literal('error'), code: z.string(), message: z.string() });
+
+export const ClientFrame = z.union([RegisterFrame, ResultFrame, SentFrame, IngestFrame, ErrorFrame]);
+export const ServerFrame = z.union([RegisteredFrame, InvokeFrame, SendFrame, AckFrame, ErrorFrame]);
+
+export type RegisterFrame = z.infer<typeof RegisterFrame>;
+export type ResultFrame = z.infer<typeof ResultFrame>;
+export type SentFrame = z.infer<typeof SentFrame>;
+export type IngestFrame = z.infer<typeof IngestFrame>;
+export type RegisteredFrame = z.infer<typeof RegisteredFrame>;
+export type InvokeFrame = z.infer<typeof InvokeFrame>;
+export type SendFrame = z.infer<typeof SendFrame>;
+export type AckFrame = z.infer<typeof AckFrame>;
+export type ErrorFrame = z.infer<typeof ErrorFrame>;
+export type ClientFrame = z.infer<typeof ClientFrame>;
+export type ServerFrame = z.infer<typeof ServerFrame>;
+
+/** Close codes used on the SDK socket. */
+export const CloseCodes = {
+  goingAway: 1001,
+  tooBig: 1009,
+  registerTimeout: 4008,
+} as const;
+
+export const REGISTER_TIMEOUT_MS = 15_000;
+// Tool results can be larger than widget frames; still bounded (oversize closes 1009).
+export const MAX_FRAME_BYTES = 1024 * 1024;

@@ -1,0 +1,74 @@
+// Wire protocol between the widget (browser) and the server (`GET /widget/ws`).
+// The server validates with these schemas; the widget imports only the types
+// (`import type`), so no zod code reaches the browser bundle.
+import { z } from 'zod';
+
+const id = z.string().min(1).max(128);
+
+// widget → server
+export const WidgetInitFrame = z.object({
+  type: z.literal('init'),
+  customerId: z.string().min(1).max(128),
+  authToken: z.string().min(1).max(2048).optional(),
+  email: z.string().email().max(320).optional(),
+});
+export const WidgetMessageFrame = z.object({ type: z.literal('message'), id, text: z.string().min(1).max(4000) });
+export const WidgetConfirmFrame = z.object({ type: z.literal('confirm'), id, approve: z.boolean() });
+export const WidgetClientFrame = z.discriminatedUnion('type', [WidgetInitFrame, WidgetMessageFrame, WidgetConfirmFrame]);
+
+// server → widget
+export const HistoryEntry = z.object({
+  id: z.string(),
+  role: z.enum(['user', 'assistant']),
+  text: z.string(),
+  at: z.number(),
+  proactive: z.boolean().optional(),
+});
+export const WidgetReadyFrame = z.object({
+  type: z.literal('ready'),
+  customerId: z.string(),
+  conversationId: z.string(),
+  history: z.array(HistoryEntry),
+});
+export const WidgetTypingFrame = z.object({ type: z.literal('typing'), on: z.boolean() });
+export const WidgetAssistantMessageFrame = z.object({
+  type: z.literal('message'),
+  id: z.string(),
+  role: z.literal('assistant'),
+  text: z.string(),
+  at: z.number(),
+  proactive: z.boolean().optional(),
+});
+export const WidgetConfirmRequestFrame = z.object({
+  type: z.literal('confirm'),
+  id: z.string(),
+  name: z.string(),
+  args: z.unknown(),
+  summary: z.string(),
+});
+export const WidgetErrorFrame = z.object({ type: z.literal('error'), code: z.string(), message: z.string() });
+export const WidgetAckFrame = z.object({ type: z.literal('ack'), id: z.string() });
+export const WidgetServerFrame = z.discriminatedUnion('type', [
+  WidgetReadyFrame,
+  WidgetAckFrame,
+  WidgetTypingFrame,
+  WidgetAssistantMessageFrame,
+  WidgetConfirmRequestFrame,
+  WidgetErrorFrame,
+]);
+
+export type WidgetInitFrame = z.infer<typeof WidgetInitFrame>;
+export type WidgetMessageFrame = z.infer<typeof WidgetMessageFrame>;
+export type WidgetConfirmFrame = z.infer<typeof WidgetConfirmFrame>;
+export type WidgetClientFrame = z.infer<typeof WidgetClientFrame>;
+export type HistoryEntry = z.infer<typeof HistoryEntry>;
+export type WidgetReadyFrame = z.infer<typeof WidgetReadyFrame>;
+export type WidgetTypingFrame = z.infer<typeof WidgetTypingFrame>;
+export type WidgetAssistantMessageFrame = z.infer<typeof WidgetAssistantMessageFrame>;
+export type WidgetConfirmRequestFrame = z.infer<typeof WidgetConfirmRequestFrame>;
+export type WidgetErrorFrame = z.infer<typeof WidgetErrorFrame>;
+export type WidgetServerFrame = z.infer<typeof WidgetServerFrame>;
+
+export const WIDGET_MAX_FRAME_BYTES = 64 * 1024;
+/** server → widget `ack`: the message with this client id is stored durably and will be answered. */
+export type WidgetAckFrame = z.infer<typeof WidgetAckFrame>;

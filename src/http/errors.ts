@@ -1,0 +1,74 @@
+// Every HTTP error body is { error: { code, message } } with the right status.
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { z } from 'zod';
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string) => new HttpError(400, 'bad_request', message);
+export const unauthorized = (message = 'Missing or invalid credentials') => new HttpError(401, 'unauthorized', message);
+export const forbidden = (message: string) => new HttpError(403, 'forbidden', message);
+export const notFound = (message = 'Not found') => new HttpError(404, 'not_found', message);
+
+export function sendError(reply: FastifyReply, status: number, code: string, message: string) {
+  return reply.code(status).type('application/json; charset=utf-8').send({ error: { code, message } });
+}
+
+/** "body.email: Invalid email; body.externalId: Required" — zod issues named by path. */
+export function describeZodError(error: z.ZodError, prefix: string): string {
+  return error.issues
+    .map((i) => {
+      const path = [prefix, ...i.path.map(String)].filter(Boolean).join('.');
+      return `${path || prefix}: ${i.message}`;
+    })
+    .join('; ');
+}
+
+/** Parse with a zod schema or throw a 400 naming the failing paths. */
+export function parseOr400<S extends z.ZodType>(schema: S, value: unknown, prefix: string): z.infer<S> {
+  const r = schema.safeParse(value);
+  if (!r.success) throw new HttpError(400, 'validation_failed', describeZodError(r.error, prefix));
+  return r.data;
+}
+
+const CODE_BY_STATUS: Record<number, string> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  406: 'not_acceptable',
+  408: 'timeout',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  503: 'not_ready',
+};
+
+export function installErrorHandling(app: FastifyInstance) {
+  app.setErrorHandler((err: FastifyError | HttpError, request, reply) => {
+    if (err instanceof HttpError) {
+      for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+      return sendError(reply, err.status, err.code, err.message);
+    }
+    const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    if (status >= 500) {
+      request.log.error({ err }, 'request failed');
+      return sendError(reply, status, 'internal', 'Internal error');
+    }
+    const code = CODE_BY_STATUS[status] ?? 'bad_request';
+    const message = err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+      ? 'Body is not valid JSON'
+      : err.message;
+    return sendError(reply, status, code, message);
+  });
+  app.setNotFoundHandler((request, reply) => sendError(reply, 404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`));
+}

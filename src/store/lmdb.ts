@@ -1,0 +1,100 @@
+import { mkdirSync } from 'node:fs';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { migrations as defaultMigrations, type Migration } from './migrations.ts';
+import { TABLES, type Key, type RangeOptions, type Store, type Table, type TableName } from './types.ts';
+
+export interface OpenStoreOptions {
+  path: string;
+  mapSizeMb?: number;
+  migrations?: Migration[];
+}
+
+function wrapTable<V>(db: Database<V, Key>): Table<V> {
+  return {
+    get: (key) => db.get(key),
+    put: async (key, value) => {
+      await db.put(key, value);
+    },
+    remove: async (key) => {
+      await db.remove(key);
+    },
+    range: (o: RangeOptions = {}) => db.getRange(o) as Iterable<{ key: Key; value: V }>,
+    count: (o: RangeOptions = {}) => db.getKeysCount(o),
+    putInTx: (key, value) => {
+      db.put(key, value);
+    },
+    removeInTx: (key) => {
+      db.remove(key);
+    },
+  };
+}
+
+export function openLmdbStore(options: OpenStoreOptions): Store {
+  mkdirSync(options.path, { recursive: true });
+  const root: RootDatabase = open({
+    path: options.path,
+    mapSize: (options.mapSizeMb ?? 2048) * 1024 * 1024,
+    maxDbs: 32,
+  });
+  const tables = new Map<TableName, Table<unknown>>();
+  for (const name of TABLES) tables.set(name, wrapTable(root.openDB({ name, encoding: 'msgpack' })));
+
+  const list = options.migrations ?? defaultMigrations;
+  const latest = Math.max(0, ...list.map((m) => m.version));
+  let closed = false;
+  const migrationState = () => {
+    const v = store.schemaVersion();
+    return v === latest ? 'ok' : v < latest ? `pending (at ${v}, latest ${latest})` : `data is newer (${v}) than this build (${latest})`;
+  };
+
+  const store: Store = {
+    path: options.path,
+    table<V>(name: TableName) {
+      const t = tables.get(name);
+      if (!t) throw new Error(`unknown table ${name}`);
+      return t as Table<V>;
+    },
+    transaction: (fn) => root.transaction(fn),
+    checks() {
+      if (closed) return { database: 'closed', migrations: 'unknown' };
+      try {
+        return { database: 'ok', migrations: migrationState() };
+      } catch (err) {
+        return { database: (err as Error).message, migrations: 'unknown' };
+      }
+    },
+    schemaVersion: () => (store.table<number>('meta').get('schemaVersion') ?? 0),
+    flushed: () => root.flushed as Promise<void>,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await root.flushed;
+      await root.close();
+    },
+  };
+
+  return store;
+}
+
+/** Runs the migrations the store has not seen yet, in order. */
+export async function migrate(store: Store, list: Migration[] = defaultMigrations): Promise<number> {
+  const meta = store.table<number>('meta');
+  const sorted = [...list].sort((a, b) => a.version - b.version);
+  for (const m of sorted) {
+    if (m.version <= store.schemaVersion()) continue;
+    await store.transaction(() => {
+      m.up(store);
+      meta.putInTx('schemaVersion', m.version);
+    });
+  }
+  return store.schemaVersion();
+}
+
+export async function openStore(options: OpenStoreOptions): Promise<Store> {
+  const store = openLmdbStore(options);
+  const version = store.schemaVersion();
+  const latest = Math.max(0, ...(options.migrations ?? defaultMigrations).map((m) => m.version));
+  if (version > latest) throw new Error(`storage at ${options.path} has schema ${version}, newer than this build (${latest})`);
+  await migrate(store, options.migrations);
+  return store;
+}

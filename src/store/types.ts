@@ -1,0 +1,61 @@
+// The storage interface every feature uses. LMDB serves it today; another
+// engine (PostgreSQL, Redis) can serve it later without touching callers.
+//
+// Reads are synchronous (LMDB reads are memory-mapped). Writes return a
+// promise that resolves once the write is durable. `transaction` runs its
+// callback inside one write transaction: reads inside it see the latest
+// committed state and no other writer interleaves — use it for every check
+// that must not race (dedup, caps, single-use tokens, job claims).
+
+export type Key = string | number | (string | number)[];
+
+export interface RangeOptions {
+  start?: Key;
+  end?: Key;
+  reverse?: boolean;
+  limit?: number;
+}
+
+export interface Table<V> {
+  get(key: Key): V | undefined;
+  put(key: Key, value: V): Promise<void>;
+  remove(key: Key): Promise<void>;
+  range(options?: RangeOptions): Iterable<{ key: Key; value: V }>;
+  count(options?: RangeOptions): number;
+  /** Only inside `store.transaction`: writes join the transaction. */
+  putInTx(key: Key, value: V): void;
+  removeInTx(key: Key): void;
+}
+
+export const TABLES = [
+  'meta',
+  'customers',
+  'identities',
+  'conversations',
+  'messages',
+  'magicLinks',
+  'proactive',
+  'jobs',
+  'telemetry',
+  'turnCalls',
+  'webhookSeen',
+  'outbox',
+] as const;
+export type TableName = (typeof TABLES)[number];
+
+export interface StoreChecks {
+  database: 'ok' | string;
+  migrations: 'ok' | string;
+}
+
+export interface Store {
+  table<V>(name: TableName): Table<V>;
+  /** Run `fn` inside one write transaction; resolves with its result once durable. */
+  transaction<T>(fn: () => T): Promise<T>;
+  checks(): StoreChecks;
+  schemaVersion(): number;
+  /** Resolves when every write so far is on disk. */
+  flushed(): Promise<void>;
+  close(): Promise<void>;
+  readonly path: string;
+}
