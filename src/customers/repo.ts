@@ -1,0 +1,90 @@
+// Customers and their identities. A customer is found by its externalId (the
+// integrator's own id), its email, or its WhatsApp phone (E.164).
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import type { Store } from '../store/types.ts';
+
+export interface Customer {
+  customerId: string;
+  externalId: string;
+  email?: string;
+  phone?: string;
+  createdAt: number;
+  /** Proactive messaging consent; unset means not opted in. */
+  optIn?: boolean;
+  /** Last inbound message time per channel (the WhatsApp 24-hour window reads `whatsapp`). */
+  lastInboundAt?: { web?: number; whatsapp?: number };
+}
+
+export type IdentityKind = 'ext' | 'email' | 'phone';
+const identityKey = (kind: IdentityKind, value: string) => `${kind}:${kind === 'email' ? value.toLowerCase() : value}`;
+
+export interface CustomerRepo {
+  get(customerId: string): Customer | undefined;
+  findBy(kind: IdentityKind, value: string): Customer | undefined;
+  /**
+   * Finds the customer with this externalId or creates it, atomically; fills in
+   * email/phone when given and not yet set.
+   */
+  upsert(fields: { externalId: string; email?: string; phone?: string; customerId?: string }): Promise<Customer>;
+  /** Links a phone (E.164) to an existing customer. Returns undefined when the customer is unknown. */
+  linkPhone(externalId: string, phone: string): Promise<Customer | undefined>;
+  setOptIn(externalId: string, optIn: boolean): Promise<Customer | undefined>;
+  touchInbound(customerId: string, channel: 'web' | 'whatsapp', at: number): Promise<void>;
+}
+
+export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
+  const customers = store.table<Customer>('customers');
+  const identities = store.table<string>('identities');
+
+  const findBy = (kind: IdentityKind, value: string) => {
+    const id = identities.get(identityKey(kind, value));
+    return id ? customers.get(id) : undefined;
+  };
+
+  const update = (customerId: string, change: (c: Customer) => Customer | undefined) =>
+    store.transaction(() => {
+      const current = customers.get(customerId);
+      if (!current) return undefined;
+      const next = change(current);
+      if (next) customers.putInTx(customerId, next);
+      return next ?? current;
+    });
+
+  return {
+    get: (customerId) => customers.get(customerId),
+    findBy,
+    upsert: (fields) =>
+      store.transaction(() => {
+        const existing = findBy('ext', fields.externalId);
+        const c: Customer = existing
+          ? { ...existing }
+          : { customerId: fields.customerId ?? `cus_${randomUUID()}`, externalId: fields.externalId, createdAt: clock.now() };
+        if (fields.email && !c.email) c.email = fields.email;
+        if (fields.phone && !c.phone && !findBy('phone', fields.phone)) c.phone = fields.phone;
+        customers.putInTx(c.customerId, c);
+        identities.putInTx(identityKey('ext', c.externalId), c.customerId);
+        if (c.email) identities.putInTx(identityKey('email', c.email), c.customerId);
+        if (c.phone) identities.putInTx(identityKey('phone', c.phone), c.customerId);
+        return c;
+      }),
+    linkPhone: (externalId, phone) =>
+      store.transaction(() => {
+        const c = findBy('ext', externalId);
+        if (!c) return undefined;
+        if (c.phone && c.phone !== phone) identities.removeInTx(identityKey('phone', c.phone));
+        const next = { ...c, phone };
+        customers.putInTx(c.customerId, next);
+        identities.putInTx(identityKey('phone', phone), c.customerId);
+        return next;
+      }),
+    setOptIn: async (externalId, optIn) => {
+      const c = findBy('ext', externalId);
+      if (!c) return undefined;
+      return update(c.customerId, (cur) => ({ ...cur, optIn }));
+    },
+    touchInbound: async (customerId, channel, at) => {
+      await update(customerId, (cur) => ({ ...cur, lastInboundAt: { ...cur.lastInboundAt, [channel]: Math.max(at, cur.lastInboundAt?.[channel] ?? 0) } }));
+    },
+  };
+}
