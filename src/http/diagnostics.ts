@@ -1,0 +1,44 @@
+// GET /diagnostics: memory, paths, the SDK catalog and every live actor.
+// Public in test mode; otherwise only with the service secret.
+import type { FastifyInstance } from 'fastify';
+import { requireServiceSecret } from './auth.ts';
+import type { SdkHub, Services } from '../services.ts';
+
+export interface LiveActor {
+  id: string;
+  machine: string;
+  state: unknown;
+  context: Record<string, unknown>;
+}
+
+export interface DiagnosticsOptions {
+  services: Services;
+  hub: Pick<SdkHub, 'catalog' | 'connectionCount' | 'registeredCount'>;
+  liveActors: () => LiveActor[];
+  /** Extra sections contributed by features (queues, daemon, …). */
+  sections?: () => Record<string, unknown>;
+}
+
+export async function diagnosticsPlugin(app: FastifyInstance, o: DiagnosticsOptions) {
+  const opts = o.services.testMode ? {} : { onRequest: requireServiceSecret(() => o.services.secret) };
+  app.get('/diagnostics', opts, async () => {
+    const m = process.memoryUsage();
+    const actors = o.liveActors();
+    return {
+      version: o.services.version,
+      uptimeSeconds: Math.round(process.uptime()),
+      now: o.services.clock.now(),
+      clockOffsetMs: o.services.clock.offset(),
+      memory: { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external },
+      paths: o.services.paths,
+      storage: { schemaVersion: o.services.store.schemaVersion(), ...o.services.store.checks() },
+      sdk: {
+        connections: o.hub.connectionCount(),
+        registered: o.hub.registeredCount(),
+        catalog: o.hub.catalog().map((f) => ({ name: f.name, mode: f.mode, description: f.description, connection: f.connectionId })),
+      },
+      actors: { count: actors.length, list: actors },
+      ...(o.sections?.() ?? {}),
+    };
+  });
+}

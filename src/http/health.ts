@@ -1,0 +1,32 @@
+// GET /health (liveness) and GET /ready (readiness report of the spec).
+import { existsSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import type { SdkHub, Services } from '../services.ts';
+
+export interface HealthOptions {
+  services: Services;
+  hub: Pick<SdkHub, 'connectionCount' | 'registeredCount' | 'catalog'>;
+  widgetBundlePath: string;
+}
+
+export async function healthPlugin(app: FastifyInstance, o: HealthOptions) {
+  app.get('/health', async () => ({ status: 'ok', version: o.services.version }));
+
+  app.get('/ready', async (_request, reply) => {
+    const store = o.services.store.checks();
+    const widget = existsSync(o.widgetBundlePath) ? 'ok' : `missing bundle ${o.widgetBundlePath} (run npm run build:assets)`;
+    const checks = {
+      database: store.database,
+      migrations: store.migrations,
+      widget,
+      sdk: { connected: o.hub.registeredCount() > 0, functions: o.hub.catalog().length },
+    };
+    const failing = (['database', 'migrations', 'widget'] as const).filter((k) => checks[k] !== 'ok');
+    if (failing.length === 0) return { status: 'ready', checks };
+    return reply.code(503).send({
+      status: 'not_ready',
+      checks,
+      error: { code: 'not_ready', message: failing.map((k) => `${k}: ${checks[k]}`).join('; ') },
+    });
+  });
+}

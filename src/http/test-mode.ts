@@ -1,0 +1,17 @@
+// Test-mode-only routes (SERVICE_TEST_MODE=1). Not registered otherwise.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { parseOr400 } from './errors.ts';
+import type { SdkHub, Services } from '../services.ts';
+
+const ClockBody = z.object({ offsetMs: z.number().finite() });
+
+export async function testModePlugin(app: FastifyInstance, o: { services: Services; hub: Pick<SdkHub, 'catalog'> }) {
+  app.get('/__test__/sdk/functions', async () => o.hub.catalog().map((f) => f.name));
+  app.post('/__test__/clock', async (request) => {
+    const { offsetMs } = parseOr400(ClockBody, request.body, 'body');
+    o.services.clock.setOffset(offsetMs);
+    return { offsetMs: o.services.clock.offset(), now: o.services.clock.now() };
+  });
+  app.get('/__test__/clock', async () => ({ offsetMs: o.services.clock.offset(), now: o.services.clock.now() }));
+}

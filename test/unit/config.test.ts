@@ -1,0 +1,73 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseConfig, resolveConfigPath, CONFIG_DIR } from '../../src/config/load.ts';
+
+describe('config', () => {
+  it('the embedded default profile loads with no environment at all', () => {
+    const { config, path } = loadConfig({}, tmpdir());
+    expect(path).toBe(join(CONFIG_DIR, 'config.yaml'));
+    expect(config.server).toMatchObject({ host: '127.0.0.1', port: 3000 });
+    expect(config.secret).toBe('');
+    expect(config.llm.provider).toBe('offline');
+    expect(config.identity.session_ttl_minutes).toBe(60);
+    expect(config.channels.whatsapp.webhook_path).toBe('/wa/webhook');
+  });
+
+  it('resolves bare profile names in config/ and paths relative to cwd', () => {
+    expect(resolveConfigPath('config.proactive.yaml')).toBe(join(CONFIG_DIR, 'config.proactive.yaml'));
+    expect(resolveConfigPath('proactive')).toBe(join(CONFIG_DIR, 'config.proactive.yaml'));
+    expect(resolveConfigPath('followup')).toBe(join(CONFIG_DIR, 'config.followup.yaml'));
+    expect(resolveConfigPath('./x/y.yaml', '/tmp')).toBe('/tmp/x/y.yaml');
+    expect(() => resolveConfigPath('nope')).toThrow(/SERVICE_CONFIG: no profile "nope"/);
+  });
+
+  it('the proactive and followup profiles turn their features on', () => {
+    expect(loadConfig({ SERVICE_CONFIG: 'config.proactive.yaml' }).config.proactive).toMatchObject({ enabled: true, daily_cap: 3, dedup_window_hours: 24 });
+    const f = loadConfig({ SERVICE_CONFIG: 'config.followup.yaml' }).config;
+    expect(f.daemon).toMatchObject({ enabled: true, proactive_followup: true });
+    expect(f.proactive.enabled).toBe(true);
+  });
+
+  it('resolves ${ENV} references, keeping numbers and booleans typed', () => {
+    const c = parseConfig('server:\n  port: ${PORT}\nsecret: ${S}\nidentity:\n  allow_anonymous: ${ANON}\n', { PORT: '4100', S: 'abc', ANON: 'true' });
+    expect(c.server.port).toBe(4100);
+    expect(c.secret).toBe('abc');
+    expect(c.identity.allow_anonymous).toBe(true);
+  });
+
+  it('a missing variable names the key path', () => {
+    expect(() => parseConfig('llm:\n  model: ${MODEL_NAME}\n', {})).toThrow('llm.model: environment variable MODEL_NAME is not set');
+    expect(parseConfig('llm:\n  model: ${MODEL_NAME:-m1}\n', {}).llm.model).toBe('m1');
+  });
+
+  it('a wrong value names the key path and the problem', () => {
+    expect(() => parseConfig('server:\n  port: "eighty"\n', {})).toThrow(/^server\.port: /);
+    expect(() => parseConfig('llm:\n  provider: gpt\n', {})).toThrow(/^llm\.provider: Invalid option/);
+    expect(() => parseConfig('proactive:\n  daily_cap: -1\n', {})).toThrow(/^proactive\.daily_cap: /);
+  });
+
+  it('unknown keys are errors, named in full', () => {
+    expect(() => parseConfig('server:\n  prot: 3000\n', {})).toThrow('server.prot: unknown key');
+    expect(() => parseConfig('bogus: 1\n', {})).toThrow('bogus: unknown key');
+  });
+
+  it('invalid YAML is one clear line', () => {
+    try {
+      parseConfig('server: [\n', {}, 'x.yaml');
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as Error).message).toMatch(/^x\.yaml: invalid YAML/);
+      expect((err as Error).message).not.toContain('\n');
+    }
+  });
+
+  it('a profile file that cannot be read names SERVICE_CONFIG', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    expect(() => loadConfig({ SERVICE_CONFIG: join(dir, 'missing.yaml') })).toThrow(/SERVICE_CONFIG: cannot read/);
+    writeFileSync(join(dir, 'ok.yaml'), 'storage:\n  path: rel/data\n');
+    expect(loadConfig({ SERVICE_CONFIG: join(dir, 'ok.yaml') }, dir).config.storage.path).toBe(join(dir, 'rel/data'));
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { migrate, openStore } from '../../src/store/lmdb.ts';
+import { tempDir } from '../support/tmp.ts';
+
+describe('LMDB store', () => {
+  it('runs migrations in order once, and reports them in checks', async () => {
+    const path = tempDir();
+    const ran: number[] = [];
+    const list = [
+      { version: 2, description: 'b', up: () => void ran.push(2) },
+      { version: 1, description: 'a', up: () => void ran.push(1) },
+    ];
+    const store = await openStore({ path, migrations: list });
+    expect(ran).toEqual([1, 2]);
+    expect(store.schemaVersion()).toBe(2);
+    expect(store.checks()).toEqual({ database: 'ok', migrations: 'ok' });
+    await migrate(store, list);
+    expect(ran).toEqual([1, 2]);
+    await store.close();
+    const again = await openStore({ path, migrations: list });
+    expect(ran).toEqual([1, 2]);
+    await again.close();
+  });
+
+  it('refuses data written by a newer schema', async () => {
+    const path = tempDir();
+    const s = await openStore({ path, migrations: [{ version: 5, description: 'x', up: () => {} }] });
+    await s.close();
+    await expect(openStore({ path, migrations: [{ version: 1, description: 'x', up: () => {} }] })).rejects.toThrow(/newer than this build/);
+  });
+
+  it('transactions are atomic and serialised: concurrent increments are exact', async () => {
+    const store = await openStore({ path: tempDir() });
+    const t = store.table<number>('meta');
+    await Promise.all(
+      Array.from({ length: 200 }, () =>
+        store.transaction(() => {
+          t.putInTx('n', (t.get('n') ?? 0) + 1);
+        }),
+      ),
+    );
+    expect(t.get('n')).toBe(200);
+    await store.close();
+  });
+
+  it('writes survive close and reopen; range scans are ordered', async () => {
+    const path = tempDir();
+    const store = await openStore({ path });
+    const t = store.table<string>('messages');
+    await Promise.all([t.put(['m', 'c', 2], 'two'), t.put(['m', 'c', 1], 'one'), t.put(['m', 'd', 1], 'other')]);
+    await store.close();
+    const again = await openStore({ path });
+    const rows = [...again.table<string>('messages').range({ start: ['m', 'c'], end: ['m', 'c', Infinity] })].map((r) => r.value);
+    expect(rows).toEqual(['one', 'two']);
+    await again.close();
+  });
+});
