@@ -1,0 +1,227 @@
+// One actor per proactive send request. Pure: the facts lookup, the atomic
+// guardrail reservation and the delivery are injected by the runtime
+// (src/proactive/service.ts) through `provide`.
+//
+//   checkEnabled ─▶ checkCustomer (invokes lookup) ─▶ checkAddress ─▶ checkOptIn
+//     ─▶ checkDuplicate (invokes reserve) ─▶ checkCap ─▶ checkWindow ─▶ sending (invokes deliver) ─▶ accepted
+//   any check that fails ─▶ blocked (with its reason); lookup/reserve/deliver throwing ─▶ failed
+//
+// Duplicate, cap and window must not race with other requests, so one `reserve`
+// call decides all three in a single store transaction (and records the send
+// when they pass). The three states still exist and are visited in that order;
+// `checkCap` and `checkWindow` route on the stored reservation result.
+import { assign, fromPromise, setup } from 'xstate';
+
+export const BLOCK_REASONS = {
+  disabled: 'Proactive messaging is disabled',
+  unknownCustomer: 'Unknown customer',
+  noAddress: 'No channel address',
+  notOptedIn: 'Customer has not opted in',
+  duplicate: 'Duplicate (dedupKey already sent)',
+  cap: 'Daily proactive limit reached',
+  window: 'Outside 24h window — a template message is required',
+} as const;
+export type BlockReason = (typeof BLOCK_REASONS)[keyof typeof BLOCK_REASONS];
+
+export type ProactiveChannel = 'web' | 'whatsapp';
+
+export interface ProactiveTemplate {
+  name: string;
+  language: string;
+  parameters?: string[];
+}
+
+export interface ProactiveRequest {
+  customerExternalId: string;
+  channel: ProactiveChannel;
+  content: string;
+  dedupKey?: string;
+  template?: ProactiveTemplate;
+}
+
+export type ProactiveResult = { accepted: true; messageId: string } | { accepted: false; reason: string };
+
+/** What the machine needs to know about the customer (mirrors `Customer` in src/customers/repo.ts). */
+export interface ProactiveCustomerFacts {
+  customerId: string;
+  externalId: string;
+  email?: string;
+  phone?: string;
+  optIn?: boolean;
+  lastInboundAt?: { web?: number; whatsapp?: number };
+}
+
+export interface ProactiveLookupInput {
+  customerExternalId: string;
+  channel: ProactiveChannel;
+}
+export interface ProactiveFacts {
+  customer?: ProactiveCustomerFacts;
+}
+
+export interface ProactiveReserveInput {
+  customerId: string;
+  channel: ProactiveChannel;
+  dedupKey?: string;
+  hasTemplate: boolean;
+  lastInboundAt?: { web?: number; whatsapp?: number };
+}
+export type ProactiveReservation = { ok: true; messageId: string } | { ok: false; failed: 'duplicate' | 'cap' | 'window' };
+
+export interface ProactiveDeliverInput {
+  messageId: string;
+  customer: ProactiveCustomerFacts;
+  request: ProactiveRequest;
+}
+
+export interface ProactiveInput {
+  request: ProactiveRequest;
+  enabled: boolean;
+}
+
+export interface ProactiveContext {
+  request: ProactiveRequest;
+  enabled: boolean;
+  customer?: ProactiveCustomerFacts;
+  reservation?: ProactiveReservation;
+  result?: ProactiveResult;
+}
+
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/** A web customer is addressable by its customerId; WhatsApp needs a phone. */
+export function hasChannelAddress(customer: ProactiveCustomerFacts, channel: ProactiveChannel): boolean {
+  return channel === 'web' ? Boolean(customer.customerId) : Boolean(customer.phone);
+}
+
+const notProvided = (name: string) => () => Promise.reject(new Error(`proactive machine: actor "${name}" was not provided`));
+
+export const proactiveMachine = setup({
+  types: {
+    context: {} as ProactiveContext,
+    input: {} as ProactiveInput,
+    output: {} as ProactiveResult,
+  },
+  actors: {
+    lookup: fromPromise<ProactiveFacts, ProactiveLookupInput>(notProvided('lookup')),
+    reserve: fromPromise<ProactiveReservation, ProactiveReserveInput>(notProvided('reserve')),
+    deliver: fromPromise<void, ProactiveDeliverInput>(notProvided('deliver')),
+  },
+  actions: {
+    block: assign((_, params: { reason: BlockReason }) => ({ result: { accepted: false as const, reason: params.reason } })),
+  },
+  guards: {
+    disabled: ({ context }) => !context.enabled,
+    noAddress: ({ context }) => !context.customer || !hasChannelAddress(context.customer, context.request.channel),
+    notOptedIn: ({ context }) => context.customer?.optIn !== true,
+    capReached: ({ context }) => context.reservation?.ok === false && context.reservation.failed === 'cap',
+    outsideWindow: ({ context }) => context.reservation?.ok === false && context.reservation.failed === 'window',
+    reserved: ({ context }) => context.reservation?.ok === true,
+  },
+}).createMachine({
+  id: 'proactive',
+  context: ({ input }) => ({ request: input.request, enabled: input.enabled }),
+  initial: 'checkEnabled',
+  output: ({ context }) => context.result ?? { accepted: false, reason: 'Proactive send ended without a result' },
+  states: {
+    checkEnabled: {
+      always: [
+        { guard: 'disabled', target: 'blocked', actions: { type: 'block', params: { reason: BLOCK_REASONS.disabled } } },
+        { target: 'checkCustomer' },
+      ],
+    },
+    checkCustomer: {
+      invoke: {
+        src: 'lookup',
+        input: ({ context }) => ({ customerExternalId: context.request.customerExternalId, channel: context.request.channel }),
+        onDone: [
+          {
+            guard: ({ event }) => !event.output.customer,
+            target: 'blocked',
+            actions: { type: 'block', params: { reason: BLOCK_REASONS.unknownCustomer } },
+          },
+          { target: 'checkAddress', actions: assign({ customer: ({ event }) => event.output.customer }) },
+        ],
+        onError: {
+          target: 'failed',
+          actions: assign({ result: ({ event }) => ({ accepted: false as const, reason: `Customer lookup failed: ${errorText(event.error)}` }) }),
+        },
+      },
+    },
+    checkAddress: {
+      always: [
+        { guard: 'noAddress', target: 'blocked', actions: { type: 'block', params: { reason: BLOCK_REASONS.noAddress } } },
+        { target: 'checkOptIn' },
+      ],
+    },
+    checkOptIn: {
+      always: [
+        { guard: 'notOptedIn', target: 'blocked', actions: { type: 'block', params: { reason: BLOCK_REASONS.notOptedIn } } },
+        { target: 'checkDuplicate' },
+      ],
+    },
+    checkDuplicate: {
+      invoke: {
+        src: 'reserve',
+        input: ({ context }) => ({
+          customerId: context.customer!.customerId,
+          channel: context.request.channel,
+          dedupKey: context.request.dedupKey,
+          hasTemplate: Boolean(context.request.template),
+          lastInboundAt: context.customer!.lastInboundAt,
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.ok === false && event.output.failed === 'duplicate',
+            target: 'blocked',
+            actions: [assign({ reservation: ({ event }) => event.output }), { type: 'block', params: { reason: BLOCK_REASONS.duplicate } }],
+          },
+          { target: 'checkCap', actions: assign({ reservation: ({ event }) => event.output }) },
+        ],
+        onError: {
+          target: 'failed',
+          actions: assign({ result: ({ event }) => ({ accepted: false as const, reason: `Guardrail check failed: ${errorText(event.error)}` }) }),
+        },
+      },
+    },
+    checkCap: {
+      always: [
+        { guard: 'capReached', target: 'blocked', actions: { type: 'block', params: { reason: BLOCK_REASONS.cap } } },
+        { target: 'checkWindow' },
+      ],
+    },
+    checkWindow: {
+      always: [
+        { guard: 'outsideWindow', target: 'blocked', actions: { type: 'block', params: { reason: BLOCK_REASONS.window } } },
+        { guard: 'reserved', target: 'sending' },
+        {
+          target: 'failed',
+          actions: assign({ result: () => ({ accepted: false as const, reason: 'Guardrail check failed: no reservation' }) }),
+        },
+      ],
+    },
+    sending: {
+      invoke: {
+        src: 'deliver',
+        input: ({ context }) => ({
+          messageId: (context.reservation as { ok: true; messageId: string }).messageId,
+          customer: context.customer!,
+          request: context.request,
+        }),
+        onDone: {
+          target: 'accepted',
+          actions: assign({
+            result: ({ context }) => ({ accepted: true as const, messageId: (context.reservation as { ok: true; messageId: string }).messageId }),
+          }),
+        },
+        onError: {
+          target: 'failed',
+          actions: assign({ result: ({ event }) => ({ accepted: false as const, reason: `Delivery failed: ${errorText(event.error)}` }) }),
+        },
+      },
+    },
+    accepted: { type: 'final' },
+    blocked: { type: 'final' },
+    failed: { type: 'final' },
+  },
+});
