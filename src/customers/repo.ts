@@ -73,6 +73,11 @@ export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
         const c = findBy('ext', externalId);
         if (!c) return undefined;
         if (c.phone && c.phone !== phone) identities.removeInTx(identityKey('phone', c.phone));
+        const previousOwner = findBy('phone', phone);
+        if (previousOwner && previousOwner.customerId !== c.customerId) {
+          const { phone: _, ...rest } = previousOwner;
+          customers.putInTx(previousOwner.customerId, rest as Customer);
+        }
         const next = { ...c, phone };
         customers.putInTx(c.customerId, next);
         identities.putInTx(identityKey('phone', phone), c.customerId);

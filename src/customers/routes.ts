@@ -1,0 +1,29 @@
+// POST /customers/link (service secret): link a WhatsApp phone number to an
+// existing customer, so its WhatsApp messages join that customer and
+// proactive messages can reach it on WhatsApp.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { requireServiceSecret } from '../http/auth.ts';
+import { HttpError, parseOr400 } from '../http/errors.ts';
+import type { Services } from '../services.ts';
+import type { CustomerRepo } from './repo.ts';
+
+export type PhoneNormalizer = (input: string) => string | null;
+
+const LinkBody = z.object({ externalId: z.string().min(1).max(256), phone: z.string().min(3).max(32) });
+
+export async function customersPlugin(app: FastifyInstance, o: { services: Services; customers: CustomerRepo; normalizePhone: PhoneNormalizer }) {
+  app.post('/customers/link', { onRequest: requireServiceSecret(() => o.services.secret) }, async (request) => {
+    const body = parseOr400(LinkBody, request.body, 'body');
+    const phone = o.normalizePhone(body.phone);
+    if (!phone) throw new HttpError(400, 'validation_failed', 'body.phone: not a phone number (E.164 expected, e.g. +15550003333)');
+    const owner = o.customers.findBy('phone', phone);
+    // A customer first seen on WhatsApp (externalId = its phone) gives the phone up to the linked one.
+    if (owner && owner.externalId !== body.externalId && owner.externalId !== phone) {
+      throw new HttpError(409, 'conflict', `This phone is already linked to customer ${owner.externalId}`);
+    }
+    const linked = await o.customers.linkPhone(body.externalId, phone);
+    if (!linked) throw new HttpError(404, 'unknown_customer', 'Unknown customer');
+    return { customerId: linked.customerId, externalId: linked.externalId, phone: linked.phone };
+  });
+}
