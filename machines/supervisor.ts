@@ -10,7 +10,7 @@
 //   and, on `tick`, asks for the idle ones to be passivated.
 // - A child's failure (`xstate.error.actor.*`) frees its slot and is reported;
 //   it never stops the supervisor.
-import { assign, enqueueActions, setup, spawnChild, type ActorRefFrom } from 'xstate';
+import { assign, enqueueActions, setup, spawnChild, stopChild, type ActorRefFrom } from 'xstate';
 import { sdkConnectionMachine } from './sdkConnection.ts';
 
 export interface SupervisorInput {
@@ -44,6 +44,7 @@ export interface SupervisorEffects {
 }
 
 const CHILD_ERROR_PREFIX = 'xstate.error.actor.';
+const CHILD_DONE_PREFIX = 'xstate.done.actor.';
 
 export function idleConversations(conversations: Record<string, number>, at: number, idleMs: number): string[] {
   const ids: string[] = [];
@@ -141,8 +142,13 @@ export const supervisorMachine = setup({
             if (ids.length > 0) enqueue({ type: 'passivate', params: { conversationIds: ids } });
           }),
         },
+        // A connection actor that reached `closed` leaves the children map; its slot stays until `sdk.closed`.
+        'xstate.done.actor.*': {
+          actions: stopChild(({ event }: { event: { type: string } }) => event.type.slice(CHILD_DONE_PREFIX.length)),
+        },
         'xstate.error.actor.*': {
           actions: [
+            stopChild(({ event }: { event: { type: string } }) => event.type.slice(CHILD_ERROR_PREFIX.length)),
             assign(({ context, event }) => {
               const childId = event.type.slice(CHILD_ERROR_PREFIX.length);
               return { sdkConnections: without(context.sdkConnections, childId), failedChildren: context.failedChildren + 1 };
