@@ -35,7 +35,8 @@ export const RegisterFrame = z.object({
   sdk: z.object({ name: z.string().max(64), version: z.string().max(32) }).default({ name: 'unknown', version: '0' }),
   sendProvider: z.boolean().default(false),
 });
-export const ResultFrame = z.union([
+// Discriminated on `ok` so a validation error names the failing field (a plain union says only "Invalid input").
+export const ResultFrame = z.discriminatedUnion('ok', [
   z.object({ type: z.literal('result'), id, ok: z.literal(true), data: z.unknown() }),
   z.object({ type: z.literal('result'), id, ok: z.literal(false), error: ToolError }),
 ]);

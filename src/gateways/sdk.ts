@@ -1,7 +1,9 @@
 // GET /sdk — the backend SDK's WebSocket (protocol: sdk/src/protocol.ts).
 //
-// Requires @fastify/websocket registered once by the app, before this plugin,
-// with `options: { maxPayload: MAX_FRAME_BYTES }` (an oversize frame closes 1009).
+// Requires @fastify/websocket registered once by the app, before this plugin:
+//   app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES }, preClose: closeWebSocketsGoingAway })
+// (an oversize frame closes 1009; on shutdown every socket closes 1001 — the
+// plugin's default preClose runs before any hook of ours and closes with no code).
 // Refusals happen before the upgrade, in a route-level onRequest hook:
 // 401 without the service secret, 503 when the 32 SDK slots are taken (the slot
 // is reserved synchronously there, so concurrent upgrades cannot overshoot).
@@ -68,6 +70,13 @@ export function parseClientFrame(data: RawData, isBinary: boolean): Parsed {
   return { ok: true, frame: r.data as ClientFrame };
 }
 
+/** `preClose` for @fastify/websocket: close every socket with 1001 (going away), then the ws server. */
+export async function closeWebSocketsGoingAway(this: FastifyInstance) {
+  const server = this.websocketServer;
+  for (const client of server.clients) client.close(CloseCodes.goingAway, 'server shutting down');
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
 export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOptions) {
   const { services, hub, supervisor } = o;
   const log = services.logger.child({ component: 'sdk-gateway' });
@@ -105,6 +114,7 @@ export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOption
     }
   };
 
+  // Also here in case the app kept the default preClose (which would have closed them first, without a code).
   app.addHook('preClose', async () => {
     for (const socket of sockets) socket.close(CloseCodes.goingAway, 'server shutting down');
   });

@@ -1,0 +1,421 @@
+// The Parley backend SDK client: dials out to Parley's /sdk WebSocket, registers
+// the exposed functions, answers invokes, delivers outbound messages (`onSend`)
+// and hands inbound ones over (`ingest`). Reconnects by itself.
+import { randomUUID } from 'node:crypto';
+import { WebSocket } from 'ws';
+import {
+  FunctionDeclaration,
+  MAX_FRAME_BYTES,
+  ServerFrame,
+  type AckFrame,
+  type ClientFrame,
+  type FunctionMode,
+  type InvokeFrame,
+  type SendFrame,
+  type ToolError,
+} from './protocol.ts';
+import { prepareParameters, type Parameters, type PreparedParameters } from './schema.ts';
+import { backoffDelay, type BackoffOptions } from './backoff.ts';
+import type { z } from 'zod';
+
+export const SDK_NAME = '@parley/sdk';
+export const SDK_VERSION = '0.1.0';
+
+export interface InvocationContext {
+  /** The invoke id: the same on every retry of one tool call. Use it as an idempotency key for writes. */
+  invocationId: string;
+  customerId: string;
+  externalId?: string;
+  channel: 'web' | 'whatsapp';
+  conversationId: string;
+}
+
+export interface ExposeOptions<P extends Parameters | undefined = Parameters | undefined> {
+  description?: string;
+  /** A zod schema (args are validated with it) or a JSON Schema object. */
+  parameters?: P;
+  /** `read` (default) runs at once; `write` and `destructive` ask the customer to confirm first. */
+  mode?: FunctionMode;
+}
+
+type ArgsOf<P> = P extends z.ZodType ? z.output<P> : Record<string, unknown>;
+export type FunctionHandler<P> = (args: ArgsOf<P>, context: InvocationContext) => unknown | Promise<unknown>;
+
+export interface OutboundMessage {
+  channel: 'web' | 'whatsapp';
+  to: string;
+  content: string;
+}
+export type SendHandler = (message: OutboundMessage, meta: { id: string }) => Promise<{ messageId?: string } | void> | { messageId?: string } | void;
+
+export interface IngestMessage {
+  channel: 'web' | 'whatsapp';
+  from: string;
+  text: string;
+  messageId?: string;
+}
+
+export interface ClientEvents {
+  connected: [];
+  registered: [{ functions: number }];
+  disconnected: [{ code: number; reason: string }];
+  /** Something went wrong that the client handles itself (refused connection, server error frame, …). */
+  error: [Error];
+}
+
+export interface ClientOptions {
+  /** Reported to the server in `register.sdk` (defaults to this package). */
+  sdk?: { name: string; version: string };
+  backoff?: BackoffOptions;
+  /** Reconnect when the server has been silent (no ping, no frame) this long. Default 75 s (the server pings every 30 s). */
+  heartbeatTimeoutMs?: number;
+  /** How long `ingest` waits for its ack. Default 30 s. */
+  ingestTimeoutMs?: number;
+  handshakeTimeoutMs?: number;
+}
+
+export interface ListenOptions {
+  secret: string;
+  /** `ws://host:port/sdk`, or the server's base URL (`http://host:port`). */
+  url: string;
+}
+
+export class ParleyConnectionError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'ParleyConnectionError';
+  }
+}
+
+export interface ParleyClient {
+  expose<P extends Parameters | undefined>(name: string, options: ExposeOptions<P>, handler: FunctionHandler<P>): ParleyClient;
+  /** Connects and registers; resolves on the first `registered`. Rejects when the first attempt is refused with 401. */
+  listen(options: ListenOptions): Promise<{ functions: number }>;
+  onSend(handler: SendHandler): ParleyClient;
+  ingest(message: IngestMessage): Promise<AckFrame>;
+  on<E extends keyof ClientEvents>(event: E, listener: (...args: ClientEvents[E]) => void): () => void;
+  /** Stops reconnecting and closes the socket. */
+  close(): Promise<void>;
+  readonly connected: boolean;
+  readonly registered: boolean;
+}
+
+/** `http://h:p` → `ws://h:p/sdk`; `ws://h:p/sdk` as is. */
+export function sdkUrl(url: string): string {
+  const u = new URL(url);
+  if (u.protocol === 'http:') u.protocol = 'ws:';
+  else if (u.protocol === 'https:') u.protocol = 'wss:';
+  else if (u.protocol !== 'ws:' && u.protocol !== 'wss:') throw new Error(`Unsupported URL scheme "${u.protocol}" (use ws:, wss:, http: or https:)`);
+  if (!u.pathname.endsWith('/sdk')) u.pathname = `${u.pathname.replace(/\/$/, '')}/sdk`;
+  return u.toString();
+}
+
+function toolError(err: unknown): ToolError {
+  const e = err as { message?: unknown; code?: unknown };
+  const message = typeof e?.message === 'string' ? e.message : String(err);
+  const code = typeof e?.code === 'string' ? e.code : 'handler_error';
+  return { message: message.slice(0, 4000), code: code.slice(0, 128) };
+}
+
+interface Exposed {
+  declaration: FunctionDeclaration;
+  parameters: PreparedParameters;
+  handler: (args: unknown, context: InvocationContext) => unknown;
+}
+
+export function createClient(options: ClientOptions = {}): ParleyClient {
+  const sdkInfo = options.sdk ?? { name: SDK_NAME, version: SDK_VERSION };
+  const heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 75_000;
+  const ingestTimeoutMs = options.ingestTimeoutMs ?? 30_000;
+
+  const functions = new Map<string, Exposed>();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const listeners = new Map<keyof ClientEvents, Set<(...args: any[]) => void>>();
+  const inflight = new Map<string, Promise<ClientFrame>>();
+  const pendingIngests = new Map<string, { resolve: (a: AckFrame) => void; timer: NodeJS.Timeout }>();
+
+  let sendHandler: SendHandler | undefined;
+  let target: { url: string; secret: string } | undefined;
+  let ws: WebSocket | undefined;
+  let isRegistered = false;
+  let closed = false;
+  let attempt = 0; // consecutive failed attempts since the last register
+  let everRegistered = false;
+  let connects = 0;
+  let reconnectTimer: NodeJS.Timeout | undefined;
+  let watchdog: NodeJS.Timeout | undefined;
+  let listening: { promise: Promise<{ functions: number }>; resolve: (v: { functions: number }) => void; reject: (e: Error) => void; settled: boolean } | undefined;
+
+  const emit = <E extends keyof ClientEvents>(event: E, ...args: ClientEvents[E]) => {
+    for (const l of listeners.get(event) ?? []) {
+      try {
+        l(...args);
+      } catch {
+        /* a listener's failure is its own */
+      }
+    }
+  };
+
+  const send = (frame: ClientFrame): boolean => {
+    if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(JSON.stringify(frame));
+    return true;
+  };
+
+  const registerFrame = (): ClientFrame => ({
+    type: 'register',
+    functions: [...functions.values()].map((f) => f.declaration),
+    sdk: sdkInfo,
+    sendProvider: !!sendHandler,
+  });
+
+  const reRegister = () => {
+    if (ws?.readyState === WebSocket.OPEN) send(registerFrame());
+  };
+
+  const armWatchdog = () => {
+    clearTimeout(watchdog);
+    watchdog = setTimeout(() => ws?.terminate(), heartbeatTimeoutMs);
+    watchdog.unref();
+  };
+
+  const runInvoke = async (frame: InvokeFrame): Promise<ClientFrame> => {
+    const fn = functions.get(frame.name);
+    if (!fn) return { type: 'result', id: frame.id, ok: false, error: { code: 'unknown_function', message: `"${frame.name}" is not exposed by this SDK` } };
+    const args = fn.parameters.validate(frame.args);
+    if (!args.ok) return { type: 'result', id: frame.id, ok: false, error: { code: 'invalid_args', message: args.message.slice(0, 4000) } };
+    const context: InvocationContext = {
+      invocationId: frame.id,
+      customerId: frame.context.customerId,
+      ...(frame.context.externalId !== undefined ? { externalId: frame.context.externalId } : {}),
+      channel: frame.context.channel,
+      conversationId: frame.context.conversationId,
+    };
+    try {
+      const data = await fn.handler(args.value, context);
+      return { type: 'result', id: frame.id, ok: true, data: data === undefined ? null : data };
+    } catch (err) {
+      return { type: 'result', id: frame.id, ok: false, error: toolError(err) };
+    }
+  };
+
+  const onInvoke = (frame: InvokeFrame) => {
+    // The same invoke id again (a retry) while the first run is in flight: answer both from one run.
+    let run = inflight.get(frame.id);
+    if (!run) {
+      run = runInvoke(frame);
+      inflight.set(frame.id, run);
+      void run.finally(() => inflight.delete(frame.id));
+    }
+    void run.then((result) => {
+      try {
+        send(result);
+      } catch (err) {
+        send({ type: 'result', id: frame.id, ok: false, error: { code: 'unserializable_result', message: String((err as Error).message) } });
+      }
+    });
+  };
+
+  const onSendFrame = async (frame: SendFrame) => {
+    if (!sendHandler) return send({ type: 'sent', id: frame.id, ok: false, error: 'This SDK has no onSend handler' });
+    try {
+      const r = await sendHandler({ channel: frame.channel, to: frame.to, content: frame.content }, { id: frame.id });
+      const messageId = r && typeof r.messageId === 'string' ? r.messageId : undefined;
+      send({ type: 'sent', id: frame.id, ok: true, ...(messageId ? { messageId } : {}) });
+    } catch (err) {
+      send({ type: 'sent', id: frame.id, ok: false, error: toolError(err).message });
+    }
+  };
+
+  const onFrame = (raw: string) => {
+    let parsed: ServerFrame;
+    try {
+      const r = ServerFrame.safeParse(JSON.parse(raw));
+      if (!r.success) throw new Error(r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+      parsed = r.data;
+    } catch (err) {
+      send({ type: 'error', code: 'bad_frame', message: `SDK could not read a frame: ${(err as Error).message}`.slice(0, 1000) });
+      return;
+    }
+    switch (parsed.type) {
+      case 'registered': {
+        isRegistered = true;
+        everRegistered = true;
+        attempt = 0;
+        emit('registered', { functions: parsed.functions });
+        if (listening && !listening.settled) {
+          listening.settled = true;
+          listening.resolve({ functions: parsed.functions });
+        }
+        return;
+      }
+      case 'invoke':
+        return onInvoke(parsed);
+      case 'send':
+        return void onSendFrame(parsed);
+      case 'ack': {
+        const p = pendingIngests.get(parsed.id);
+        if (!p) return;
+        clearTimeout(p.timer);
+        pendingIngests.delete(parsed.id);
+        p.resolve(parsed);
+        return;
+      }
+      case 'error':
+        emit('error', new ParleyConnectionError(`Parley reported ${parsed.code}: ${parsed.message}`));
+        return;
+    }
+  };
+
+  const failListen = (err: Error) => {
+    if (listening && !listening.settled) {
+      listening.settled = true;
+      listening.reject(err);
+    }
+  };
+
+  const scheduleReconnect = () => {
+    if (closed) return;
+    const delay = backoffDelay(attempt++, options.backoff);
+    reconnectTimer = setTimeout(connect, delay);
+  };
+
+  function connect() {
+    if (closed || !target) return;
+    connects++;
+    const firstAttempt = connects === 1;
+    let opened = false;
+    let refusal: ParleyConnectionError | undefined;
+    const socket = new WebSocket(target.url, {
+      headers: { Authorization: `Bearer ${target.secret}` },
+      maxPayload: MAX_FRAME_BYTES,
+      handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
+    });
+    ws = socket;
+
+    socket.on('open', () => {
+      opened = true;
+      armWatchdog();
+      emit('connected');
+      send(registerFrame());
+    });
+    socket.on('ping', armWatchdog);
+    socket.on('message', (data, isBinary) => {
+      armWatchdog();
+      if (!isBinary) onFrame(data.toString());
+    });
+    socket.on('error', (err) => {
+      const status = /Unexpected server response: (\d+)/.exec(err.message)?.[1];
+      refusal = new ParleyConnectionError(
+        status === '401' ? 'Parley refused the SDK secret (401)' : `Could not connect to Parley: ${err.message}`,
+        status ? Number(status) : undefined,
+      );
+    });
+    socket.on('close', (code, reasonBuf) => {
+      if (ws === socket) ws = undefined;
+      clearTimeout(watchdog);
+      isRegistered = false;
+      for (const [id, p] of pendingIngests) {
+        clearTimeout(p.timer);
+        p.resolve({ type: 'ack', id, ok: false, error: 'disconnected' });
+      }
+      pendingIngests.clear();
+      if (opened) emit('disconnected', { code, reason: reasonBuf.toString() });
+      else if (refusal) emit('error', refusal);
+      if (closed) return;
+      if (refusal?.status === 401 && firstAttempt && !everRegistered) {
+        closed = true; // a wrong secret must not spin forever
+        failListen(refusal);
+        return;
+      }
+      scheduleReconnect();
+    });
+  }
+
+  const client: ParleyClient = {
+    expose(name, opts, handler) {
+      if (functions.has(name)) throw new Error(`"${name}" is already exposed`);
+      const parameters = prepareParameters(opts.parameters);
+      const declaration = FunctionDeclaration.parse({
+        name,
+        description: opts.description ?? '',
+        parameters: parameters.jsonSchema,
+        mode: opts.mode ?? 'read',
+      });
+      functions.set(name, { declaration, parameters, handler: handler as Exposed['handler'] });
+      if (isRegistered) reRegister();
+      return client;
+    },
+
+    listen({ secret, url }) {
+      if (listening) return listening.promise;
+      let resolve!: (v: { functions: number }) => void;
+      let reject!: (e: Error) => void;
+      const promise = new Promise<{ functions: number }>((res, rej) => ((resolve = res), (reject = rej)));
+      listening = { promise, resolve, reject, settled: false };
+      try {
+        target = { url: sdkUrl(url), secret };
+      } catch (err) {
+        failListen(err as Error);
+        return promise;
+      }
+      closed = false;
+      connect();
+      return promise;
+    },
+
+    onSend(handler) {
+      const had = !!sendHandler;
+      sendHandler = handler;
+      if (!had && isRegistered) reRegister();
+      return client;
+    },
+
+    ingest(message) {
+      const id = randomUUID();
+      const frame: ClientFrame = { type: 'ingest', id, channel: message.channel, from: message.from, text: message.text, ...(message.messageId ? { messageId: message.messageId } : {}) };
+      if (!isRegistered || !send(frame)) return Promise.resolve({ type: 'ack', id, ok: false, error: 'not connected' });
+      return new Promise<AckFrame>((resolve) => {
+        const timer = setTimeout(() => {
+          pendingIngests.delete(id);
+          resolve({ type: 'ack', id, ok: false, error: 'timeout' });
+        }, ingestTimeoutMs);
+        timer.unref();
+        pendingIngests.set(id, { resolve, timer });
+      });
+    },
+
+    on(event, listener) {
+      let set = listeners.get(event);
+      if (!set) listeners.set(event, (set = new Set()));
+      set.add(listener);
+      return () => void set.delete(listener);
+    },
+
+    async close() {
+      closed = true;
+      clearTimeout(reconnectTimer);
+      clearTimeout(watchdog);
+      failListen(new ParleyConnectionError('The client was closed before it registered'));
+      const socket = ws;
+      if (!socket || socket.readyState === WebSocket.CLOSED) return;
+      await new Promise<void>((resolve) => {
+        socket.once('close', () => resolve());
+        if (socket.readyState === WebSocket.CONNECTING) socket.terminate();
+        else socket.close(1000, 'client closed');
+        setTimeout(() => (socket.terminate(), resolve()), 2_000).unref();
+      });
+    },
+
+    get connected() {
+      return ws?.readyState === WebSocket.OPEN;
+    },
+    get registered() {
+      return isRegistered;
+    },
+  };
+  return client;
+}
