@@ -1,0 +1,66 @@
+// The demo backend: what an integrator writes. It dials out to Parley with
+// the real SDK and exposes two functions over an in-memory order book.
+// Started in-process by the default profile (`demo.backend: true`); run it on
+// its own with `npx tsx examples/demo-backend/main.ts`.
+import { z } from 'zod';
+import { createClient } from '../../sdk/src/index.ts';
+
+interface Order {
+  orderId: string;
+  status: 'processing' | 'shipped' | 'delivered' | 'cancelled';
+  items: string;
+  eta?: string;
+}
+
+export function demoOrders(): Map<string, Order> {
+  return new Map<string, Order>([
+    ['1001', { orderId: '1001', status: 'processing', items: '2 × coffee beans', eta: '2026-11-27' }],
+    ['1002', { orderId: '1002', status: 'shipped', items: '1 × grinder', eta: '2026-11-24' }],
+    ['1003', { orderId: '1003', status: 'delivered', items: '1 × kettle' }],
+  ]);
+}
+
+export async function startDemoBackend(o: { url: string; secret: string; logger?: { info(...a: unknown[]): void; warn(...a: unknown[]): void } }) {
+  const orders = demoOrders();
+  const appliedCancellations = new Set<string>();
+  const client = createClient();
+
+  client.expose(
+    'getOrderStatus',
+    {
+      description: 'Get the status of an order by its order number',
+      parameters: z.object({ orderId: z.string().describe('The order number, e.g. 1001') }),
+      mode: 'read',
+    },
+    async ({ orderId }: { orderId: string }) => {
+      const order = orders.get(String(orderId));
+      if (!order) throw Object.assign(new Error(`No order ${orderId}`), { code: 'not_found' });
+      return { ...order };
+    },
+  );
+
+  client.expose(
+    'cancelOrder',
+    {
+      description: 'Cancel an order by its order number',
+      parameters: z.object({ orderId: z.string().describe('The order number, e.g. 1001') }),
+      mode: 'write',
+    },
+    async ({ orderId }: { orderId: string }, context: { invocationId: string }) => {
+      const order = orders.get(String(orderId));
+      if (!order) throw Object.assign(new Error(`No order ${orderId}`), { code: 'not_found' });
+      // The invocationId is stable across retries: apply the write once.
+      if (appliedCancellations.has(context.invocationId)) return { orderId: order.orderId, status: order.status };
+      if (order.status === 'shipped' || order.status === 'delivered') {
+        throw Object.assign(new Error(`Order ${orderId} has already ${order.status === 'shipped' ? 'shipped' : 'been delivered'} and can no longer be cancelled`), { code: 'not_cancellable' });
+      }
+      order.status = 'cancelled';
+      appliedCancellations.add(context.invocationId);
+      return { orderId: order.orderId, status: order.status };
+    },
+  );
+
+  await client.listen({ url: o.url, secret: o.secret });
+  o.logger?.info({ functions: ['getOrderStatus', 'cancelOrder'] }, 'demo backend connected');
+  return { client, orders, close: () => client.close() };
+}

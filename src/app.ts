@@ -1,0 +1,121 @@
+// Builds one Parley process: services, actors, HTTP routes and WebSocket
+// gateways. `createParley` is what main.ts and every integration test call.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import websocket from '@fastify/websocket';
+import type { DestinationStream } from 'pino';
+import { createClock, type Clock } from './clock.ts';
+import { PROJECT_ROOT } from './config/load.ts';
+import type { Config } from './config/schema.ts';
+import { installErrorHandling } from './http/errors.ts';
+import { healthPlugin } from './http/health.ts';
+import { staticAssetsPlugin } from './http/static-assets.ts';
+import { testModePlugin } from './http/test-mode.ts';
+import { diagnosticsPlugin } from './http/diagnostics.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { resolveSecret } from './secret.ts';
+import { openStore } from './store/lmdb.ts';
+import { createTelemetryRecorder } from './telemetry/recorder.ts';
+import type { Services } from './services.ts';
+import { wireComponents } from './wiring.ts';
+
+export interface ParleyOptions {
+  config: Config;
+  configPath?: string;
+  testMode?: boolean;
+  clock?: Clock;
+  logger?: Logger;
+  logDestination?: DestinationStream;
+}
+
+export interface Parley {
+  app: FastifyInstance;
+  services: Services;
+  /** Starts listening; resolves with the base URL (http://host:port). */
+  start(): Promise<string>;
+  /** Stops accepting, closes sockets (1001), flushes the store. */
+  stop(): Promise<void>;
+  url(): string;
+}
+
+export const PUBLIC_DIR = join(PROJECT_ROOT, 'public', 'build');
+const VERSION = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+export async function createParley(o: ParleyOptions): Promise<Parley> {
+  const { config } = o;
+  const logger = o.logger ?? createLogger(config.logging.level, o.logDestination);
+  const clock = o.clock ?? createClock();
+  const store = await openStore({ path: config.storage.path, mapSizeMb: config.storage.map_size_mb });
+  const { secret, generated, file: secretFile } = resolveSecret(config.secret, config.storage.path);
+  const telemetry = createTelemetryRecorder({ store, clock, logger, enabled: config.telemetry.enabled });
+  const services: Services = {
+    config,
+    clock,
+    store,
+    logger,
+    telemetry,
+    secret,
+    paths: { config: o.configPath ?? '(inline)', storage: config.storage.path, public: PUBLIC_DIR },
+    version: VERSION,
+    testMode: o.testMode ?? false,
+  };
+
+  const app = Fastify({
+    loggerInstance: logger.child({ component: 'http' }),
+    disableRequestLogging: true,
+    bodyLimit: config.server.body_limit_bytes,
+    trustProxy: config.server.trust_proxy,
+    forceCloseConnections: true,
+  });
+  installErrorHandling(app);
+  await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
+
+  const shutdownHooks: (() => Promise<void> | void)[] = [];
+  const components = await wireComponents({ app, services, onShutdown: (fn) => shutdownHooks.push(fn) });
+
+  await app.register(healthPlugin, { services, hub: components.hub, widgetBundlePath: join(PUBLIC_DIR, 'widget.js') });
+  await app.register(staticAssetsPlugin, {
+    dir: PUBLIC_DIR,
+    assets: [
+      { route: '/widget.js', file: 'widget.js', type: 'application/javascript; charset=utf-8', cache: 'public, max-age=300, must-revalidate' },
+      { route: '/demo.html', file: 'demo.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
+      { route: '/telemetry', file: 'telemetry.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
+      { route: '/dashboard.js', file: 'dashboard.js', type: 'application/javascript; charset=utf-8', cache: 'public, max-age=300, must-revalidate' },
+    ],
+  });
+  await app.register(diagnosticsPlugin, { services, hub: components.hub, liveActors: components.liveActors, sections: components.diagnostics });
+  if (services.testMode) await app.register(testModePlugin, { services, hub: components.hub });
+
+  let url = '';
+  let stopped = false;
+  return {
+    app,
+    services,
+    url: () => url,
+    async start() {
+      const address = await app.listen({ host: config.server.host, port: config.server.port });
+      const u = new URL(address);
+      url = `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${u.port}`;
+      if (!config.server.base_url) services.config.server.base_url = url;
+      for (const fn of components.afterListen) await fn(url);
+      logger.info({ url, version: VERSION, storage: config.storage.path, testMode: services.testMode }, 'parley listening');
+      if (generated) logger.warn(`SERVICE_SDK_SECRET is not set: generated a service secret, kept in ${secretFile}`);
+      return url;
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      for (const fn of shutdownHooks.reverse()) {
+        try {
+          await fn();
+        } catch (err) {
+          logger.warn({ err }, 'shutdown step failed');
+        }
+      }
+      await app.close();
+      await telemetry.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,382 @@
+// Virtual conversation actors (as in Orleans / Durable Objects).
+//
+// A conversation actor is activated on its first event, restored from its
+// LMDB snapshot when it has one, and passivated after `session.idle_minutes`.
+// Each actor is its own root actor (one conversation's failure can't reach
+// another or the supervisor) and is registered with the supervisor for
+// diagnostics and passivation.
+//
+// Durability: after every transition the persisted snapshot is written
+// together with everything the transition produced (the customer message it
+// queued, the reply it emitted, outbound jobs) in ONE LMDB transaction, and
+// only then are outputs pushed live. A crash therefore either loses a whole
+// transition (and the restored actor redoes it: its invoked LLM/SDK step
+// runs again, with the same invocationId) or keeps it whole — a reply is
+// never sent twice and an acknowledged message is never lost.
+import { createActor, fromPromise, type Actor } from 'xstate';
+import {
+  conversationMachine,
+  type ConversationOutput,
+  type InvokeOutcome,
+  type LlmStepInput,
+  type LlmStepOutput,
+} from '../../machines/conversation.ts';
+import { xstateClock } from '../clock.ts';
+import type { Customer } from '../customers/repo.ts';
+import type { Services } from '../services.ts';
+import { conversationIdFor, type HistoryRepo } from './history.ts';
+
+export type Channel = 'web' | 'whatsapp';
+
+export interface ConversationMeta {
+  conversationId: string;
+  customerId: string;
+  externalId?: string;
+  channel: Channel;
+}
+
+export interface PendingConfirmation {
+  id: string;
+  name: string;
+  args: unknown;
+  summary: string;
+}
+
+export interface ConversationRecord extends ConversationMeta {
+  snapshot: unknown;
+  state: string;
+  busy: boolean;
+  updatedAt: number;
+  lastMessageAt?: number;
+  lastCustomerMessageAt?: number;
+  pendingConfirmation?: PendingConfirmation;
+  /** Set by the reflection daemon when it reviews the conversation; cleared by a new customer message. */
+  reviewedAt?: number;
+  reflection?: { verdict: 'resolved' | 'unresolved' | 'unclear'; summary: string; at: number };
+  /** A follow-up decided by the daemon and not yet handed to the proactive actor (survives a crash). */
+  followupPending?: { content: string; decidedAt: number };
+}
+
+/** What a channel does with a conversation's outputs. */
+export interface ChannelSink {
+  /** Inside the persist transaction: make the output durable for this channel (e.g. an outbound job). */
+  writeInTx?(meta: ConversationMeta, output: ConversationOutput): void;
+  /** After commit: push it live (open widget sockets). Must not throw. */
+  deliver?(meta: ConversationMeta, output: ConversationOutput): void;
+}
+
+type CustomerInput = { type: 'customer'; messageId: string; text: string; at: number };
+type Pending = ConversationOutput | CustomerInput;
+
+interface Active {
+  meta: ConversationMeta;
+  actor: Actor<typeof conversationMachine>;
+  pending: Pending[];
+  persistRequested?: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void };
+  writing: boolean;
+  lastActiveAt: number;
+  stopped: boolean;
+}
+
+export interface HostDeps {
+  services: Services;
+  history: HistoryRepo;
+  llmStep: (input: LlmStepInput) => Promise<LlmStepOutput>;
+  invokeTool: (input: { invocationId: string; name: string; args: unknown; conversationId: string; customerId: string }, meta: ConversationMeta) => Promise<InvokeOutcome>;
+  sinks: Partial<Record<Channel, ChannelSink>>;
+  /** Diagnostics/passivation bookkeeping in the supervisor. */
+  lifecycle?: {
+    activated(meta: ConversationMeta, actor: Actor<typeof conversationMachine>): void;
+    touched(conversationId: string): void;
+    passivated(conversationId: string): void;
+  };
+}
+
+export interface ConversationHost {
+  /** Resolves once the customer message is durable (then it will be answered, crash or not). */
+  receive(customer: Pick<Customer, 'customerId' | 'externalId'>, channel: Channel, message: { messageId: string; text: string }): Promise<{ conversationId: string; duplicate: boolean }>;
+  confirm(conversationId: string, confirmationId: string, approve: boolean): Promise<boolean>;
+  record(conversationId: string): ConversationRecord | undefined;
+  pendingConfirmation(conversationId: string): PendingConfirmation | undefined;
+  /** Activates every conversation that was mid-turn when the process stopped. */
+  resumeBusy(): Promise<number>;
+  passivate(conversationIds: string[]): Promise<void>;
+  activeCount(): number;
+  list(): { conversationId: string; state: unknown; queued: number }[];
+  stop(): Promise<void>;
+  /** Resolves when every requested write so far is durable. */
+  settle(): Promise<void>;
+}
+
+function stateName(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value);
+}
+
+export function createConversationHost(deps: HostDeps): ConversationHost {
+  const { services, history } = deps;
+  const { store, clock, logger, telemetry, config } = services;
+  const records = store.table<ConversationRecord>('conversations');
+  const active = new Map<string, Active>();
+  let stopping = false;
+
+  const log = logger.child({ component: 'conversations' });
+
+  const emitTelemetry = (meta: ConversationMeta, o: Pending) => {
+    const base = { conversationId: meta.conversationId, customerId: meta.customerId, customerExternalId: meta.externalId, channel: meta.channel };
+    switch (o.type) {
+      case 'customer':
+        return telemetry.event({ ...base, type: 'message.in', data: { messageId: o.messageId, length: o.text.length } });
+      case 'reply':
+        return telemetry.event({ ...base, type: 'message.out', data: { id: o.id, turnId: o.turnId, length: o.text.length } });
+      case 'turn':
+        return telemetry.event({ ...base, type: `turn.${o.phase}`, data: { turnId: o.turnId, messageId: o.messageId } });
+      case 'tool':
+        return telemetry.event({ ...base, type: `tool.${o.phase}`, data: { turnId: o.turnId, callId: o.callId, name: o.name, durationMs: o.durationMs, error: o.error } });
+      case 'confirm':
+        return telemetry.event({ ...base, type: 'confirmation.requested', data: { id: o.id, name: o.name } });
+      case 'confirmation':
+        return telemetry.event({ ...base, type: `confirmation.${o.outcome}`, data: { id: o.id, name: o.name } });
+      default:
+        return undefined;
+    }
+  };
+
+  const writeInTx = (a: Active, record: ConversationRecord, o: Pending) => {
+    const at = clock.now();
+    const id = a.meta.conversationId;
+    switch (o.type) {
+      case 'customer':
+        history.appendInTx({ id: o.messageId, conversationId: id, role: 'user', text: o.text, at: o.at, turnId: `${id}:${o.messageId}` });
+        history.markSeenInTx(id, o.messageId);
+        record.lastMessageAt = o.at;
+        record.lastCustomerMessageAt = o.at;
+        record.reviewedAt = undefined;
+        break;
+      case 'reply':
+        history.appendInTx({ id: o.id, conversationId: id, role: 'assistant', text: o.text, at, turnId: o.turnId });
+        record.lastMessageAt = at;
+        break;
+      case 'tool':
+        if (o.phase !== 'invoked') history.appendInTx({ id: `${o.callId}:${o.phase}`, conversationId: id, role: 'tool', text: o.error ?? '', at, turnId: o.turnId, data: { name: o.name, ok: o.phase === 'result' } });
+        break;
+      case 'confirm':
+        record.pendingConfirmation = { id: o.id, name: o.name, args: o.args, summary: o.summary };
+        history.appendInTx({ id: o.id, conversationId: id, role: 'confirmation', text: o.summary, at, turnId: o.turnId, data: { name: o.name, outcome: 'requested' } });
+        break;
+      case 'confirmation':
+        record.pendingConfirmation = undefined;
+        history.appendInTx({ id: `${o.id}:${o.outcome}`, conversationId: id, role: 'confirmation', text: o.outcome, at, data: { name: o.name, outcome: o.outcome } });
+        break;
+      default:
+        break;
+    }
+    if (o.type !== 'customer') deps.sinks[a.meta.channel]?.writeInTx?.(a.meta, o);
+  };
+
+  const runWrites = async (a: Active) => {
+    a.writing = true;
+    try {
+      while (a.persistRequested) {
+        const request = a.persistRequested;
+        a.persistRequested = undefined;
+        const batch = a.pending.splice(0);
+        const snapshot = a.actor.getPersistedSnapshot();
+        const value = a.actor.getSnapshot().value;
+        try {
+          await store.transaction(() => {
+            const previous = records.get(a.meta.conversationId);
+            const record: ConversationRecord = {
+              ...(previous ?? {}),
+              ...a.meta,
+              snapshot,
+              state: stateName(value),
+              busy: value !== 'idle',
+              updatedAt: clock.now(),
+            };
+            for (const o of batch) writeInTx(a, record, o);
+            records.putInTx(a.meta.conversationId, record);
+          });
+        } catch (err) {
+          // Keep the outputs; the next write (retried below) carries them.
+          a.pending.unshift(...batch);
+          log.error({ err, conversationId: a.meta.conversationId }, 'conversation write failed');
+          telemetry.event({ type: 'error', conversationId: a.meta.conversationId, data: { where: 'conversation.persist', message: (err as Error).message } });
+          request.reject(err);
+          if (!stopping) clock.setTimeout(() => requestPersist(a).catch(() => undefined), 1000);
+          continue;
+        }
+        request.resolve();
+        for (const o of batch) {
+          emitTelemetry(a.meta, o);
+          if (o.type !== 'customer') {
+            try {
+              deps.sinks[a.meta.channel]?.deliver?.(a.meta, o);
+            } catch (err) {
+              log.warn({ err }, 'live delivery failed');
+            }
+          }
+        }
+      }
+    } finally {
+      a.writing = false;
+    }
+  };
+
+  function requestPersist(a: Active): Promise<void> {
+    if (!a.persistRequested) {
+      let resolve!: () => void;
+      let reject!: (e: unknown) => void;
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      a.persistRequested = { promise, resolve, reject };
+      // Deferred to a microtask: the transition that asked must finish first,
+      // so the snapshot written includes its effects.
+      if (!a.writing) queueMicrotask(() => void runWrites(a));
+    }
+    return a.persistRequested.promise;
+  }
+
+  const activate = (meta: ConversationMeta): Active => {
+    const existing = active.get(meta.conversationId);
+    if (existing && !existing.stopped) return existing;
+    const saved = records.get(meta.conversationId);
+    const a = { meta, pending: [], writing: false, lastActiveAt: clock.now(), stopped: false } as unknown as Active;
+    const logic = conversationMachine.provide({
+      actors: {
+        llm: fromPromiseLogic((input: LlmStepInput) => deps.llmStep(input)),
+        invokeTool: fromPromiseLogic((input: Parameters<HostDeps['invokeTool']>[0]) => deps.invokeTool(input, meta)),
+      } as never,
+      actions: {
+        emit: (_: unknown, params: ConversationOutput) => {
+          a.pending.push(params);
+          if (params.type === 'typing') {
+            try {
+              deps.sinks[meta.channel]?.deliver?.(meta, params);
+            } catch {
+              /* live only */
+            }
+          }
+          void requestPersist(a).catch(() => undefined);
+        },
+      } as never,
+    });
+    const input = {
+      conversationId: meta.conversationId,
+      customerId: meta.customerId,
+      channel: meta.channel,
+      maxToolSteps: config.llm.max_tool_steps,
+      confirmationTimeoutMs: config.safety.confirmation_timeout_seconds * 1000,
+    };
+    a.actor = createActor(logic, {
+      input,
+      snapshot: saved?.snapshot as never,
+      clock: xstateClock(clock),
+    });
+    a.actor.subscribe({
+      next: () => {
+        a.lastActiveAt = clock.now();
+        void requestPersist(a).catch(() => undefined);
+      },
+      error: (err) => {
+        log.error({ err, conversationId: meta.conversationId }, 'conversation actor failed');
+        telemetry.event({ type: 'error', conversationId: meta.conversationId, customerId: meta.customerId, data: { where: 'conversation.actor', message: (err as Error)?.message } });
+        a.stopped = true;
+        active.delete(meta.conversationId);
+        deps.lifecycle?.passivated(meta.conversationId);
+      },
+    });
+    active.set(meta.conversationId, a);
+    a.actor.start();
+    deps.lifecycle?.activated(meta, a.actor);
+    if (saved?.snapshot) a.actor.send({ type: 'restored', at: clock.now() } as never);
+    return a;
+  };
+
+  const metaFor = (customer: Pick<Customer, 'customerId' | 'externalId'>, channel: Channel): ConversationMeta => ({
+    conversationId: conversationIdFor(customer.customerId, channel),
+    customerId: customer.customerId,
+    externalId: customer.externalId,
+    channel,
+  });
+
+  const host: ConversationHost = {
+    async receive(customer, channel, message) {
+      const meta = metaFor(customer, channel);
+      if (history.seen(meta.conversationId, message.messageId)) return { conversationId: meta.conversationId, duplicate: true };
+      const a = activate(meta);
+      a.lastActiveAt = clock.now();
+      deps.lifecycle?.touched(meta.conversationId);
+      const at = clock.now();
+      a.pending.push({ type: 'customer', messageId: message.messageId, text: message.text, at });
+      const durable = requestPersist(a);
+      a.actor.send({ type: 'customer.message', at, messageId: message.messageId, text: message.text } as never);
+      await durable;
+      return { conversationId: meta.conversationId, duplicate: false };
+    },
+    async confirm(conversationId, confirmationId, approve) {
+      const record = records.get(conversationId);
+      if (!record) return false;
+      const a = activate({ conversationId, customerId: record.customerId, externalId: record.externalId, channel: record.channel });
+      if (record.pendingConfirmation?.id !== confirmationId) return false;
+      const durable = requestPersist(a);
+      a.actor.send({ type: 'customer.confirm', at: clock.now(), confirmationId, approve } as never);
+      await durable;
+      return true;
+    },
+    record: (conversationId) => records.get(conversationId),
+    pendingConfirmation: (conversationId) => records.get(conversationId)?.pendingConfirmation,
+    async resumeBusy() {
+      let n = 0;
+      for (const { value } of records.range()) {
+        if (!value.busy || active.has(value.conversationId)) continue;
+        activate({ conversationId: value.conversationId, customerId: value.customerId, externalId: value.externalId, channel: value.channel });
+        n++;
+      }
+      if (n) log.info({ resumed: n }, 'resumed conversations that were mid-turn');
+      return n;
+    },
+    async passivate(ids) {
+      for (const id of ids) {
+        const a = active.get(id);
+        if (!a) {
+          deps.lifecycle?.passivated(id);
+          continue;
+        }
+        if (a.actor.getSnapshot().value !== 'idle' || a.pending.length > 0 || a.writing) continue;
+        await requestPersist(a).catch(() => undefined);
+        a.stopped = true;
+        a.actor.stop();
+        active.delete(id);
+        deps.lifecycle?.passivated(id);
+      }
+    },
+    activeCount: () => active.size,
+    list: () =>
+      [...active.values()].map((a) => {
+        const snap = a.actor.getSnapshot();
+        const ctx = snap.context as { queue?: unknown[] };
+        return { conversationId: a.meta.conversationId, state: snap.value, queued: Array.isArray(ctx.queue) ? ctx.queue.length : 0 };
+      }),
+    async settle() {
+      await Promise.all([...active.values()].map((a) => (a.persistRequested ? a.persistRequested.promise.catch(() => undefined) : undefined)));
+      await store.flushed();
+    },
+    async stop() {
+      stopping = true;
+      await host.settle();
+      for (const a of active.values()) {
+        a.stopped = true;
+        a.actor.stop();
+      }
+      active.clear();
+    },
+  };
+  return host;
+}
+
+function fromPromiseLogic<I, O>(fn: (input: I) => Promise<O>) {
+  return fromPromise<O, I>(({ input }) => fn(input));
+}

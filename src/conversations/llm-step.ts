@@ -1,0 +1,96 @@
+// The `llm` actor the conversation machine invokes: prepends the system
+// prompt and stored history to the turn's transcript, offers the SDK catalog
+// as tools, and records one turn-call per LLM call.
+import type { LlmStepInput, LlmStepOutput, TurnEntry } from '../../machines/conversation.ts';
+import type { Config } from '../config/schema.ts';
+import type { ChatMessage, LlmProvider, ToolSpec } from '../llm/types.ts';
+import type { SdkHub, Services } from '../services.ts';
+import type { HistoryRepo } from './history.ts';
+
+export const DEFAULT_SYSTEM_PROMPT =
+  "You are a customer support assistant. Use the available tools to look up or change the customer's data; " +
+  'never invent facts. If a tool fails or an action is declined, say so plainly. Keep answers short and friendly.';
+
+export function requiresConfirmation(mode: string | undefined, name: string, config: Config): boolean {
+  return mode === 'write' || mode === 'destructive' || config.safety.require_confirmation_for.includes(name);
+}
+
+/** "Cancel order — orderId: 1001" */
+export function summarizeCall(name: string, args: unknown): string {
+  const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[_-]+/g, ' ').toLowerCase();
+  const title = words.charAt(0).toUpperCase() + words.slice(1);
+  const parts =
+    args && typeof args === 'object'
+      ? Object.entries(args as Record<string, unknown>).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+      : [];
+  return parts.length ? `${title} — ${parts.join(', ')}` : title;
+}
+
+function transcriptToMessages(transcript: TurnEntry[]): ChatMessage[] {
+  return transcript.map((e): ChatMessage => {
+    if (e.role === 'user') return { role: 'user', content: e.text };
+    if (e.role === 'assistant') return { role: 'assistant', content: e.text ?? null, toolCalls: e.toolCalls.map((c) => ({ id: c.id, name: c.name, args: c.args })) };
+    return { role: 'tool', toolCallId: e.callId, name: e.name, content: e.content };
+  });
+}
+
+export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub: SdkHub; history: HistoryRepo }) {
+  const { services, llm, hub, history } = deps;
+  const { config } = services;
+
+  return async (input: LlmStepInput): Promise<LlmStepOutput> => {
+    const catalog = hub.catalog();
+    const tools: ToolSpec[] = catalog.map((f) => ({ name: f.name, description: f.description, parameters: f.parameters }));
+    const past: ChatMessage[] = [];
+    for (const r of history.recent(input.conversationId, config.session.history_window + 10, ['user', 'assistant'])) {
+      if (r.turnId === input.turnId) break;
+      past.push(r.role === 'user' ? { role: 'user', content: r.text } : { role: 'assistant', content: r.text });
+    }
+    const messages: ChatMessage[] = [
+      { role: 'system', content: config.llm.system_prompt ?? DEFAULT_SYSTEM_PROMPT },
+      ...past.slice(-config.session.history_window),
+      ...transcriptToMessages(input.transcript),
+    ];
+    const started = services.clock.now();
+    const base = { turnId: input.turnId, conversationId: input.conversationId, customerId: input.customerId, sequence: input.step, purpose: 'chat' as const };
+    try {
+      const res = await llm.complete({ messages, tools, purpose: 'chat' });
+      services.telemetry.turnCall({
+        ...base,
+        provider: res.provider,
+        model: res.model,
+        durationMs: res.durationMs,
+        promptTokens: res.usage.promptTokens,
+        completionTokens: res.usage.completionTokens,
+        toolCalls: res.toolCalls.map((c) => c.name),
+        ok: true,
+      });
+      if (res.toolCalls.length === 0) return { kind: 'reply', text: res.text?.trim() || "Sorry, I don't have an answer for that." };
+      const modes = new Map(catalog.map((f) => [f.name, f.mode]));
+      return {
+        kind: 'tools',
+        text: res.text ?? undefined,
+        calls: res.toolCalls.map((c) => ({
+          id: c.id,
+          name: c.name,
+          args: c.args,
+          requiresConfirmation: requiresConfirmation(modes.get(c.name), c.name, config),
+          summary: summarizeCall(c.name, c.args),
+        })),
+      };
+    } catch (err) {
+      services.telemetry.turnCall({
+        ...base,
+        provider: llm.name,
+        model: llm.model,
+        durationMs: services.clock.now() - started,
+        promptTokens: 0,
+        completionTokens: 0,
+        toolCalls: [],
+        ok: false,
+        error: (err as Error).message,
+      });
+      throw err;
+    }
+  };
+}

@@ -1,0 +1,52 @@
+// Entry point: `npm start`. Loads the profile, starts Parley, stops cleanly on SIGTERM/SIGINT.
+import { ConfigError, loadConfig } from './config/load.ts';
+import { createParley } from './app.ts';
+
+async function main() {
+  let loaded;
+  try {
+    loaded = loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`parley: configuration error: ${err.message}\n`);
+      process.exit(78);
+    }
+    throw err;
+  }
+  const testMode = process.env.SERVICE_TEST_MODE === '1';
+  let parley;
+  try {
+    parley = await createParley({ config: loaded.config, configPath: loaded.path, testMode });
+  } catch (err) {
+    process.stderr.write(`parley: cannot start: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  const url = await parley.start();
+  if (!process.env.SERVICE_SDK_SECRET && !loaded.config.secret) {
+    // Shown once on the console (not in the log stream) so the operator can connect an SDK.
+    process.stderr.write(`\nParley is running at ${url}\n  demo:        ${url}/demo.html\n  dashboard:   ${url}/telemetry\n  service secret (generated, kept in ${loaded.config.storage.path}/service-secret): ${parley.services.secret}\n  set SERVICE_SDK_SECRET to choose your own.\n\n`);
+  } else {
+    process.stderr.write(`\nParley is running at ${url}  (demo: ${url}/demo.html, dashboard: ${url}/telemetry)\n\n`);
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    parley.services.logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 5000);
+    force.unref();
+    try {
+      await parley.stop();
+      process.exit(0);
+    } catch (err) {
+      parley.services.logger.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('unhandledRejection', (err) => parley.services.logger.error({ err }, 'unhandled rejection'));
+}
+
+void main();

@@ -1,0 +1,161 @@
+// Assembles the features of one Parley process, in dependency order.
+import type { FastifyInstance } from 'fastify';
+import { createActor, fromPromise } from 'xstate';
+import type { Services } from './services.ts';
+import type { LiveActor } from './http/diagnostics.ts';
+import { createCustomerRepo } from './customers/repo.ts';
+import { createHistoryRepo } from './conversations/history.ts';
+import { createConversationHost, type ChannelSink, type ConversationHost } from './conversations/host.ts';
+import { createLlmStep } from './conversations/llm-step.ts';
+import { createWebSessions } from './channels/web-sessions.ts';
+import { widgetGatewayPlugin } from './gateways/widget.ts';
+import { sdkGatewayPlugin } from './gateways/sdk.ts';
+import { createSdkHub } from './runtime/sdk-hub.ts';
+import { createSupervisorRuntime } from './runtime/supervisor.ts';
+import { createLlmFromConfig } from './llm/factory.ts';
+import { createIdentity } from './identity/index.ts';
+import { identityPlugin } from './identity/routes.ts';
+import { demoPlugin } from './demo/routes.ts';
+import { createProactiveLedger } from './proactive/ledger.ts';
+import { createProactiveService } from './proactive/service.ts';
+import { createProactiveDelivery } from './proactive/delivery.ts';
+import { proactivePlugin } from './proactive/routes.ts';
+import { daemonMachine } from '../machines/daemon.ts';
+import { createReflectionCycle } from './daemon/reflection.ts';
+import { xstateClock } from './clock.ts';
+
+export interface WiredComponents {
+  hub: ReturnType<typeof createSdkHub>;
+  host: ConversationHost;
+  liveActors: () => LiveActor[];
+  diagnostics: () => Record<string, unknown>;
+  afterListen: ((url: string) => Promise<void>)[];
+}
+
+const PASSIVATION_TICK_MS = 30_000;
+
+export async function wireComponents(o: {
+  app: FastifyInstance;
+  services: Services;
+  onShutdown: (fn: () => Promise<void> | void) => void;
+}): Promise<WiredComponents> {
+  const { app, services, onShutdown } = o;
+  const { config, clock, logger, telemetry, store } = services;
+
+  const customers = createCustomerRepo(store, clock);
+  const history = createHistoryRepo(store);
+
+  let host: ConversationHost | undefined;
+  const supervisor = createSupervisorRuntime({
+    clock,
+    logger,
+    telemetry,
+    maxSdkConnections: 32,
+    idleMs: config.session.idle_minutes * 60_000,
+    passivate: (ids: string[]) => void host?.passivate(ids),
+  });
+  const hub = createSdkHub({ services, supervisor });
+
+  const llm = createLlmFromConfig(config.llm);
+  const sessions = createWebSessions(clock.now);
+  const sinks: Partial<Record<'web' | 'whatsapp', ChannelSink>> = { web: sessions };
+
+  host = createConversationHost({
+    services,
+    history,
+    llmStep: createLlmStep({ services, llm, hub, history }),
+    invokeTool: (input, meta) =>
+      hub.invoke(
+        input.name,
+        input.args,
+        { customerId: meta.customerId, externalId: meta.externalId, channel: meta.channel, conversationId: meta.conversationId },
+        { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
+      ),
+    sinks,
+    lifecycle: {
+      activated: (meta, actor) => {
+        supervisor.actor.send({ type: 'conversation.activated', conversationId: meta.conversationId, at: clock.now() });
+        supervisor.register(meta.conversationId, 'conversation', actor);
+      },
+      touched: (id) => supervisor.actor.send({ type: 'conversation.touched', conversationId: id, at: clock.now() }),
+      passivated: (id) => {
+        supervisor.actor.send({ type: 'conversation.passivated', conversationId: id });
+        supervisor.unregister(id);
+      },
+    },
+  });
+
+  const identity = createIdentity(services, customers);
+
+  const ledger = createProactiveLedger({ store, clock, dailyCap: config.proactive.daily_cap, dedupWindowHours: config.proactive.dedup_window_hours });
+  const proactive = createProactiveService({
+    store,
+    clock,
+    customers,
+    ledger,
+    enabled: () => config.proactive.enabled,
+    deliver: createProactiveDelivery({ services, history, sessions }),
+    telemetry,
+  });
+
+  const daemon = config.daemon.enabled
+    ? createActor(
+        daemonMachine.provide({
+          actors: { runCycle: fromPromise(createReflectionCycle({ services, llm, history, sendFollowup: (req) => proactive.send(req) })) },
+        }),
+        { input: { intervalMs: config.daemon.interval_seconds * 1000 }, clock: xstateClock(clock) },
+      )
+    : undefined;
+
+  await app.register(sdkGatewayPlugin, { services, hub, supervisor });
+  await app.register(widgetGatewayPlugin, { services, customers, history, host, sessions, tokens: identity.tokens });
+  await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links });
+  await app.register(proactivePlugin, { services, proactive });
+  if (config.demo.backend) await app.register(demoPlugin, { services, customers, tokens: identity.tokens });
+
+  let tick: ReturnType<typeof clock.setTimeout> | undefined;
+  const scheduleTick = () => {
+    tick = clock.setTimeout(() => {
+      supervisor.actor.send({ type: 'tick', at: clock.now() });
+      void ledger.prune().catch((err) => logger.warn({ err }, 'proactive prune failed'));
+      scheduleTick();
+    }, PASSIVATION_TICK_MS);
+  };
+
+  const afterListen: WiredComponents['afterListen'] = [
+    async () => {
+      await host!.resumeBusy();
+      scheduleTick();
+      if (daemon) {
+        daemon.start();
+        supervisor.register('daemon', 'daemon', daemon);
+      }
+    },
+  ];
+  if (config.demo.backend) {
+    afterListen.push(async (url) => {
+      const { startDemoBackend } = await import('../examples/demo-backend/backend.ts');
+      const backend = await startDemoBackend({ url, secret: services.secret, logger: logger.child({ component: 'demo-backend' }) });
+      onShutdown(() => backend.close());
+    });
+  }
+
+  onShutdown(async () => {
+    clock.clearTimeout(tick);
+    await host!.stop();
+  });
+  onShutdown(() => supervisor.stop());
+  onShutdown(() => daemon?.stop());
+
+  return {
+    hub,
+    host,
+    liveActors: () => supervisor.liveActors(),
+    diagnostics: () => ({
+      conversations: { active: host!.activeCount(), list: host!.list().slice(0, 200) },
+      web: { openWidgets: sessions.count() },
+      daemon: daemon ? { state: daemon.getSnapshot().value, ...daemon.getSnapshot().context } : { enabled: false },
+    }),
+    afterListen,
+  };
+}

@@ -1,0 +1,57 @@
+// A widget protocol client over a real socket, for integration tests.
+import WebSocket from 'ws';
+
+export interface WidgetClient {
+  socket: WebSocket;
+  frames: Record<string, any>[];
+  send(frame: Record<string, unknown>): void;
+  /** Waits for the next frame (after `from`) matching the predicate. */
+  next(pred: (f: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
+  closed: Promise<{ code: number; reason: string }>;
+  close(): void;
+}
+
+export async function connectWidget(baseUrl: string, headers: Record<string, string> = {}): Promise<WidgetClient> {
+  const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/widget/ws`, { headers });
+  const frames: Record<string, any>[] = [];
+  const waiters = new Set<() => void>();
+  socket.on('message', (d) => {
+    frames.push(JSON.parse(d.toString()));
+    for (const w of [...waiters]) w();
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+    socket.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+  });
+  let cursor = 0;
+  return {
+    socket,
+    frames,
+    closed,
+    send: (frame) => socket.send(JSON.stringify(frame)),
+    next(pred, timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          for (let i = cursor; i < frames.length; i++) {
+            if (pred(frames[i])) {
+              cursor = i + 1;
+              waiters.delete(check);
+              clearTimeout(timer);
+              resolve(frames[i]);
+              return;
+            }
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`no matching frame within ${timeoutMs} ms; frames: ${JSON.stringify(frames).slice(-2000)}`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    },
+    close: () => socket.close(),
+  };
+}
