@@ -7,16 +7,20 @@ import {
   FunctionDeclaration,
   MAX_FRAME_BYTES,
   ServerFrame,
-  type AckFrame,
+  AckFrame,
+  ErrorFrame,
+  InvokeFrame,
+  RegisteredFrame,
+  SendFrame,
   type ClientFrame,
   type FunctionMode,
-  type InvokeFrame,
-  type SendFrame,
   type ToolError,
 } from './protocol.ts';
 import { prepareParameters, type Parameters, type PreparedParameters } from './schema.ts';
 import { backoffDelay, type BackoffOptions } from './backoff.ts';
 import type { z } from 'zod';
+
+const SERVER_SCHEMAS: Record<string, z.ZodType> = { registered: RegisteredFrame, invoke: InvokeFrame, send: SendFrame, ack: AckFrame, error: ErrorFrame };
 
 export const SDK_NAME = '@parley/sdk';
 export const SDK_VERSION = '0.1.0';
@@ -147,6 +151,7 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
   let connects = 0;
   let reconnectTimer: NodeJS.Timeout | undefined;
   let watchdog: NodeJS.Timeout | undefined;
+  let lastHeard = 0;
   let listening: { promise: Promise<{ functions: number }>; resolve: (v: { functions: number }) => void; reject: (e: Error) => void; settled: boolean } | undefined;
 
   const emit = <E extends keyof ClientEvents>(event: E, ...args: ClientEvents[E]) => {
@@ -176,13 +181,21 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
     if (ws?.readyState === WebSocket.OPEN) send(registerFrame());
   };
 
-  const armWatchdog = () => {
-    clearTimeout(watchdog);
-    watchdog = setTimeout(() => ws?.terminate(), heartbeatTimeoutMs);
+  // Cheaper than re-arming a timer per frame: note when the server was last heard, check periodically.
+  const heard = () => {
+    lastHeard = Date.now();
+  };
+  const startWatchdog = (socket: WebSocket) => {
+    clearInterval(watchdog);
+    heard();
+    watchdog = setInterval(() => {
+      if (Date.now() - lastHeard >= heartbeatTimeoutMs) socket.terminate();
+    }, Math.max(50, Math.floor(heartbeatTimeoutMs / 5)));
     watchdog.unref();
   };
 
-  const runInvoke = async (frame: InvokeFrame): Promise<ClientFrame> => {
+  // Returns the result frame directly when the handler is synchronous (no promise hops), a promise otherwise.
+  const runInvoke = (frame: InvokeFrame): ClientFrame | Promise<ClientFrame> => {
     const fn = functions.get(frame.name);
     if (!fn) return { type: 'result', id: frame.id, ok: false, error: { code: 'unknown_function', message: `"${frame.name}" is not exposed by this SDK` } };
     const args = fn.parameters.validate(frame.args);
@@ -194,28 +207,35 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
       channel: frame.context.channel,
       conversationId: frame.context.conversationId,
     };
+    const ok = (data: unknown): ClientFrame => ({ type: 'result', id: frame.id, ok: true, data: data === undefined ? null : data });
+    const failed = (err: unknown): ClientFrame => ({ type: 'result', id: frame.id, ok: false, error: toolError(err) });
     try {
-      const data = await fn.handler(args.value, context);
-      return { type: 'result', id: frame.id, ok: true, data: data === undefined ? null : data };
+      const out = fn.handler(args.value, context);
+      if (out && typeof (out as PromiseLike<unknown>).then === 'function') return Promise.resolve(out).then(ok, failed);
+      return ok(out);
     } catch (err) {
-      return { type: 'result', id: frame.id, ok: false, error: toolError(err) };
+      return failed(err);
+    }
+  };
+
+  const reply = (frame: InvokeFrame, result: ClientFrame) => {
+    try {
+      send(result);
+    } catch (err) {
+      send({ type: 'result', id: frame.id, ok: false, error: { code: 'unserializable_result', message: String((err as Error).message) } });
     }
   };
 
   const onInvoke = (frame: InvokeFrame) => {
     // The same invoke id again (a retry) while the first run is in flight: answer both from one run.
-    let run = inflight.get(frame.id);
-    if (!run) {
-      run = runInvoke(frame);
-      inflight.set(frame.id, run);
-      void run.finally(() => inflight.delete(frame.id));
-    }
-    void run.then((result) => {
-      try {
-        send(result);
-      } catch (err) {
-        send({ type: 'result', id: frame.id, ok: false, error: { code: 'unserializable_result', message: String((err as Error).message) } });
-      }
+    const running = inflight.get(frame.id);
+    if (running) return void running.then((result) => reply(frame, result));
+    const result = runInvoke(frame);
+    if (!(result instanceof Promise)) return reply(frame, result);
+    inflight.set(frame.id, result);
+    void result.then((r) => {
+      inflight.delete(frame.id);
+      reply(frame, r);
     });
   };
 
@@ -233,7 +253,9 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
   const onFrame = (raw: string) => {
     let parsed: ServerFrame;
     try {
-      const r = ServerFrame.safeParse(JSON.parse(raw));
+      const json = JSON.parse(raw) as { type?: unknown };
+      const schema = (typeof json?.type === 'string' && SERVER_SCHEMAS[json.type]) || ServerFrame;
+      const r = schema.safeParse(json) as { success: true; data: ServerFrame } | { success: false; error: z.ZodError };
       if (!r.success) throw new Error(r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
       parsed = r.data;
     } catch (err) {
@@ -298,13 +320,13 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
 
     socket.on('open', () => {
       opened = true;
-      armWatchdog();
+      startWatchdog(socket);
       emit('connected');
       send(registerFrame());
     });
-    socket.on('ping', armWatchdog);
+    socket.on('ping', heard);
     socket.on('message', (data, isBinary) => {
-      armWatchdog();
+      lastHeard = Date.now();
       if (!isBinary) onFrame(data.toString());
     });
     socket.on('error', (err) => {
@@ -316,7 +338,7 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
     });
     socket.on('close', (code, reasonBuf) => {
       if (ws === socket) ws = undefined;
-      clearTimeout(watchdog);
+      clearInterval(watchdog);
       isRegistered = false;
       for (const [id, p] of pendingIngests) {
         clearTimeout(p.timer);
@@ -398,7 +420,7 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
     async close() {
       closed = true;
       clearTimeout(reconnectTimer);
-      clearTimeout(watchdog);
+      clearInterval(watchdog);
       failListen(new ParleyConnectionError('The client was closed before it registered'));
       const socket = ws;
       if (!socket || socket.readyState === WebSocket.CLOSED) return;
