@@ -2,7 +2,7 @@
 // gateways. `createParley` is what main.ts and every integration test call.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import type { DestinationStream } from 'pino';
 import { createClock, type Clock } from './clock.ts';
@@ -19,6 +19,8 @@ import { openStore } from './store/lmdb.ts';
 import { createTelemetryRecorder } from './telemetry/recorder.ts';
 import type { Services } from './services.ts';
 import { wireComponents } from './wiring.ts';
+import { closeWebSocketsGoingAway } from './gateways/sdk.ts';
+import { MAX_FRAME_BYTES } from '../sdk/src/protocol.ts';
 
 export interface ParleyOptions {
   config: Config;
@@ -61,15 +63,16 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     testMode: o.testMode ?? false,
   };
 
-  const app = Fastify({
-    loggerInstance: logger.child({ component: 'http' }),
+  const app: FastifyInstance = Fastify({
+    loggerInstance: logger.child({ component: 'http' }) as unknown as FastifyBaseLogger,
     disableRequestLogging: true,
     bodyLimit: config.server.body_limit_bytes,
     trustProxy: config.server.trust_proxy,
     forceCloseConnections: true,
   });
   installErrorHandling(app);
-  await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
+  // Shutdown closes every socket (SDK and widget) with 1001 Going Away.
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES }, preClose: closeWebSocketsGoingAway });
 
   const shutdownHooks: (() => Promise<void> | void)[] = [];
   const components = await wireComponents({ app, services, onShutdown: (fn) => shutdownHooks.push(fn) });

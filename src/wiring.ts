@@ -145,7 +145,9 @@ export async function wireComponents(o: {
     await host!.stop();
   });
   onShutdown(() => supervisor.stop());
-  onShutdown(() => daemon?.stop());
+  onShutdown(() => {
+    daemon?.stop();
+  });
 
   return {
     hub,

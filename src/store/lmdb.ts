@@ -64,7 +64,9 @@ export function openLmdbStore(options: OpenStoreOptions): Store {
       }
     },
     schemaVersion: () => (store.table<number>('meta').get('schemaVersion') ?? 0),
-    flushed: () => root.flushed as Promise<void>,
+    flushed: async () => {
+      await root.flushed;
+    },
     async close() {
       if (closed) return;
       closed = true;
