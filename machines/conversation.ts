@@ -1,0 +1,373 @@
+// One actor per customer conversation (customer × channel). Pure: the LLM
+// step and the SDK invoke are injected actors, outputs leave through the
+// injected `emit` action, time arrives as `at` on every event.
+//
+//   idle → thinking (LLM) → nextCall → callingTool (SDK) ─┐
+//                 ↑            ↘ awaitingConfirmation ──┤
+//                 └────────────── (all calls done) ←────┘
+//   thinking → replying → idle (next queued message, if any)
+//
+// Deadlines live in context (`turn.pending.deadline`), because XState does
+// not restore `after` timers from a persisted snapshot: on `restored` the
+// waiting state is re-entered and its timer re-armed with the time left.
+import { assign, fromPromise, setup } from 'xstate';
+
+export type Channel = 'web' | 'whatsapp';
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  args: unknown;
+  requiresConfirmation: boolean;
+  summary: string;
+}
+
+export type TurnEntry =
+  | { role: 'user'; text: string }
+  | { role: 'assistant'; text?: string; toolCalls: ToolCall[] }
+  | { role: 'tool'; callId: string; name: string; ok: boolean; content: string };
+
+export interface LlmStepInput {
+  conversationId: string;
+  customerId: string;
+  turnId: string;
+  step: number;
+  transcript: TurnEntry[];
+}
+
+export type LlmStepOutput = { kind: 'reply'; text: string } | { kind: 'tools'; text?: string; calls: ToolCall[] };
+
+export type InvokeOutcome = { ok: true; data: unknown } | { ok: false; error: { message: string; code?: string } };
+
+export interface InvokeToolInput {
+  invocationId: string;
+  name: string;
+  args: unknown;
+  conversationId: string;
+  customerId: string;
+}
+
+export type ConversationOutput =
+  | { type: 'typing'; on: boolean }
+  | { type: 'reply'; id: string; turnId: string; text: string; replyTo: string }
+  | { type: 'confirm'; id: string; turnId: string; name: string; args: unknown; summary: string }
+  | { type: 'confirmation'; id: string; name: string; outcome: 'approved' | 'denied' | 'expired' }
+  | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'invoked' | 'result' | 'failed'; durationMs?: number; error?: string }
+  | { type: 'turn'; turnId: string; phase: 'started' | 'ended'; messageId: string };
+
+export interface ConversationInput {
+  conversationId: string;
+  customerId: string;
+  channel: Channel;
+  maxToolSteps: number;
+  confirmationTimeoutMs: number;
+}
+
+export type ConversationEvent =
+  | { type: 'customer.message'; at: number; messageId: string; text: string }
+  | { type: 'customer.confirm'; at: number; confirmationId: string; approve: boolean }
+  | { type: 'restored'; at: number };
+
+interface QueuedMessage {
+  messageId: string;
+  text: string;
+  at: number;
+}
+
+interface Turn {
+  turnId: string;
+  messageId: string;
+  step: number;
+  transcript: TurnEntry[];
+  calls: ToolCall[];
+  callIndex: number;
+  callStartedAt?: number;
+  pending?: { confirmationId: string; deadline: number };
+  replyText?: string;
+}
+
+export interface ConversationContext extends ConversationInput {
+  queue: QueuedMessage[];
+  /** Recently processed or queued message ids: a re-sent message is not answered twice. */
+  recent: string[];
+  lastAt: number;
+  turn?: Turn;
+}
+
+const RECENT_IDS = 50;
+const MAX_TOOL_CONTENT = 8000;
+
+export const APOLOGY_LLM_FAILED = "Sorry — I'm having trouble right now. Please try again in a moment.";
+export const APOLOGY_TOO_MANY_STEPS = "Sorry, I couldn't complete that request. Please try again or rephrase it.";
+export const DECLINED_CONTENT = 'The customer declined this action; it was not carried out.';
+export const EXPIRED_CONTENT = 'The customer did not confirm in time; the action was cancelled and not carried out.';
+
+function toolContent(outcome: InvokeOutcome): string {
+  if (outcome.ok) {
+    const text = typeof outcome.data === 'string' ? outcome.data : JSON.stringify(outcome.data ?? null);
+    return text.length > MAX_TOOL_CONTENT ? `${text.slice(0, MAX_TOOL_CONTENT)}…` : text;
+  }
+  return `Error${outcome.error.code ? ` (${outcome.error.code})` : ''}: ${outcome.error.message}`;
+}
+
+const currentCall = (c: ConversationContext): ToolCall => c.turn!.calls[c.turn!.callIndex];
+const invocationIdFor = (turn: Turn, call: ToolCall) => `${turn.turnId}:${turn.step}:${call.id}`;
+
+export const conversationMachine = setup({
+  types: {
+    input: {} as ConversationInput,
+    context: {} as ConversationContext,
+    events: {} as ConversationEvent,
+  },
+  actors: {
+    llm: fromPromise<LlmStepOutput, LlmStepInput>(async () => {
+      throw new Error('llm actor not provided');
+    }),
+    invokeTool: fromPromise<InvokeOutcome, InvokeToolInput>(async () => {
+      throw new Error('invokeTool actor not provided');
+    }),
+  },
+  actions: {
+    emit: (_, _params: ConversationOutput) => {},
+  },
+  guards: {
+    isNewMessage: ({ context, event }) => event.type === 'customer.message' && !context.recent.includes(event.messageId),
+    hasQueued: ({ context }) => context.queue.length > 0,
+    matchesPending: ({ context, event }) => event.type === 'customer.confirm' && context.turn?.pending?.confirmationId === event.confirmationId,
+    approved: ({ event }) => event.type === 'customer.confirm' && event.approve,
+    callsDone: ({ context }) => context.turn!.callIndex >= context.turn!.calls.length,
+    needsConfirmation: ({ context }) => currentCall(context).requiresConfirmation,
+  },
+  delays: {
+    confirmationLeft: ({ context }) => Math.max(0, (context.turn?.pending?.deadline ?? context.lastAt) - context.lastAt),
+  },
+}).createMachine({
+  id: 'conversation',
+  context: ({ input }) => ({ ...input, queue: [], recent: [], lastAt: 0 }),
+  initial: 'idle',
+  on: {
+    'customer.message': {
+      guard: 'isNewMessage',
+      actions: assign(({ context, event }) => ({
+        lastAt: event.at,
+        queue: [...context.queue, { messageId: event.messageId, text: event.text, at: event.at }],
+        recent: [...context.recent, event.messageId].slice(-RECENT_IDS),
+      })),
+    },
+    restored: { actions: assign({ lastAt: ({ event }) => event.at }) },
+  },
+  states: {
+    idle: {
+      always: {
+        guard: 'hasQueued',
+        target: 'thinking',
+        actions: [
+          assign(({ context }) => {
+            const [next, ...rest] = context.queue;
+            const turnId = `${context.conversationId}:${next.messageId}`;
+            return {
+              queue: rest,
+              turn: { turnId, messageId: next.messageId, step: 1, transcript: [{ role: 'user' as const, text: next.text }], calls: [], callIndex: 0 },
+            };
+          }),
+          { type: 'emit', params: ({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'started', messageId: context.turn!.messageId }) },
+          { type: 'emit', params: { type: 'typing', on: true } },
+        ],
+      },
+    },
+
+    thinking: {
+      invoke: {
+        src: 'llm',
+        input: ({ context }) => ({
+          conversationId: context.conversationId,
+          customerId: context.customerId,
+          turnId: context.turn!.turnId,
+          step: context.turn!.step,
+          transcript: context.turn!.transcript,
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'reply',
+            target: 'replying',
+            actions: assign(({ context, event }) => ({ turn: { ...context.turn!, replyText: (event.output as { text: string }).text } })),
+          },
+          {
+            guard: ({ context }) => context.turn!.step >= context.maxToolSteps,
+            target: 'replying',
+            actions: assign(({ context }) => ({ turn: { ...context.turn!, replyText: APOLOGY_TOO_MANY_STEPS } })),
+          },
+          {
+            target: 'nextCall',
+            actions: assign(({ context, event }) => {
+              const out = event.output as Extract<LlmStepOutput, { kind: 'tools' }>;
+              return {
+                turn: {
+                  ...context.turn!,
+                  calls: out.calls,
+                  callIndex: 0,
+                  transcript: [...context.turn!.transcript, { role: 'assistant' as const, text: out.text, toolCalls: out.calls }],
+                },
+              };
+            }),
+          },
+        ],
+        onError: {
+          target: 'replying',
+          actions: assign(({ context }) => ({ turn: { ...context.turn!, replyText: APOLOGY_LLM_FAILED } })),
+        },
+      },
+    },
+
+    nextCall: {
+      always: [
+        {
+          guard: 'callsDone',
+          target: 'thinking',
+          actions: assign(({ context }) => ({ turn: { ...context.turn!, step: context.turn!.step + 1, calls: [], callIndex: 0 } })),
+        },
+        {
+          guard: 'needsConfirmation',
+          target: 'awaitingConfirmation',
+          actions: [
+            assign(({ context }) => {
+              const call = currentCall(context);
+              return { turn: { ...context.turn!, pending: { confirmationId: invocationIdFor(context.turn!, call), deadline: context.lastAt + context.confirmationTimeoutMs } } };
+            }),
+            {
+              type: 'emit',
+              params: ({ context }) => {
+                const call = currentCall(context);
+                return { type: 'confirm', id: context.turn!.pending!.confirmationId, turnId: context.turn!.turnId, name: call.name, args: call.args, summary: call.summary };
+              },
+            },
+          ],
+        },
+        {
+          target: 'callingTool',
+          actions: [
+            assign(({ context }) => ({ turn: { ...context.turn!, callStartedAt: context.lastAt } })),
+            { type: 'emit', params: ({ context }) => ({ type: 'tool', turnId: context.turn!.turnId, callId: currentCall(context).id, name: currentCall(context).name, phase: 'invoked' }) },
+          ],
+        },
+      ],
+    },
+
+    awaitingConfirmation: {
+      after: {
+        confirmationLeft: {
+          target: 'nextCall',
+          actions: [
+            { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, name: currentCall(context).name, outcome: 'expired' }) },
+            assign(({ context }) => ({
+              lastAt: Math.max(context.lastAt, context.turn!.pending!.deadline),
+              turn: skipCall(context, EXPIRED_CONTENT),
+            })),
+          ],
+        },
+      },
+      on: {
+        'customer.confirm': [
+          {
+            guard: ({ context, event }) => event.type === 'customer.confirm' && context.turn?.pending?.confirmationId === event.confirmationId && event.approve,
+            target: 'callingTool',
+            actions: [
+              { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, name: currentCall(context).name, outcome: 'approved' }) },
+              assign(({ context, event }) => ({ lastAt: event.at, turn: { ...context.turn!, pending: undefined, callStartedAt: event.at } })),
+              { type: 'emit', params: ({ context }) => ({ type: 'tool', turnId: context.turn!.turnId, callId: currentCall(context).id, name: currentCall(context).name, phase: 'invoked' }) },
+            ],
+          },
+          {
+            guard: 'matchesPending',
+            target: 'nextCall',
+            actions: [
+              { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, name: currentCall(context).name, outcome: 'denied' }) },
+              assign(({ context, event }) => ({ lastAt: event.at, turn: skipCall(context, DECLINED_CONTENT) })),
+            ],
+          },
+        ],
+        restored: {
+          target: 'awaitingConfirmation',
+          reenter: true,
+          actions: assign({ lastAt: ({ event }) => event.at }),
+        },
+      },
+    },
+
+    callingTool: {
+      invoke: {
+        src: 'invokeTool',
+        input: ({ context }) => {
+          const call = currentCall(context);
+          return { invocationId: invocationIdFor(context.turn!, call), name: call.name, args: call.args, conversationId: context.conversationId, customerId: context.customerId };
+        },
+        onDone: {
+          target: 'nextCall',
+          actions: [
+            {
+              type: 'emit',
+              params: ({ context, event }) => ({
+                type: 'tool',
+                turnId: context.turn!.turnId,
+                callId: currentCall(context).id,
+                name: currentCall(context).name,
+                phase: event.output.ok ? 'result' : 'failed',
+                ...(event.output.ok ? {} : { error: event.output.error.message }),
+              }),
+            },
+            assign(({ context, event }) => recordResult(context, event.output)),
+          ],
+        },
+        onError: {
+          target: 'nextCall',
+          actions: [
+            {
+              type: 'emit',
+              params: ({ context, event }) => ({ type: 'tool', turnId: context.turn!.turnId, callId: currentCall(context).id, name: currentCall(context).name, phase: 'failed', error: String((event.error as Error)?.message ?? event.error) }),
+            },
+            assign(({ context, event }) => recordResult(context, { ok: false, error: { message: String((event.error as Error)?.message ?? event.error) } })),
+          ],
+        },
+      },
+    },
+
+    replying: {
+      always: {
+        target: 'idle',
+        actions: [
+          {
+            type: 'emit',
+            params: ({ context }) => ({ type: 'reply', id: `${context.turn!.turnId}:r`, turnId: context.turn!.turnId, text: context.turn!.replyText ?? '', replyTo: context.turn!.messageId }),
+          },
+          { type: 'emit', params: { type: 'typing', on: false } },
+          { type: 'emit', params: ({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'ended', messageId: context.turn!.messageId }) },
+          assign({ turn: undefined }),
+        ],
+      },
+    },
+  },
+});
+
+function recordResult(context: ConversationContext, outcome: InvokeOutcome): Partial<ConversationContext> {
+  const turn = context.turn!;
+  const call = turn.calls[turn.callIndex];
+  return {
+    turn: {
+      ...turn,
+      callStartedAt: undefined,
+      callIndex: turn.callIndex + 1,
+      transcript: [...turn.transcript, { role: 'tool', callId: call.id, name: call.name, ok: outcome.ok, content: toolContent(outcome) }],
+    },
+  };
+}
+
+function skipCall(context: ConversationContext, content: string): Turn {
+  const turn = context.turn!;
+  const call = turn.calls[turn.callIndex];
+  return {
+    ...turn,
+    pending: undefined,
+    callIndex: turn.callIndex + 1,
+    transcript: [...turn.transcript, { role: 'tool', callId: call.id, name: call.name, ok: false, content }],
+  };
+}

@@ -1,0 +1,221 @@
+import { describe, expect, it } from 'vitest';
+import { createActor, fromPromise } from 'xstate';
+import {
+  APOLOGY_LLM_FAILED,
+  APOLOGY_TOO_MANY_STEPS,
+  conversationMachine,
+  type ConversationOutput,
+  type InvokeOutcome,
+  type InvokeToolInput,
+  type LlmStepInput,
+  type LlmStepOutput,
+} from '../../machines/conversation.ts';
+import { createManualClock, xstateClock } from '../../src/clock.ts';
+
+type Script = (input: LlmStepInput) => LlmStepOutput | Promise<LlmStepOutput>;
+
+function harness(o: { llm: Script; tool?: (input: InvokeToolInput) => InvokeOutcome | Promise<InvokeOutcome>; timeoutMs?: number; maxToolSteps?: number; snapshot?: unknown; clock?: ReturnType<typeof createManualClock> }) {
+  const clock = o.clock ?? createManualClock(1_000_000);
+  const outputs: ConversationOutput[] = [];
+  const invocations: InvokeToolInput[] = [];
+  const llmInputs: LlmStepInput[] = [];
+  const machine = conversationMachine.provide({
+    actors: {
+      llm: fromPromise<LlmStepOutput, LlmStepInput>(async ({ input }) => {
+        llmInputs.push(structuredClone(input));
+        return o.llm(input);
+      }),
+      invokeTool: fromPromise<InvokeOutcome, InvokeToolInput>(async ({ input }) => {
+        invocations.push(input);
+        return o.tool ? o.tool(input) : { ok: true, data: { status: 'shipped' } };
+      }),
+    },
+    actions: { emit: (_, params: ConversationOutput) => void outputs.push(params) },
+  });
+  const actor = createActor(machine, {
+    input: { conversationId: 'c1', customerId: 'u1', channel: 'web', maxToolSteps: o.maxToolSteps ?? 3, confirmationTimeoutMs: o.timeoutMs ?? 60_000 },
+    clock: xstateClock(clock),
+    snapshot: o.snapshot as never,
+  });
+  actor.start();
+  const send = (text: string, messageId: string) => actor.send({ type: 'customer.message', at: clock.now(), messageId, text });
+  const settle = () => new Promise((r) => setTimeout(r, 5));
+  const replies = () => outputs.filter((x): x is Extract<ConversationOutput, { type: 'reply' }> => x.type === 'reply').map((r) => r.text);
+  return { actor, clock, outputs, invocations, llmInputs, send, settle, replies };
+}
+
+const call = (name: string, requiresConfirmation = false) => ({ id: `call-${name}`, name, args: { orderId: '1001' }, requiresConfirmation, summary: `${name} 1001` });
+
+/** An LLM that calls `name` on step 1 and answers with the last tool result on step 2. */
+const toolThenAnswer = (name: string, confirm = false): Script => (input) => {
+  const last = input.transcript.at(-1)!;
+  if (last.role === 'tool') return { kind: 'reply', text: `${last.ok ? 'ok' : 'not done'}: ${last.content}` };
+  return { kind: 'tools', calls: [call(name, confirm)] };
+};
+
+describe('conversation machine', () => {
+  it('read tool → invoke → reply built from the result; back to idle', async () => {
+    const h = harness({ llm: toolThenAnswer('getOrderStatus') });
+    h.send('status of 1001?', 'm1');
+    await h.settle();
+    expect(h.invocations).toHaveLength(1);
+    expect(h.replies()).toEqual(['ok: {"status":"shipped"}']);
+    expect(h.actor.getSnapshot().value).toBe('idle');
+    expect(h.actor.getSnapshot().context.turn).toBeUndefined();
+    const types = h.outputs.map((o) => (o.type === 'tool' ? `tool.${o.phase}` : o.type === 'turn' ? `turn.${o.phase}` : o.type === 'typing' ? `typing.${o.on}` : o.type));
+    expect(types).toEqual(['turn.started', 'typing.true', 'tool.invoked', 'tool.result', 'reply', 'typing.false', 'turn.ended']);
+  });
+
+  it('write tool → confirm → approve → invoked exactly once → reply', async () => {
+    const h = harness({ llm: toolThenAnswer('cancelOrder', true) });
+    h.send('cancel 1001', 'm1');
+    await h.settle();
+    expect(h.actor.getSnapshot().value).toBe('awaitingConfirmation');
+    const confirm = h.outputs.find((o) => o.type === 'confirm') as Extract<ConversationOutput, { type: 'confirm' }>;
+    expect(confirm).toMatchObject({ name: 'cancelOrder', args: { orderId: '1001' }, summary: 'cancelOrder 1001' });
+    expect(h.invocations).toHaveLength(0);
+    h.actor.send({ type: 'customer.confirm', at: h.clock.now(), confirmationId: 'wrong', approve: true });
+    await h.settle();
+    expect(h.invocations).toHaveLength(0);
+    h.actor.send({ type: 'customer.confirm', at: h.clock.now(), confirmationId: confirm.id, approve: true });
+    await h.settle();
+    expect(h.invocations).toHaveLength(1);
+    expect(h.outputs).toContainEqual({ type: 'confirmation', id: confirm.id, name: 'cancelOrder', outcome: 'approved' });
+    expect(h.replies()).toEqual(['ok: {"status":"shipped"}']);
+  });
+
+  it('deny → never invoked, the LLM is told', async () => {
+    const h = harness({ llm: toolThenAnswer('cancelOrder', true) });
+    h.send('cancel 1001', 'm1');
+    await h.settle();
+    const confirm = h.outputs.find((o) => o.type === 'confirm') as Extract<ConversationOutput, { type: 'confirm' }>;
+    h.actor.send({ type: 'customer.confirm', at: h.clock.now(), confirmationId: confirm.id, approve: false });
+    await h.settle();
+    expect(h.invocations).toHaveLength(0);
+    expect(h.replies()[0]).toMatch(/^not done: The customer declined/);
+    expect(h.outputs).toContainEqual({ type: 'confirmation', id: confirm.id, name: 'cancelOrder', outcome: 'denied' });
+  });
+
+  it('an unanswered confirmation expires at the timeout, not before', async () => {
+    const h = harness({ llm: toolThenAnswer('cancelOrder', true), timeoutMs: 60_000 });
+    h.send('cancel 1001', 'm1');
+    await h.settle();
+    h.clock.advance(59_999);
+    await h.settle();
+    expect(h.actor.getSnapshot().value).toBe('awaitingConfirmation');
+    h.clock.advance(1);
+    await h.settle();
+    expect(h.invocations).toHaveLength(0);
+    expect(h.outputs.some((o) => o.type === 'confirmation' && o.outcome === 'expired')).toBe(true);
+    expect(h.replies()[0]).toMatch(/did not confirm in time/);
+    expect(h.actor.getSnapshot().value).toBe('idle');
+  });
+
+  it('the confirmation deadline survives a restore: re-armed with the time left', async () => {
+    const first = harness({ llm: toolThenAnswer('cancelOrder', true), timeoutMs: 60_000 });
+    first.send('cancel 1001', 'm1');
+    await first.settle();
+    first.clock.advance(20_000);
+    const persisted = first.actor.getPersistedSnapshot();
+    first.actor.stop();
+
+    const clock = createManualClock(first.clock.now() + 10_000); // restarted 10 s later
+    const h = harness({ llm: toolThenAnswer('cancelOrder', true), timeoutMs: 60_000, snapshot: JSON.parse(JSON.stringify(persisted)), clock });
+    h.actor.send({ type: 'restored', at: clock.now() });
+    expect(h.actor.getSnapshot().value).toBe('awaitingConfirmation');
+    clock.advance(29_999);
+    await h.settle();
+    expect(h.actor.getSnapshot().value).toBe('awaitingConfirmation');
+    clock.advance(1);
+    await h.settle();
+    expect(h.outputs.some((o) => o.type === 'confirmation' && o.outcome === 'expired')).toBe(true);
+    expect(h.invocations).toHaveLength(0);
+  });
+
+  it('two messages back to back → two replies, in order', async () => {
+    const h = harness({ llm: (i) => ({ kind: 'reply', text: `re: ${(i.transcript[0] as { text: string }).text}` }) });
+    h.send('one', 'a');
+    h.send('two', 'b');
+    await h.settle();
+    expect(h.replies()).toEqual(['re: one', 're: two']);
+  });
+
+  it('messages arriving mid-turn wait in order; none is dropped', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const h = harness({
+      llm: async (i) => {
+        if ((i.transcript[0] as { text: string }).text === 'first') await gate;
+        return { kind: 'reply', text: `re: ${(i.transcript[0] as { text: string }).text}` };
+      },
+    });
+    h.send('first', '1');
+    h.send('second', '2');
+    h.send('third', '3');
+    await h.settle();
+    expect(h.actor.getSnapshot().context.queue.map((q) => q.text)).toEqual(['second', 'third']);
+    release();
+    await h.settle();
+    expect(h.replies()).toEqual(['re: first', 're: second', 're: third']);
+  });
+
+  it('a failing tool: the LLM is told and answers', async () => {
+    const h = harness({ llm: toolThenAnswer('getOrderStatus'), tool: () => ({ ok: false, error: { message: 'backend down', code: 'timeout' } }) });
+    h.send('status?', 'm1');
+    await h.settle();
+    expect(h.replies()).toEqual(['not done: Error (timeout): backend down']);
+    expect(h.outputs).toContainEqual(expect.objectContaining({ type: 'tool', phase: 'failed', error: 'backend down' }));
+  });
+
+  it('an LLM failure ends the turn with an apology, and the next message is processed', async () => {
+    let n = 0;
+    const h = harness({ llm: () => (n++ === 0 ? Promise.reject(new Error('500')) : { kind: 'reply', text: 'back again' }) });
+    h.send('one', 'a');
+    h.send('two', 'b');
+    await h.settle();
+    expect(h.replies()).toEqual([APOLOGY_LLM_FAILED, 'back again']);
+    expect(h.actor.getSnapshot().value).toBe('idle');
+  });
+
+  it('stops after maxToolSteps with an honest reply', async () => {
+    const h = harness({ llm: () => ({ kind: 'tools', calls: [call('getOrderStatus')] }), maxToolSteps: 2 });
+    h.send('loop', 'm1');
+    await h.settle();
+    expect(h.invocations).toHaveLength(1);
+    expect(h.llmInputs).toHaveLength(2);
+    expect(h.replies()).toEqual([APOLOGY_TOO_MANY_STEPS]);
+  });
+
+  it('a snapshot taken mid-invoke re-runs the invoke with the same invocationId after restore', async () => {
+    let hang = true;
+    const first = harness({ llm: toolThenAnswer('getOrderStatus'), tool: () => (hang ? new Promise(() => {}) : { ok: true, data: 1 }) });
+    first.send('status?', 'm1');
+    await first.settle();
+    expect(first.actor.getSnapshot().value).toBe('callingTool');
+    const persisted = JSON.parse(JSON.stringify(first.actor.getPersistedSnapshot()));
+    first.actor.stop();
+    hang = false;
+    const h = harness({ llm: toolThenAnswer('getOrderStatus'), tool: () => ({ ok: true, data: 1 }), snapshot: persisted });
+    h.actor.send({ type: 'restored', at: h.clock.now() });
+    await h.settle();
+    expect(h.invocations).toHaveLength(1);
+    expect(h.invocations[0].invocationId).toBe(first.invocations[0].invocationId);
+    expect(h.replies()).toEqual(['ok: 1']);
+  });
+
+  it('a message id seen before is ignored', async () => {
+    const h = harness({ llm: () => ({ kind: 'reply', text: 'hi' }) });
+    h.send('hello', 'same');
+    await h.settle();
+    h.send('hello', 'same');
+    await h.settle();
+    expect(h.replies()).toEqual(['hi']);
+  });
+
+  it('keeps an idle snapshot small', async () => {
+    const h = harness({ llm: toolThenAnswer('getOrderStatus') });
+    h.send('status?', 'm1');
+    await h.settle();
+    expect(JSON.stringify(h.actor.getPersistedSnapshot()).length).toBeLessThan(2048);
+  });
+});
