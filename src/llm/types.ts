@@ -1,0 +1,56 @@
+// The LLM layer's one interface. Providers: `offline` (deterministic, no
+// network) and `openai` (any OpenAI-compatible endpoint).
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>;
+}
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; toolCalls?: { id: string; name: string; args: unknown }[] }
+  | { role: 'tool'; toolCallId: string; name: string; content: string };
+
+export interface LlmRequest {
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  purpose: 'chat' | 'reflection';
+  signal?: AbortSignal;
+  responseFormat?: 'json';
+}
+
+export interface LlmResponse {
+  text: string | null;
+  toolCalls: { id: string; name: string; args: unknown }[];
+  usage: { promptTokens: number; completionTokens: number };
+  provider: string;
+  model: string;
+  durationMs: number;
+}
+
+export interface LlmProvider {
+  readonly name: string;
+  readonly model: string;
+  complete(req: LlmRequest): Promise<LlmResponse>;
+}
+
+export type LlmErrorCode = 'timeout' | 'malformed_tool_call' | 'provider_error' | `http_${number}`;
+
+export class LlmError extends Error {
+  override name = 'LlmError';
+  constructor(
+    readonly code: LlmErrorCode,
+    message: string,
+    readonly provider: string,
+  ) {
+    super(message);
+  }
+
+  get retryable(): boolean {
+    if (this.code === 'timeout' || this.code === 'malformed_tool_call' || this.code === 'provider_error') return true;
+    const status = Number(this.code.slice(5));
+    return status === 429 || status >= 500;
+  }
+}
