@@ -64,8 +64,8 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   };
 
   const app: FastifyInstance = Fastify({
-    loggerInstance: logger.child({ component: 'http' }) as unknown as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Per-request lines are info; the http logger starts at warn so only problems are written.
+    loggerInstance: logger.child({ component: 'http' }, { level: logger.levelVal > 40 ? logger.level : 'warn' }) as unknown as FastifyBaseLogger,
     bodyLimit: config.server.body_limit_bytes,
     trustProxy: config.server.trust_proxy,
     forceCloseConnections: true,

@@ -28,7 +28,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
   const queue: ScriptStep[] = [];
   let fallback: ScriptStep = { text: 'OK.' };
   let seq = 0;
-  const pendingTimers = new Set<NodeJS.Timeout>();
+  const pendingDelays = new Set<() => void>();
 
   app.post('/v1/chat/completions', async (request, reply) => {
     const body = request.body as any;
@@ -37,11 +37,13 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     const r = typeof step === 'function' ? step(body) : step;
     if (r.delayMs) {
       await new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
-          pendingTimers.delete(t);
+        const finish = () => {
+          clearTimeout(t);
+          pendingDelays.delete(finish);
           resolve();
-        }, r.delayMs);
-        pendingTimers.add(t);
+        };
+        const t = setTimeout(finish, r.delayMs);
+        pendingDelays.add(finish);
       });
     }
     if (r.status && r.status >= 400) {
@@ -75,7 +77,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     script: (...steps) => void queue.push(...steps),
     fallback: (step) => void (fallback = step),
     async close() {
-      for (const t of pendingTimers) clearTimeout(t);
+      for (const finish of [...pendingDelays]) finish();
       await app.close();
     },
   };

@@ -122,7 +122,7 @@ export async function spawnParley(o: { config?: DeepPartial<ConfigInput>; storag
     output: () => out,
     kill: (signal = 'SIGKILL') =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode);
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
         child.once('exit', (code) => resolve(code));
         child.kill(signal);
       }),
