@@ -1,0 +1,65 @@
+// Bundles the browser code (widget, dashboard) with esbuild into public/build
+// and copies the static pages. Prints each bundle's size, raw and gzipped.
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface BundleEntry {
+  entry: string;
+  out: string;
+  /** Gzipped size budget in bytes; exceeding it is reported. */
+  budgetGzip?: number;
+}
+
+export const BUNDLES: BundleEntry[] = [
+  { entry: 'widget/src/index.ts', out: 'widget.js', budgetGzip: 25 * 1024 },
+  { entry: 'dashboard/src/index.ts', out: 'dashboard.js' },
+];
+
+export const PAGES: { from: string; to: string }[] = [
+  { from: 'widget/demo.html', to: 'demo.html' },
+  { from: 'dashboard/telemetry.html', to: 'telemetry.html' },
+];
+
+export async function buildAssets(o: { outDir?: string; log?: (line: string) => void } = {}) {
+  const outDir = o.outDir ?? join(ROOT, 'public', 'build');
+  const log = o.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  mkdirSync(outDir, { recursive: true });
+  const sizes: { file: string; raw: number; gzip: number }[] = [];
+  for (const b of BUNDLES) {
+    const entry = join(ROOT, b.entry);
+    if (!existsSync(entry)) continue;
+    const outfile = join(outDir, b.out);
+    await build({
+      entryPoints: [entry],
+      outfile,
+      bundle: true,
+      minify: true,
+      format: 'iife',
+      target: 'es2019',
+      platform: 'browser',
+      legalComments: 'none',
+      loader: { '.css': 'text' },
+      logLevel: 'warning',
+    });
+    const content = readFileSync(outfile);
+    const gzip = gzipSync(content, { level: 9 }).length;
+    sizes.push({ file: b.out, raw: content.length, gzip });
+    const over = b.budgetGzip && gzip > b.budgetGzip ? `  OVER BUDGET (${(b.budgetGzip / 1024).toFixed(0)} KB)` : '';
+    log(`  ${b.out.padEnd(14)} ${(content.length / 1024).toFixed(1).padStart(7)} KB raw ${(gzip / 1024).toFixed(1).padStart(6)} KB gzip${over}`);
+  }
+  for (const p of PAGES) {
+    const from = join(ROOT, p.from);
+    if (existsSync(from)) copyFileSync(from, join(outDir, p.to));
+  }
+  return sizes;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.stdout.write('building browser assets → public/build\n');
+  await buildAssets();
+}

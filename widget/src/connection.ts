@@ -1,0 +1,81 @@
+// The widget's socket: connect, init, reconnect with backoff, hand frames up.
+import type { WidgetClientFrame, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
+import { backoffDelay, type Status } from './state.ts';
+
+export interface ConnectionOptions {
+  url: string;
+  init: () => WidgetClientFrame;
+  onFrame: (frame: WidgetServerFrame) => void;
+  onStatus: (status: Status) => void;
+  /** Called after each `ready`, to re-send what was not acknowledged. */
+  onReady: () => void;
+  WebSocketImpl?: typeof WebSocket;
+  setTimer?: (fn: () => void, ms: number) => unknown;
+}
+
+export interface Connection {
+  send(frame: WidgetClientFrame): boolean;
+  close(): void;
+}
+
+const FATAL_CODES = new Set(['unauthorized', 'forbidden_origin']);
+
+export function connect(o: ConnectionOptions): Connection {
+  const WS = o.WebSocketImpl ?? WebSocket;
+  const setTimer = o.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
+  let socket: WebSocket | undefined;
+  let attempt = 0;
+  let stopped = false;
+  let fatal = false;
+  let ready = false;
+
+  const open = () => {
+    if (stopped) return;
+    ready = false;
+    const s = new WS(o.url);
+    socket = s;
+    s.onopen = () => s.send(JSON.stringify(o.init()));
+    s.onmessage = (e) => {
+      let frame: WidgetServerFrame;
+      try {
+        frame = JSON.parse(String(e.data));
+      } catch {
+        return;
+      }
+      if (frame.type === 'ready') {
+        ready = true;
+        attempt = 0;
+        o.onStatus('Connected');
+      }
+      if (frame.type === 'error' && FATAL_CODES.has(frame.code)) fatal = true;
+      o.onFrame(frame);
+      if (frame.type === 'ready') o.onReady();
+    };
+    s.onclose = () => {
+      if (socket !== s) return;
+      socket = undefined;
+      if (stopped) return;
+      if (fatal) return o.onStatus('Disconnected');
+      o.onStatus('Reconnecting');
+      setTimer(open, backoffDelay(attempt++));
+    };
+    s.onerror = () => {
+      /* onclose follows */
+    };
+  };
+
+  o.onStatus('Connecting');
+  open();
+
+  return {
+    send(frame) {
+      if (!socket || socket.readyState !== 1 || !ready) return false;
+      socket.send(JSON.stringify(frame));
+      return true;
+    },
+    close() {
+      stopped = true;
+      socket?.close(1000);
+    },
+  };
+}
