@@ -241,6 +241,8 @@ export const conversationMachine = setup({
                 return { type: 'confirm', id: context.turn!.pending!.confirmationId, turnId: context.turn!.turnId, name: call.name, args: call.args, summary: call.summary };
               },
             },
+            // The customer's turn now: no typing indicator while we wait.
+            { type: 'emit', params: { type: 'typing', on: false } },
           ],
         },
         {
@@ -274,6 +276,7 @@ export const conversationMachine = setup({
             actions: [
               { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, name: currentCall(context).name, outcome: 'approved' }) },
               assign(({ context, event }) => ({ lastAt: event.at, turn: { ...context.turn!, pending: undefined, callStartedAt: event.at } })),
+              { type: 'emit', params: { type: 'typing', on: true } },
               { type: 'emit', params: ({ context }) => ({ type: 'tool', turnId: context.turn!.turnId, callId: currentCall(context).id, name: currentCall(context).name, phase: 'invoked' }) },
             ],
           },
@@ -281,6 +284,7 @@ export const conversationMachine = setup({
             guard: 'matchesPending',
             target: 'nextCall',
             actions: [
+              { type: 'emit', params: { type: 'typing', on: true } },
               { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, name: currentCall(context).name, outcome: 'denied' }) },
               assign(({ context, event }) => ({ lastAt: event.at, turn: skipCall(context, DECLINED_CONTENT) })),
             ],
