@@ -23,6 +23,10 @@ import { proactivePlugin } from './proactive/routes.ts';
 import { daemonMachine } from '../machines/daemon.ts';
 import { createReflectionCycle } from './daemon/reflection.ts';
 import { xstateClock } from './clock.ts';
+import { createOutbox, createWhatsAppChannel } from './channels/whatsapp.ts';
+import { customersPlugin } from './customers/routes.ts';
+import { normalizePhone } from './whatsapp/phone.ts';
+import { whatsappTestPlugin } from './http/test-mode.ts';
 
 export interface WiredComponents {
   hub: ReturnType<typeof createSdkHub>;
@@ -58,7 +62,9 @@ export async function wireComponents(o: {
 
   const llm = createLlmFromConfig(config.llm);
   const sessions = createWebSessions(clock.now);
-  const sinks: Partial<Record<'web' | 'whatsapp', ChannelSink>> = { web: sessions };
+  const outbox = createOutbox(clock);
+  const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox });
+  const sinks: Partial<Record<'web' | 'whatsapp', ChannelSink>> = { web: sessions, whatsapp: whatsapp.sink };
 
   host = createConversationHost({
     services,
@@ -94,7 +100,7 @@ export async function wireComponents(o: {
     customers,
     ledger,
     enabled: () => config.proactive.enabled,
-    deliver: createProactiveDelivery({ services, history, sessions }),
+    deliver: createProactiveDelivery({ services, history, sessions, whatsapp: () => (config.channels.whatsapp.enabled ? whatsapp.outbound : undefined) }),
     telemetry,
   });
 
@@ -111,13 +117,18 @@ export async function wireComponents(o: {
   await app.register(widgetGatewayPlugin, { services, customers, history, host, sessions, tokens: identity.tokens });
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links });
   await app.register(proactivePlugin, { services, proactive });
+  await app.register(customersPlugin, { services, customers, normalizePhone });
+  await app.register(whatsapp.plugin);
+  if (services.testMode) await app.register(whatsappTestPlugin, { outbox });
   if (config.demo.backend) await app.register(demoPlugin, { services, customers, tokens: identity.tokens });
 
   let tick: ReturnType<typeof clock.setTimeout> | undefined;
+  let ticks = 0;
   const scheduleTick = () => {
     tick = clock.setTimeout(() => {
       supervisor.actor.send({ type: 'tick', at: clock.now() });
       void ledger.prune().catch((err) => logger.warn({ err }, 'proactive prune failed'));
+      if (++ticks % 120 === 0) void whatsapp.prune().catch((err) => logger.warn({ err }, 'webhook de-dup prune failed'));
       scheduleTick();
     }, PASSIVATION_TICK_MS);
   };
@@ -125,6 +136,7 @@ export async function wireComponents(o: {
   const afterListen: WiredComponents['afterListen'] = [
     async () => {
       await host!.resumeBusy();
+      whatsapp.start();
       scheduleTick();
       if (daemon) {
         daemon.start();
@@ -145,6 +157,7 @@ export async function wireComponents(o: {
     await host!.stop();
   });
   onShutdown(() => supervisor.stop());
+  onShutdown(() => whatsapp.stop());
   onShutdown(() => {
     daemon?.stop();
   });
@@ -156,6 +169,7 @@ export async function wireComponents(o: {
     diagnostics: () => ({
       conversations: { active: host!.activeCount(), list: host!.list().slice(0, 200) },
       web: { openWidgets: sessions.count() },
+      whatsapp: whatsapp.diagnostics(),
       daemon: daemon ? { state: daemon.getSnapshot().value, ...daemon.getSnapshot().context } : { enabled: false },
     }),
     afterListen,

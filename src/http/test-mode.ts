@@ -15,3 +15,12 @@ export async function testModePlugin(app: FastifyInstance, o: { services: Servic
   });
   app.get('/__test__/clock', async () => ({ offsetMs: o.services.clock.offset(), now: o.services.clock.now() }));
 }
+
+/** GET|DELETE /__test__/whatsapp/outbox: what the test-mode WhatsApp sender sent. */
+export async function whatsappTestPlugin(app: FastifyInstance, o: { outbox: { list(): unknown[]; clear(): void } }) {
+  app.get('/__test__/whatsapp/outbox', async () => ({ messages: o.outbox.list() }));
+  app.delete('/__test__/whatsapp/outbox', async () => {
+    o.outbox.clear();
+    return { messages: [] };
+  });
+}

@@ -1,0 +1,348 @@
+// The WhatsApp channel: the webhook (challenge + signed POSTs), durable
+// inbound and outbound queues, the sender (Graph API, SDK `onSend`, or the
+// test-mode mock), delivery statuses, and confirmations as Yes/No buttons.
+//
+// Inbound: signature checked over the raw bytes → parsed → de-duplicated by
+// WhatsApp message id and queued in ONE LMDB transaction → 200. A worker then
+// resolves the customer by phone and hands the message to the conversation.
+// Outbound: a reply is queued in the same transaction that stores it
+// (see ConversationHost), then sent with retries; 4xx are dead-lettered.
+import type { FastifyInstance } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { ConversationOutput } from '../../machines/conversation.ts';
+import type { ChannelSink, ConversationHost, ConversationMeta } from '../conversations/host.ts';
+import { conversationIdFor } from '../conversations/history.ts';
+import type { CustomerRepo } from '../customers/repo.ts';
+import { safeEqual } from '../http/auth.ts';
+import { HttpError, sendError } from '../http/errors.ts';
+import { createJobQueue, type Job, type JobQueue } from '../jobs/queue.ts';
+import type { WhatsAppOutbound } from '../proactive/delivery.ts';
+import type { SdkHub, Services } from '../services.ts';
+import { createGraphClient } from '../whatsapp/graph-client.ts';
+import { createMockSender, createOutbox, type Outbox } from '../whatsapp/mock-sender.ts';
+import { backoffDelay, renderText, type OutboundWhatsApp, type WhatsAppSender } from '../whatsapp/outbound.ts';
+import { normalizePhone } from '../whatsapp/phone.ts';
+import { verifySignature } from '../whatsapp/signature.ts';
+import { parseWebhook, WebhookPayloadError, type InboundWhatsApp, type WhatsAppStatus } from '../whatsapp/webhook-payload.ts';
+
+export interface OutboundJob {
+  message: OutboundWhatsApp;
+  customerId: string;
+  conversationId?: string;
+  /** The reply or proactive message id this job delivers. */
+  sourceId: string;
+  proactive?: boolean;
+}
+
+interface DeliveryRecord {
+  providerMessageId: string;
+  jobId: string;
+  sourceId: string;
+  customerId: string;
+  conversationId?: string;
+  to: string;
+  status: string;
+  sentAt: number;
+  updatedAt: number;
+  errors?: WhatsAppStatus['errors'];
+}
+
+const SEEN_TTL_MS = 7 * 24 * 3600_000;
+const CONFIRM_REPLY = /^confirm:(.+):(yes|no)$/;
+const YES = /^\s*(yes|y|yeah|yep|ok|okay|approve|confirm|sí|si)\s*[.!]*\s*$/i;
+const NO = /^\s*(no|n|nope|decline|cancel|stop)\s*[.!]*\s*$/i;
+
+/** A button reply for this confirmation, or a typed yes/no while one is pending. */
+export function confirmationAnswer(m: Pick<InboundWhatsApp, 'text' | 'replyId'>, pendingId: string): boolean | undefined {
+  const button = m.replyId ? CONFIRM_REPLY.exec(m.replyId) : null;
+  if (button) return button[1] === pendingId ? button[2] === 'yes' : undefined;
+  if (YES.test(m.text)) return true;
+  if (NO.test(m.text)) return false;
+  return undefined;
+}
+
+export interface WhatsAppChannel {
+  sink: ChannelSink;
+  outbound: WhatsAppOutbound;
+  inbound: JobQueue<InboundWhatsApp>;
+  outboundQueue: JobQueue<OutboundJob>;
+  plugin: (app: FastifyInstance) => Promise<void>;
+  start(): void;
+  stop(): Promise<void>;
+  prune(): Promise<number>;
+  diagnostics(): Record<string, unknown>;
+}
+
+export function checkWhatsAppConfig(services: Services): void {
+  const wa = services.config.channels.whatsapp;
+  if (!wa.enabled || wa.provider !== 'meta') return;
+  const needed: [keyof typeof wa, string][] = [
+    ['verify_token', 'WA_VERIFY_TOKEN'],
+    ['app_secret', 'WA_APP_SECRET'],
+    ...(services.testMode ? [] : ([['phone_id', 'WA_PHONE_ID'], ['token', 'WA_TOKEN']] as [keyof typeof wa, string][])),
+  ];
+  const missing = needed.filter(([k]) => !wa[k]);
+  if (missing.length) {
+    throw new Error(
+      `channels.whatsapp: provider "meta" is enabled but ${missing.map(([k, env]) => `${k} (${env})`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} not set`,
+    );
+  }
+}
+
+export function createWhatsAppChannel(deps: { services: Services; customers: CustomerRepo; hub: SdkHub; host: () => ConversationHost; outbox: Outbox }): WhatsAppChannel {
+  const { services, customers, hub } = deps;
+  const { store, clock, config, telemetry, logger } = services;
+  const wa = config.channels.whatsapp;
+  checkWhatsAppConfig(services);
+  const log = logger.child({ component: 'whatsapp' });
+  const seen = store.table<number>('webhookSeen');
+  const deliveries = store.table<DeliveryRecord>('outbox');
+
+  const sender: WhatsAppSender = (() => {
+    if (wa.provider === 'sdk') {
+      return {
+        name: 'sdk',
+        async send(m) {
+          if (!hub.canSend()) return { ok: false, retryable: true, message: 'No connected SDK delivers WhatsApp messages (onSend) yet' };
+          const id = randomUUID();
+          const r = await hub.send({ id, channel: 'whatsapp', to: m.to, content: renderText(m) }, wa.send_timeout_ms);
+          return r.ok ? { ok: true, providerMessageId: r.messageId ?? id } : { ok: false, retryable: true, message: r.error ?? 'onSend failed' };
+        },
+      };
+    }
+    if (services.testMode && (!wa.phone_id || !wa.token)) return createMockSender(deps.outbox);
+    const graph = createGraphClient({ graphUrl: wa.graph_url, phoneId: wa.phone_id, token: wa.token, timeoutMs: wa.send_timeout_ms });
+    if (!services.testMode) return graph;
+    // In test mode every delivered message is also visible in the outbox.
+    return {
+      name: graph.name,
+      async send(m) {
+        const r = await graph.send(m);
+        if (r.ok) deps.outbox.record(m, r.providerMessageId);
+        return r;
+      },
+    };
+  })();
+
+  const outboundQueue = createJobQueue<OutboundJob>({
+    store,
+    clock,
+    logger,
+    name: 'wa-outbound',
+    orderingKey: (p) => p.message.to,
+    leaseMs: wa.lease_ms,
+    maxAttempts: wa.max_send_attempts,
+    concurrency: 16,
+    onDeadLetter: (job) =>
+      telemetry.event({ type: 'whatsapp.dead_letter', customerId: job.payload.customerId, conversationId: job.payload.conversationId, channel: 'whatsapp', data: { jobId: job.id, attempts: job.attempts, error: job.error } }),
+    handler: async (job) => {
+      const p = job.payload;
+      const base = { customerId: p.customerId, conversationId: p.conversationId, channel: 'whatsapp' as const };
+      const result = await sender.send(p.message);
+      if (result.ok) {
+        const now = clock.now();
+        await deliveries.put(result.providerMessageId, {
+          providerMessageId: result.providerMessageId, jobId: job.id, sourceId: p.sourceId, customerId: p.customerId, conversationId: p.conversationId,
+          to: p.message.to, status: 'sent', sentAt: now, updatedAt: now,
+        });
+        telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'accepted', providerMessageId: result.providerMessageId, kind: p.message.kind, sender: sender.name, attempts: job.attempts + 1, proactive: p.proactive ?? false } });
+        return 'done';
+      }
+      telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: result.retryable ? 'retrying' : 'failed', httpStatus: result.status, code: result.code, message: result.message, attempt: job.attempts + 1 } });
+      if (result.retryable) return { retryAt: clock.now() + backoffDelay(job.attempts, result.retryAfterMs), error: result.message };
+      return { fail: `${result.code ?? result.status ?? 'error'}: ${result.message}` };
+    },
+  });
+
+  const inbound = createJobQueue<InboundWhatsApp>({
+    store,
+    clock,
+    logger,
+    name: 'wa-inbound',
+    orderingKey: (m) => m.from,
+    leaseMs: wa.lease_ms,
+    maxAttempts: 10,
+    concurrency: 16,
+    handler: async (job) => {
+      const m = job.payload;
+      const customer = customers.findBy('phone', m.from) ?? (await customers.upsert({ externalId: m.from, phone: m.from }));
+      await customers.touchInbound(customer.customerId, 'whatsapp', clock.now());
+      const host = deps.host();
+      const conversationId = conversationIdFor(customer.customerId, 'whatsapp');
+      const pending = host.pendingConfirmation(conversationId);
+      if (pending) {
+        const answer = confirmationAnswer(m, pending.id);
+        if (answer !== undefined) {
+          await host.confirm(conversationId, pending.id, answer);
+          return 'done';
+        }
+      }
+      await host.receive(customer, 'whatsapp', { messageId: `wa:${m.waMessageId}`, text: m.text });
+      return 'done';
+    },
+  });
+
+  // Jobs prepared inside the conversation's transaction, made runnable once it commits.
+  const prepared = new Map<string, Job<OutboundJob> | undefined>();
+
+  const messageFor = (meta: ConversationMeta, o: ConversationOutput): OutboundWhatsApp | undefined => {
+    const phone = customers.get(meta.customerId)?.phone;
+    if (!phone) return undefined;
+    if (o.type === 'reply') return { kind: 'text', to: phone, text: o.text };
+    if (o.type === 'confirm') {
+      return { kind: 'buttons', to: phone, text: `${o.summary}?`, buttons: [{ id: `confirm:${o.id}:yes`, title: 'Yes' }, { id: `confirm:${o.id}:no`, title: 'No' }] };
+    }
+    return undefined;
+  };
+
+  const sink: ChannelSink = {
+    writeInTx(meta, o) {
+      if (o.type !== 'reply' && o.type !== 'confirm') return;
+      const message = messageFor(meta, o);
+      if (!message) {
+        log.warn({ conversationId: meta.conversationId }, 'no phone number for a WhatsApp reply');
+        return;
+      }
+      prepared.set(o.id, outboundQueue.prepareInTx({ message, customerId: meta.customerId, conversationId: meta.conversationId, sourceId: o.id }, { id: `out:${o.id}` }));
+    },
+    deliver(_meta, o) {
+      if (o.type !== 'reply' && o.type !== 'confirm') return;
+      const job = prepared.get(o.id);
+      prepared.delete(o.id);
+      outboundQueue.accept([job]);
+    },
+  };
+
+  const outbound: WhatsAppOutbound = {
+    async enqueueProactive({ messageId, customerId, to, text, template }) {
+      const message: OutboundWhatsApp = template ? { kind: 'template', to, template } : { kind: 'text', to, text };
+      await outboundQueue.enqueue({ message, customerId, conversationId: conversationIdFor(customerId, 'whatsapp'), sourceId: messageId, proactive: true }, { id: `out:${messageId}` });
+    },
+  };
+
+  const recordStatuses = async (statuses: WhatsAppStatus[]) => {
+    if (!statuses.length) return;
+    const updated = await store.transaction(() =>
+      statuses.map((s) => {
+        const d = deliveries.get(s.providerMessageId);
+        if (d) deliveries.putInTx(s.providerMessageId, { ...d, status: s.status, updatedAt: clock.now(), ...(s.errors.length ? { errors: s.errors } : {}) });
+        return { s, d };
+      }),
+    );
+    for (const { s, d } of updated) {
+      telemetry.event({
+        type: 'whatsapp.status', channel: 'whatsapp', customerId: d?.customerId, conversationId: d?.conversationId,
+        data: { status: s.status, providerMessageId: s.providerMessageId, known: d !== undefined, ...(s.errors.length ? { errors: s.errors } : {}) },
+      });
+    }
+  };
+
+  /** Webhook de-dup + queueing in one transaction; resolves with the number queued. */
+  const acceptInbound = async (messages: InboundWhatsApp[], source: 'webhook' | 'sdk') => {
+    const jobs = await store.transaction(() =>
+      messages.map((m) => {
+        const key = `wa:${m.waMessageId}`;
+        if (seen.get(key) !== undefined) return undefined;
+        seen.putInTx(key, clock.now());
+        return inbound.prepareInTx(m, { id: key });
+      }),
+    );
+    inbound.accept(jobs);
+    messages.forEach((m, i) => {
+      if (jobs[i]) telemetry.event({ type: 'whatsapp.inbound', channel: 'whatsapp', data: { waMessageId: m.waMessageId, kind: m.kind, source } });
+    });
+    return jobs.filter(Boolean).length;
+  };
+
+  if (wa.enabled && wa.provider === 'sdk') {
+    const setIngest = (hub as SdkHub & { setIngestHandler?: (h: unknown) => void }).setIngestHandler;
+    setIngest?.(async (frame: { channel: string; from: string; text: string; messageId?: string }) => {
+      if (frame.channel !== 'whatsapp') return { ok: false, error: 'only the whatsapp channel can be ingested' };
+      const from = normalizePhone(frame.from);
+      if (!from) return { ok: false, error: 'from: not a phone number (E.164 expected)' };
+      await acceptInbound([{ waMessageId: frame.messageId ?? randomUUID(), from, phoneNumberId: 'sdk', text: frame.text, kind: 'text', timestampMs: clock.now() }], 'sdk');
+      return { ok: true };
+    });
+  }
+
+  const plugin = async (app: FastifyInstance) => {
+    if (!wa.enabled || wa.provider !== 'meta') return;
+    await app.register(async (scope) => {
+      // The signature covers the raw bytes: keep them.
+      scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+      scope.get(wa.webhook_path, async (request, reply) => {
+        const q = request.query as Record<string, unknown>;
+        const mode = q['hub.mode'];
+        const token = q['hub.verify_token'];
+        const challenge = q['hub.challenge'];
+        if (mode === 'subscribe' && typeof token === 'string' && safeEqual(token, wa.verify_token) && typeof challenge === 'string') {
+          return reply.type('text/plain; charset=utf-8').send(challenge);
+        }
+        return sendError(reply, 403, 'forbidden', 'Verification failed');
+      });
+      scope.post(wa.webhook_path, async (request, reply) => {
+        const raw = request.body;
+        if (!Buffer.isBuffer(raw) || !verifySignature(raw, request.headers['x-hub-signature-256'], wa.app_secret)) {
+          return sendError(reply, 401, 'invalid_signature', 'Missing or invalid x-hub-signature-256');
+        }
+        let json: unknown;
+        try {
+          json = JSON.parse(raw.toString('utf8'));
+        } catch {
+          throw new HttpError(400, 'bad_request', 'Body is not valid JSON');
+        }
+        let parsed;
+        try {
+          parsed = parseWebhook(json);
+        } catch (err) {
+          if (err instanceof WebhookPayloadError) throw new HttpError(400, 'validation_failed', err.message);
+          throw err;
+        }
+        const queued = await acceptInbound(parsed.messages, 'webhook');
+        void recordStatuses(parsed.statuses).catch((err) => log.warn({ err }, 'status update failed'));
+        return { received: parsed.messages.length, queued, statuses: parsed.statuses.length };
+      });
+    });
+  };
+
+  const enabled = wa.enabled;
+  return {
+    sink,
+    outbound,
+    inbound,
+    outboundQueue,
+    plugin,
+    start() {
+      if (!enabled) return;
+      inbound.start();
+      outboundQueue.start();
+      hub.onChange(() => {
+        if (hub.canSend()) outboundQueue.expedite();
+      });
+    },
+    async stop() {
+      await Promise.all([inbound.stop(), outboundQueue.stop()]);
+    },
+    prune: () =>
+      store.transaction(() => {
+        let n = 0;
+        const cutoff = clock.now() - SEEN_TTL_MS;
+        for (const { key, value } of seen.range()) {
+          if (value < cutoff) {
+            seen.removeInTx(key);
+            n++;
+          }
+        }
+        return n;
+      }),
+    diagnostics: () => ({
+      enabled,
+      provider: wa.provider,
+      sender: sender.name,
+      inbound: { depth: inbound.depth(), inFlight: inbound.inFlight() },
+      outbound: { depth: outboundQueue.depth(), inFlight: outboundQueue.inFlight(), deadLetters: outboundQueue.deadLetters(20).length },
+    }),
+  };
+}
+
+export { createOutbox };

@@ -1,0 +1,257 @@
+// A durable job queue on the Store. Jobs live in LMDB until done; the
+// process keeps an in-memory index of them (rebuilt at start) to schedule.
+//
+// - Per ordering key, at most one job runs at a time, in enqueue order.
+// - Workers are woken by events (enqueue, completion, a timer for the earliest
+//   retry), never by a polling sleep.
+// - A handler that neither settles nor fails within `leaseMs` loses its lease:
+//   the job is run again (handlers must be idempotent). A process crash voids
+//   every lease: at start all stored jobs are runnable again.
+// - `enqueue` with an id is idempotent while that job exists.
+// - After `maxAttempts`, or when the handler says `fail`, the job moves to the
+//   dead letters (kept, listable).
+import type { Clock, TimerHandle } from '../clock.ts';
+import type { Logger } from '../logger.ts';
+import type { Store } from '../store/types.ts';
+
+export interface Job<P> {
+  id: string;
+  seq: number;
+  key: string;
+  payload: P;
+  attempts: number;
+  runAt: number;
+  enqueuedAt: number;
+  lastError?: string;
+}
+
+export interface DeadJob<P> extends Job<P> {
+  failedAt: number;
+  error: string;
+}
+
+export type JobOutcome = 'done' | { retryAt: number; error?: string } | { fail: string };
+
+export interface JobQueueOptions<P> {
+  store: Store;
+  clock: Clock;
+  name: string;
+  handler: (job: Job<P>) => Promise<JobOutcome>;
+  orderingKey: (payload: P) => string;
+  logger: Logger;
+  concurrency?: number;
+  leaseMs?: number;
+  maxAttempts?: number;
+  onDeadLetter?: (job: DeadJob<P>) => void;
+}
+
+export interface JobQueue<P> {
+  /** Inside the caller's transaction: stores the job. Call `accept` with the result after the commit. */
+  prepareInTx(payload: P, options?: { id?: string; runAt?: number }): Job<P> | undefined;
+  /** Makes prepared jobs runnable (after their transaction committed). */
+  accept(jobs: (Job<P> | undefined)[]): void;
+  /** Stores and schedules; resolves false when a job with this id already exists. */
+  enqueue(payload: P, options?: { id?: string; runAt?: number }): Promise<boolean>;
+  start(): void;
+  stop(): Promise<void>;
+  /** Runs what is due now. */
+  wake(): void;
+  /** Makes every waiting job due now (an external condition changed, e.g. a sender came back). */
+  expedite(): void;
+  depth(): number;
+  inFlight(): number;
+  deadLetters(limit?: number): DeadJob<P>[];
+  /** Resolves when nothing is queued or running (tests, shutdown). */
+  idle(): Promise<void>;
+}
+
+export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
+  const { store, clock, name } = o;
+  const table = store.table<unknown>('jobs');
+  const concurrency = o.concurrency ?? 8;
+  const leaseMs = o.leaseMs ?? 30_000;
+  const maxAttempts = o.maxAttempts ?? 8;
+  const log = o.logger.child({ component: `queue:${name}` });
+
+  const jobKey = (seq: number) => ['q', name, seq];
+  const idKey = (id: string) => ['id', name, id];
+  const seqKey = ['seq', name];
+  const deadKey = (seq: number) => ['dead', name, seq];
+
+  const pending = new Map<number, Job<P>>(); // by seq; scheduled in seq order
+  const running = new Map<number, { job: Job<P>; lease: TimerHandle; token: number }>();
+  const busyKeys = new Set<string>();
+  let timer: TimerHandle | undefined;
+  let timerAt = Infinity;
+  let started = false;
+  let stopping = false;
+  let token = 0;
+  const idleWaiters = new Set<() => void>();
+
+  const notifyIdle = () => {
+    if (pending.size === 0 && running.size === 0) for (const w of [...idleWaiters]) w();
+  };
+
+  const armTimer = (at: number) => {
+    if (at >= timerAt) return;
+    clock.clearTimeout(timer);
+    timerAt = at;
+    timer = clock.setTimeout(() => {
+      timerAt = Infinity;
+      timer = undefined;
+      pump();
+    }, Math.max(0, at - clock.now()));
+  };
+
+  const finish = async (job: Job<P>, outcome: JobOutcome) => {
+    if (outcome === 'done') {
+      await store.transaction(() => {
+        table.removeInTx(jobKey(job.seq));
+        table.removeInTx(idKey(job.id));
+      });
+      return;
+    }
+    const error = 'fail' in outcome ? outcome.fail : outcome.error ?? 'retry';
+    const attempts = job.attempts + 1;
+    if ('fail' in outcome || attempts >= maxAttempts) {
+      const dead: DeadJob<P> = { ...job, attempts, failedAt: clock.now(), error };
+      await store.transaction(() => {
+        table.removeInTx(jobKey(job.seq));
+        table.removeInTx(idKey(job.id));
+        table.putInTx(deadKey(job.seq), dead);
+      });
+      log.warn({ jobId: job.id, attempts, error }, 'job dead-lettered');
+      o.onDeadLetter?.(dead);
+      return;
+    }
+    const next: Job<P> = { ...job, attempts, runAt: outcome.retryAt, lastError: error };
+    await table.put(jobKey(job.seq), next);
+    pending.set(job.seq, next);
+  };
+
+  const run = (job: Job<P>) => {
+    const myToken = ++token;
+    busyKeys.add(job.key);
+    pending.delete(job.seq);
+    const lease = clock.setTimeout(() => {
+      // The handler hung: give the job back (same attempt count + 1) and free its key.
+      const r = running.get(job.seq);
+      if (!r || r.token !== myToken) return;
+      running.delete(job.seq);
+      busyKeys.delete(job.key);
+      log.warn({ jobId: job.id }, 'job lease expired; running it again');
+      void finish(job, { retryAt: clock.now(), error: 'lease expired' }).then(pump, pump);
+    }, leaseMs);
+    running.set(job.seq, { job, lease, token: myToken });
+    void (async () => {
+      let outcome: JobOutcome;
+      try {
+        outcome = await o.handler(job);
+      } catch (err) {
+        outcome = { retryAt: clock.now() + Math.min(30_000, 500 * 2 ** job.attempts), error: (err as Error).message };
+      }
+      const r = running.get(job.seq);
+      if (!r || r.token !== myToken) return; // lease already expired; the rerun owns the job
+      clock.clearTimeout(r.lease);
+      try {
+        await finish(job, outcome);
+      } catch (err) {
+        log.error({ err, jobId: job.id }, 'job bookkeeping failed; it will run again');
+        pending.set(job.seq, { ...job, runAt: clock.now() + 1000 });
+      }
+      running.delete(job.seq);
+      busyKeys.delete(job.key);
+      pump();
+    })();
+  };
+
+  function pump() {
+    if (!started || stopping) return;
+    const now = clock.now();
+    let earliest = Infinity;
+    const blocked = new Set<string>();
+    const ordered = [...pending.values()].sort((a, b) => a.seq - b.seq);
+    for (const job of ordered) {
+      if (running.size >= concurrency) break;
+      if (busyKeys.has(job.key) || blocked.has(job.key)) continue;
+      if (job.runAt > now) {
+        // Later jobs of the same key wait behind this one.
+        blocked.add(job.key);
+        earliest = Math.min(earliest, job.runAt);
+        continue;
+      }
+      run(job);
+    }
+    if (earliest < Infinity) armTimer(earliest);
+    notifyIdle();
+  }
+
+  const prepareInTx = (payload: P, options: { id?: string; runAt?: number } = {}): Job<P> | undefined => {
+    const seq = ((table.get(seqKey) as number | undefined) ?? 0) + 1;
+    const id = options.id ?? `${name}-${seq}`;
+    if (options.id && table.get(idKey(options.id)) !== undefined) return undefined;
+    const now = clock.now();
+    const job: Job<P> = { id, seq, key: o.orderingKey(payload), payload, attempts: 0, runAt: options.runAt ?? now, enqueuedAt: now };
+    table.putInTx(seqKey, seq);
+    table.putInTx(jobKey(seq), job);
+    table.putInTx(idKey(id), seq);
+    return job;
+  };
+
+  const accept = (jobs: (Job<P> | undefined)[]) => {
+    for (const j of jobs) if (j && !running.has(j.seq)) pending.set(j.seq, j);
+    pump();
+  };
+
+  return {
+    prepareInTx,
+    accept,
+    async enqueue(payload, options) {
+      const job = await store.transaction(() => prepareInTx(payload, options));
+      accept([job]);
+      return job !== undefined;
+    },
+    start() {
+      if (started) return;
+      started = true;
+      for (const { value } of table.range({ start: ['q', name], end: ['q', name, Infinity] })) {
+        const job = value as Job<P>;
+        pending.set(job.seq, job);
+      }
+      if (pending.size) log.info({ jobs: pending.size }, 'resuming stored jobs');
+      pump();
+    },
+    async stop() {
+      stopping = true;
+      clock.clearTimeout(timer);
+      const deadline = Date.now() + 2000;
+      while (running.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      for (const r of running.values()) clock.clearTimeout(r.lease);
+    },
+    wake: () => pump(),
+    expedite() {
+      const now = clock.now();
+      for (const [seq, job] of pending) if (job.runAt > now) pending.set(seq, { ...job, runAt: now });
+      pump();
+    },
+    depth: () => pending.size + running.size,
+    inFlight: () => running.size,
+    deadLetters(limit = 100) {
+      const out: DeadJob<P>[] = [];
+      for (const { value } of table.range({ start: ['dead', name], end: ['dead', name, Infinity], reverse: false, limit })) out.push(value as DeadJob<P>);
+      return out;
+    },
+    idle() {
+      if (pending.size === 0 && running.size === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const w = () => {
+          if (pending.size === 0 && running.size === 0) {
+            idleWaiters.delete(w);
+            resolve();
+          }
+        };
+        idleWaiters.add(w);
+      });
+    },
+  };
+}

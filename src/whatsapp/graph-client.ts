@@ -1,0 +1,89 @@
+// The built-in `meta` adapter: one POST to the Graph API per attempt; the
+// outbound queue owns the retry policy. The token never reaches a log.
+import { request } from 'undici';
+import { toWaId } from './phone.ts';
+import type { OutboundWhatsApp, SendResult, WhatsAppSender } from './outbound.ts';
+
+export interface GraphClientOptions {
+  graphUrl: string;
+  phoneId: string;
+  token: string;
+  timeoutMs: number;
+}
+
+export function graphBody(m: OutboundWhatsApp): Record<string, unknown> {
+  const base = { messaging_product: 'whatsapp', recipient_type: 'individual', to: toWaId(m.to) };
+  if (m.kind === 'text') return { ...base, type: 'text', text: { preview_url: false, body: m.text } };
+  if (m.kind === 'template') {
+    return {
+      ...base,
+      type: 'template',
+      template: {
+        name: m.template.name,
+        language: { code: m.template.language },
+        ...(m.template.parameters?.length ? { components: [{ type: 'body', parameters: m.template.parameters.map((text) => ({ type: 'text', text })) }] } : {}),
+      },
+    };
+  }
+  return {
+    ...base,
+    type: 'interactive',
+    interactive: {
+      type: 'button',
+      body: { text: m.text.slice(0, 1024) },
+      action: { buttons: m.buttons.slice(0, 3).map((b) => ({ type: 'reply', reply: { id: b.id.slice(0, 256), title: b.title.slice(0, 20) } })) },
+    },
+  };
+}
+
+/** Retry-After: seconds or an HTTP date. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (!v) return undefined;
+  if (/^\d+(\.\d+)?$/.test(v.trim())) return Math.round(Number(v) * 1000);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+export function createGraphClient(o: GraphClientOptions): WhatsAppSender {
+  const url = `${o.graphUrl.replace(/\/$/, '')}/${encodeURIComponent(o.phoneId)}/messages`;
+  return {
+    name: 'meta',
+    async send(message): Promise<SendResult> {
+      let res;
+      try {
+        res = await request(url, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${o.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(graphBody(message)),
+          headersTimeout: o.timeoutMs,
+          bodyTimeout: o.timeoutMs,
+        });
+      } catch (err) {
+        const code = (err as { code?: string }).code ?? 'network_error';
+        return { ok: false, retryable: true, code, message: code.includes('TIMEOUT') ? 'Graph API timed out' : `Graph API unreachable (${code})` };
+      }
+      let body: any;
+      try {
+        body = await res.body.json();
+      } catch {
+        body = undefined;
+      }
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        const id = body?.messages?.[0]?.id;
+        if (typeof id === 'string') return { ok: true, providerMessageId: id };
+        return { ok: false, retryable: false, status: res.statusCode, message: 'Graph API accepted the message but returned no id' };
+      }
+      const error = body?.error ?? {};
+      const retryable = res.statusCode === 429 || res.statusCode >= 500;
+      return {
+        ok: false,
+        retryable,
+        status: res.statusCode,
+        code: error.code ?? res.statusCode,
+        message: typeof error.message === 'string' ? error.message : `Graph API answered HTTP ${res.statusCode}`,
+        retryAfterMs: parseRetryAfter(res.headers['retry-after']),
+      };
+    },
+  };
+}

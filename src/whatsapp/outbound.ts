@@ -1,0 +1,28 @@
+// What we send on WhatsApp, whoever delivers it (Graph API, mock, or the SDK).
+export type OutboundWhatsApp =
+  | { kind: 'text'; to: string; text: string }
+  | { kind: 'template'; to: string; template: { name: string; language: string; parameters?: string[] } }
+  | { kind: 'buttons'; to: string; text: string; buttons: { id: string; title: string }[] };
+
+export type SendResult =
+  | { ok: true; providerMessageId: string }
+  | { ok: false; retryable: boolean; status?: number; code?: number | string; message: string; retryAfterMs?: number };
+
+export interface WhatsAppSender {
+  readonly name: string;
+  send(message: OutboundWhatsApp): Promise<SendResult>;
+}
+
+/** The message as plain text: what the SDK's onSend and the mock outbox see. */
+export function renderText(m: OutboundWhatsApp): string {
+  if (m.kind === 'text') return m.text;
+  if (m.kind === 'template') return `[template:${m.template.name}]${m.template.parameters?.length ? ` ${m.template.parameters.join(' ')}` : ''}`;
+  return `${m.text} [buttons: ${m.buttons.map((b) => b.title).join(' | ')}]`;
+}
+
+/** Exponential backoff with full jitter (base 500 ms, cap 30 s), never shorter than Retry-After. */
+export function backoffDelay(attempt: number, retryAfterMs?: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(30_000, 500 * 2 ** Math.max(0, attempt));
+  const jittered = Math.round(random() * ceiling);
+  return Math.max(jittered, retryAfterMs ?? 0, 100);
+}

@@ -1,0 +1,122 @@
+// Meta's webhook format (WhatsApp Cloud API). Lenient about fields Meta adds;
+// strict about the ones we read.
+import { z } from 'zod';
+import { normalizePhone } from './phone.ts';
+
+const Text = z.looseObject({ body: z.string() });
+const Media = z.looseObject({ caption: z.string().optional(), id: z.string().optional(), filename: z.string().optional() });
+
+const Message = z.looseObject({
+  id: z.string().min(1),
+  from: z.string().min(1),
+  timestamp: z.string().optional(),
+  type: z.string(),
+  text: Text.optional(),
+  interactive: z
+    .looseObject({
+      type: z.string(),
+      button_reply: z.looseObject({ id: z.string(), title: z.string() }).optional(),
+      list_reply: z.looseObject({ id: z.string(), title: z.string(), description: z.string().optional() }).optional(),
+    })
+    .optional(),
+  button: z.looseObject({ payload: z.string().optional(), text: z.string() }).optional(),
+  image: Media.optional(),
+  audio: Media.optional(),
+  video: Media.optional(),
+  document: Media.optional(),
+  sticker: Media.optional(),
+  location: z.looseObject({ latitude: z.number().optional(), longitude: z.number().optional(), name: z.string().optional() }).optional(),
+});
+
+const Status = z.looseObject({
+  id: z.string().min(1),
+  status: z.string(),
+  recipient_id: z.string().optional(),
+  timestamp: z.string().optional(),
+  errors: z.array(z.looseObject({ code: z.union([z.number(), z.string()]), title: z.string().optional(), message: z.string().optional() })).optional(),
+});
+
+export const WebhookPayload = z.looseObject({
+  object: z.literal('whatsapp_business_account'),
+  entry: z.array(
+    z.looseObject({
+      id: z.string().optional(),
+      changes: z.array(
+        z.looseObject({
+          field: z.string().optional(),
+          value: z.looseObject({
+            messaging_product: z.string().optional(),
+            metadata: z.looseObject({ phone_number_id: z.string(), display_phone_number: z.string().optional() }).optional(),
+            contacts: z.array(z.looseObject({ wa_id: z.string(), profile: z.looseObject({ name: z.string().optional() }).optional() })).optional(),
+            messages: z.array(Message).optional(),
+            statuses: z.array(Status).optional(),
+          }),
+        }),
+      ),
+    }),
+  ),
+});
+
+export interface InboundWhatsApp {
+  waMessageId: string;
+  from: string;
+  name?: string;
+  phoneNumberId: string;
+  text: string;
+  kind: 'text' | 'button' | 'list' | 'media' | 'other';
+  replyId?: string;
+  timestampMs: number;
+}
+
+export interface WhatsAppStatus {
+  providerMessageId: string;
+  status: string;
+  recipient?: string;
+  timestampMs: number;
+  errors: { code: number | string; title?: string; message?: string }[];
+}
+
+export class WebhookPayloadError extends Error {
+  override name = 'WebhookPayloadError';
+}
+
+const MEDIA = ['image', 'audio', 'video', 'document', 'sticker'] as const;
+
+function toInbound(m: z.infer<typeof Message>, phoneNumberId: string, names: Map<string, string>): InboundWhatsApp | undefined {
+  const from = normalizePhone(m.from);
+  if (!from) return undefined;
+  const base = { waMessageId: m.id, from, name: names.get(m.from), phoneNumberId, timestampMs: m.timestamp ? Number(m.timestamp) * 1000 : 0 };
+  if (m.type === 'text' && m.text) return { ...base, kind: 'text', text: m.text.body };
+  if (m.type === 'interactive' && m.interactive?.button_reply) return { ...base, kind: 'button', text: m.interactive.button_reply.title, replyId: m.interactive.button_reply.id };
+  if (m.type === 'interactive' && m.interactive?.list_reply) return { ...base, kind: 'list', text: m.interactive.list_reply.title, replyId: m.interactive.list_reply.id };
+  if (m.type === 'button' && m.button) return { ...base, kind: 'button', text: m.button.text, replyId: m.button.payload };
+  for (const kind of MEDIA) {
+    const media = m[kind];
+    if (m.type === kind) return { ...base, kind: 'media', text: `[${kind}]${media?.caption ? ` ${media.caption}` : media?.filename ? ` ${media.filename}` : ''}` };
+  }
+  if (m.type === 'location' && m.location) return { ...base, kind: 'other', text: `[location]${m.location.name ? ` ${m.location.name}` : ''}` };
+  return { ...base, kind: 'other', text: `[${m.type}]` };
+}
+
+export function parseWebhook(json: unknown): { messages: InboundWhatsApp[]; statuses: WhatsAppStatus[] } {
+  const parsed = WebhookPayload.safeParse(json);
+  if (!parsed.success) {
+    throw new WebhookPayloadError(parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+  }
+  const messages: InboundWhatsApp[] = [];
+  const statuses: WhatsAppStatus[] = [];
+  for (const entry of parsed.data.entry) {
+    for (const change of entry.changes) {
+      const v = change.value;
+      const names = new Map((v.contacts ?? []).map((c) => [c.wa_id, c.profile?.name ?? ''] as const));
+      for (const m of v.messages ?? []) {
+        const inbound = toInbound(m, v.metadata?.phone_number_id ?? '', names);
+        if (inbound) messages.push(inbound);
+      }
+      for (const s of v.statuses ?? []) {
+        statuses.push({ providerMessageId: s.id, status: s.status, recipient: s.recipient_id, timestampMs: s.timestamp ? Number(s.timestamp) * 1000 : 0, errors: s.errors ?? [] });
+      }
+    }
+  }
+  return { messages, statuses };
+}

@@ -1,0 +1,45 @@
+// Builds signed Meta webhook payloads for tests.
+import { signPayload } from '../../src/whatsapp/signature.ts';
+
+export const WA = { phone_id: '1234567890', token: 'wa-token-xyz', verify_token: 'verify-me', app_secret: 'app-secret-abc' };
+
+let counter = 0;
+
+export function textMessage(from: string, text: string, id = `wamid.in.${++counter}.${Date.now()}`) {
+  return { from: from.replace('+', ''), id, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: text } };
+}
+
+export function buttonReply(from: string, replyId: string, title: string) {
+  return { from: from.replace('+', ''), id: `wamid.btn.${++counter}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: replyId, title } } };
+}
+
+export function webhookBody(messages: unknown[], statuses: unknown[] = []) {
+  return {
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: 'WABA',
+        changes: [
+          {
+            field: 'messages',
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: '15550001111', phone_number_id: WA.phone_id },
+              contacts: (messages as { from: string }[]).map((m) => ({ wa_id: m.from, profile: { name: 'Test' } })),
+              ...(messages.length ? { messages } : {}),
+              ...(statuses.length ? { statuses } : {}),
+            },
+          },
+        ],
+      },
+    ],
+  };
+}
+
+export async function postWebhook(baseUrl: string, body: unknown, o: { secret?: string; signature?: string | null; path?: string } = {}) {
+  const raw = JSON.stringify(body);
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const sig = o.signature === undefined ? signPayload(raw, o.secret ?? WA.app_secret) : o.signature;
+  if (sig !== null) headers['x-hub-signature-256'] = sig;
+  return fetch(`${baseUrl}${o.path ?? '/wa/webhook'}`, { method: 'POST', headers, body: raw });
+}
