@@ -27,6 +27,9 @@ import { createOutbox, createWhatsAppChannel } from './channels/whatsapp.ts';
 import { customersPlugin } from './customers/routes.ts';
 import { normalizePhone } from './whatsapp/phone.ts';
 import { whatsappTestPlugin } from './http/test-mode.ts';
+import { createMetrics } from './telemetry/metrics.ts';
+import { createRetentionPruner } from './telemetry/retention.ts';
+import { telemetryPlugin } from './telemetry/routes.ts';
 
 export interface WiredComponents {
   hub: ReturnType<typeof createSdkHub>;
@@ -118,6 +121,13 @@ export async function wireComponents(o: {
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links });
   await app.register(proactivePlugin, { services, proactive });
   await app.register(customersPlugin, { services, customers, normalizePhone });
+  const metrics = createMetrics(telemetry, {
+    activeConversations: () => host!.activeCount(),
+    sdkConnections: () => hub.connectionCount(),
+    whatsappQueueDepth: () => ({ inbound: whatsapp.inbound.depth(), outbound: whatsapp.outboundQueue.depth() }),
+  });
+  const retention = createRetentionPruner({ store, clock, retentionDays: config.telemetry.retention_days, logger });
+  await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text() });
   await app.register(whatsapp.plugin);
   if (services.testMode) await app.register(whatsappTestPlugin, { outbox });
   if (config.demo.backend) await app.register(demoPlugin, { services, customers, tokens: identity.tokens });
@@ -137,6 +147,7 @@ export async function wireComponents(o: {
     async () => {
       await host!.resumeBusy();
       whatsapp.start();
+      retention.start();
       scheduleTick();
       if (daemon) {
         daemon.start();
@@ -158,6 +169,10 @@ export async function wireComponents(o: {
   });
   onShutdown(() => supervisor.stop());
   onShutdown(() => whatsapp.stop());
+  onShutdown(() => {
+    retention.stop();
+    metrics.close();
+  });
   onShutdown(() => {
     daemon?.stop();
   });

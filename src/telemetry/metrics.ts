@@ -1,0 +1,87 @@
+// Prometheus metrics (prom-client), one registry per Parley instance, fed by
+// the telemetry stream plus gauges read at scrape time.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Telemetry } from './types.ts';
+
+export interface MetricsGauges {
+  activeConversations?(): number;
+  sdkConnections?(): number;
+  whatsappQueueDepth?(): { inbound: number; outbound: number };
+}
+
+export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) {
+  const registry = new Registry();
+  const turns = new Counter({ name: 'parley_turns_total', help: 'Conversation turns completed', labelNames: ['channel'], registers: [registry] });
+  const turnDuration = new Histogram({ name: 'parley_turn_duration_seconds', help: 'Turn duration, customer message to reply', labelNames: ['channel'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30], registers: [registry] });
+  const llmDuration = new Histogram({ name: 'parley_llm_call_duration_seconds', help: 'LLM call latency', labelNames: ['model', 'purpose'], buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30], registers: [registry] });
+  const llmTokens = new Counter({ name: 'parley_llm_tokens_total', help: 'LLM tokens', labelNames: ['model', 'kind'], registers: [registry] });
+  const llmCalls = new Counter({ name: 'parley_llm_calls_total', help: 'LLM calls', labelNames: ['model', 'purpose', 'outcome'], registers: [registry] });
+  const tools = new Counter({ name: 'parley_tool_calls_total', help: 'SDK tool calls', labelNames: ['name', 'outcome'], registers: [registry] });
+  const proactive = new Counter({ name: 'parley_proactive_total', help: 'Proactive requests', labelNames: ['outcome', 'reason'], registers: [registry] });
+  const delivery = new Counter({ name: 'parley_whatsapp_delivery_total', help: 'WhatsApp delivery states', labelNames: ['status'], registers: [registry] });
+  const messages = new Counter({ name: 'parley_messages_total', help: 'Messages', labelNames: ['channel', 'direction'], registers: [registry] });
+  const confirmations = new Counter({ name: 'parley_confirmations_total', help: 'Write confirmations', labelNames: ['outcome'], registers: [registry] });
+  const errors = new Counter({ name: 'parley_errors_total', help: 'Errors recorded in telemetry', registers: [registry] });
+  const loop = monitorEventLoopDelay({ resolution: 20 });
+  loop.enable();
+
+  new Gauge({ name: 'parley_active_conversations', help: 'Active (in-memory) conversation actors', registers: [registry], collect() { this.set(gauges.activeConversations?.() ?? 0); } });
+  new Gauge({ name: 'parley_sdk_connections', help: 'Open SDK connections', registers: [registry], collect() { this.set(gauges.sdkConnections?.() ?? 0); } });
+  new Gauge({
+    name: 'parley_whatsapp_queue_depth', help: 'WhatsApp jobs waiting or running', labelNames: ['queue'], registers: [registry],
+    collect() {
+      const d = gauges.whatsappQueueDepth?.() ?? { inbound: 0, outbound: 0 };
+      this.set({ queue: 'inbound' }, d.inbound);
+      this.set({ queue: 'outbound' }, d.outbound);
+    },
+  });
+  new Gauge({
+    name: 'parley_event_loop_lag_seconds', help: 'Event-loop delay since the last scrape', labelNames: ['quantile'], registers: [registry],
+    collect() {
+      this.set({ quantile: '0.5' }, loop.percentile(50) / 1e9);
+      this.set({ quantile: '0.99' }, loop.percentile(99) / 1e9);
+      this.set({ quantile: 'max' }, loop.max / 1e9);
+      loop.reset();
+    },
+  });
+
+  const turnStarts = new Map<string, number>();
+  const unsubscribe = telemetry.subscribe({
+    event(e) {
+      const d = e.data as Record<string, unknown>;
+      if (e.type === 'message.in' || e.type === 'message.out') messages.inc({ channel: e.channel ?? 'unknown', direction: e.type.slice(8) });
+      else if (e.type === 'turn.started') turnStarts.set(String(d.turnId), e.at);
+      else if (e.type === 'turn.ended') {
+        turns.inc({ channel: e.channel ?? 'unknown' });
+        const started = turnStarts.get(String(d.turnId));
+        turnStarts.delete(String(d.turnId));
+        if (started !== undefined) turnDuration.observe({ channel: e.channel ?? 'unknown' }, Math.max(0, e.at - started) / 1000);
+        if (turnStarts.size > 10_000) turnStarts.clear();
+      } else if (e.type === 'tool.result' || e.type === 'tool.failed') tools.inc({ name: String(d.name), outcome: e.type === 'tool.result' ? 'ok' : 'failed' });
+      else if (e.type === 'proactive.accepted') proactive.inc({ outcome: 'accepted', reason: '' });
+      else if (e.type === 'proactive.blocked' || e.type === 'proactive.failed') proactive.inc({ outcome: e.type.slice(10), reason: String(d.reason ?? '') });
+      else if (e.type === 'whatsapp.status') delivery.inc({ status: String(d.status) });
+      else if (e.type === 'whatsapp.outbound' && (d.status === 'accepted' || d.status === 'failed')) delivery.inc({ status: d.status === 'accepted' ? 'accepted' : 'failed' });
+      else if (e.type.startsWith('confirmation.')) confirmations.inc({ outcome: e.type.slice(13) });
+      else if (e.type === 'error') errors.inc();
+    },
+    turnCall(c) {
+      llmDuration.observe({ model: c.model, purpose: c.purpose }, c.durationMs / 1000);
+      llmCalls.inc({ model: c.model, purpose: c.purpose, outcome: c.ok ? 'ok' : 'error' });
+      llmTokens.inc({ model: c.model, kind: 'prompt' }, c.promptTokens);
+      llmTokens.inc({ model: c.model, kind: 'completion' }, c.completionTokens);
+    },
+  });
+
+  return {
+    registry,
+    async text() {
+      return registry.metrics();
+    },
+    close() {
+      unsubscribe();
+      loop.disable();
+    },
+  };
+}

@@ -1,0 +1,71 @@
+// Telemetry read API (service secret) and Prometheus metrics.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { ConversationRecord } from '../conversations/host.ts';
+import type { CustomerRepo } from '../customers/repo.ts';
+import { requireServiceSecret } from '../http/auth.ts';
+import { parseOr400 } from '../http/errors.ts';
+import type { Services } from '../services.ts';
+import { queryEvents, queryTurnCalls, TelemetryQuerySchema, type TelemetryQuery } from './query.ts';
+import { summarize } from './summary.ts';
+
+const SummaryQuery = z.strictObject({
+  since: z.string().regex(/^\d+$/).transform(Number).optional(),
+  until: z.string().regex(/^\d+$/).transform(Number).optional(),
+  bucketMs: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1000).max(86_400_000)).optional(),
+});
+const ConversationsQuery = z.strictObject({
+  limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(500)).optional(),
+});
+
+export async function telemetryPlugin(app: FastifyInstance, o: { services: Services; customers: CustomerRepo; metricsText: () => Promise<string> }) {
+  const { services } = o;
+  const onRequest = requireServiceSecret(() => services.secret);
+
+  // customerExternalId → customerId, so both record kinds can be filtered by it.
+  const resolve = (q: TelemetryQuery): TelemetryQuery | undefined => {
+    if (!q.customerExternalId) return q;
+    const c = o.customers.findBy('ext', q.customerExternalId);
+    if (!c) return undefined;
+    return { ...q, customerId: q.customerId ?? c.customerId };
+  };
+
+  app.get('/api/v1/telemetry/events', { onRequest }, async (request) => {
+    const q = parseOr400(TelemetryQuerySchema, request.query, 'query');
+    await services.telemetry.flush();
+    return queryEvents(services.store, q);
+  });
+
+  app.get('/api/v1/telemetry/turn-calls', { onRequest }, async (request) => {
+    const q = resolve(parseOr400(TelemetryQuerySchema, request.query, 'query'));
+    if (!q) return { items: [], nextCursor: null };
+    const { customerExternalId: _, ...rest } = q;
+    await services.telemetry.flush();
+    return queryTurnCalls(services.store, rest);
+  });
+
+  app.get('/api/v1/telemetry/summary', { onRequest }, async (request) => {
+    const q = parseOr400(SummaryQuery, request.query, 'query');
+    await services.telemetry.flush();
+    const until = q.until ?? services.clock.now();
+    const since = q.since ?? until - 24 * 3600_000;
+    return summarize(services.store, { since, until, bucketMs: q.bucketMs });
+  });
+
+  app.get('/api/v1/telemetry/conversations', { onRequest }, async (request) => {
+    const q = parseOr400(ConversationsQuery, request.query, 'query');
+    const rows: Omit<ConversationRecord, 'snapshot'>[] = [];
+    for (const { value } of services.store.table<ConversationRecord>('conversations').range()) {
+      const { snapshot: _, ...rest } = value;
+      rows.push(rest);
+    }
+    rows.sort((a, b) => (b.lastMessageAt ?? b.updatedAt) - (a.lastMessageAt ?? a.updatedAt));
+    return { items: rows.slice(0, q.limit ?? 50) };
+  });
+
+  const metricsOpts = services.config.telemetry.metrics_public ? {} : { onRequest };
+  app.get('/metrics', metricsOpts, async (_request, reply) => {
+    reply.type('text/plain; version=0.0.4; charset=utf-8');
+    return o.metricsText();
+  });
+}

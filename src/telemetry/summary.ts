@@ -1,0 +1,119 @@
+// Pre-aggregated series for the dashboard, computed from one range scan of
+// the window (bounded), so the browser draws charts without raw records.
+import type { Store } from '../store/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from './types.ts';
+
+export interface Summary {
+  since: number;
+  until: number;
+  bucketMs: number;
+  buckets: number[];
+  messages: Record<string, number[]>; // "web in", "whatsapp out", …
+  llm: { p50: (number | null)[]; p95: (number | null)[]; calls: number[] };
+  tokens: Record<string, { prompt: number; completion: number; calls: number }>;
+  proactive: { accepted: number[]; blockedByReason: Record<string, number> };
+  tools: Record<string, { invoked: number; failed: number }>;
+  toolFailures: number[];
+  whatsappStatuses: Record<string, number>;
+  confirmations: Record<string, number>;
+  totals: { events: number; turnCalls: number; conversations: number; turns: number; messagesIn: number; messagesOut: number; truncated: boolean };
+}
+
+const MAX_RECORDS = 200_000;
+const pad = (at: number) => String(Math.max(0, Math.floor(at))).padStart(13, '0');
+
+function percentile(sorted: number[], p: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+export function summarize(store: Store, o: { since: number; until: number; bucketMs?: number }): Summary {
+  const span = Math.max(1, o.until - o.since);
+  const bucketMs = o.bucketMs ?? Math.max(60_000, Math.ceil(span / 48 / 60_000) * 60_000);
+  const n = Math.max(1, Math.ceil(span / bucketMs));
+  const buckets = Array.from({ length: n }, (_, i) => o.since + i * bucketMs);
+  const zeros = () => new Array<number>(n).fill(0);
+  const idx = (at: number) => Math.min(n - 1, Math.max(0, Math.floor((at - o.since) / bucketMs)));
+  const s: Summary = {
+    since: o.since, until: o.until, bucketMs, buckets,
+    messages: {}, llm: { p50: [], p95: [], calls: zeros() }, tokens: {},
+    proactive: { accepted: zeros(), blockedByReason: {} }, tools: {}, toolFailures: zeros(),
+    whatsappStatuses: {}, confirmations: {},
+    totals: { events: 0, turnCalls: 0, conversations: 0, turns: 0, messagesIn: 0, messagesOut: 0, truncated: false },
+  };
+  const conversations = new Set<string>();
+  const range = { start: `${pad(o.since)}-`, end: `${pad(o.until + 1)}-` };
+  for (const { value: e } of store.table<TelemetryEvent>('telemetry').range(range)) {
+    if (++s.totals.events > MAX_RECORDS) {
+      s.totals.truncated = true;
+      break;
+    }
+    const b = idx(e.at);
+    if (e.conversationId) conversations.add(e.conversationId);
+    const d = e.data as Record<string, unknown>;
+    switch (e.type) {
+      case 'message.in':
+      case 'message.out': {
+        const dir = e.type === 'message.in' ? 'in' : 'out';
+        const key = `${e.channel ?? 'unknown'} ${dir}`;
+        (s.messages[key] ??= zeros())[b]++;
+        if (dir === 'in') s.totals.messagesIn++;
+        else s.totals.messagesOut++;
+        break;
+      }
+      case 'turn.started':
+        s.totals.turns++;
+        break;
+      case 'tool.invoked':
+      case 'tool.failed': {
+        const t = (s.tools[String(d.name)] ??= { invoked: 0, failed: 0 });
+        if (e.type === 'tool.invoked') t.invoked++;
+        else {
+          t.failed++;
+          s.toolFailures[b]++;
+        }
+        break;
+      }
+      case 'proactive.accepted':
+        s.proactive.accepted[b]++;
+        break;
+      case 'proactive.blocked': {
+        const reason = String(d.reason ?? 'unknown');
+        s.proactive.blockedByReason[reason] = (s.proactive.blockedByReason[reason] ?? 0) + 1;
+        break;
+      }
+      case 'whatsapp.status':
+        s.whatsappStatuses[String(d.status)] = (s.whatsappStatuses[String(d.status)] ?? 0) + 1;
+        break;
+      case 'whatsapp.outbound':
+        if (d.status === 'failed') s.whatsappStatuses.failed = (s.whatsappStatuses.failed ?? 0) + 1;
+        break;
+      default:
+        if (e.type.startsWith('confirmation.')) {
+          const outcome = e.type.slice('confirmation.'.length);
+          s.confirmations[outcome] = (s.confirmations[outcome] ?? 0) + 1;
+        }
+    }
+  }
+  s.totals.conversations = conversations.size;
+  const latencies: number[][] = Array.from({ length: n }, () => []);
+  for (const { value: c } of store.table<TurnCallRecord>('turnCalls').range(range)) {
+    if (++s.totals.turnCalls > MAX_RECORDS) {
+      s.totals.truncated = true;
+      break;
+    }
+    const b = idx(c.at);
+    s.llm.calls[b]++;
+    latencies[b].push(c.durationMs);
+    const t = (s.tokens[c.model] ??= { prompt: 0, completion: 0, calls: 0 });
+    t.prompt += c.promptTokens;
+    t.completion += c.completionTokens;
+    t.calls++;
+  }
+  for (const l of latencies) {
+    l.sort((a, b) => a - b);
+    s.llm.p50.push(percentile(l, 0.5));
+    s.llm.p95.push(percentile(l, 0.95));
+  }
+  return s;
+}
