@@ -1,0 +1,134 @@
+// Issue 2: health, readiness with the SDK, diagnostics, test mode, the process.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createClient } from '../../sdk/src/index.ts';
+import { spawnParley, startParley, TEST_SECRET, tempDir } from '../support/parley.ts';
+
+const open: { close(): unknown }[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+});
+
+describe('health, readiness, diagnostics', () => {
+  it('GET /health → ok with the package version', async () => {
+    const p = await startParley();
+    open.push(p);
+    const body = await (await fetch(`${p.url()}/health`)).json();
+    const pkg = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8'));
+    expect(body).toEqual({ status: 'ok', version: pkg.version });
+  });
+
+  it('GET /ready reports the SDK connected with its functions; /__test__/sdk/functions lists them', async () => {
+    const p = await startParley();
+    open.push(p);
+    const before = await (await fetch(`${p.url()}/ready`)).json();
+    expect(before).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', widget: 'ok', sdk: { connected: false, functions: 0 } } });
+    const sdk = createClient();
+    sdk.expose('getOrderStatus', { description: 'Order status', parameters: { type: 'object', properties: { orderId: { type: 'string' } } } }, async () => ({}));
+    sdk.expose('cancelOrder', { description: 'Cancel', mode: 'write' }, async () => ({}));
+    await sdk.listen({ url: p.url(), secret: TEST_SECRET });
+    open.push(sdk);
+    const res = await fetch(`${p.url()}/ready`);
+    expect(res.status).toBe(200);
+    expect((await res.json()).checks.sdk).toEqual({ connected: true, functions: 2 });
+    expect(await (await fetch(`${p.url()}/__test__/sdk/functions`)).json()).toEqual(['getOrderStatus', 'cancelOrder']);
+  });
+
+  it('GET /diagnostics shows memory, paths, the catalog and every live actor with its state', async () => {
+    const p = await startParley();
+    open.push(p);
+    const sdk = createClient();
+    sdk.expose('cancelOrder', { description: 'Cancel an order', mode: 'write' }, async () => ({}));
+    await sdk.listen({ url: p.url(), secret: TEST_SECRET });
+    open.push(sdk);
+    const d = await (await fetch(`${p.url()}/diagnostics`)).json();
+    expect(d.memory.heapUsed).toBeGreaterThan(0);
+    expect(d.paths.storage).toBe(p.storagePath);
+    expect(d.sdk.catalog).toEqual([{ name: 'cancelOrder', mode: 'write', description: 'Cancel an order', connection: expect.any(String) }]);
+    const machines = d.actors.list.map((a: { machine: string; state: unknown }) => [a.machine, a.state]);
+    expect(machines).toContainEqual(['supervisor', expect.anything()]);
+    expect(machines).toContainEqual(['sdkConnection', 'registered']);
+  });
+
+  it('outside test mode: /__test__/* and public /diagnostics do not exist', async () => {
+    const p = await startParley({ testMode: false });
+    open.push(p);
+    expect((await fetch(`${p.url()}/__test__/sdk/functions`)).status).toBe(404);
+    expect((await fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"offsetMs":1}' })).status).toBe(404);
+    expect((await fetch(`${p.url()}/__test__/whatsapp/outbox`)).status).toBe(404);
+    const noAuth = await fetch(`${p.url()}/diagnostics`);
+    expect(noAuth.status).toBe(401);
+    expect((await noAuth.json()).error.code).toBe('unauthorized');
+    expect((await fetch(`${p.url()}/diagnostics`, { headers: { authorization: `Bearer ${TEST_SECRET}` } })).status).toBe(200);
+  });
+
+  it('POST /__test__/clock moves the clock; 0 resets; bad bodies are 400', async () => {
+    const p = await startParley();
+    open.push(p);
+    const post = (body: string) => fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const moved = await (await post('{"offsetMs":86400000}')).json();
+    expect(moved.offsetMs).toBe(86_400_000);
+    expect(moved.now - Date.now()).toBeGreaterThan(86_399_000);
+    expect((await (await post('{"offsetMs":0}')).json()).offsetMs).toBe(0);
+    const bad = await post('{"offsetMs":"soon"}');
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.message).toMatch(/body\.offsetMs/);
+  });
+
+  it('unknown routes and malformed JSON get {error:{code,message}}', async () => {
+    const p = await startParley();
+    open.push(p);
+    const nf = await fetch(`${p.url()}/nope`);
+    expect(nf.status).toBe(404);
+    expect(await nf.json()).toEqual({ error: { code: 'not_found', message: 'No route GET /nope' } });
+    const bad = await fetch(`${p.url()}/proactive`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_SECRET}` }, body: '{"x":' });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.code).toBe('bad_request');
+  });
+
+  it('/ready is 503 naming the failing check (database closed)', async () => {
+    const p = await startParley();
+    open.push(p);
+    // Point the check at a bundle that does not exist by closing the store: database fails.
+    await p.services.store.close();
+    const res = await fetch(`${p.url()}/ready`);
+    expect(res.status).toBe(503);
+    const body = await res.json();
+    expect(body.status).toBe('not_ready');
+    expect(body.error.message).toMatch(/database/);
+  });
+});
+
+describe('the process', () => {
+  it('with no SERVICE_SDK_SECRET it generates one, keeps it and prints it; SIGTERM exits 0 quickly', async () => {
+    const storagePath = tempDir();
+    const proc = await spawnParley({ storagePath, config: { secret: '' } as never, env: { SERVICE_SDK_SECRET: '' } });
+    const file = join(storagePath, 'service-secret');
+    expect(existsSync(file)).toBe(true);
+    const secret = readFileSync(file, 'utf8').trim();
+    expect(secret.length).toBeGreaterThanOrEqual(40);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(proc.output()).toContain(`service secret (generated, kept in`);
+    expect(proc.output()).toContain(secret);
+    const started = Date.now();
+    const code = await proc.kill('SIGTERM');
+    expect(code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5000);
+    // restart keeps the same secret
+    const again = await spawnParley({ storagePath, config: { secret: '' } as never, env: { SERVICE_SDK_SECRET: '' } });
+    expect(readFileSync(file, 'utf8').trim()).toBe(secret);
+    await again.kill('SIGTERM');
+  });
+
+  it('a configuration error stops start-up with one line naming the key', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const dir = tempDir();
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'bad.yaml'), 'server:\n  port: high\n');
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '../../src/main.ts')], { env: { ...process.env, SERVICE_CONFIG: join(dir, 'bad.yaml') }, encoding: 'utf8', timeout: 20_000 });
+    expect(r.status).toBe(78);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^parley: configuration error: server\.port: /);
+  });
+});
