@@ -51,7 +51,7 @@ export type ConversationOutput =
   | { type: 'typing'; on: boolean }
   | { type: 'reply'; id: string; turnId: string; text: string; replyTo: string }
   | { type: 'confirm'; id: string; turnId: string; name: string; args: unknown; summary: string }
-  | { type: 'confirmation'; id: string; name: string; outcome: 'approved' | 'denied' | 'expired' }
+  | { type: 'confirmation'; id: string; turnId: string; name: string; outcome: 'approved' | 'denied' | 'expired' }
   | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'invoked' | 'result' | 'failed'; durationMs?: number; error?: string }
   | { type: 'turn'; turnId: string; phase: 'started' | 'ended'; messageId: string };
 
@@ -260,7 +260,7 @@ export const conversationMachine = setup({
         confirmationLeft: {
           target: 'nextCall',
           actions: [
-            { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, name: currentCall(context).name, outcome: 'expired' }) },
+            { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, turnId: context.turn!.turnId, name: currentCall(context).name, outcome: 'expired' }) },
             assign(({ context }) => ({
               lastAt: Math.max(context.lastAt, context.turn!.pending!.deadline),
               turn: skipCall(context, EXPIRED_CONTENT),
@@ -274,7 +274,7 @@ export const conversationMachine = setup({
             guard: ({ context, event }) => event.type === 'customer.confirm' && context.turn?.pending?.confirmationId === event.confirmationId && event.approve,
             target: 'callingTool',
             actions: [
-              { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, name: currentCall(context).name, outcome: 'approved' }) },
+              { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, turnId: context.turn!.turnId, name: currentCall(context).name, outcome: 'approved' }) },
               assign(({ context, event }) => ({ lastAt: event.at, turn: { ...context.turn!, pending: undefined, callStartedAt: event.at } })),
               { type: 'emit', params: { type: 'typing', on: true } },
               { type: 'emit', params: ({ context }) => ({ type: 'tool', turnId: context.turn!.turnId, callId: currentCall(context).id, name: currentCall(context).name, phase: 'invoked' }) },
@@ -285,7 +285,7 @@ export const conversationMachine = setup({
             target: 'nextCall',
             actions: [
               { type: 'emit', params: { type: 'typing', on: true } },
-              { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, name: currentCall(context).name, outcome: 'denied' }) },
+              { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, turnId: context.turn!.turnId, name: currentCall(context).name, outcome: 'denied' }) },
               assign(({ context, event }) => ({ lastAt: event.at, turn: skipCall(context, DECLINED_CONTENT) })),
             ],
           },

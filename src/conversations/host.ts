@@ -126,7 +126,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     const base = { conversationId: meta.conversationId, customerId: meta.customerId, customerExternalId: meta.externalId, channel: meta.channel };
     switch (o.type) {
       case 'customer':
-        return telemetry.event({ ...base, type: 'message.in', data: { messageId: o.messageId, length: o.text.length } });
+        return telemetry.event({ ...base, type: 'message.in', data: { messageId: o.messageId, turnId: `${meta.conversationId}:${o.messageId}`, length: o.text.length } });
       case 'reply':
         return telemetry.event({ ...base, type: 'message.out', data: { id: o.id, turnId: o.turnId, length: o.text.length } });
       case 'turn':
@@ -134,9 +134,9 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       case 'tool':
         return telemetry.event({ ...base, type: `tool.${o.phase}`, data: { turnId: o.turnId, callId: o.callId, name: o.name, durationMs: o.durationMs, error: o.error } });
       case 'confirm':
-        return telemetry.event({ ...base, type: 'confirmation.requested', data: { id: o.id, name: o.name } });
+        return telemetry.event({ ...base, type: 'confirmation.requested', data: { id: o.id, turnId: o.turnId, name: o.name } });
       case 'confirmation':
-        return telemetry.event({ ...base, type: `confirmation.${o.outcome}`, data: { id: o.id, name: o.name } });
+        return telemetry.event({ ...base, type: `confirmation.${o.outcome}`, data: { id: o.id, turnId: o.turnId, name: o.name } });
       default:
         return undefined;
     }

@@ -80,7 +80,7 @@ describe('conversation machine', () => {
     h.actor.send({ type: 'customer.confirm', at: h.clock.now(), confirmationId: confirm.id, approve: true });
     await h.settle();
     expect(h.invocations).toHaveLength(1);
-    expect(h.outputs).toContainEqual({ type: 'confirmation', id: confirm.id, name: 'cancelOrder', outcome: 'approved' });
+    expect(h.outputs).toContainEqual({ type: 'confirmation', id: confirm.id, turnId: 'c1:m1', name: 'cancelOrder', outcome: 'approved' });
     expect(h.replies()).toEqual(['ok: {"status":"shipped"}']);
   });
 
@@ -93,7 +93,7 @@ describe('conversation machine', () => {
     await h.settle();
     expect(h.invocations).toHaveLength(0);
     expect(h.replies()[0]).toMatch(/^not done: The customer declined/);
-    expect(h.outputs).toContainEqual({ type: 'confirmation', id: confirm.id, name: 'cancelOrder', outcome: 'denied' });
+    expect(h.outputs).toContainEqual({ type: 'confirmation', id: confirm.id, turnId: 'c1:m1', name: 'cancelOrder', outcome: 'denied' });
   });
 
   it('an unanswered confirmation expires at the timeout, not before', async () => {

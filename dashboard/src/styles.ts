@@ -1,0 +1,41 @@
+export const STYLES = `
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1c1e21; background: #f4f6fb; }
+header { display: flex; align-items: center; gap: 16px; padding: 14px 24px; background: #111827; color: #fff; }
+header h1 { font-size: 18px; margin: 0; flex: 1; }
+header a, header button { color: #cbd5e1; background: none; border: 0; cursor: pointer; font: inherit; }
+main { padding: 20px 24px; max-width: 1400px; margin: 0 auto; }
+.card { background: #fff; border: 1px solid #e5e7eb; border-radius: 12px; padding: 14px 16px; }
+.card h3 { margin: 0 0 10px; font-size: 14px; color: #374151; }
+.kpis { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 12px; margin-bottom: 16px; }
+.kpi .value { font-size: 26px; font-weight: 650; }
+.kpi .label { color: #6b7280; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 12px; margin-bottom: 16px; }
+.chart-body { min-height: 60px; overflow: hidden; }
+.empty { color: #9ca3af; }
+.bars { display: flex; flex-direction: column; gap: 6px; }
+.bar { display: grid; grid-template-columns: 180px 1fr 50px; align-items: center; gap: 8px; }
+.bar-label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: #374151; }
+.bar-track { background: #eef2ff; border-radius: 4px; height: 12px; }
+.bar-fill { background: #2f5bea; height: 100%; border-radius: 4px; min-width: 2px; }
+.bar-fill.bad { background: #d64545; } .bar-fill.good { background: #1f9d55; }
+.bar-value { text-align: right; font-variant-numeric: tabular-nums; }
+.split { display: grid; grid-template-columns: minmax(320px, 1fr) 2fr; gap: 12px; }
+table { width: 100%; border-collapse: collapse; }
+th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid #f0f1f5; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 220px; }
+tr[data-testid=conversation-row] { cursor: pointer; }
+tr[data-testid=conversation-row]:hover, tr[aria-selected=true] { background: #eef2ff; }
+.verdict-unresolved { color: #d64545; } .verdict-resolved { color: #1f9d55; }
+.timeline ol { list-style: none; padding: 0; margin: 0 0 12px; }
+.timeline h4 { margin: 12px 0 6px; color: #374151; }
+.entry { display: grid; grid-template-columns: 80px 170px 1fr; gap: 8px; padding: 4px 0; border-bottom: 1px dashed #eef0f4; }
+.entry time { color: #9ca3af; font-variant-numeric: tabular-nums; }
+.entry .kind { font-family: ui-monospace, monospace; font-size: 12px; color: #2f5bea; }
+.entry .llm { grid-column: 3; color: #6b7280; font-size: 12px; }
+.entry.tool\\.failed .kind, .entry.error .kind { color: #d64545; }
+form.login { max-width: 420px; margin: 80px auto; display: flex; flex-direction: column; gap: 10px; }
+form.login input { padding: 10px 12px; border: 1px solid #cfd4e0; border-radius: 8px; font: inherit; }
+form.login button { padding: 10px; border: 0; border-radius: 8px; background: #2f5bea; color: #fff; font: inherit; cursor: pointer; }
+.error { color: #b00020; }
+@media (max-width: 900px) { .split { grid-template-columns: 1fr; } .charts { grid-template-columns: 1fr; } }
+`;

@@ -1,0 +1,78 @@
+// A conversation's timeline, turn by turn: every event and LLM call in order.
+import { allPages, type EventRecord, type TurnCall } from './api.ts';
+import { fmtMs, fmtTime, h } from './dom.ts';
+
+function describe(e: EventRecord): string {
+  const d = e.data;
+  switch (e.type) {
+    case 'tool.invoked':
+      return `called ${d.name}`;
+    case 'tool.result':
+      return `${d.name} answered`;
+    case 'tool.failed':
+      return `${d.name} failed: ${d.error ?? ''}`;
+    case 'daemon.verdict':
+      return `review: ${d.verdict} — ${d.summary ?? ''}`;
+    case 'message.in':
+      return `customer wrote (${d.length ?? '?'} characters)`;
+    case 'message.out':
+      return d.proactive ? 'proactive message sent' : 'assistant replied';
+    case 'turn.started':
+      return 'turn started';
+    case 'turn.ended':
+      return 'turn ended';
+    case 'confirmation.requested':
+      return `asked the customer to confirm ${d.name}`;
+    case 'confirmation.approved':
+    case 'confirmation.denied':
+    case 'confirmation.expired':
+      return `${d.name}: ${e.type.split('.')[1]}`;
+    case 'whatsapp.status':
+      return `delivery: ${d.status}`;
+    default:
+      return Object.keys(d).length ? `${e.type} ${JSON.stringify(d)}` : e.type;
+  }
+}
+
+export async function renderTimeline(container: HTMLElement, conversationId: string) {
+  container.replaceChildren(h('p', {}, 'Loading…'));
+  const q = `conversationId=${encodeURIComponent(conversationId)}`;
+  const [events, calls] = await Promise.all([
+    allPages<EventRecord>(`/api/v1/telemetry/events?${q}`),
+    allPages<TurnCall>(`/api/v1/telemetry/turn-calls?${q}`),
+  ]);
+  const turns = new Map<string, { started: number; items: { at: number; id: string; node: HTMLElement }[] }>();
+  const outside: { at: number; id: string; node: HTMLElement }[] = [];
+  const entry = (at: number, kind: string, text: string, extra?: HTMLElement) =>
+    h('li', { class: `entry ${kind}`, 'data-testid': 'timeline-entry' }, h('time', {}, new Date(at).toLocaleTimeString()), h('span', { class: 'kind' }, kind), h('span', { class: 'what' }, text), extra);
+  for (const e of events) {
+    const turnId = (e.data.turnId as string | undefined) ?? undefined;
+    const item = { at: e.at, id: e.id, node: entry(e.at, e.type, describe(e)) };
+    if (turnId) {
+      const t = turns.get(turnId) ?? { started: e.at, items: [] };
+      t.items.push(item);
+      turns.set(turnId, t);
+    } else outside.push(item);
+  }
+  for (const c of calls) {
+    const detail = h('span', { class: 'llm' }, `${c.model} · ${fmtMs(c.durationMs)} · ${c.promptTokens}+${c.completionTokens} tokens${c.toolCalls.length ? ` · tools: ${c.toolCalls.join(', ')}` : ''}${c.ok ? '' : ` · error: ${c.error ?? ''}`}`);
+    const item = { at: c.at, id: c.id, node: entry(c.at, `llm #${c.sequence}`, c.purpose, detail) };
+    const t = turns.get(c.turnId) ?? { started: c.at, items: [] };
+    t.items.push(item);
+    turns.set(c.turnId, t);
+  }
+  const root = h('div', { 'data-testid': 'timeline', class: 'timeline' }, h('h3', {}, `Timeline — ${conversationId}`));
+  const sorted = [...turns.entries()].sort((a, b) => a[1].started - b[1].started);
+  for (const [turnId, t] of sorted) {
+    const list = h('ol', {});
+    for (const i of t.items.sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : 1))) list.append(i.node);
+    root.append(h('section', { class: 'turn' }, h('h4', {}, `Turn ${turnId.split(':').pop()} · ${fmtTime(t.started)}`), list));
+  }
+  if (outside.length) {
+    const list = h('ol', {});
+    for (const i of outside.sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : 1))) list.append(i.node);
+    root.append(h('section', { class: 'turn' }, h('h4', {}, 'Outside turns (proactive, reviews, delivery)'), list));
+  }
+  if (!events.length && !calls.length) root.append(h('p', {}, 'No records for this conversation.'));
+  container.replaceChildren(root);
+}

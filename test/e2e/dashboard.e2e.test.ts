@@ -1,0 +1,82 @@
+// Issue 7: the dashboard in real Chromium: asks for the secret, draws charts
+// with data points, shows a conversation's timeline. Screenshot kept.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { z } from 'zod';
+import { createClient } from '../../sdk/src/index.ts';
+import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
+import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { connectWidget } from '../support/widget-client.ts';
+
+let browser: Browser;
+let p: TestParley;
+let sdk: ReturnType<typeof createClient>;
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+  p = await startParley();
+  sdk = createClient();
+  sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }));
+  sdk.expose('cancelOrder', { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' }, async () => {
+    throw new Error('already shipped');
+  });
+  await sdk.listen({ url: p.url(), secret: TEST_SECRET });
+  const w = await connectWidget(p.url());
+  w.send({ type: 'init', customerId: 'dash-1', email: 'd@example.com' });
+  await w.next((f) => f.type === 'ready');
+  w.send({ type: 'message', id: '1', text: 'status of order 1001' });
+  await w.next((f) => f.type === 'message');
+  w.send({ type: 'message', id: '2', text: 'cancel order 1001' });
+  const c = await w.next((f) => f.type === 'confirm');
+  w.send({ type: 'confirm', id: c.id, approve: true });
+  await w.next((f) => f.type === 'message');
+  w.close();
+  await p.services.telemetry.flush();
+}, 30_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await sdk?.close();
+  await p?.close();
+});
+
+describe('/telemetry dashboard in Chromium', () => {
+  it('asks for the secret, then shows charts with data points and a conversation timeline', async () => {
+    const page = await browser.newPage({ viewport: { width: 1300, height: 1000 } });
+    const requestsOutside: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(p.url())) requestsOutside.push(r.url());
+    });
+    await withScreenshotOnFailure(page, 'dashboard', async () => {
+      await page.goto(`${p.url()}/telemetry`);
+      await page.locator('[data-testid=secret-form]').waitFor();
+      await page.locator('[data-testid=secret-input]').fill('wrong-secret');
+      await page.locator('[data-testid=secret-input]').press('Enter');
+      await expect.poll(() => page.locator('[role=alert]').textContent(), { timeout: 5000 }).toContain('refused');
+      await page.locator('[data-testid=secret-input]').fill(TEST_SECRET);
+      await page.locator('[data-testid=secret-input]').press('Enter');
+      const charts = page.locator('[data-testid=chart]');
+      await expect.poll(() => charts.count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(6);
+      const points = await charts.evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-points'))));
+      expect(points.filter((n) => n > 0).length).toBeGreaterThanOrEqual(4);
+      await expect.poll(() => page.locator('.u-wrap canvas, canvas').count(), { timeout: 5000 }).toBeGreaterThan(0);
+      const row = page.locator('[data-testid=conversation-row]').first();
+      await row.waitFor();
+      await row.click();
+      await page.locator('[data-testid=timeline]').waitFor();
+      const entries = await page.locator('[data-testid=timeline-entry]').allTextContents();
+      expect(entries.join('\n')).toContain('tool.failed');
+      expect(entries.join('\n')).toMatch(/llm #1/);
+      expect(entries.join('\n')).toContain('confirmation.approved');
+      // the secret stays in this tab's sessionStorage only
+      expect(await page.evaluate(() => sessionStorage.getItem('parley.secret'))).toBe(TEST_SECRET);
+      expect(await page.evaluate(() => localStorage.length)).toBe(0);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true });
+      expect(requestsOutside).toEqual([]);
+    });
+    await page.close();
+  });
+});
