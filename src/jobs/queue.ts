@@ -140,7 +140,15 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
       running.delete(job.seq);
       busyKeys.delete(job.key);
       log.warn({ jobId: job.id }, 'job lease expired; running it again');
-      void finish(job, { retryAt: clock.now(), error: 'lease expired' }).then(pump, pump);
+      if (job.attempts + 1 >= maxAttempts) {
+        void finish(job, { fail: 'lease expired' }).then(pump, pump);
+        return;
+      }
+      // Back in the index at once (so nobody sees the queue idle), persisted after.
+      const next: Job<P> = { ...job, attempts: job.attempts + 1, runAt: clock.now(), lastError: 'lease expired' };
+      pending.set(job.seq, next);
+      void table.put(jobKey(job.seq), next).catch((err) => log.error({ err }, 'lease bookkeeping failed'));
+      pump();
     }, leaseMs);
     running.set(job.seq, { job, lease, token: myToken });
     void (async () => {

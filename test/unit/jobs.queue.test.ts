@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import { createManualClock } from '../../src/clock.ts';
+import { createJobQueue, type Job, type JobOutcome } from '../../src/jobs/queue.ts';
+import { createLogger } from '../../src/logger.ts';
+import { openStore } from '../../src/store/lmdb.ts';
+import { tempDir } from '../support/tmp.ts';
+
+const logger = createLogger('silent');
+const tick = () => new Promise((r) => setTimeout(r, 10));
+type P = { key: string; n: number };
+
+async function setup(o: { path?: string; handler: (job: Job<P>) => Promise<JobOutcome>; maxAttempts?: number; leaseMs?: number; concurrency?: number }) {
+  const path = o.path ?? tempDir();
+  const store = await openStore({ path });
+  const clock = createManualClock(1_000_000);
+  const dead: Job<P>[] = [];
+  const q = createJobQueue<P>({ store, clock, name: 'test', logger, handler: o.handler, orderingKey: (p) => p.key, maxAttempts: o.maxAttempts ?? 3, leaseMs: o.leaseMs ?? 10_000, concurrency: o.concurrency ?? 4, onDeadLetter: (j) => dead.push(j) });
+  return { q, store, clock, path, dead };
+}
+
+describe('durable job queue', () => {
+  it('runs one job per key at a time, in enqueue order; keys run in parallel', async () => {
+    const log: string[] = [];
+    let active = 0;
+    let maxActive = 0;
+    const { q } = await setup({
+      handler: async (job) => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        log.push(`${job.payload.key}${job.payload.n}`);
+        await tick();
+        active--;
+        return 'done';
+      },
+    });
+    q.start();
+    for (let n = 1; n <= 3; n++) for (const key of ['a', 'b']) await q.enqueue({ key, n });
+    await q.idle();
+    expect(log.filter((x) => x.startsWith('a'))).toEqual(['a1', 'a2', 'a3']);
+    expect(log.filter((x) => x.startsWith('b'))).toEqual(['b1', 'b2', 'b3']);
+    expect(maxActive).toBe(2);
+  });
+
+  it('an id makes enqueue idempotent while the job exists', async () => {
+    let runs = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { q } = await setup({ handler: async () => (runs++, await gate, 'done') });
+    q.start();
+    expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'x' })).toBe(true);
+    expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'x' })).toBe(false);
+    release();
+    await q.idle();
+    expect(runs).toBe(1);
+  });
+
+  it('retries at retryAt (clock-driven, not polling) and dead-letters after maxAttempts', async () => {
+    const attempts: number[] = [];
+    const { q, clock, dead } = await setup({ maxAttempts: 3, handler: async (job) => (attempts.push(job.attempts), { retryAt: clock.now() + 5000, error: 'nope' }) });
+    q.start();
+    await q.enqueue({ key: 'a', n: 1 });
+    await tick();
+    expect(attempts).toEqual([0]);
+    clock.advance(4999);
+    await tick();
+    expect(attempts).toEqual([0]);
+    clock.advance(1);
+    await tick();
+    expect(attempts).toEqual([0, 1]);
+    clock.advance(5000);
+    await tick();
+    expect(attempts).toEqual([0, 1, 2]);
+    expect(dead).toHaveLength(1);
+    expect(q.deadLetters()).toEqual([expect.objectContaining({ error: 'nope', attempts: 3 })]);
+    expect(q.depth()).toBe(0);
+  });
+
+  it('a job waiting for a retry holds back later jobs of the same key only', async () => {
+    const log: string[] = [];
+    let first = true;
+    const { q, clock } = await setup({
+      handler: async (job) => {
+        log.push(`${job.payload.key}${job.payload.n}`);
+        if (job.payload.key === 'a' && job.payload.n === 1 && first) {
+          first = false;
+          return { retryAt: clock.now() + 1000 };
+        }
+        return 'done';
+      },
+    });
+    q.start();
+    await q.enqueue({ key: 'a', n: 1 });
+    await q.enqueue({ key: 'a', n: 2 });
+    await q.enqueue({ key: 'b', n: 1 });
+    await tick();
+    expect(log).toEqual(['a1', 'b1']);
+    clock.advance(1000);
+    await q.idle();
+    expect(log).toEqual(['a1', 'b1', 'a1', 'a2']);
+  });
+
+  it('fail → dead letter at once, no retry', async () => {
+    let runs = 0;
+    const { q } = await setup({ handler: async () => (runs++, { fail: '400: bad number' }) });
+    q.start();
+    await q.enqueue({ key: 'a', n: 1 });
+    await q.idle();
+    expect(runs).toBe(1);
+    expect(q.deadLetters()[0].error).toBe('400: bad number');
+  });
+
+  it('a hung handler loses its lease and the job runs again', async () => {
+    let runs = 0;
+    const { q, clock } = await setup({ leaseMs: 3000, handler: async () => (++runs === 1 ? new Promise<JobOutcome>(() => {}) : 'done') });
+    q.start();
+    await q.enqueue({ key: 'a', n: 1 });
+    await tick();
+    expect(runs).toBe(1);
+    clock.advance(3000);
+    await q.idle();
+    expect(runs).toBe(2);
+  });
+
+  it('jobs survive a restart: a new queue on the same store runs what was left', async () => {
+    const path = tempDir();
+    const first = await setup({ path, handler: () => new Promise<JobOutcome>(() => {}) });
+    first.q.start();
+    await first.q.enqueue({ key: 'a', n: 1 });
+    await first.q.enqueue({ key: 'a', n: 2 });
+    await first.store.close(); // "crash": the handler never finished
+    const ran: number[] = [];
+    const second = await setup({ path, handler: async (job) => (ran.push(job.payload.n), 'done') });
+    second.q.start();
+    await second.q.idle();
+    expect(ran).toEqual([1, 2]);
+    await second.store.close();
+    const third = await setup({ path, handler: async () => 'done' });
+    third.q.start();
+    expect(third.q.depth()).toBe(0);
+  });
+
+  it('jobs prepared inside a caller transaction run only after accept', async () => {
+    const ran: number[] = [];
+    const { q, store } = await setup({ handler: async (job) => (ran.push(job.payload.n), 'done') });
+    q.start();
+    const jobs = await store.transaction(() => [q.prepareInTx({ key: 'a', n: 1 }, { id: 'one' }), q.prepareInTx({ key: 'a', n: 2 }, { id: 'one' })]);
+    expect(jobs[1]).toBeUndefined();
+    await tick();
+    expect(ran).toEqual([]);
+    q.accept(jobs);
+    await q.idle();
+    expect(ran).toEqual([1]);
+  });
+});
