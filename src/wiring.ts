@@ -15,6 +15,7 @@ import { createSupervisorRuntime } from './runtime/supervisor.ts';
 import { createLlmFromConfig } from './llm/factory.ts';
 import { createIdentity } from './identity/index.ts';
 import { identityPlugin } from './identity/routes.ts';
+import { createAuthLimits } from './identity/limits.ts';
 import { demoPlugin } from './demo/routes.ts';
 import { createProactiveLedger } from './proactive/ledger.ts';
 import { createProactiveService } from './proactive/service.ts';
@@ -118,7 +119,7 @@ export async function wireComponents(o: {
 
   await app.register(sdkGatewayPlugin, { services, hub, supervisor });
   await app.register(widgetGatewayPlugin, { services, customers, history, host, sessions, tokens: identity.tokens });
-  await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links });
+  await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
   await app.register(proactivePlugin, { services, proactive });
   await app.register(customersPlugin, { services, customers, normalizePhone });
   const metrics = createMetrics(telemetry, {

@@ -42,6 +42,10 @@ export const ConfigSchema = s({
     magic_link_ttl_minutes: z.number().positive().default(15),
     /** HMAC key for session tokens; empty → derived from the service secret. */
     token_secret: z.string().default(''),
+    /** /auth/magic-link and /auth/verify requests per client IP per minute (429 beyond). */
+    rate_limit_per_ip_per_minute: z.number().int().positive().default(30),
+    /** /auth/magic-link requests per email address per minute. */
+    rate_limit_per_email_per_minute: z.number().int().positive().default(5),
   }).prefault({}),
   session: s({
     history_window: z.number().int().min(1).max(500).default(20),
