@@ -9,6 +9,7 @@ import { createClock, type Clock } from './clock.ts';
 import { PROJECT_ROOT } from './config/load.ts';
 import type { Config } from './config/schema.ts';
 import { installErrorHandling } from './http/errors.ts';
+import { installJsonBodyParser } from './http/json-body.ts';
 import { healthPlugin } from './http/health.ts';
 import { staticAssetsPlugin } from './http/static-assets.ts';
 import { testModePlugin } from './http/test-mode.ts';
@@ -71,6 +72,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     forceCloseConnections: true,
   });
   installErrorHandling(app);
+  installJsonBodyParser(app);
   // Shutdown closes every socket (SDK and widget) with 1001 Going Away.
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES }, preClose: closeWebSocketsGoingAway });
 

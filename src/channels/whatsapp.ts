@@ -15,6 +15,8 @@ import { conversationIdFor } from '../conversations/history.ts';
 import type { CustomerRepo } from '../customers/repo.ts';
 import { safeEqual } from '../http/auth.ts';
 import { HttpError, sendError } from '../http/errors.ts';
+import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
+import sjson from 'secure-json-parse';
 import { createJobQueue, type Job, type JobQueue } from '../jobs/queue.ts';
 import type { WhatsAppOutbound } from '../proactive/delivery.ts';
 import type { SdkHub, Services } from '../services.ts';
@@ -269,6 +271,7 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
     if (!wa.enabled || wa.provider !== 'meta') return;
     await app.register(async (scope) => {
       // The signature covers the raw bytes: keep them.
+      scope.removeContentTypeParser('application/json');
       scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
       scope.get(wa.webhook_path, async (request, reply) => {
         const q = request.query as Record<string, unknown>;
@@ -287,10 +290,11 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
         }
         let json: unknown;
         try {
-          json = JSON.parse(raw.toString('utf8'));
+          json = sjson.parse(raw.toString('utf8'), { protoAction: 'error', constructorAction: 'error' });
         } catch {
           throw new HttpError(400, 'bad_request', 'Body is not valid JSON');
         }
+        if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw new HttpError(400, 'bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
         let parsed;
         try {
           parsed = parseWebhook(json);
