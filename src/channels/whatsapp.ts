@@ -99,6 +99,9 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
   const log = logger.child({ component: 'whatsapp' });
   const seen = store.table<number>('webhookSeen');
   const deliveries = store.table<DeliveryRecord>('outbox');
+  // Outbound job id → send started (an answer not yet recorded) / accepted by the provider.
+  const attempts = store.table<{ startedAt: number }>('sendAttempts');
+  const sent = store.table<{ providerMessageId: string; at: number }>('sent');
 
   const sender: WhatsAppSender = (() => {
     if (wa.provider === 'sdk') {
@@ -140,16 +143,32 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
     handler: async (job) => {
       const p = job.payload;
       const base = { customerId: p.customerId, conversationId: p.conversationId, channel: 'whatsapp' as const };
-      const result = await sender.send(p.message);
+      // Exactly once across crashes: a send is marked before the request goes out. If the
+      // process dies before the answer is recorded, the next attempt does not resend at once:
+      // Meta echoes the job id in its status webhook, which marks the job sent; only when no
+      // status came within the grace period was the message not accepted, and it goes again.
+      if (sent.get(job.id)) return 'done';
+      const attempt = attempts.get(job.id);
+      const now = clock.now();
+      if (attempt && now < attempt.startedAt + wa.uncertain_grace_ms) return { retryAt: attempt.startedAt + wa.uncertain_grace_ms, error: 'waiting for a status of an interrupted send' };
+      if (attempt) log.debug({ jobId: job.id, startedAt: attempt.startedAt }, 'resending an interrupted send');
+      if (attempt) telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'resending', reason: 'no status arrived for an interrupted send', jobId: job.id } });
+      await attempts.put(job.id, { startedAt: now });
+      const result = await sender.send({ ...p.message, callbackData: job.id });
       if (result.ok) {
-        const now = clock.now();
-        await deliveries.put(result.providerMessageId, {
-          providerMessageId: result.providerMessageId, jobId: job.id, sourceId: p.sourceId, customerId: p.customerId, conversationId: p.conversationId,
-          to: p.message.to, status: 'sent', sentAt: now, updatedAt: now,
+        const at = clock.now();
+        await store.transaction(() => {
+          sent.putInTx(job.id, { providerMessageId: result.providerMessageId, at });
+          attempts.removeInTx(job.id);
+          deliveries.putInTx(result.providerMessageId, {
+            providerMessageId: result.providerMessageId, jobId: job.id, sourceId: p.sourceId, customerId: p.customerId, conversationId: p.conversationId,
+            to: p.message.to, status: 'sent', sentAt: at, updatedAt: at,
+          });
         });
         telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'accepted', providerMessageId: result.providerMessageId, kind: p.message.kind, sender: sender.name, attempts: job.attempts + 1, proactive: p.proactive ?? false } });
         return 'done';
       }
+      await attempts.remove(job.id);
       telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: result.retryable ? 'retrying' : 'failed', httpStatus: result.status, code: result.code, message: result.message, attempt: job.attempts + 1 } });
       if (result.retryable) return { retryAt: clock.now() + backoffDelay(job.attempts, result.retryAfterMs), error: result.message };
       return { fail: `${result.code ?? result.status ?? 'error'}: ${result.message}` };
@@ -224,13 +243,22 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
 
   const recordStatuses = async (statuses: WhatsAppStatus[]) => {
     if (!statuses.length) return;
+    let resolvedInterrupted = false;
     const updated = await store.transaction(() =>
       statuses.map((s) => {
         const d = deliveries.get(s.providerMessageId);
         if (d) deliveries.putInTx(s.providerMessageId, { ...d, status: s.status, updatedAt: clock.now(), ...(s.errors.length ? { errors: s.errors } : {}) });
+        // A status for a send whose answer we never recorded (crash mid-request): it was accepted.
+        const jobId = s.callbackData;
+        log.debug({ jobId, status: s.status, known: Boolean(jobId && sent.get(jobId)) }, 'status for an outbound job');
+        if (jobId && jobId.startsWith('out:') && s.status !== 'failed' && !sent.get(jobId)) {
+          sent.putInTx(jobId, { providerMessageId: s.providerMessageId, at: clock.now() });
+          resolvedInterrupted = true;
+        }
         return { s, d };
       }),
     );
+    if (resolvedInterrupted) outboundQueue.expedite();
     for (const { s, d } of updated) {
       telemetry.event({
         type: 'whatsapp.status', channel: 'whatsapp', customerId: d?.customerId, conversationId: d?.conversationId,
@@ -303,7 +331,8 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
           throw err;
         }
         const queued = await acceptInbound(parsed.messages, 'webhook');
-        void recordStatuses(parsed.statuses).catch((err) => log.warn({ err }, 'status update failed'));
+        // Statuses are acknowledged too: stored before the 200 (one marks an interrupted send as delivered).
+        await recordStatuses(parsed.statuses);
         return { received: parsed.messages.length, queued, statuses: parsed.statuses.length };
       });
     });
@@ -334,6 +363,12 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
         for (const { key, value } of seen.range()) {
           if (value < cutoff) {
             seen.removeInTx(key);
+            n++;
+          }
+        }
+        for (const { key, value } of sent.range()) {
+          if (value.at < cutoff) {
+            sent.removeInTx(key);
             n++;
           }
         }

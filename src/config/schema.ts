@@ -75,6 +75,11 @@ export const ConfigSchema = s({
       send_timeout_ms: z.number().int().positive().default(10_000),
       max_send_attempts: z.number().int().min(1).default(8),
       lease_ms: z.number().int().positive().default(30_000),
+      /**
+       * A send interrupted by a crash (request out, answer lost) is not repeated at once: Parley waits
+       * this long for Meta's status webhook (which echoes the job id) before sending again.
+       */
+      uncertain_grace_ms: z.number().int().positive().default(120_000),
     }).prefault({}),
   }).prefault({}),
   proactive: s({

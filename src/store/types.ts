@@ -40,6 +40,8 @@ export const TABLES = [
   'turnCalls',
   'webhookSeen',
   'outbox',
+  'sendAttempts',
+  'sent',
 ] as const;
 export type TableName = (typeof TABLES)[number];
 

@@ -12,7 +12,7 @@ export interface GraphClientOptions {
 }
 
 export function graphBody(m: OutboundWhatsApp): Record<string, unknown> {
-  const base = { messaging_product: 'whatsapp', recipient_type: 'individual', to: toWaId(m.to) };
+  const base = { messaging_product: 'whatsapp', recipient_type: 'individual', to: toWaId(m.to), ...(m.callbackData ? { biz_opaque_callback_data: m.callbackData.slice(0, 512) } : {}) };
   if (m.kind === 'text') return { ...base, type: 'text', text: { preview_url: false, body: m.text } };
   if (m.kind === 'template') {
     return {

@@ -1,8 +1,12 @@
 // What we send on WhatsApp, whoever delivers it (Graph API, mock, or the SDK).
-export type OutboundWhatsApp =
+export type OutboundWhatsApp = (
   | { kind: 'text'; to: string; text: string }
   | { kind: 'template'; to: string; template: { name: string; language: string; parameters?: string[] } }
-  | { kind: 'buttons'; to: string; text: string; buttons: { id: string; title: string }[] };
+  | { kind: 'buttons'; to: string; text: string; buttons: { id: string; title: string }[] }
+) & {
+  /** Echoed back by Meta in status webhooks (`biz_opaque_callback_data`): how a send whose answer was lost is recognised. */
+  callbackData?: string;
+};
 
 export type SendResult =
   | { ok: true; providerMessageId: string }

@@ -33,6 +33,7 @@ const Status = z.looseObject({
   status: z.string(),
   recipient_id: z.string().optional(),
   timestamp: z.string().optional(),
+  biz_opaque_callback_data: z.string().optional(),
   errors: z.array(z.looseObject({ code: z.union([z.number(), z.string()]), title: z.string().optional(), message: z.string().optional() })).optional(),
 });
 
@@ -74,6 +75,7 @@ export interface WhatsAppStatus {
   recipient?: string;
   timestampMs: number;
   errors: { code: number | string; title?: string; message?: string }[];
+  callbackData?: string;
 }
 
 export class WebhookPayloadError extends Error {
@@ -114,7 +116,14 @@ export function parseWebhook(json: unknown): { messages: InboundWhatsApp[]; stat
         if (inbound) messages.push(inbound);
       }
       for (const s of v.statuses ?? []) {
-        statuses.push({ providerMessageId: s.id, status: s.status, recipient: s.recipient_id, timestampMs: s.timestamp ? Number(s.timestamp) * 1000 : 0, errors: s.errors ?? [] });
+        statuses.push({
+          providerMessageId: s.id,
+          status: s.status,
+          recipient: s.recipient_id,
+          timestampMs: s.timestamp ? Number(s.timestamp) * 1000 : 0,
+          errors: s.errors ?? [],
+          ...(s.biz_opaque_callback_data ? { callbackData: s.biz_opaque_callback_data } : {}),
+        });
       }
     }
   }

@@ -1,6 +1,7 @@
 // A local stand-in for Meta's Graph API: records requests, answers like Meta,
 // and can be told to fail (429, 500, 400) or hang for the next requests.
 import Fastify from 'fastify';
+import { signPayload } from '../../src/whatsapp/signature.ts';
 
 export interface GraphRequest {
   url: string;
@@ -17,6 +18,8 @@ export interface FakeGraph {
   /** Successful sends only (what a phone would receive). */
   delivered(): GraphRequest[];
   failNext(...failures: Failure[]): void;
+  /** Like Meta: post a signed `sent` status (echoing biz_opaque_callback_data) for every accepted message, retrying until 200. */
+  sendStatusesTo(webhookUrl: string, appSecret: string): void;
   close(): Promise<void>;
 }
 
@@ -27,6 +30,36 @@ export async function startFakeGraph(): Promise<FakeGraph> {
   const failures: Failure[] = [];
   const hanging = new Set<() => void>();
   let n = 0;
+  let statusTarget: { url: string; secret: string } | undefined;
+  let closed = false;
+  const pendingStatuses: { status: Record<string, unknown>; until: number }[] = [];
+  // Like Meta, statuses are batched into one webhook call and retried until acknowledged.
+  const pump = async () => {
+    while (!closed && statusTarget && pendingStatuses.length) {
+      const batch = pendingStatuses.slice(0, 100);
+      const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'WABA', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: 'fake' }, statuses: batch.map((b) => b.status) } }] }] });
+      let delivered = false;
+      try {
+        const res = await fetch(statusTarget.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signPayload(body, statusTarget.secret) }, body });
+        delivered = res.ok;
+      } catch {
+        delivered = false;
+      }
+      if (delivered || Date.now() > batch[0].until) pendingStatuses.splice(0, batch.length);
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+    pumping = false;
+  };
+  let pumping = false;
+  const queueStatus = (wamid: string, to: string, callbackData?: string) => {
+    if (!statusTarget) return;
+    const status = { id: wamid, status: 'sent', recipient_id: to, timestamp: String(Math.floor(Date.now() / 1000)), ...(callbackData ? { biz_opaque_callback_data: callbackData } : {}) };
+    pendingStatuses.push({ status, until: Date.now() + 60_000 });
+    if (!pumping) {
+      pumping = true;
+      void pump();
+    }
+  };
   app.post('/v21.0/:phoneId/messages', async (request, reply) => {
     const rec = { url: request.url, headers: request.headers, body: request.body, at: Date.now() };
     requests.push(rec);
@@ -41,8 +74,10 @@ export async function startFakeGraph(): Promise<FakeGraph> {
       return reply.code(400).send({ error: { message: f.message ?? '(#131030) Recipient phone number not in allowed list', type: 'OAuthException', code: f.code ?? 131030, fbtrace_id: 'x' } });
     }
     ok.push(rec);
-    const body = request.body as { to: string };
-    return { messaging_product: 'whatsapp', contacts: [{ input: body.to, wa_id: body.to }], messages: [{ id: `wamid.fake.${++n}` }] };
+    const body = request.body as { to: string; biz_opaque_callback_data?: string };
+    const wamid = `wamid.fake.${++n}`;
+    queueStatus(wamid, body.to, body.biz_opaque_callback_data);
+    return { messaging_product: 'whatsapp', contacts: [{ input: body.to, wa_id: body.to }], messages: [{ id: wamid }] };
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
@@ -50,7 +85,15 @@ export async function startFakeGraph(): Promise<FakeGraph> {
     requests,
     delivered: () => ok,
     failNext: (...f) => void failures.push(...f),
+    sendStatusesTo(url, secret) {
+      statusTarget = { url, secret };
+      if (!pumping && pendingStatuses.length) {
+        pumping = true;
+        void pump();
+      }
+    },
     async close() {
+      closed = true;
       for (const h of hanging) h();
       await app.close();
     },

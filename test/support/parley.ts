@@ -92,7 +92,7 @@ export interface ParleyProcess {
 export async function spawnParley(o: { config?: DeepPartial<ConfigInput>; storagePath: string; port?: number; env?: Record<string, string> }): Promise<ParleyProcess> {
   const input = testConfig(o.config, o.storagePath);
   (input.server as { port: number }).port = o.port ?? 0;
-  (input.logging as { level: string }).level = 'info';
+  (input.logging as { level: string }).level = (o.env?.PARLEY_LOG_LEVEL ?? 'info');
   const configPath = join(o.storagePath, 'test-config.yaml');
   writeFileSync(configPath, stringify(input));
   const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
