@@ -180,7 +180,13 @@ export const proactiveMachine = setup({
         ],
         onError: {
           target: 'failed',
-          actions: assign({ result: ({ event }) => ({ accepted: false as const, reason: `Guardrail check failed: ${errorText(event.error)}` }) }),
+          actions: assign({
+            result: ({ event }) => ({
+              accepted: false as const,
+              // The delivery is written in the reservation's transaction; its failure aborts both.
+              reason: (event.error as { name?: string })?.name === 'DeliveryError' ? `Delivery failed: ${errorText(event.error)}` : `Guardrail check failed: ${errorText(event.error)}`,
+            }),
+          }),
         },
       },
     },

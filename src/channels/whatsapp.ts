@@ -235,9 +235,10 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
   };
 
   const outbound: WhatsAppOutbound = {
-    async enqueueProactive({ messageId, customerId, to, text, template }) {
+    prepareProactiveInTx({ messageId, customerId, to, text, template }) {
       const message: OutboundWhatsApp = template ? { kind: 'template', to, template } : { kind: 'text', to, text };
-      await outboundQueue.enqueue({ message, customerId, conversationId: conversationIdFor(customerId, 'whatsapp'), sourceId: messageId, proactive: true }, { id: `out:${messageId}` });
+      const job = outboundQueue.prepareInTx({ message, customerId, conversationId: conversationIdFor(customerId, 'whatsapp'), sourceId: messageId, proactive: true }, { id: `out:${messageId}` });
+      return () => outboundQueue.accept([job]);
     },
   };
 

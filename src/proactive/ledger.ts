@@ -29,7 +29,12 @@ export interface ReserveRequest {
 }
 
 export interface ProactiveLedger {
-  reserve(request: ReserveRequest): Promise<ReserveResult>;
+  /**
+   * Checks dedup, cap and window and records the send, in one transaction. `onReservedInTx` runs
+   * inside that same transaction with the new messageId, so the delivery it writes (history entry,
+   * outbound job) commits together with the reservation or not at all.
+   */
+  reserve(request: ReserveRequest, onReservedInTx?: (messageId: string) => void): Promise<ReserveResult>;
   /** Deletes dedup and sent entries no window needs any more. Returns how many were removed. */
   prune(): Promise<number>;
   /** Accepted proactive messages for this customer in the last 24 hours. */
@@ -67,7 +72,7 @@ export function createProactiveLedger(options: ProactiveLedgerOptions): Proactiv
   };
 
   return {
-    reserve: (req) =>
+    reserve: (req, onReservedInTx) =>
       store.transaction((): ReserveResult => {
         const now = clock.now();
         if (req.dedupKey !== undefined) {
@@ -83,6 +88,7 @@ export function createProactiveLedger(options: ProactiveLedgerOptions): Proactiv
         const messageId = `pm_${randomUUID()}`;
         if (req.dedupKey !== undefined) table.putInTx(['dedup', req.customerId, req.dedupKey], { sentAt: now, messageId });
         table.putInTx(['sent', req.customerId, now, messageId], { channel: req.channel });
+        onReservedInTx?.(messageId);
         return { ok: true, messageId };
       }),
 

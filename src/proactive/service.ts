@@ -47,8 +47,15 @@ export interface ProactiveServiceOptions {
   ledger: ProactiveLedger;
   /** Read on every request, so a config reload takes effect at once. */
   enabled: () => boolean;
-  /** Enqueues the message durably (web: store + push; whatsapp: outbound queue). Throwing ends the send as failed. */
-  deliver: (args: ProactiveDeliverArgs) => Promise<void>;
+  /**
+   * Delivery in two steps. `prepareInTx` runs inside the reservation's transaction and writes the
+   * message durably (web: history; whatsapp: an outbound job), so a reservation never exists without
+   * its message; throwing there aborts the reservation. It returns what to do once committed
+   * (push to open widgets, wake the queue), which the `sending` state runs.
+   */
+  deliver: {
+    prepareInTx(args: ProactiveDeliverArgs): () => void;
+  };
   telemetry?: { event(e: NewEvent): void };
 }
 
@@ -61,30 +68,44 @@ export interface ProactiveService {
 export function createProactiveService(options: ProactiveServiceOptions): ProactiveService {
   const { clock, customers, ledger, telemetry } = options;
 
-  const machine = proactiveMachine.provide({
-    actors: {
-      lookup: fromPromise<ProactiveFacts, ProactiveLookupInput>(async ({ input }) => {
-        const c = customers.findBy('ext', input.customerExternalId);
-        if (!c) return {};
-        return {
-          customer: {
-            customerId: c.customerId,
-            externalId: c.externalId,
-            email: c.email,
-            phone: c.phone,
-            optIn: c.optIn,
-            lastInboundAt: c.lastInboundAt,
-          },
-        };
-      }),
-      reserve: fromPromise<ProactiveReservation, ProactiveReserveInput>(({ input }) => ledger.reserve(input)),
-      deliver: fromPromise<void, ProactiveDeliverInput>(({ input }) => options.deliver(input)),
-    },
-  });
+  const lookupAndDeliver = (request: ProactiveRequest) => {
+    let facts: ProactiveFacts = {};
+    let afterCommit: (() => void) | undefined;
+    return proactiveMachine.provide({
+      actors: {
+        lookup: fromPromise<ProactiveFacts, ProactiveLookupInput>(async (args) => (facts = await lookup(args))),
+        reserve: fromPromise<ProactiveReservation, ProactiveReserveInput>(({ input }) =>
+          ledger.reserve(input, (messageId) => {
+            try {
+              afterCommit = options.deliver.prepareInTx({ messageId, customer: facts.customer!, request });
+            } catch (err) {
+              throw Object.assign(new Error((err as Error).message), { name: 'DeliveryError' });
+            }
+          }),
+        ),
+        deliver: fromPromise<void, ProactiveDeliverInput>(async () => afterCommit?.()),
+      },
+    });
+  };
+
+  const lookup = async ({ input }: { input: ProactiveLookupInput }): Promise<ProactiveFacts> => {
+    const c = customers.findBy('ext', input.customerExternalId);
+    if (!c) return {};
+    return {
+      customer: {
+        customerId: c.customerId,
+        externalId: c.externalId,
+        email: c.email,
+        phone: c.phone,
+        optIn: c.optIn,
+        lastInboundAt: c.lastInboundAt,
+      },
+    };
+  };
 
   return {
     async send(request) {
-      const actor = createActor(machine, { input: { request, enabled: options.enabled() }, clock: xstateClock(clock) });
+      const actor = createActor(lookupAndDeliver(request), { input: { request, enabled: options.enabled() }, clock: xstateClock(clock) });
       const done = toPromise(actor);
       actor.start();
       const result = await done;

@@ -184,9 +184,11 @@ describe('proactive service (real ledger, real customer repo)', () => {
       customers: env.customers,
       ledger: env.ledger,
       enabled: () => enabled,
-      deliver: async (args) => {
-        if (opts.deliverError) throw new Error(opts.deliverError);
-        delivered.push(args);
+      deliver: {
+        prepareInTx: (args) => {
+          if (opts.deliverError) throw new Error(opts.deliverError);
+          return () => void delivered.push(args);
+        },
       },
       telemetry: { event: (e) => events.push(e) },
     });
@@ -254,6 +256,16 @@ describe('proactive service (real ledger, real customer repo)', () => {
     await s.svc.setOptIn('ext-1', true);
     expect(await s.svc.send({ customerExternalId: 'ext-1', channel: 'web', content: 'x' })).toEqual({ accepted: false, reason: 'Delivery failed: outbox full' });
     expect(s.events.map((e) => e.type)).toEqual(['proactive.failed']);
+  });
+
+  it('a delivery that cannot be written aborts the reservation: the key and the cap are not used up', async () => {
+    const s = await service({ deliverError: 'no outbound queue' });
+    await s.customers.upsert({ externalId: 'ext-9' });
+    await s.svc.setOptIn('ext-9', true);
+    expect(await s.svc.send({ customerExternalId: 'ext-9', channel: 'web', content: 'x', dedupKey: 'once' })).toEqual({ accepted: false, reason: 'Delivery failed: no outbound queue' });
+    const c = s.customers.findBy('ext', 'ext-9')!;
+    expect(s.ledger.sentInWindow(c.customerId)).toBe(0);
+    expect(await s.ledger.reserve({ customerId: c.customerId, channel: 'web', dedupKey: 'once', hasTemplate: false })).toMatchObject({ ok: true });
   });
 
   it('concurrent sends through the service respect the cap exactly', async () => {
