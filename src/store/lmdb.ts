@@ -9,9 +9,32 @@ export interface OpenStoreOptions {
   migrations?: Migration[];
 }
 
-function wrapTable<V>(db: Database<V, Key>): Table<V> {
+const DELETE = Symbol('delete');
+
+/**
+ * Writes made inside `store.transaction` are buffered and applied only when the
+ * callback returns: a callback that throws leaves nothing behind (lmdb-js would
+ * otherwise commit the writes made before the throw). Reads inside the
+ * callback see the buffered writes (`get`); range scans see committed data.
+ */
+interface TxBuffer {
+  writes: Map<string, { db: Database<unknown, Key>; key: Key; value: unknown }>;
+}
+
+function wrapTable<V>(name: string, db: Database<V, Key>, active: () => TxBuffer | undefined): Table<V> {
+  const bufferKey = (key: Key) => `${name}\u0000${JSON.stringify(key)}`;
+  const inTx = (what: string) => {
+    const tx = active();
+    if (!tx) throw new Error(`${what} outside store.transaction`);
+    return tx;
+  };
   return {
-    get: (key) => db.get(key),
+    get: (key) => {
+      const tx = active();
+      const w = tx?.writes.get(bufferKey(key));
+      if (w) return w.value === DELETE ? undefined : (w.value as V);
+      return db.get(key);
+    },
     put: async (key, value) => {
       await db.put(key, value);
     },
@@ -21,10 +44,10 @@ function wrapTable<V>(db: Database<V, Key>): Table<V> {
     range: (o: RangeOptions = {}) => db.getRange(o) as Iterable<{ key: Key; value: V }>,
     count: (o: RangeOptions = {}) => db.getKeysCount(o),
     putInTx: (key, value) => {
-      db.put(key, value);
+      inTx('putInTx').writes.set(bufferKey(key), { db: db as Database<unknown, Key>, key, value });
     },
     removeInTx: (key) => {
-      db.remove(key);
+      inTx('removeInTx').writes.set(bufferKey(key), { db: db as Database<unknown, Key>, key, value: DELETE });
     },
   };
 }
@@ -36,8 +59,9 @@ export function openLmdbStore(options: OpenStoreOptions): Store {
     mapSize: (options.mapSizeMb ?? 2048) * 1024 * 1024,
     maxDbs: 32,
   });
+  let activeTx: TxBuffer | undefined;
   const tables = new Map<TableName, Table<unknown>>();
-  for (const name of TABLES) tables.set(name, wrapTable(root.openDB({ name, encoding: 'msgpack' })));
+  for (const name of TABLES) tables.set(name, wrapTable(name, root.openDB({ name, encoding: 'msgpack' }), () => activeTx));
 
   const list = options.migrations ?? defaultMigrations;
   const latest = Math.max(0, ...list.map((m) => m.version));
@@ -54,7 +78,21 @@ export function openLmdbStore(options: OpenStoreOptions): Store {
       if (!t) throw new Error(`unknown table ${name}`);
       return t as Table<V>;
     },
-    transaction: (fn) => root.transaction(fn),
+    transaction: (fn) =>
+      root.transaction(() => {
+        const tx: TxBuffer = { writes: new Map() };
+        activeTx = tx;
+        try {
+          const result = fn();
+          for (const w of tx.writes.values()) {
+            if (w.value === DELETE) w.db.remove(w.key);
+            else w.db.put(w.key, w.value);
+          }
+          return result;
+        } finally {
+          activeTx = undefined;
+        }
+      }),
     checks() {
       if (closed) return { database: 'closed', migrations: 'unknown' };
       try {

@@ -22,7 +22,10 @@ export interface Table<V> {
   remove(key: Key): Promise<void>;
   range(options?: RangeOptions): Iterable<{ key: Key; value: V }>;
   count(options?: RangeOptions): number;
-  /** Only inside `store.transaction`: writes join the transaction. */
+  /**
+   * Only inside `store.transaction`: writes join the transaction and are applied when its callback
+   * returns (nothing is written if it throws). `get` inside the callback sees them; `range` does not.
+   */
   putInTx(key: Key, value: V): void;
   removeInTx(key: Key): void;
 }

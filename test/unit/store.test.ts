@@ -55,3 +55,23 @@ describe('LMDB store', () => {
     await again.close();
   });
 });
+
+describe('transactions', () => {
+  it('a callback that throws writes nothing; reads inside see the transaction’s own writes', async () => {
+    const store = await openStore({ path: tempDir() });
+    const t = store.table<number>('meta');
+    await expect(
+      store.transaction(() => {
+        t.putInTx('a', 1);
+        expect(t.get('a')).toBe(1);
+        t.removeInTx('a');
+        expect(t.get('a')).toBeUndefined();
+        t.putInTx('b', 2);
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect(t.get('b')).toBeUndefined();
+    expect(() => t.putInTx('c', 3)).toThrow(/outside store.transaction/);
+    await store.close();
+  });
+});
