@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { backoffDelay, initialState, reduce, unacknowledged } from '../../widget/src/state.ts';
+
+describe('widget state', () => {
+  it('renders history on ready, keeps unsent messages, marks acks', () => {
+    let s = reduce(initialState, { type: 'sent', id: 'local-1', text: 'hi', at: 1 });
+    expect(unacknowledged(s).map((b) => b.id)).toEqual(['local-1']);
+    s = reduce(s, { type: 'frame', frame: { type: 'ready', customerId: 'c', conversationId: 'x', history: [{ id: 'h1', role: 'assistant', text: 'earlier', at: 0 }] } });
+    expect(s.status).toBe('Connected');
+    expect(s.bubbles.map((b) => b.id)).toEqual(['h1', 'local-1']);
+    s = reduce(s, { type: 'frame', frame: { type: 'ack', id: 'local-1' } });
+    expect(unacknowledged(s)).toEqual([]);
+    // a reconnect's history that already contains the message does not duplicate it
+    s = reduce(s, { type: 'frame', frame: { type: 'ready', customerId: 'c', conversationId: 'x', history: [{ id: 'h1', role: 'assistant', text: 'earlier', at: 0 }, { id: 'local-1', role: 'user', text: 'hi', at: 1 }] } });
+    expect(s.bubbles.map((b) => b.id)).toEqual(['h1', 'local-1']);
+  });
+
+  it('assistant messages once each, typing, confirmations, errors', () => {
+    let s = reduce(initialState, { type: 'frame', frame: { type: 'message', id: 'r1', role: 'assistant', text: '<b>x</b>', at: 2, proactive: true } });
+    s = reduce(s, { type: 'frame', frame: { type: 'message', id: 'r1', role: 'assistant', text: '<b>x</b>', at: 2 } });
+    expect(s.bubbles).toEqual([{ id: 'r1', role: 'assistant', text: '<b>x</b>', at: 2, proactive: true }]);
+    s = reduce(s, { type: 'frame', frame: { type: 'typing', on: true } });
+    expect(s.typing).toBe(true);
+    s = reduce(s, { type: 'frame', frame: { type: 'confirm', id: 'c1', name: 'cancelOrder', args: {}, summary: 'Cancel order 1001' } });
+    expect(s.confirm).toEqual({ id: 'c1', name: 'cancelOrder', summary: 'Cancel order 1001' });
+    s = reduce(s, { type: 'answered', id: 'c1', approve: false });
+    expect(s.confirm?.answered).toBe('declined');
+    s = reduce(s, { type: 'frame', frame: { type: 'error', code: 'rate_limited', message: 'Too many' } });
+    expect(s.error).toBe('Too many');
+    s = reduce(s, { type: 'status', status: 'Connected' });
+    expect(s.error).toBeUndefined();
+  });
+
+  it('reconnect backoff: 0.5 s doubling to 30 s, with jitter', () => {
+    expect(backoffDelay(0, () => 0)).toBe(250);
+    expect(backoffDelay(0, () => 1)).toBe(500);
+    expect(backoffDelay(3, () => 1)).toBe(4000);
+    expect(backoffDelay(10, () => 1)).toBe(30_000);
+    expect(backoffDelay(10, () => 0)).toBe(15_000);
+  });
+});
