@@ -19,7 +19,7 @@ import { resolveSecret } from './secret.ts';
 import { openStore } from './store/lmdb.ts';
 import { createTelemetryRecorder } from './telemetry/recorder.ts';
 import type { Services } from './services.ts';
-import { wireComponents } from './wiring.ts';
+import { wireComponents, type WiredComponents } from './wiring.ts';
 import { closeWebSocketsGoingAway } from './gateways/sdk.ts';
 import { MAX_FRAME_BYTES } from '../sdk/src/protocol.ts';
 
@@ -35,6 +35,8 @@ export interface ParleyOptions {
 export interface Parley {
   app: FastifyInstance;
   services: Services;
+  /** The wired runtime (conversation host, SDK hub, channels): for diagnostics, benchmarks and tests. */
+  runtime: WiredComponents;
   /** Starts listening; resolves with the base URL (http://host:port). */
   start(): Promise<string>;
   /** Stops accepting, closes sockets (1001), flushes the store. */
@@ -97,6 +99,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   return {
     app,
     services,
+    runtime: components,
     url: () => url,
     async start() {
       const address = await app.listen({ host: config.server.host, port: config.server.port });

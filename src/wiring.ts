@@ -24,7 +24,7 @@ import { proactivePlugin } from './proactive/routes.ts';
 import { daemonMachine } from '../machines/daemon.ts';
 import { createReflectionCycle } from './daemon/reflection.ts';
 import { xstateClock } from './clock.ts';
-import { createOutbox, createWhatsAppChannel } from './channels/whatsapp.ts';
+import { createOutbox, createWhatsAppChannel, type WhatsAppChannel } from './channels/whatsapp.ts';
 import { customersPlugin } from './customers/routes.ts';
 import { normalizePhone } from './whatsapp/phone.ts';
 import { whatsappTestPlugin } from './http/test-mode.ts';
@@ -35,6 +35,7 @@ import { telemetryPlugin } from './telemetry/routes.ts';
 export interface WiredComponents {
   hub: ReturnType<typeof createSdkHub>;
   host: ConversationHost;
+  whatsapp: WhatsAppChannel;
   liveActors: () => LiveActor[];
   diagnostics: () => Record<string, unknown>;
   afterListen: ((url: string) => Promise<void>)[];
@@ -82,16 +83,11 @@ export async function wireComponents(o: {
         { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
       ),
     sinks,
+    // Conversations register with the supervisor runtime (diagnostics); their activity is tracked
+    // by the host, not in the supervisor machine's context, which would copy a map per message.
     lifecycle: {
-      activated: (meta, actor) => {
-        supervisor.actor.send({ type: 'conversation.activated', conversationId: meta.conversationId, at: clock.now() });
-        supervisor.register(meta.conversationId, 'conversation', actor);
-      },
-      touched: (id) => supervisor.actor.send({ type: 'conversation.touched', conversationId: id, at: clock.now() }),
-      passivated: (id) => {
-        supervisor.actor.send({ type: 'conversation.passivated', conversationId: id });
-        supervisor.unregister(id);
-      },
+      activated: (meta, actor) => supervisor.register(meta.conversationId, 'conversation', actor),
+      passivated: (id) => supervisor.unregister(id),
     },
   });
 
@@ -137,7 +133,7 @@ export async function wireComponents(o: {
   let ticks = 0;
   const scheduleTick = () => {
     tick = clock.setTimeout(() => {
-      supervisor.actor.send({ type: 'tick', at: clock.now() });
+      void host!.passivate(host!.idleSince(clock.now() - config.session.idle_minutes * 60_000));
       void ledger.prune().catch((err) => logger.warn({ err }, 'proactive prune failed'));
       if (++ticks % 120 === 0) void whatsapp.prune().catch((err) => logger.warn({ err }, 'webhook de-dup prune failed'));
       scheduleTick();
@@ -181,6 +177,7 @@ export async function wireComponents(o: {
   return {
     hub,
     host,
+    whatsapp,
     liveActors: () => supervisor.liveActors(),
     diagnostics: () => ({
       conversations: { active: host!.activeCount(), list: host!.list().slice(0, 200) },

@@ -84,10 +84,9 @@ export interface HostDeps {
   llmStep: (input: LlmStepInput) => Promise<LlmStepOutput>;
   invokeTool: (input: { invocationId: string; name: string; args: unknown; conversationId: string; customerId: string }, meta: ConversationMeta) => Promise<InvokeOutcome>;
   sinks: Partial<Record<Channel, ChannelSink>>;
-  /** Diagnostics/passivation bookkeeping in the supervisor. */
+  /** Registration with the supervisor runtime (diagnostics list every live actor). */
   lifecycle?: {
     activated(meta: ConversationMeta, actor: Actor<typeof conversationMachine>): void;
-    touched(conversationId: string): void;
     passivated(conversationId: string): void;
   };
 }
@@ -101,6 +100,8 @@ export interface ConversationHost {
   /** Activates every conversation that was mid-turn when the process stopped. */
   resumeBusy(): Promise<number>;
   passivate(conversationIds: string[]): Promise<void>;
+  /** Active conversations with no event since `cutoff` (ms). */
+  idleSince(cutoff: number): string[];
   activeCount(): number;
   list(): { conversationId: string; state: unknown; queued: number }[];
   stop(): Promise<void>;
@@ -308,7 +309,6 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       if (history.seen(meta.conversationId, message.messageId)) return { conversationId: meta.conversationId, duplicate: true };
       const a = activate(meta);
       a.lastActiveAt = clock.now();
-      deps.lifecycle?.touched(meta.conversationId);
       const at = clock.now();
       a.pending.push({ type: 'customer', messageId: message.messageId, text: message.text, at });
       const durable = requestPersist(a);
@@ -353,6 +353,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         deps.lifecycle?.passivated(id);
       }
     },
+    idleSince: (cutoff) => [...active.values()].filter((a) => a.lastActiveAt < cutoff).map((a) => a.meta.conversationId),
     activeCount: () => active.size,
     list: () =>
       [...active.values()].map((a) => {

@@ -1,0 +1,84 @@
+// Shared benchmark helpers: percentiles, fixed-concurrency HTTP load, and
+// alternating measurement blocks (so a baseline and the system under test see
+// the same machine noise).
+import { Pool } from 'undici';
+
+export const log = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+export interface LoadResult {
+  requests: number;
+  errors: number;
+  seconds: number;
+  rps: number;
+  latenciesMs: number[];
+}
+
+export function summarize(r: LoadResult) {
+  const l = [...r.latenciesMs].sort((a, b) => a - b);
+  return { rps: Math.round(r.rps), p50: +percentile(l, 0.5).toFixed(2), p99: +percentile(l, 0.99).toFixed(2), errors: r.errors, requests: r.requests };
+}
+
+export function merge(results: LoadResult[]): LoadResult {
+  const requests = results.reduce((n, r) => n + r.requests, 0);
+  const seconds = results.reduce((n, r) => n + r.seconds, 0);
+  return { requests, errors: results.reduce((n, r) => n + r.errors, 0), seconds, rps: requests / seconds, latenciesMs: results.flatMap((r) => r.latenciesMs) };
+}
+
+/** Keeps `concurrency` requests in flight for `durationMs`. */
+export async function httpLoad(o: {
+  origin: string;
+  path: string;
+  method?: 'GET' | 'POST';
+  headers?: (i: number) => Record<string, string>;
+  body?: (i: number) => string;
+  concurrency: number;
+  durationMs: number;
+  ok?: (status: number) => boolean;
+}): Promise<LoadResult> {
+  const pool = new Pool(o.origin, { connections: o.concurrency, pipelining: 1 });
+  const latencies: number[] = [];
+  let requests = 0;
+  let errors = 0;
+  let i = 0;
+  const end = performance.now() + o.durationMs;
+  const started = performance.now();
+  const worker = async () => {
+    while (performance.now() < end) {
+      const n = i++;
+      const body = o.body?.(n);
+      const t0 = performance.now();
+      try {
+        const res = await pool.request({ path: o.path, method: o.method ?? 'POST', headers: o.headers?.(n), body });
+        await res.body.arrayBuffer();
+        if (!(o.ok ?? ((s) => s < 400))(res.statusCode)) errors++;
+      } catch {
+        errors++;
+      }
+      latencies.push(performance.now() - t0);
+      requests++;
+    }
+  };
+  await Promise.all(Array.from({ length: o.concurrency }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  await pool.close();
+  return { requests, errors, seconds, rps: requests / seconds, latenciesMs: latencies };
+}
+
+/** Runs `rounds` alternating blocks of each contender; returns all blocks per contender. */
+export async function alternate<T extends string>(rounds: number, contenders: Record<T, () => Promise<LoadResult>>): Promise<Record<T, LoadResult>> {
+  const names = Object.keys(contenders) as T[];
+  const blocks = Object.fromEntries(names.map((n) => [n, [] as LoadResult[]])) as Record<T, LoadResult[]>;
+  for (let r = 0; r < rounds; r++) {
+    for (const n of r % 2 === 0 ? names : [...names].reverse()) {
+      const res = await contenders[n]();
+      blocks[n].push(res);
+      log(`  round ${r + 1}/${rounds} ${n}: ${JSON.stringify(summarize(res))}`);
+    }
+  }
+  return Object.fromEntries(names.map((n) => [n, merge(blocks[n])])) as Record<T, LoadResult>;
+}

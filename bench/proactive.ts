@@ -1,0 +1,55 @@
+// POST /proactive with durable guardrails (a mix of accepted and blocked:
+// duplicates, not opted in, unknown customers) against a bare fastify route
+// doing one LMDB write per request — same client, same process, alternating.
+//   npx tsx bench/proactive.ts
+import Fastify from 'fastify';
+import { open } from 'lmdb';
+import { createCustomerRepo } from '../src/customers/repo.ts';
+import { startParley, TEST_SECRET, tempDir } from '../test/support/parley.ts';
+import { alternate, httpLoad, log, summarize } from './lib.ts';
+
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 3000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+
+const p = await startParley({ config: { logging: { level: 'warn' }, proactive: { enabled: true, daily_cap: 1_000_000_000 } } });
+const customers = createCustomerRepo(p.services.store, p.services.clock);
+for (let i = 0; i < 100; i++) {
+  await customers.upsert({ externalId: `bench-${i}`, email: `b${i}@example.com` });
+  if (i < 80) await customers.setOptIn(`bench-${i}`, true);
+}
+const db = open({ path: tempDir('bench-lmdb-') });
+const bare = Fastify({ logger: false });
+bare.post('/proactive', async (request) => {
+  const body = request.body as { customerExternalId: string };
+  await db.put(`k${Math.random()}`, { customer: body.customerExternalId, at: Date.now() });
+  return { accepted: true, messageId: 'x' };
+});
+const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+
+let seq = 0;
+// 10 in 16: accepted (fresh key); 3: duplicate key; 2: not opted in; 1: unknown customer.
+const body = (i: number) => {
+  const k = i % 16;
+  const customer = k === 15 ? 'nobody' : k >= 13 ? `bench-${80 + (i % 20)}` : `bench-${i % 80}`;
+  const dedupKey = k >= 10 && k < 13 ? `dup-${i % 80}` : `key-${++seq}`;
+  return JSON.stringify({ customerExternalId: customer, channel: 'web', content: 'Your order has shipped', dedupKey });
+};
+const headers = () => ({ 'content-type': 'application/json', authorization: `Bearer ${TEST_SECRET}` });
+
+log(`POST /proactive: ${ROUNDS} rounds × ${BLOCK_MS} ms per contender, ${CONCURRENCY} in flight`);
+const results = await alternate(ROUNDS, {
+  parley: () => httpLoad({ origin: p.url(), path: '/proactive', concurrency: CONCURRENCY, durationMs: BLOCK_MS, body, headers }),
+  bare: () => httpLoad({ origin: bareUrl, path: '/proactive', concurrency: CONCURRENCY, durationMs: BLOCK_MS, body, headers }),
+});
+const parley = summarize(results.parley);
+const baseline = summarize(results.bare);
+await p.services.telemetry.flush();
+const accepted = [...p.services.store.table('telemetry').range()].filter((r) => (r.value as { type: string }).type === 'proactive.accepted').length;
+log(`parley : ${JSON.stringify(parley)} (accepted ${accepted} of ${parley.requests})`);
+log(`bare   : ${JSON.stringify(baseline)}`);
+log(`throughput ratio parley/bare = ${(parley.rps / baseline.rps).toFixed(2)} (target ≥ 0.70)`);
+await bare.close();
+await db.close();
+await p.close();
+process.exit(0);

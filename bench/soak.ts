@@ -1,0 +1,146 @@
+// Soak: steady mixed load for SOAK_MINUTES (default 10) against a real Parley
+// process — widget turns with one SDK call each, signed WhatsApp webhooks,
+// proactive sends, and an SDK that reconnects every 30 s. The server runs as
+// a child process so the load generator does not share its event loop; every
+// 10 s the soak reads the server's heap and RSS (/diagnostics) and its
+// event-loop lag p99 (/metrics). After a warm-up (first 20%) it prints growth,
+// lag and the errors the server logged.
+//   npx tsx bench/soak.ts                     (10 minutes)
+//   SOAK_MINUTES=2 npx tsx bench/soak.ts
+import { z } from 'zod';
+import { createClient } from '../sdk/src/index.ts';
+import { startFakeGraph } from '../test/support/fake-graph.ts';
+import { spawnParley, TEST_SECRET, tempDir } from '../test/support/parley.ts';
+import { connectWidget, type WidgetClient } from '../test/support/widget-client.ts';
+import { postWebhook, textMessage, WA, webhookBody } from '../test/support/whatsapp.ts';
+
+const minutes = Number(process.env.SOAK_MINUTES ?? 10);
+const durationMs = minutes * 60_000;
+const log = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+
+const graph = await startFakeGraph();
+const server = await spawnParley({
+  storagePath: tempDir('parley-soak-'),
+  config: {
+    proactive: { enabled: true, daily_cap: 1_000_000 },
+    telemetry: { metrics_public: true },
+    channels: { web: { rate_limit_per_minute: 100_000 }, whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA } },
+  },
+});
+const p = { url: () => server.url };
+graph.sendStatusesTo(`${p.url()}/wa/webhook`, WA.app_secret);
+
+const expose = (c: ReturnType<typeof createClient>) =>
+  c.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }));
+let sdk = createClient();
+expose(sdk);
+await sdk.listen({ url: p.url(), secret: TEST_SECRET });
+
+const WIDGETS = 50;
+const widgets: WidgetClient[] = [];
+for (let i = 0; i < WIDGETS; i++) {
+  const w = await connectWidget(p.url());
+  w.send({ type: 'init', customerId: `soak-${i}`, email: `soak-${i}@example.com` });
+  await w.next((f) => f.type === 'ready');
+  widgets.push(w);
+}
+await fetch(`${p.url()}/proactive/opt-in`, { method: 'POST', headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' }, body: JSON.stringify({ customerExternalId: 'soak-0', optIn: true }) });
+
+const started = Date.now();
+let turns = 0;
+let webhooks = 0;
+let proactives = 0;
+let reconnects = 0;
+let failures = 0;
+let seq = 0;
+let stopping = false;
+
+const widgetLoop = async (w: WidgetClient, i: number) => {
+  while (!stopping) {
+    const id = `s${i}-${++seq}`;
+    w.send({ type: 'message', id, text: `status of order ${1000 + (seq % 50)}` });
+    try {
+      await w.next((f) => f.type === 'message', 30_000);
+      turns++;
+    } catch {
+      failures++;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+};
+const webhookLoop = async () => {
+  while (!stopping) {
+    const msgs = Array.from({ length: 5 }, (_, j) => textMessage(`+1555300${String((seq + j) % 200).padStart(4, '0')}`, 'hello', `wamid.soak.${++seq}`));
+    const res = await postWebhook(p.url(), webhookBody(msgs)).catch(() => undefined);
+    if (res?.status === 200) webhooks += 5;
+    else failures++;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+const proactiveLoop = async () => {
+  while (!stopping) {
+    const res = await fetch(`${p.url()}/proactive`, { method: 'POST', headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' }, body: JSON.stringify({ customerExternalId: 'soak-0', channel: 'web', content: 'update', dedupKey: `k${++seq % 500}` }) }).catch(() => undefined);
+    if (res?.ok) proactives++;
+    else failures++;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+const reconnectLoop = async () => {
+  while (!stopping) {
+    await new Promise((r) => setTimeout(r, 30_000));
+    if (stopping) break;
+    const next = createClient();
+    expose(next);
+    await next.listen({ url: p.url(), secret: TEST_SECRET });
+    await sdk.close();
+    sdk = next;
+    reconnects++;
+  }
+};
+
+const samples: { t: number; heap: number; rss: number; lagP99: number }[] = [];
+const sample = async () => {
+  const d = await (await fetch(`${p.url()}/diagnostics`)).json();
+  const metrics = await (await fetch(`${p.url()}/metrics`)).text();
+  const lagP99 = Number(/parley_event_loop_lag_seconds\{quantile="0.99"\} ([\d.e-]+)/.exec(metrics)?.[1] ?? NaN) * 1000;
+  const s = { t: Date.now() - started, heap: d.memory.heapUsed as number, rss: d.memory.rss as number, lagP99 };
+  samples.push(s);
+  log(`t=${Math.round(s.t / 1000)}s heap=${(s.heap / 2 ** 20).toFixed(1)}MB rss=${(s.rss / 2 ** 20).toFixed(1)}MB lagP99=${s.lagP99.toFixed(1)}ms turns=${turns} webhooks=${webhooks} proactive=${proactives} reconnects=${reconnects} failures=${failures}`);
+};
+const sampler = setInterval(() => void sample().catch((err) => log(`sample failed: ${err.message}`)), 10_000);
+
+const loops = [...widgets.map(widgetLoop), webhookLoop(), proactiveLoop(), reconnectLoop()];
+await new Promise((r) => setTimeout(r, durationMs));
+stopping = true;
+clearInterval(sampler);
+await Promise.race([Promise.allSettled(loops), new Promise((r) => setTimeout(r, 35_000))]);
+
+const errorsLogged = server.output().split('\n').filter((l) => /"level":(50|60)/.test(l));
+const warm = samples.filter((s) => s.t >= durationMs * 0.2);
+const first = warm[0];
+const last = warm[warm.length - 1];
+const p99s = warm.map((s) => s.lagP99).sort((a, b) => a - b);
+const summary = {
+  minutes,
+  turns,
+  webhookMessages: webhooks,
+  proactive: proactives,
+  sdkReconnects: reconnects,
+  failures,
+  heapAfterWarmupMB: +(first.heap / 2 ** 20).toFixed(1),
+  heapEndMB: +(last.heap / 2 ** 20).toFixed(1),
+  heapGrowthPct: +((100 * (last.heap - first.heap)) / first.heap).toFixed(1),
+  rssAfterWarmupMB: +(first.rss / 2 ** 20).toFixed(1),
+  rssEndMB: +(last.rss / 2 ** 20).toFixed(1),
+  rssGrowthPct: +((100 * (last.rss - first.rss)) / first.rss).toFixed(1),
+  eventLoopLagP99WorstSampleMs: +(p99s[p99s.length - 1] ?? 0).toFixed(1),
+  eventLoopLagP99MedianSampleMs: +(p99s[Math.floor(p99s.length / 2)] ?? 0).toFixed(1),
+  errorsLogged: errorsLogged.length,
+};
+log(`summary ${JSON.stringify(summary)}`);
+if (errorsLogged.length) log(`first error: ${errorsLogged[0].slice(0, 500)}`);
+for (const w of widgets) w.close();
+await sdk.close();
+await server.kill('SIGTERM');
+await graph.close();
+process.exit(0);

@@ -1,0 +1,53 @@
+// WhatsApp webhook ingestion: signature check + parse + de-dup + durable
+// enqueue (one LMDB transaction), the turn excluded (the inbound workers are
+// stopped), against a bare fastify route that only returns 200 — same client,
+// same process, alternating blocks.
+//   npx tsx bench/webhook.ts
+import Fastify from 'fastify';
+import { signPayload } from '../src/whatsapp/signature.ts';
+import { startParley } from '../test/support/parley.ts';
+import { textMessage, WA, webhookBody } from '../test/support/whatsapp.ts';
+import { alternate, httpLoad, log, summarize } from './lib.ts';
+
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 3000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+
+const p = await startParley({ config: { logging: { level: 'warn' }, telemetry: { enabled: false }, channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: 'http://127.0.0.1:9/v21.0', ...WA } } } });
+await p.runtime.whatsapp.inbound.stop(); // ingestion only: nothing dequeues
+const bare = Fastify({ logger: false });
+bare.post('/wa/webhook', async () => ({ ok: true }));
+const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+
+let n = 0;
+const signedBody = () => {
+  const raw = JSON.stringify(webhookBody([textMessage(`+1555400${String(n % 1000).padStart(4, '0')}`, 'hello', `wamid.bench.${++n}`)]));
+  return { raw, sig: signPayload(raw, WA.app_secret) };
+};
+const bodies = new Map<number, { raw: string; sig: string }>();
+const body = (i: number) => {
+  const b = signedBody();
+  bodies.set(i, b);
+  return b.raw;
+};
+const headers = (i: number) => {
+  const b = bodies.get(i) ?? signedBody();
+  bodies.delete(i);
+  return { 'content-type': 'application/json', 'x-hub-signature-256': b.sig };
+};
+
+log(`webhook ingestion: ${ROUNDS} rounds × ${BLOCK_MS} ms per contender, ${CONCURRENCY} in flight`);
+// headers() is called after body() for the same request index in httpLoad, so the signature matches.
+const results = await alternate(ROUNDS, {
+  parley: () => httpLoad({ origin: p.url(), path: '/wa/webhook', concurrency: CONCURRENCY, durationMs: BLOCK_MS, body, headers: (i) => headers(i) }),
+  bare: () => httpLoad({ origin: bareUrl, path: '/wa/webhook', concurrency: CONCURRENCY, durationMs: BLOCK_MS, body, headers: (i) => headers(i) }),
+});
+const parley = summarize(results.parley);
+const baseline = summarize(results.bare);
+log(`parley : ${JSON.stringify(parley)}`);
+log(`bare   : ${JSON.stringify(baseline)}`);
+log(`throughput ratio parley/bare = ${(parley.rps / baseline.rps).toFixed(2)} (target ≥ 0.60); parley p99 ack = ${parley.p99} ms (target < 5 ms)`);
+log(`queued jobs: ${p.runtime.whatsapp.inbound.depth()}`);
+await bare.close();
+await p.close();
+process.exit(0);
