@@ -1,5 +1,9 @@
 // The dashboard reads the protected telemetry API with the secret the
 // operator typed, kept only in this tab's sessionStorage.
+// Record shapes are the server's own (type-only imports: no server code reaches the bundle).
+export type { Summary } from '../../src/telemetry/summary.ts';
+export type { TelemetryEvent as EventRecord, TurnCallRecord as TurnCall } from '../../src/telemetry/types.ts';
+
 const KEY = 'parley.secret';
 
 export class Unauthorized extends Error {}
@@ -17,22 +21,6 @@ export async function api<T>(path: string): Promise<T> {
   return (await res.json()) as T;
 }
 
-export interface Summary {
-  since: number;
-  until: number;
-  bucketMs: number;
-  buckets: number[];
-  messages: Record<string, number[]>;
-  llm: { p50: (number | null)[]; p95: (number | null)[]; calls: number[] };
-  tokens: Record<string, { prompt: number; completion: number; calls: number }>;
-  proactive: { accepted: number[]; blockedByReason: Record<string, number> };
-  tools: Record<string, { invoked: number; failed: number }>;
-  toolFailures: number[];
-  whatsappStatuses: Record<string, number>;
-  confirmations: Record<string, number>;
-  totals: { events: number; turnCalls: number; conversations: number; turns: number; messagesIn: number; messagesOut: number };
-}
-
 export interface ConversationRow {
   conversationId: string;
   customerId: string;
@@ -42,31 +30,6 @@ export interface ConversationRow {
   lastMessageAt?: number;
   updatedAt: number;
   reflection?: { verdict: string; summary: string };
-}
-
-export interface EventRecord {
-  id: string;
-  at: number;
-  type: string;
-  conversationId?: string;
-  channel?: string;
-  data: Record<string, unknown>;
-}
-
-export interface TurnCall {
-  id: string;
-  turnId: string;
-  sequence: number;
-  at: number;
-  provider: string;
-  model: string;
-  purpose: string;
-  durationMs: number;
-  promptTokens: number;
-  completionTokens: number;
-  toolCalls: string[];
-  ok: boolean;
-  error?: string;
 }
 
 export async function allPages<T>(path: string, max = 5000): Promise<T[]> {
