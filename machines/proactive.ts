@@ -65,6 +65,9 @@ export interface ProactiveReserveInput {
   dedupKey?: string;
   hasTemplate: boolean;
   lastInboundAt?: { web?: number; whatsapp?: number };
+  /** What the reservation's transaction also writes: the message itself. */
+  customer: ProactiveCustomerFacts;
+  request: ProactiveRequest;
 }
 export type ProactiveReservation = { ok: true; messageId: string } | { ok: false; failed: 'duplicate' | 'cap' | 'window' };
 
@@ -169,6 +172,8 @@ export const proactiveMachine = setup({
           dedupKey: context.request.dedupKey,
           hasTemplate: Boolean(context.request.template),
           lastInboundAt: context.customer!.lastInboundAt,
+          customer: context.customer!,
+          request: context.request,
         }),
         onDone: [
           {

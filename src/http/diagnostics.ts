@@ -21,7 +21,9 @@ export interface DiagnosticsOptions {
 
 export async function diagnosticsPlugin(app: FastifyInstance, o: DiagnosticsOptions) {
   const opts = o.services.testMode ? {} : { onRequest: requireServiceSecret(() => o.services.secret) };
-  app.get('/diagnostics', opts, async () => {
+  app.get('/diagnostics', opts, async (request) => {
+    // Test mode: `?gc=1` collects garbage first when the process runs with --expose-gc (soak figures).
+    if (o.services.testMode && (request.query as { gc?: string }).gc === '1') (globalThis as { gc?: () => void }).gc?.();
     const m = process.memoryUsage();
     const actors = o.liveActors();
     return {

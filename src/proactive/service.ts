@@ -68,25 +68,34 @@ export interface ProactiveService {
 export function createProactiveService(options: ProactiveServiceOptions): ProactiveService {
   const { clock, customers, ledger, telemetry } = options;
 
-  const lookupAndDeliver = (request: ProactiveRequest) => {
-    let facts: ProactiveFacts = {};
-    let afterCommit: (() => void) | undefined;
-    return proactiveMachine.provide({
-      actors: {
-        lookup: fromPromise<ProactiveFacts, ProactiveLookupInput>(async (args) => (facts = await lookup(args))),
-        reserve: fromPromise<ProactiveReservation, ProactiveReserveInput>(({ input }) =>
-          ledger.reserve(input, (messageId) => {
+  // What to run once a reservation (and the message written with it) has committed, by messageId.
+  const afterCommit = new Map<string, () => void>();
+  const machine = proactiveMachine.provide({
+    actors: {
+      lookup: fromPromise<ProactiveFacts, ProactiveLookupInput>((args) => lookup(args)),
+      reserve: fromPromise<ProactiveReservation, ProactiveReserveInput>(({ input }) => {
+        const { customer, request, ...check } = input;
+        let prepared: (() => void) | undefined;
+        return ledger
+          .reserve(check, (messageId) => {
             try {
-              afterCommit = options.deliver.prepareInTx({ messageId, customer: facts.customer!, request });
+              prepared = options.deliver.prepareInTx({ messageId, customer, request });
             } catch (err) {
               throw Object.assign(new Error((err as Error).message), { name: 'DeliveryError' });
             }
-          }),
-        ),
-        deliver: fromPromise<void, ProactiveDeliverInput>(async () => afterCommit?.()),
-      },
-    });
-  };
+          })
+          .then((r) => {
+            if (r.ok && prepared) afterCommit.set(r.messageId, prepared);
+            return r;
+          });
+      }),
+      deliver: fromPromise<void, ProactiveDeliverInput>(async ({ input }) => {
+        const run = afterCommit.get(input.messageId);
+        afterCommit.delete(input.messageId);
+        run?.();
+      }),
+    },
+  });
 
   const lookup = async ({ input }: { input: ProactiveLookupInput }): Promise<ProactiveFacts> => {
     const c = customers.findBy('ext', input.customerExternalId);
@@ -105,7 +114,7 @@ export function createProactiveService(options: ProactiveServiceOptions): Proact
 
   return {
     async send(request) {
-      const actor = createActor(lookupAndDeliver(request), { input: { request, enabled: options.enabled() }, clock: xstateClock(clock) });
+      const actor = createActor(machine, { input: { request, enabled: options.enabled() }, clock: xstateClock(clock) });
       const done = toPromise(actor);
       actor.start();
       const result = await done;

@@ -89,13 +89,13 @@ export interface ParleyProcess {
 }
 
 /** Parley as a real child process (for SIGKILL/SIGTERM tests). */
-export async function spawnParley(o: { config?: DeepPartial<ConfigInput>; storagePath: string; port?: number; env?: Record<string, string> }): Promise<ParleyProcess> {
+export async function spawnParley(o: { config?: DeepPartial<ConfigInput>; storagePath: string; port?: number; env?: Record<string, string>; nodeArgs?: string[] }): Promise<ParleyProcess> {
   const input = testConfig(o.config, o.storagePath);
   (input.server as { port: number }).port = o.port ?? 0;
   (input.logging as { level: string }).level = (o.env?.PARLEY_LOG_LEVEL ?? 'info');
   const configPath = join(o.storagePath, 'test-config.yaml');
   writeFileSync(configPath, stringify(input));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, SERVICE_CONFIG: configPath, SERVICE_TEST_MODE: '1', SERVICE_SDK_SECRET: TEST_SECRET, ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],

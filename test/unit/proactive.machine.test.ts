@@ -69,7 +69,7 @@ describe('proactive machine', () => {
     const r = await run({ dedupKey: 'k1' });
     expect(r.output).toEqual({ accepted: true, messageId: 'pm_test' });
     expect(r.visited).toEqual([...CHECKS, 'sending', 'accepted']);
-    expect(r.calls.reserve).toEqual([{ customerId: 'cus_1', channel: 'whatsapp', dedupKey: 'k1', hasTemplate: false, lastInboundAt: { whatsapp: 1 } }]);
+    expect(r.calls.reserve).toEqual([expect.objectContaining({ customerId: 'cus_1', channel: 'whatsapp', dedupKey: 'k1', hasTemplate: false, lastInboundAt: { whatsapp: 1 }, customer: expect.objectContaining({ customerId: 'cus_1' }), request: expect.objectContaining({ dedupKey: 'k1' }) })]);
     expect(r.calls.deliver).toHaveLength(1);
     expect(r.calls.deliver[0].messageId).toBe('pm_test');
     expect(r.calls.deliver[0].customer.customerId).toBe('cus_1');
