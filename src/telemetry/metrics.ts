@@ -46,14 +46,22 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
     },
   });
 
+  // prom-client hashes a label object on every call; keep the bound children.
+  const bound = new Map<string, { inc(v?: number): void; observe?(v: number): void }>();
+  const child = <T extends { labels(...v: string[]): { inc(v?: number): void } }>(metric: T, name: string, ...values: string[]) => {
+    const key = `${name}\u0000${values.join('\u0000')}`;
+    let c = bound.get(key);
+    if (!c) bound.set(key, (c = metric.labels(...values)));
+    return c;
+  };
   const turnStarts = new Map<string, number>();
   const unsubscribe = telemetry.subscribe({
     event(e) {
       const d = e.data as Record<string, unknown>;
-      if (e.type === 'message.in' || e.type === 'message.out') messages.inc({ channel: e.channel ?? 'unknown', direction: e.type.slice(8) });
+      if (e.type === 'message.in' || e.type === 'message.out') child(messages, 'm', e.channel ?? 'unknown', e.type.slice(8)).inc();
       else if (e.type === 'turn.started') turnStarts.set(String(d.turnId), e.at);
       else if (e.type === 'turn.ended') {
-        turns.inc({ channel: e.channel ?? 'unknown' });
+        child(turns, 'turns', e.channel ?? 'unknown').inc();
         const started = turnStarts.get(String(d.turnId));
         turnStarts.delete(String(d.turnId));
         if (started !== undefined) turnDuration.observe({ channel: e.channel ?? 'unknown' }, Math.max(0, e.at - started) / 1000);
@@ -67,10 +75,10 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
       else if (e.type === 'error') errors.inc();
     },
     turnCall(c) {
-      llmDuration.observe({ model: c.model, purpose: c.purpose }, c.durationMs / 1000);
-      llmCalls.inc({ model: c.model, purpose: c.purpose, outcome: c.ok ? 'ok' : 'error' });
-      llmTokens.inc({ model: c.model, kind: 'prompt' }, c.promptTokens);
-      llmTokens.inc({ model: c.model, kind: 'completion' }, c.completionTokens);
+      llmDuration.labels(c.model, c.purpose).observe(c.durationMs / 1000);
+      child(llmCalls, 'calls', c.model, c.purpose, c.ok ? 'ok' : 'error').inc();
+      child(llmTokens, 'tok', c.model, 'prompt').inc(c.promptTokens);
+      child(llmTokens, 'tok', c.model, 'completion').inc(c.completionTokens);
     },
   });
 

@@ -16,7 +16,9 @@ export interface RecorderOptions {
 
 /** Sortable id: 13-digit ms timestamp, then a per-process sequence. */
 export function timeOrderedId(at: number, seq: number): string {
-  return `${String(Math.max(0, Math.floor(at))).padStart(13, '0')}-${String(seq).padStart(8, '0')}`;
+  // 13 digits of ms cover years 2001–2286 without padding; pad only the sequence.
+  const ms = Math.max(0, Math.floor(at));
+  return `${ms >= 1e12 ? ms : String(ms).padStart(13, '0')}-${String(seq % 1e8).padStart(8, '0')}`;
 }
 
 export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
@@ -49,7 +51,7 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
   };
 
   const schedule = () => {
-    if (pendingEvents.length + pendingCalls.length >= (o.maxBatch ?? 500)) {
+    if (pendingEvents.length + pendingCalls.length >= (o.maxBatch ?? 2000)) {
       if (scheduled) clearTimeout(scheduled);
       inFlight = inFlight.then(write);
       return;
@@ -57,7 +59,7 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
     if (!scheduled) {
       scheduled = setTimeout(() => {
         inFlight = inFlight.then(write);
-      }, o.flushIntervalMs ?? 25);
+      }, o.flushIntervalMs ?? 100);
       scheduled.unref?.();
     }
   };
@@ -76,8 +78,11 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
     event(e: NewEvent) {
       if (closed) return;
       const at = e.at ?? o.clock.now();
-      const rec: TelemetryEvent = { ...e, id: timeOrderedId(at, ++seq), at, data: e.data ?? {} };
-      for (const k of Object.keys(rec) as (keyof TelemetryEvent)[]) if (rec[k] === undefined) delete rec[k];
+      const rec: TelemetryEvent = { id: timeOrderedId(at, ++seq), at, type: e.type, data: e.data ?? {} };
+      if (e.conversationId !== undefined) rec.conversationId = e.conversationId;
+      if (e.customerId !== undefined) rec.customerId = e.customerId;
+      if (e.customerExternalId !== undefined) rec.customerExternalId = e.customerExternalId;
+      if (e.channel !== undefined) rec.channel = e.channel;
       notify('event', rec);
       if (!enabled) return;
       pendingEvents.push(rec);
