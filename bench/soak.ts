@@ -4,7 +4,8 @@
 // a child process so the load generator does not share its event loop; every
 // 10 s the soak reads the server's heap and RSS (/diagnostics) and its
 // event-loop lag p99 (/metrics). After a warm-up (first 20%) it prints growth,
-// lag and the errors the server logged.
+// lag and the errors the server logged. Heap is read after a forced GC.
+// RSS includes LMDB's memory-mapped data file, which grows with the data.
 //   npx tsx bench/soak.ts                     (10 minutes)
 //   SOAK_MINUTES=2 npx tsx bench/soak.ts
 import { z } from 'zod';
@@ -15,12 +16,15 @@ import { connectWidget, type WidgetClient } from '../test/support/widget-client.
 import { postWebhook, textMessage, WA, webhookBody } from '../test/support/whatsapp.ts';
 
 const minutes = Number(process.env.SOAK_MINUTES ?? 10);
+// Each of the 50 widgets sends a message, waits for the answer, then pauses this long.
+const PAUSE_MS = Number(process.env.SOAK_PAUSE_MS ?? 1000);
 const durationMs = minutes * 60_000;
 const log = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 
 const graph = await startFakeGraph();
 const server = await spawnParley({
   storagePath: tempDir('parley-soak-'),
+  nodeArgs: ['--expose-gc'],
   config: {
     proactive: { enabled: true, daily_cap: 1_000_000 },
     telemetry: { metrics_public: true },
@@ -65,7 +69,7 @@ const widgetLoop = async (w: WidgetClient, i: number) => {
     } catch {
       failures++;
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, PAUSE_MS));
   }
 };
 const webhookLoop = async () => {
@@ -100,7 +104,7 @@ const reconnectLoop = async () => {
 
 const samples: { t: number; heap: number; rss: number; lagP99: number }[] = [];
 const sample = async () => {
-  const d = await (await fetch(`${p.url()}/diagnostics`)).json();
+  const d = await (await fetch(`${p.url()}/diagnostics?gc=1`)).json();
   const metrics = await (await fetch(`${p.url()}/metrics`)).text();
   const lagP99 = Number(/parley_event_loop_lag_seconds\{quantile="0.99"\} ([\d.e-]+)/.exec(metrics)?.[1] ?? NaN) * 1000;
   const s = { t: Date.now() - started, heap: d.memory.heapUsed as number, rss: d.memory.rss as number, lagP99 };

@@ -47,6 +47,13 @@ const baseline = summarize(results.bare);
 log(`parley : ${JSON.stringify(parley)}`);
 log(`bare   : ${JSON.stringify(baseline)}`);
 log(`throughput ratio parley/bare = ${(parley.rps / baseline.rps).toFixed(2)} (target ≥ 0.60); parley p99 ack = ${parley.p99} ms (target < 5 ms)`);
+// Ack latency without queueing in front of it: one request at a time.
+log('ack latency, one request in flight:');
+const single = await alternate(2, {
+  parley: () => httpLoad({ origin: p.url(), path: '/wa/webhook', concurrency: 1, durationMs: 2000, body, headers: (i) => headers(i) }),
+  bare: () => httpLoad({ origin: bareUrl, path: '/wa/webhook', concurrency: 1, durationMs: 2000, body, headers: (i) => headers(i) }),
+});
+log(`sequential: parley ${JSON.stringify(summarize(single.parley))}; bare ${JSON.stringify(summarize(single.bare))} (target p99 < 5 ms)`);
 log(`queued jobs: ${p.runtime.whatsapp.inbound.depth()}`);
 await bare.close();
 await p.close();
