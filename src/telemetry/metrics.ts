@@ -23,8 +23,11 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
   const messages = new Counter({ name: 'parley_messages_total', help: 'Messages', labelNames: ['channel', 'direction'], registers: [registry] });
   const confirmations = new Counter({ name: 'parley_confirmations_total', help: 'Write confirmations', labelNames: ['outcome'], registers: [registry] });
   const errors = new Counter({ name: 'parley_errors_total', help: 'Errors recorded in telemetry', registers: [registry] });
-  const loop = monitorEventLoopDelay({ resolution: 20 });
+  const LAG_RESOLUTION_MS = 10;
+  const loop = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
   loop.enable();
+  // The histogram records whole timer intervals (at least the resolution): report the delay beyond it.
+  const lagSeconds = (ns: number) => Math.max(0, ns / 1e6 - LAG_RESOLUTION_MS) / 1000;
 
   new Gauge({ name: 'parley_active_conversations', help: 'Active (in-memory) conversation actors', registers: [registry], collect() { this.set(gauges.activeConversations?.() ?? 0); } });
   new Gauge({ name: 'parley_sdk_connections', help: 'Open SDK connections', registers: [registry], collect() { this.set(gauges.sdkConnections?.() ?? 0); } });
@@ -39,9 +42,9 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
   new Gauge({
     name: 'parley_event_loop_lag_seconds', help: 'Event-loop delay since the last scrape', labelNames: ['quantile'], registers: [registry],
     collect() {
-      this.set({ quantile: '0.5' }, loop.percentile(50) / 1e9);
-      this.set({ quantile: '0.99' }, loop.percentile(99) / 1e9);
-      this.set({ quantile: 'max' }, loop.max / 1e9);
+      this.set({ quantile: '0.5' }, lagSeconds(loop.percentile(50)));
+      this.set({ quantile: '0.99' }, lagSeconds(loop.percentile(99)));
+      this.set({ quantile: 'max' }, lagSeconds(loop.max));
       loop.reset();
     },
   });
