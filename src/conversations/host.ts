@@ -240,30 +240,39 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     return a.persistRequested.promise;
   }
 
+  // One provided machine for every conversation (providing per actor would copy the machine
+  // definition into each one); effects find their conversation by the id in context.
+  const logic = conversationMachine.provide({
+    actors: {
+      llm: fromPromiseLogic((input: LlmStepInput) => deps.llmStep(input)),
+      invokeTool: fromPromiseLogic((input: Parameters<HostDeps['invokeTool']>[0]) => {
+        const a = active.get(input.conversationId);
+        if (!a) return Promise.resolve<InvokeOutcome>({ ok: false, error: { message: 'conversation is not active', code: 'inactive' } });
+        return deps.invokeTool(input, a.meta);
+      }),
+    } as never,
+    actions: {
+      emit: ({ context }: { context: { conversationId: string } }, params: ConversationOutput) => {
+        const a = active.get(context.conversationId);
+        if (!a) return;
+        a.pending.push(params);
+        if (params.type === 'typing') {
+          try {
+            deps.sinks[a.meta.channel]?.deliver?.(a.meta, params);
+          } catch {
+            /* live only */
+          }
+        }
+        void requestPersist(a).catch(() => undefined);
+      },
+    } as never,
+  });
+
   const activate = (meta: ConversationMeta): Active => {
     const existing = active.get(meta.conversationId);
     if (existing && !existing.stopped) return existing;
     const saved = records.get(meta.conversationId);
     const a = { meta, pending: [], writing: false, lastActiveAt: clock.now(), stopped: false } as unknown as Active;
-    const logic = conversationMachine.provide({
-      actors: {
-        llm: fromPromiseLogic((input: LlmStepInput) => deps.llmStep(input)),
-        invokeTool: fromPromiseLogic((input: Parameters<HostDeps['invokeTool']>[0]) => deps.invokeTool(input, meta)),
-      } as never,
-      actions: {
-        emit: (_: unknown, params: ConversationOutput) => {
-          a.pending.push(params);
-          if (params.type === 'typing') {
-            try {
-              deps.sinks[meta.channel]?.deliver?.(meta, params);
-            } catch {
-              /* live only */
-            }
-          }
-          void requestPersist(a).catch(() => undefined);
-        },
-      } as never,
-    });
     const input = {
       conversationId: meta.conversationId,
       customerId: meta.customerId,
