@@ -38,14 +38,26 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
   const { services, llm, hub, history } = deps;
   const { config } = services;
 
-  return async (input: LlmStepInput): Promise<LlmStepOutput> => {
-    const catalog = hub.catalog();
-    const tools: ToolSpec[] = catalog.map((f) => ({ name: f.name, description: f.description, parameters: f.parameters }));
+  // The stored history before a turn does not change while the turn runs: read it once per turn
+  // (a turn with tools makes several LLM steps). Bounded; the oldest entries go first.
+  const pastByTurn = new Map<string, ChatMessage[]>();
+  const pastFor = (input: LlmStepInput): ChatMessage[] => {
+    const cached = pastByTurn.get(input.turnId);
+    if (cached) return cached;
     const past: ChatMessage[] = [];
     for (const r of history.recent(input.conversationId, config.session.history_window + 10, ['user', 'assistant'])) {
       if (r.turnId === input.turnId) break;
       past.push(r.role === 'user' ? { role: 'user', content: r.text } : { role: 'assistant', content: r.text });
     }
+    pastByTurn.set(input.turnId, past);
+    if (pastByTurn.size > 2000) pastByTurn.delete(pastByTurn.keys().next().value!);
+    return past;
+  };
+
+  return async (input: LlmStepInput): Promise<LlmStepOutput> => {
+    const catalog = hub.catalog();
+    const tools: ToolSpec[] = catalog.map((f) => ({ name: f.name, description: f.description, parameters: f.parameters }));
+    const past = pastFor(input);
     const messages: ChatMessage[] = [
       { role: 'system', content: config.llm.system_prompt ?? DEFAULT_SYSTEM_PROMPT },
       ...past.slice(-config.session.history_window),
