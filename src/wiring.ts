@@ -91,7 +91,7 @@ export async function wireComponents(o: {
     },
   });
 
-  const identity = createIdentity(services, customers);
+  const identity = createIdentity(services);
 
   const ledger = createProactiveLedger({ store, clock, dailyCap: config.proactive.daily_cap, dedupWindowHours: config.proactive.dedup_window_hours });
   const proactive = createProactiveService({

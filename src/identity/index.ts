@@ -1,9 +1,8 @@
-import type { CustomerRepo } from '../customers/repo.ts';
 import type { Services } from '../services.ts';
 import { createMagicLinks } from './magic-links.ts';
 import { createSessionTokens } from './session-token.ts';
 
-export function createIdentity(services: Services, _customers: CustomerRepo) {
+export function createIdentity(services: Services) {
   const { config, clock, store, secret } = services;
   return {
     tokens: createSessionTokens({ tokenSecret: config.identity.token_secret, serviceSecret: secret, ttlMinutes: config.identity.session_ttl_minutes, clock }),
