@@ -1,10 +1,11 @@
-// The cost of telemetry on turn throughput: two Parley instances in this
-// process, telemetry on and off, the same closed-loop widget load (offline LLM,
-// one SDK call per turn), alternating blocks.
+// The cost of telemetry on turn throughput: two Parley processes, telemetry
+// persisted and not, the same closed-loop widget load from this process
+// (offline LLM, one SDK call per turn), alternating blocks. Each server has its
+// own process (and heap), so one's GC pauses don't land in the other's blocks.
 //   npx tsx bench/telemetry-cost.ts
 import { z } from 'zod';
 import { createClient } from '../sdk/src/index.ts';
-import { startParley, TEST_SECRET } from '../test/support/parley.ts';
+import { spawnParley, TEST_SECRET, tempDir } from '../test/support/parley.ts';
 import { alternate, log, percentile, type LoadResult } from './lib.ts';
 import { clients } from './widget-load.ts';
 
@@ -13,11 +14,11 @@ const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 4000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 
 async function instance(telemetry: boolean) {
-  const p = await startParley({ config: { logging: { level: 'warn' }, telemetry: { enabled: telemetry }, channels: { web: { rate_limit_per_minute: 1_000_000 } } } });
+  const p = await spawnParley({ storagePath: tempDir('parley-telemetry-'), config: { telemetry: { enabled: telemetry }, channels: { web: { rate_limit_per_minute: 1_000_000 } } } });
   const sdk = createClient();
   sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }));
-  await sdk.listen({ url: p.url(), secret: TEST_SECRET });
-  const load = await clients(CONNECTIONS, `${p.url().replace('http', 'ws')}/widget/ws`, (i) => JSON.stringify({ type: 'init', customerId: `t-${i}`, email: `t${i}@example.com` }), (f) => f.type === 'message');
+  await sdk.listen({ url: p.url, secret: TEST_SECRET });
+  const load = await clients(CONNECTIONS, `${p.url.replace('http', 'ws')}/widget/ws`, (i) => JSON.stringify({ type: 'init', customerId: `t-${i}`, email: `t${i}@example.com` }), (f) => f.type === 'message');
   return { p, sdk, load };
 }
 
@@ -37,6 +38,6 @@ log(`cost = ${((100 * (b.turnsPerSecond - a.turnsPerSecond)) / b.turnsPerSecond)
 for (const x of [on, off]) {
   x.load.close();
   await x.sdk.close();
-  await x.p.close();
+  await x.p.kill('SIGTERM');
 }
 process.exit(0);
