@@ -135,11 +135,14 @@ export function createSupervisorRuntime(o: SupervisorRuntimeOptions): Supervisor
     actor,
     sdkSlotsAvailable: () => Math.max(0, maxSdkConnections - slotsUsed()),
     reserveSdkSlot(connectionId = randomUUID()) {
+      if (actor.getSnapshot().status !== 'active') return undefined; // shutting down
       actor.send({ type: 'sdk.connected', connectionId, at: clock.now() });
       return connectionId in actor.getSnapshot().context.sdkConnections ? connectionId : undefined;
     },
     releaseSdkSlot(connectionId, code) {
-      if (!(connectionId in actor.getSnapshot().context.sdkConnections)) return;
+      // After shutdown the supervisor is stopped; sockets still closing have nothing to release.
+      const snap = actor.getSnapshot();
+      if (snap.status !== 'active' || !(connectionId in snap.context.sdkConnections)) return;
       actor.send({ type: 'sdk.closed', connectionId, code });
     },
     sdkConnection: (connectionId) => actor.getSnapshot().children[connectionId] as SdkConnectionRef | undefined,
