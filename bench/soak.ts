@@ -5,9 +5,12 @@
 // 10 s the soak reads the server's heap and RSS (/diagnostics) and its
 // event-loop lag p99 (/metrics). After a warm-up (first 20%) it prints growth,
 // lag and the errors the server logged. Heap is read after a forced GC.
-// RSS includes LMDB's memory-mapped data file, which grows with the data.
+// RSS is split as Linux reports it (/proc/<pid>/status): RssAnon is the
+// process's own memory, where a leak would show; RssFile is mostly LMDB's
+// memory-mapped data file, which grows with the data by design.
 //   npx tsx bench/soak.ts                     (10 minutes)
 //   SOAK_MINUTES=2 npx tsx bench/soak.ts
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { createClient } from '../sdk/src/index.ts';
 import { startFakeGraph } from '../test/support/fake-graph.ts';
@@ -102,14 +105,22 @@ const reconnectLoop = async () => {
   }
 };
 
-const samples: { t: number; heap: number; rss: number; lagP99: number }[] = [];
+/** RssAnon and RssFile of the server process, in bytes (Linux). */
+const rssParts = (pid: number) => {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { anon: kb('RssAnon'), file: kb('RssFile') };
+};
+
+const samples: { t: number; heap: number; rss: number; rssAnon: number; rssFile: number; lagP99: number }[] = [];
 const sample = async () => {
   const d = await (await fetch(`${p.url()}/diagnostics?gc=1`)).json();
   const metrics = await (await fetch(`${p.url()}/metrics`)).text();
   const lagP99 = Number(/parley_event_loop_lag_seconds\{quantile="0.99"\} ([\d.e-]+)/.exec(metrics)?.[1] ?? NaN) * 1000;
-  const s = { t: Date.now() - started, heap: d.memory.heapUsed as number, rss: d.memory.rss as number, lagP99 };
+  const { anon, file } = rssParts(server.child.pid!);
+  const s = { t: Date.now() - started, heap: d.memory.heapUsed as number, rss: d.memory.rss as number, rssAnon: anon, rssFile: file, lagP99 };
   samples.push(s);
-  log(`t=${Math.round(s.t / 1000)}s heap=${(s.heap / 2 ** 20).toFixed(1)}MB rss=${(s.rss / 2 ** 20).toFixed(1)}MB lagP99=${s.lagP99.toFixed(1)}ms turns=${turns} webhooks=${webhooks} proactive=${proactives} reconnects=${reconnects} failures=${failures}`);
+  log(`t=${Math.round(s.t / 1000)}s heap=${(s.heap / 2 ** 20).toFixed(1)}MB rss=${(s.rss / 2 ** 20).toFixed(1)}MB (anon ${(anon / 2 ** 20).toFixed(1)}MB, file ${(file / 2 ** 20).toFixed(1)}MB) lagP99=${s.lagP99.toFixed(1)}ms turns=${turns} webhooks=${webhooks} proactive=${proactives} reconnects=${reconnects} failures=${failures}`);
 };
 const sampler = setInterval(() => void sample().catch((err) => log(`sample failed: ${err.message}`)), 10_000);
 
@@ -137,6 +148,10 @@ const summary = {
   rssAfterWarmupMB: +(first.rss / 2 ** 20).toFixed(1),
   rssEndMB: +(last.rss / 2 ** 20).toFixed(1),
   rssGrowthPct: +((100 * (last.rss - first.rss)) / first.rss).toFixed(1),
+  rssAnonAfterWarmupMB: +(first.rssAnon / 2 ** 20).toFixed(1),
+  rssAnonEndMB: +(last.rssAnon / 2 ** 20).toFixed(1),
+  rssAnonGrowthPct: +((100 * (last.rssAnon - first.rssAnon)) / first.rssAnon).toFixed(1),
+  rssFileEndMB: +(last.rssFile / 2 ** 20).toFixed(1),
   eventLoopLagP99WorstSampleMs: +(p99s[p99s.length - 1] ?? 0).toFixed(1),
   eventLoopLagP99MedianSampleMs: +(p99s[Math.floor(p99s.length / 2)] ?? 0).toFixed(1),
   errorsLogged: errorsLogged.length,
