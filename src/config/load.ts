@@ -42,11 +42,8 @@ export function resolveEnvRefs(value: unknown, env: NodeJS.ProcessEnv, path: str
       return '';
     });
     if (missing) throw new ConfigError(`${path.join('.')}: environment variable ${missing} is not set`);
-    // A whole-value reference to a number/boolean keeps its YAML type.
-    if (value.trim().match(/^\$\{[^}]+\}$/)) {
-      if (/^-?\d+(\.\d+)?$/.test(out)) return Number(out);
-      if (out === 'true' || out === 'false') return out === 'true';
-    }
+    // Always a string (an id like WA_PHONE_ID=106540352242922 must stay one); the schema
+    // converts only where it wants a number or a boolean.
     return out;
   }
   if (Array.isArray(value)) return value.map((v, i) => resolveEnvRefs(v, env, [...path, String(i)], optional));

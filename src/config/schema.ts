@@ -4,18 +4,26 @@ import { z } from 'zod';
 
 const s = z.strictObject;
 
+// ${ENV} references always resolve to strings; number and boolean keys accept the
+// string form ("3000", "true"/"false" — nothing looser) as well as YAML's own types.
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+const num = <T extends z.ZodNumber>(schema: T) =>
+  z.preprocess((v: unknown) => (typeof v === 'string' && DECIMAL.test(v.trim()) ? Number(v) : v), schema);
+const bool = <T extends z.ZodBoolean>(schema: T) =>
+  z.preprocess((v: unknown) => (v === 'true' ? true : v === 'false' ? false : v), schema);
+
 export const ConfigSchema = s({
   server: s({
     host: z.string().default('127.0.0.1'),
-    port: z.number().int().min(0).max(65535).default(3000),
+    port: num(z.number().int().min(0).max(65535)).default(3000),
     /** Public address used in magic links; defaults to http://{host}:{port}. */
     base_url: z.string().url().optional(),
-    body_limit_bytes: z.number().int().positive().default(1024 * 1024),
-    trust_proxy: z.boolean().default(false),
+    body_limit_bytes: num(z.number().int().positive()).default(1024 * 1024),
+    trust_proxy: bool(z.boolean()).default(false),
   }).prefault({}),
   storage: s({
     path: z.string().default('./data'),
-    map_size_mb: z.number().int().positive().default(2048),
+    map_size_mb: num(z.number().int().positive()).default(2048),
   }).prefault({}),
   /** The service secret (SDK bearer, protected routes). Empty → generated once and kept in the data directory. */
   secret: z.string().default(''),
@@ -24,10 +32,10 @@ export const ConfigSchema = s({
     model: z.string().default('offline-1'),
     base_url: z.string().url().optional(),
     api_key: z.string().default(''),
-    timeout_ms: z.number().int().positive().default(30_000),
-    max_retries: z.number().int().min(0).max(10).default(1),
-    max_tool_steps: z.number().int().min(1).max(50).default(5),
-    temperature: z.number().min(0).max(2).optional(),
+    timeout_ms: num(z.number().int().positive()).default(30_000),
+    max_retries: num(z.number().int().min(0).max(10)).default(1),
+    max_tool_steps: num(z.number().int().min(1).max(50)).default(5),
+    temperature: num(z.number().min(0).max(2)).optional(),
     system_prompt: z.string().optional(),
     fallback: s({
       provider: z.enum(['offline', 'openai']),
@@ -37,34 +45,34 @@ export const ConfigSchema = s({
     }).optional(),
   }).prefault({}),
   identity: s({
-    allow_anonymous: z.boolean().default(false),
-    session_ttl_minutes: z.number().positive().default(60),
-    magic_link_ttl_minutes: z.number().positive().default(15),
+    allow_anonymous: bool(z.boolean()).default(false),
+    session_ttl_minutes: num(z.number().positive()).default(60),
+    magic_link_ttl_minutes: num(z.number().positive()).default(15),
     /** HMAC key for session tokens; empty → derived from the service secret. */
     token_secret: z.string().default(''),
     /** /auth/magic-link and /auth/verify requests per client IP per minute (429 beyond). */
-    rate_limit_per_ip_per_minute: z.number().int().positive().default(30),
+    rate_limit_per_ip_per_minute: num(z.number().int().positive()).default(30),
     /** /auth/magic-link requests per email address per minute. */
-    rate_limit_per_email_per_minute: z.number().int().positive().default(5),
+    rate_limit_per_email_per_minute: num(z.number().int().positive()).default(5),
   }).prefault({}),
   session: s({
-    history_window: z.number().int().min(1).max(500).default(20),
-    idle_minutes: z.number().positive().default(15),
+    history_window: num(z.number().int().min(1).max(500)).default(20),
+    idle_minutes: num(z.number().positive()).default(15),
   }).prefault({}),
   safety: s({
     require_confirmation_for: z.array(z.string()).default([]),
-    confirmation_timeout_seconds: z.number().positive().default(300),
-    invoke_timeout_ms: z.number().int().positive().default(10_000),
+    confirmation_timeout_seconds: num(z.number().positive()).default(300),
+    invoke_timeout_ms: num(z.number().int().positive()).default(10_000),
   }).prefault({}),
   channels: s({
     web: s({
-      enabled: z.boolean().default(true),
+      enabled: bool(z.boolean()).default(true),
       /** Allowed Origin headers for /widget/ws; "*" allows any; a request without Origin (non-browser) is allowed. */
       allowed_origins: z.array(z.string()).default(['*']),
-      rate_limit_per_minute: z.number().int().positive().default(30),
+      rate_limit_per_minute: num(z.number().int().positive()).default(30),
     }).prefault({}),
     whatsapp: s({
-      enabled: z.boolean().default(false),
+      enabled: bool(z.boolean()).default(false),
       provider: z.enum(['meta', 'sdk']).default('meta'),
       phone_id: z.string().default(''),
       token: z.string().default(''),
@@ -72,39 +80,39 @@ export const ConfigSchema = s({
       app_secret: z.string().default(''),
       webhook_path: z.string().startsWith('/').default('/wa/webhook'),
       graph_url: z.string().url().default('https://graph.facebook.com/v21.0'),
-      send_timeout_ms: z.number().int().positive().default(10_000),
-      max_send_attempts: z.number().int().min(1).default(8),
-      lease_ms: z.number().int().positive().default(30_000),
+      send_timeout_ms: num(z.number().int().positive()).default(10_000),
+      max_send_attempts: num(z.number().int().min(1)).default(8),
+      lease_ms: num(z.number().int().positive()).default(30_000),
       /**
        * A send interrupted by a crash (request out, answer lost) is not repeated at once: Parley waits
        * this long for Meta's status webhook (which echoes the job id) before sending again.
        */
-      uncertain_grace_ms: z.number().int().positive().default(120_000),
+      uncertain_grace_ms: num(z.number().int().positive()).default(120_000),
     }).prefault({}),
   }).prefault({}),
   proactive: s({
-    enabled: z.boolean().default(false),
-    daily_cap: z.number().int().min(0).default(3),
-    dedup_window_hours: z.number().positive().default(24),
+    enabled: bool(z.boolean()).default(false),
+    daily_cap: num(z.number().int().min(0)).default(3),
+    dedup_window_hours: num(z.number().positive()).default(24),
   }).prefault({}),
   daemon: s({
-    enabled: z.boolean().default(false),
-    proactive_followup: z.boolean().default(false),
-    interval_seconds: z.number().positive().default(60),
-    idle_minutes: z.number().positive().default(30),
-    max_per_cycle: z.number().int().positive().default(20),
+    enabled: bool(z.boolean()).default(false),
+    proactive_followup: bool(z.boolean()).default(false),
+    interval_seconds: num(z.number().positive()).default(60),
+    idle_minutes: num(z.number().positive()).default(30),
+    max_per_cycle: num(z.number().int().positive()).default(20),
   }).prefault({}),
   telemetry: s({
-    enabled: z.boolean().default(true),
-    retention_days: z.number().positive().default(14),
-    metrics_public: z.boolean().default(false),
+    enabled: bool(z.boolean()).default(true),
+    retention_days: num(z.number().positive()).default(14),
+    metrics_public: bool(z.boolean()).default(false),
   }).prefault({}),
   logging: s({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   }).prefault({}),
   demo: s({
     /** Start the demo backend (examples/demo-backend) in-process, connected through the real SDK. */
-    backend: z.boolean().default(false),
+    backend: bool(z.boolean()).default(false),
   }).prefault({}),
 });
 

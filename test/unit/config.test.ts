@@ -30,11 +30,30 @@ describe('config', () => {
     expect(f.proactive.enabled).toBe(true);
   });
 
-  it('resolves ${ENV} references, keeping numbers and booleans typed', () => {
-    const c = parseConfig('server:\n  port: ${PORT}\nsecret: ${S}\nidentity:\n  allow_anonymous: ${ANON}\n', { PORT: '4100', S: 'abc', ANON: 'true' });
+  it('env values stay strings; number and boolean keys convert them', () => {
+    const c = parseConfig(
+      'server:\n  port: ${PORT}\nsecret: ${S}\nidentity:\n  allow_anonymous: ${ANON}\nchannels:\n  whatsapp:\n    phone_id: ${WA_PHONE_ID}\n    verify_token: ${WA_VERIFY_TOKEN}\n',
+      { PORT: '4100', S: '123456', ANON: 'true', WA_PHONE_ID: '106540352242922', WA_VERIFY_TOKEN: 'true' },
+    );
     expect(c.server.port).toBe(4100);
-    expect(c.secret).toBe('abc');
     expect(c.identity.allow_anonymous).toBe(true);
+    expect(c.secret).toBe('123456');
+    expect(c.channels.whatsapp.phone_id).toBe('106540352242922');
+    expect(c.channels.whatsapp.verify_token).toBe('true');
+    expect(parseConfig('identity:\n  allow_anonymous: ${ANON}\n', { ANON: 'false' }).identity.allow_anonymous).toBe(false);
+    expect(parseConfig('llm:\n  model: ${M}\n  temperature: ${T}\n', { M: '42', T: '0.5' }).llm).toMatchObject({ model: '42', temperature: 0.5 });
+  });
+
+  it('YAML-native numbers and booleans still work; loose strings are refused naming the key', () => {
+    const c = parseConfig('server:\n  port: 4200\n  trust_proxy: true\nproactive:\n  daily_cap: 0\n', {});
+    expect(c.server).toMatchObject({ port: 4200, trust_proxy: true });
+    expect(c.proactive.daily_cap).toBe(0);
+    expect(() => parseConfig('server:\n  port: abc\n', {})).toThrow(/^server\.port: .*expected number/);
+    expect(() => parseConfig('server:\n  port: ${P}\n', { P: 'abc' })).toThrow(/^server\.port: /);
+    expect(() => parseConfig('server:\n  port:\n', {})).toThrow(/^server\.port: /);
+    expect(() => parseConfig('identity:\n  allow_anonymous: ${A}\n', { A: 'yes' })).toThrow(/^identity\.allow_anonymous: .*expected boolean/);
+    expect(() => parseConfig('identity:\n  allow_anonymous: ${A}\n', { A: '1' })).toThrow(/^identity\.allow_anonymous: /);
+    expect(() => parseConfig('server:\n  port: abc\n', {})).not.toThrow(/\n/);
   });
 
   it('a missing variable names the key path', () => {
