@@ -10,7 +10,7 @@
 // Deadlines live in context (`turn.pending.deadline`), because XState does
 // not restore `after` timers from a persisted snapshot: on `restored` the
 // waiting state is re-entered and its timer re-armed with the time left.
-import { assign, fromPromise, setup } from 'xstate';
+import { and, assign, fromPromise, setup } from 'xstate';
 
 export type Channel = 'web' | 'whatsapp';
 
@@ -271,7 +271,7 @@ export const conversationMachine = setup({
       on: {
         'customer.confirm': [
           {
-            guard: ({ context, event }) => event.type === 'customer.confirm' && context.turn?.pending?.confirmationId === event.confirmationId && event.approve,
+            guard: and(['matchesPending', 'approved']),
             target: 'callingTool',
             actions: [
               { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, turnId: context.turn!.turnId, name: currentCall(context).name, outcome: 'approved' }) },
