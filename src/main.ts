@@ -22,7 +22,7 @@ async function main() {
     process.exit(1);
   }
   const url = await parley.start();
-  if (!process.env.SERVICE_SDK_SECRET && !loaded.config.secret) {
+  if (!loaded.config.secret) {
     // Shown once on the console (not in the log stream) so the operator can connect an SDK.
     process.stderr.write(`\nParley is running at ${url}\n  demo:        ${url}/demo.html\n  dashboard:   ${url}/telemetry\n  service secret (generated, kept in ${loaded.config.storage.path}/service-secret): ${parley.services.secret}\n  set SERVICE_SDK_SECRET to choose your own.\n\n`);
   } else {

@@ -87,7 +87,11 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv, source = 'conf
     throw new ConfigError(`${source}: invalid YAML: ${(err as Error).message.split('\n')[0]}`);
   }
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${source}: the top level must be a mapping`);
-  const resolved = resolveEnvRefs(raw, env, [], (p) => OPTIONAL_ENV_KEYS.has(p));
+  // `secret` defaults to ${SERVICE_SDK_SECRET}: a profile without the key still honours the variable
+  // (unset → empty → a secret generated once and kept in the data directory).
+  const doc = raw as Record<string, unknown>;
+  const withDefaults = 'secret' in doc ? doc : { ...doc, secret: '${SERVICE_SDK_SECRET}' };
+  const resolved = resolveEnvRefs(withDefaults, env, [], (p) => OPTIONAL_ENV_KEYS.has(p));
   const result = ConfigSchema.safeParse(resolved);
   if (!result.success) throw new ConfigError(result.error.issues.map((i) => formatIssue(i as never)).join('; '));
   return result.data;

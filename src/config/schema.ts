@@ -25,7 +25,10 @@ export const ConfigSchema = s({
     path: z.string().default('./data'),
     map_size_mb: num(z.number().int().positive()).default(2048),
   }).prefault({}),
-  /** The service secret (SDK bearer, protected routes). Empty → generated once and kept in the data directory. */
+  /**
+   * The service secret (SDK bearer, protected routes). A profile without the key gets `${SERVICE_SDK_SECRET}`
+   * (added by the loader); empty → generated once and kept in the data directory.
+   */
   secret: z.string().default(''),
   llm: s({
     provider: z.enum(['offline', 'openai']).default('offline'),

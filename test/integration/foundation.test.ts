@@ -1,5 +1,5 @@
 // Issue 2: health, readiness with the SDK, diagnostics, test mode, the process.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../sdk/src/index.ts';
@@ -101,9 +101,13 @@ describe('health, readiness, diagnostics', () => {
 });
 
 describe('the process', () => {
-  it('with no SERVICE_SDK_SECRET it generates one, keeps it and prints it; SIGTERM exits 0 quickly', async () => {
+  it('a profile without `secret` and no SERVICE_SDK_SECRET: generates one, keeps it and prints it; SIGTERM exits 0 quickly', async () => {
     const storagePath = tempDir();
-    const proc = await spawnParley({ storagePath, config: { secret: '' } as never, env: { SERVICE_SDK_SECRET: '' } });
+    // No `secret:` key at all: its default is ${SERVICE_SDK_SECRET}, unset here.
+    const profile = join(storagePath, 'no-secret.yaml');
+    writeFileSync(profile, `server:\n  port: 0\nstorage:\n  path: ${storagePath}\ndemo:\n  backend: false\n`);
+    const env = { SERVICE_SDK_SECRET: '', SERVICE_CONFIG: profile };
+    const proc = await spawnParley({ storagePath, env });
     const file = join(storagePath, 'service-secret');
     expect(existsSync(file)).toBe(true);
     const secret = readFileSync(file, 'utf8').trim();
@@ -116,15 +120,30 @@ describe('the process', () => {
     expect(code).toBe(0);
     expect(Date.now() - started).toBeLessThan(5000);
     // restart keeps the same secret
-    const again = await spawnParley({ storagePath, config: { secret: '' } as never, env: { SERVICE_SDK_SECRET: '' } });
+    const again = await spawnParley({ storagePath, env });
     expect(readFileSync(file, 'utf8').trim()).toBe(secret);
     await again.kill('SIGTERM');
+  });
+
+  it('a profile without `secret` uses SERVICE_SDK_SECRET (no secret is generated)', async () => {
+    const storagePath = tempDir();
+    const profile = join(storagePath, 'no-secret.yaml');
+    writeFileSync(profile, `server:\n  port: 0\nstorage:\n  path: ${storagePath}\ndemo:\n  backend: false\n`);
+    const proc = await spawnParley({ storagePath, env: { SERVICE_SDK_SECRET: '20240101', SERVICE_CONFIG: profile } });
+    try {
+      expect(existsSync(join(storagePath, 'service-secret'))).toBe(false);
+      expect(proc.output()).not.toContain('service secret (generated');
+      const sdk = createClient().expose('ping', {}, () => 'pong');
+      await expect(sdk.listen({ url: proc.url, secret: '20240101' })).resolves.toEqual({ functions: 1 });
+      await sdk.close();
+    } finally {
+      await proc.kill('SIGTERM');
+    }
   });
 
   it('a configuration error stops start-up with one line naming the key', async () => {
     const { spawnSync } = await import('node:child_process');
     const dir = tempDir();
-    const { writeFileSync } = await import('node:fs');
     writeFileSync(join(dir, 'bad.yaml'), 'server:\n  port: high\n');
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '../../src/main.ts')], { env: { ...process.env, SERVICE_CONFIG: join(dir, 'bad.yaml') }, encoding: 'utf8', timeout: 20_000 });
     expect(r.status).toBe(78);

@@ -56,6 +56,13 @@ describe('config', () => {
     expect(() => parseConfig('server:\n  port: abc\n', {})).not.toThrow(/\n/);
   });
 
+  it('secret defaults to ${SERVICE_SDK_SECRET} when the profile has no secret key', () => {
+    expect(parseConfig('server:\n  port: 1\n', { SERVICE_SDK_SECRET: 'from-env' }).secret).toBe('from-env');
+    expect(parseConfig('server:\n  port: 1\n', {}).secret).toBe(''); // → generated once at start-up
+    expect(parseConfig('secret: explicit\n', { SERVICE_SDK_SECRET: 'from-env' }).secret).toBe('explicit');
+    expect(parseConfig('', { SERVICE_SDK_SECRET: '987654321' }).secret).toBe('987654321');
+  });
+
   it('a missing variable names the key path', () => {
     expect(() => parseConfig('llm:\n  model: ${MODEL_NAME}\n', {})).toThrow('llm.model: environment variable MODEL_NAME is not set');
     expect(parseConfig('llm:\n  model: ${MODEL_NAME:-m1}\n', {}).llm.model).toBe('m1');
