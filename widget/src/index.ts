@@ -3,8 +3,8 @@
 //           data-customer-id="…" data-auth-token="…"></script>
 // or window.Parley.init({ serverUrl, customerId, authToken }).
 import type { WidgetClientFrame } from '../../sdk/src/widget-protocol.ts';
-import { connect } from './connection.ts';
-import { initialState, reduce, unacknowledged, type Action, type WidgetState } from './state.ts';
+import { createController } from './controller.ts';
+import { initialState } from './state.ts';
 import { createView } from './view.ts';
 
 export interface InitOptions {
@@ -35,44 +35,25 @@ function wsUrl(serverUrl: string): string {
 }
 
 export function init(o: InitOptions): WidgetHandle {
-  let state: WidgetState = initialState;
   const view = createView(o.container, {
-    onSend: (text) => handle.send(text),
-    onAnswer: (id, approve) => {
-      if (connection.send({ type: 'confirm', id, approve })) dispatch({ type: 'answered', id, approve });
-    },
+    onSend: (text) => controller.send(text),
+    onAnswer: (id, approve) => controller.answer(id, approve),
+    onPanel: (open) => controller.panel(open),
   });
-  const dispatch = (a: Action) => {
-    state = reduce(state, a);
-    view.render(state);
-  };
   const initFrame = (): WidgetClientFrame =>
     o.authToken ? { type: 'init', customerId: o.customerId, authToken: o.authToken } : { type: 'init', customerId: o.customerId, email: o.email };
-  const connection = connect({
-    url: wsUrl(o.serverUrl),
-    init: initFrame,
-    onFrame: (frame) => dispatch({ type: 'frame', frame }),
-    onStatus: (status) => dispatch({ type: 'status', status }),
-    onReady: () => {
-      for (const b of unacknowledged(state)) connection.send({ type: 'message', id: b.id, text: b.text });
-    },
-  });
-  const handle: WidgetHandle = {
+  view.render(initialState);
+  const controller = createController({ url: wsUrl(o.serverUrl), init: initFrame, render: view.render, newId });
+  if (o.open) view.open();
+  return {
     open: view.open,
     close: view.close,
     destroy() {
-      connection.close();
+      controller.close();
       view.destroy();
     },
-    send(text) {
-      const id = newId();
-      dispatch({ type: 'sent', id, text, at: Date.now() });
-      connection.send({ type: 'message', id, text });
-    },
+    send: controller.send,
   };
-  view.render(state);
-  if (o.open) view.open();
-  return handle;
 }
 
 declare global {

@@ -27,15 +27,21 @@ export interface WidgetState {
   confirm?: ConfirmPrompt;
   error?: string;
   customerId?: string;
+  /** The panel is open (the customer can see the log). */
+  open: boolean;
+  /** Assistant messages that arrived while the panel was closed; cleared on open. */
+  unread: number;
 }
 
-export const initialState: WidgetState = { status: 'Connecting', bubbles: [], typing: false };
+export const initialState: WidgetState = { status: 'Connecting', bubbles: [], typing: false, open: false, unread: 0 };
 
 export type Action =
   | { type: 'frame'; frame: WidgetServerFrame }
   | { type: 'status'; status: Status }
   | { type: 'sent'; id: string; text: string; at: number }
-  | { type: 'answered'; id: string; approve: boolean };
+  | { type: 'answered'; id: string; approve: boolean }
+  | { type: 'panel'; open: boolean }
+  | { type: 'error'; message: string };
 
 const fromHistory = (h: HistoryEntry): Bubble => ({ id: h.id, role: h.role, text: h.text, at: h.at, proactive: h.proactive, delivered: true });
 
@@ -49,6 +55,10 @@ export function reduce(state: WidgetState, action: Action): WidgetState {
     case 'answered':
       if (state.confirm?.id !== action.id) return state;
       return { ...state, confirm: { ...state.confirm, answered: action.approve ? 'approved' : 'declined' } };
+    case 'panel':
+      return { ...state, open: action.open, unread: action.open ? 0 : state.unread };
+    case 'error':
+      return { ...state, error: action.message };
     case 'frame':
       return reduceFrame(state, action.frame);
   }
@@ -58,15 +68,20 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame): WidgetState {
   switch (f.type) {
     case 'ready': {
       // History is the truth; keep local messages the server has not stored yet (they are re-sent).
+      // A shown confirmation is dropped: the server re-sends the one still pending right after ready.
       const known = new Set(f.history.map((h) => h.id));
       const unsent = state.bubbles.filter((b) => b.role === 'user' && !b.delivered && !known.has(b.id));
-      return { ...state, status: 'Connected', customerId: f.customerId, bubbles: [...f.history.map(fromHistory), ...unsent], typing: false, error: undefined };
+      return { ...state, status: 'Connected', customerId: f.customerId, bubbles: [...f.history.map(fromHistory), ...unsent], typing: false, error: undefined, confirm: undefined };
     }
     case 'ack':
       return { ...state, bubbles: state.bubbles.map((b) => (b.id === f.id ? { ...b, delivered: true } : b)) };
     case 'message':
       if (state.bubbles.some((b) => b.id === f.id)) return state;
-      return { ...state, bubbles: [...state.bubbles, { id: f.id, role: 'assistant', text: f.text, at: f.at, proactive: f.proactive }] };
+      return {
+        ...state,
+        bubbles: [...state.bubbles, { id: f.id, role: 'assistant', text: f.text, at: f.at, proactive: f.proactive }],
+        unread: state.open ? state.unread : state.unread + 1,
+      };
     case 'typing':
       return { ...state, typing: f.on };
     case 'confirm':
