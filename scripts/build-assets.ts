@@ -1,6 +1,6 @@
 // Bundles the browser code (widget, dashboard) with esbuild into public/build
 // and copies the static pages. Prints each bundle's size, raw and gzipped.
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -25,6 +25,12 @@ export const PAGES: { from: string; to: string }[] = [
   { from: 'dashboard/telemetry.html', to: 'telemetry.html' },
 ];
 
+function atomicWrite(file: string, content: Buffer) {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, content);
+  renameSync(tmp, file);
+}
+
 export async function buildAssets(o: { outDir?: string; log?: (line: string) => void } = {}) {
   const outDir = o.outDir ?? join(ROOT, 'public', 'build');
   const log = o.log ?? ((line: string) => process.stdout.write(`${line}\n`));
@@ -34,7 +40,7 @@ export async function buildAssets(o: { outDir?: string; log?: (line: string) => 
     const entry = join(ROOT, b.entry);
     if (!existsSync(entry)) continue;
     const outfile = join(outDir, b.out);
-    await build({
+    const result = await build({
       entryPoints: [entry],
       outfile,
       bundle: true,
@@ -45,8 +51,11 @@ export async function buildAssets(o: { outDir?: string; log?: (line: string) => 
       legalComments: 'none',
       loader: { '.css': 'text' },
       logLevel: 'warning',
+      write: false,
     });
-    const content = readFileSync(outfile);
+    // Written to a temp file and renamed: a server or a test reading the bundle meanwhile never sees half of it.
+    const content = Buffer.from(result.outputFiles[0].contents);
+    atomicWrite(outfile, content);
     const gzip = gzipSync(content, { level: 9 }).length;
     sizes.push({ file: b.out, raw: content.length, gzip });
     const over = b.budgetGzip && gzip > b.budgetGzip ? `  OVER BUDGET (${(b.budgetGzip / 1024).toFixed(0)} KB)` : '';
@@ -54,7 +63,10 @@ export async function buildAssets(o: { outDir?: string; log?: (line: string) => 
   }
   for (const p of PAGES) {
     const from = join(ROOT, p.from);
-    if (existsSync(from)) copyFileSync(from, join(outDir, p.to));
+    if (!existsSync(from)) continue;
+    const tmp = `${join(outDir, p.to)}.${process.pid}.tmp`;
+    copyFileSync(from, tmp);
+    renameSync(tmp, join(outDir, p.to));
   }
   return sizes;
 }
