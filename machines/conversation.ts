@@ -110,6 +110,9 @@ function toolContent(outcome: InvokeOutcome): string {
   return `Error${outcome.error.code ? ` (${outcome.error.code})` : ''}: ${outcome.error.message}`;
 }
 
+/** True when this client message id was already queued or answered (a re-sent message is not answered twice). */
+export const isKnownMessage = (context: Pick<ConversationContext, 'recent'>, messageId: string) => context.recent.includes(messageId);
+
 const currentCall = (c: ConversationContext): ToolCall => c.turn!.calls[c.turn!.callIndex];
 const invocationIdFor = (turn: Turn, call: ToolCall) => `${turn.turnId}:${turn.step}:${call.id}`;
 
@@ -131,7 +134,7 @@ export const conversationMachine = setup({
     emit: (_, _params: ConversationOutput) => {},
   },
   guards: {
-    isNewMessage: ({ context, event }) => event.type === 'customer.message' && !context.recent.includes(event.messageId),
+    isNewMessage: ({ context, event }) => event.type === 'customer.message' && !isKnownMessage(context, event.messageId),
     hasQueued: ({ context }) => context.queue.length > 0,
     matchesPending: ({ context, event }) => event.type === 'customer.confirm' && context.turn?.pending?.confirmationId === event.confirmationId,
     approved: ({ event }) => event.type === 'customer.confirm' && event.approve,

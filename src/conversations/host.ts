@@ -16,6 +16,7 @@
 import { createActor, fromPromise, type Actor } from 'xstate';
 import {
   conversationMachine,
+  isKnownMessage,
   type ConversationOutput,
   type InvokeOutcome,
   type LlmStepInput,
@@ -143,11 +144,14 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     }
   };
 
-  const writeInTx = (a: Active, record: ConversationRecord, o: Pending) => {
+  /** Returns false when the output was not written (a customer message already stored). */
+  const writeInTx = (a: Active, record: ConversationRecord, o: Pending): boolean => {
     const at = clock.now();
     const id = a.meta.conversationId;
     switch (o.type) {
       case 'customer':
+        // The authority on duplicates: reads in the transaction see every committed (and this batch's) message.
+        if (history.seenInTx(id, o.messageId)) return false;
         history.appendInTx({ id: o.messageId, conversationId: id, role: 'user', text: o.text, at: o.at, turnId: `${id}:${o.messageId}` });
         history.markSeenInTx(id, o.messageId);
         record.lastMessageAt = o.at;
@@ -173,6 +177,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         break;
     }
     if (o.type !== 'customer') deps.sinks[a.meta.channel]?.writeInTx?.(a.meta, o);
+    return true;
   };
 
   const runWrites = async (a: Active) => {
@@ -184,6 +189,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         const batch = a.pending.splice(0);
         const snapshot = a.actor.getPersistedSnapshot();
         const value = a.actor.getSnapshot().value;
+        let written = batch;
         try {
           await store.transaction(() => {
             const previous = records.get(a.meta.conversationId);
@@ -195,7 +201,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
               busy: value !== 'idle',
               updatedAt: clock.now(),
             };
-            for (const o of batch) writeInTx(a, record, o);
+            written = batch.filter((o) => writeInTx(a, record, o));
             records.putInTx(a.meta.conversationId, record);
           });
         } catch (err) {
@@ -208,7 +214,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
           continue;
         }
         request.resolve();
-        for (const o of batch) {
+        for (const o of written) {
           emitTelemetry(a.meta, o);
           if (o.type !== 'customer') {
             try {
@@ -318,6 +324,12 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       if (history.seen(meta.conversationId, message.messageId)) return { conversationId: meta.conversationId, duplicate: true };
       const a = activate(meta);
       a.lastActiveAt = clock.now();
+      // Re-sent before the first copy is durable: the actor already has it (the same check as its guard);
+      // acknowledge once the write that carries the first copy has committed.
+      if (isKnownMessage(a.actor.getSnapshot().context, message.messageId)) {
+        await requestPersist(a);
+        return { conversationId: meta.conversationId, duplicate: true };
+      }
       const at = clock.now();
       a.pending.push({ type: 'customer', messageId: message.messageId, text: message.text, at });
       const durable = requestPersist(a);

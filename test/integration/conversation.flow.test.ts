@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
+import { createHistoryRepo } from '../../src/conversations/history.ts';
 import { startFakeOpenAi } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { connectWidget, type WidgetClient } from '../support/widget-client.ts';
@@ -123,6 +124,27 @@ describe('conversations with the openai provider (real client, fake server)', ()
     await new Promise((r) => setTimeout(r, 300));
     expect(llm.requests).toHaveLength(1);
     expect(w.frames.filter((f) => f.type === 'message')).toHaveLength(1);
+  });
+
+  it('the same message sent twice back to back is stored once, recorded once, answered once', async () => {
+    const llm = await startFakeOpenAi();
+    open.push(llm);
+    llm.script({ text: 'only once' }, { text: 'should not be used' });
+    const p = await startParley({ config: { llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' } } });
+    open.push(p);
+    const messageIn: unknown[] = [];
+    p.services.telemetry.subscribe({ event: (e) => void (e.type === 'message.in' && messageIn.push(e)) });
+    const w = await widget(p, 'cust-dup');
+    w.send({ type: 'message', id: 'twice', text: 'hello' });
+    w.send({ type: 'message', id: 'twice', text: 'hello' });
+    await w.next((f) => f.type === 'message');
+    await new Promise((r) => setTimeout(r, 300));
+    const stored = createHistoryRepo(p.services.store).all('conv_web_cust-dup');
+    expect(stored.filter((r) => r.role === 'user')).toHaveLength(1);
+    expect(messageIn).toHaveLength(1);
+    expect(w.frames.filter((f) => f.type === 'ack' && f.id === 'twice')).toHaveLength(2);
+    expect(w.frames.filter((f) => f.type === 'message')).toHaveLength(1);
+    expect(llm.requests).toHaveLength(1);
   });
 
   it('SDK disconnected mid-invoke → an honest message within the invoke timeout', async () => {
