@@ -11,6 +11,16 @@ function card(title: string, points: number): { root: HTMLElement; body: HTMLEle
   return { root, body };
 }
 
+function drawnPoints(u: uPlot): number {
+  let n = 0;
+  u.series.forEach((s, i) => {
+    if (i === 0 || !s.show || !s.idxs) return;
+    const ys = u.data[i];
+    for (let j = s.idxs[0]; j <= s.idxs[1]; j++) if (ys[j] != null && ys[j] !== 0) n++;
+  });
+  return n;
+}
+
 export function timeSeries(title: string, xs: number[], series: { label: string; values: (number | null)[] }[], unit = ''): HTMLElement {
   const points = series.reduce((n, s) => n + s.values.filter((v) => v !== null && v !== 0).length, 0);
   const { root, body } = card(title, points);
@@ -25,6 +35,8 @@ export function timeSeries(title: string, xs: number[], series: { label: string;
     series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, spanGaps: true, points: { show: true, size: 4 } }))],
     axes: [{}, { values: (_u, vals) => vals.map((v) => `${v}${unit}`) }],
     legend: { show: true },
+    // What uPlot actually drew: non-empty points inside each series' visible index range.
+    hooks: { draw: [(u) => root.setAttribute('data-drawn', String(drawnPoints(u)))] },
   };
   // uPlot measures its container: render after insertion.
   requestAnimationFrame(() => {
@@ -53,13 +65,16 @@ export function bars(title: string, rows: { label: string; value: number; tone?:
 
 export function summaryCharts(s: Summary): HTMLElement[] {
   const msgSeries = Object.entries(s.messages).map(([label, values]) => ({ label, values }));
-  const blocked = Object.entries(s.proactive.blockedByReason).map(([label, value]) => ({ label: `blocked: ${label}`, value, tone: 'bad' as const }));
-  const accepted = s.proactive.accepted.reduce((a, b) => a + b, 0);
+  const tokenSeries = Object.entries(s.tokenSeries).map(([model, values]) => ({ label: model, values }));
+  const proactiveSeries = [
+    { label: 'accepted', values: s.proactive.accepted },
+    ...Object.entries(s.proactive.blockedSeries).map(([reason, values]) => ({ label: `blocked: ${reason}`, values })),
+  ];
   return [
     timeSeries('Messages per channel', s.buckets, msgSeries),
     timeSeries('LLM latency (p50 / p95)', s.buckets, [{ label: 'p50', values: s.llm.p50 }, { label: 'p95', values: s.llm.p95 }], ' ms'),
-    bars('Tokens per model', Object.entries(s.tokens).flatMap(([model, t]) => [{ label: `${model} prompt`, value: t.prompt }, { label: `${model} completion`, value: t.completion }])),
-    bars('Proactive: accepted vs blocked', [{ label: 'accepted', value: accepted, tone: 'good' as const }, ...blocked]),
+    timeSeries('Tokens per model', s.buckets, tokenSeries),
+    timeSeries('Proactive: accepted vs blocked by reason', s.buckets, proactiveSeries),
     timeSeries('Tool failures', s.buckets, [{ label: 'failures', values: s.toolFailures }, { label: 'LLM calls', values: s.llm.calls }]),
     bars('Tool calls by name', Object.entries(s.tools).flatMap(([name, t]) => [{ label: `${name}`, value: t.invoked }, ...(t.failed ? [{ label: `${name} failed`, value: t.failed, tone: 'bad' as const }] : [])])),
     bars('Confirmations', Object.entries(s.confirmations).map(([label, value]) => ({ label, value, tone: label === 'approved' ? ('good' as const) : label === 'requested' ? undefined : ('bad' as const) }))),

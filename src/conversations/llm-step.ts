@@ -1,8 +1,9 @@
 // The `llm` actor the conversation machine invokes: prepends the system
 // prompt and stored history to the turn's transcript, offers the SDK catalog
 // as tools, and records one turn-call per LLM call.
-import type { LlmStepInput, LlmStepOutput, TurnEntry } from '../../machines/conversation.ts';
+import type { LlmStepInput, LlmStepOutput, Timed, TurnEntry } from '../../machines/conversation.ts';
 import type { Config } from '../config/schema.ts';
+import type { ObservedLlmRequest } from '../llm/resilient.ts';
 import type { ChatMessage, LlmProvider, ToolSpec } from '../llm/types.ts';
 import type { SdkHub, Services } from '../services.ts';
 import type { HistoryRepo } from './history.ts';
@@ -54,7 +55,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
     return past;
   };
 
-  return async (input: LlmStepInput): Promise<LlmStepOutput> => {
+  return async (input: LlmStepInput): Promise<Timed<LlmStepOutput>> => {
     const catalog = hub.catalog();
     const tools: ToolSpec[] = catalog.map((f) => ({ name: f.name, description: f.description, parameters: f.parameters }));
     const past = pastFor(input);
@@ -65,8 +66,19 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
     ];
     const started = services.clock.now();
     const base = { turnId: input.turnId, conversationId: input.conversationId, customerId: input.customerId, sequence: input.step, purpose: 'chat' as const };
+    // Each failed attempt (a retry or the fallback follows, or the last one) is its own turn-call.
+    let failedAttempts = 0;
+    const req: ObservedLlmRequest = {
+      messages,
+      tools,
+      purpose: 'chat',
+      onAttemptFailed: (a) => {
+        failedAttempts++;
+        services.telemetry.turnCall({ ...base, provider: a.provider, model: a.model, durationMs: a.durationMs, promptTokens: 0, completionTokens: 0, toolCalls: [], ok: false, error: a.error });
+      },
+    };
     try {
-      const res = await llm.complete({ messages, tools, purpose: 'chat' });
+      const res = await llm.complete(req);
       services.telemetry.turnCall({
         ...base,
         provider: res.provider,
@@ -77,7 +89,8 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
         toolCalls: res.toolCalls.map((c) => c.name),
         ok: true,
       });
-      if (res.toolCalls.length === 0) return { kind: 'reply', text: res.text?.trim() || "Sorry, I don't have an answer for that." };
+      const at = services.clock.now();
+      if (res.toolCalls.length === 0) return { kind: 'reply', text: res.text?.trim() || "Sorry, I don't have an answer for that.", at };
       const modes = new Map(catalog.map((f) => [f.name, f.mode]));
       return {
         kind: 'tools',
@@ -89,9 +102,10 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
           requiresConfirmation: requiresConfirmation(modes.get(c.name), c.name, config),
           summary: summarizeCall(c.name, c.args),
         })),
+        at,
       };
     } catch (err) {
-      services.telemetry.turnCall({
+      if (failedAttempts === 0) services.telemetry.turnCall({
         ...base,
         provider: llm.name,
         model: llm.model,

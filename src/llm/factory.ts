@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.ts';
 import { createOfflineProvider } from './offline.ts';
 import { createOpenAiProvider } from './openai.ts';
-import { createResilientLlm } from './resilient.ts';
+import { createResilientLlm, type ResilientLlm } from './resilient.ts';
 import type { LlmProvider } from './types.ts';
 
 type ProviderConfig = { provider: 'offline' | 'openai'; model: string; base_url?: string; api_key: string };
@@ -13,8 +13,8 @@ function build(c: ProviderConfig, llm: Config['llm']): LlmProvider {
   return createOpenAiProvider({ model: c.model, baseUrl: c.base_url, apiKey: c.api_key, timeoutMs: llm.timeout_ms, maxRetries: 0, temperature: llm.temperature });
 }
 
-export function createLlmFromConfig(llm: Config['llm'], onAttemptFailed?: (provider: string, err: unknown) => void): LlmProvider {
+export function createLlmFromConfig(llm: Config['llm'], o: { now?: () => number; onAttemptFailed?: (provider: string, err: unknown) => void } = {}): ResilientLlm {
   const primary = build(llm, llm);
   const fallback = llm.fallback ? build(llm.fallback, llm) : undefined;
-  return createResilientLlm({ primary, fallback, retries: llm.provider === 'offline' ? 0 : llm.max_retries, onAttemptFailed });
+  return createResilientLlm({ primary, fallback, retries: llm.provider === 'offline' ? 0 : llm.max_retries, now: o.now, onAttemptFailed: o.onAttemptFailed });
 }

@@ -1,16 +1,50 @@
 // Retries the primary provider on retryable errors, then tries the fallback.
-// The response names the provider that actually answered.
+// The response names the provider that actually answered. Every failed attempt
+// is reported (per call, so the caller can record it with its own context —
+// a turn's id and step — and once more to the process-wide observer).
 import { LlmError, type LlmProvider, type LlmRequest, type LlmResponse } from './types.ts';
 
-export function createResilientLlm(o: { primary: LlmProvider; fallback?: LlmProvider; retries: number; onAttemptFailed?: (provider: string, err: unknown) => void }): LlmProvider {
-  const attempt = async (provider: LlmProvider, req: LlmRequest, retries: number): Promise<LlmResponse> => {
+export interface FailedAttempt {
+  provider: string;
+  model: string;
+  durationMs: number;
+  error: string;
+  /** Another attempt (retry or fallback) follows. */
+  willRetry: boolean;
+}
+
+/** A request that also wants to hear about each failed attempt. */
+export type ObservedLlmRequest = LlmRequest & { onAttemptFailed?: (attempt: FailedAttempt) => void };
+
+export interface ResilientLlm extends LlmProvider {
+  complete(req: ObservedLlmRequest): Promise<LlmResponse>;
+}
+
+export function createResilientLlm(o: {
+  primary: LlmProvider;
+  fallback?: LlmProvider;
+  retries: number;
+  now?: () => number;
+  /** Process-wide: every failed attempt, whoever made the call. */
+  onAttemptFailed?: (provider: string, err: unknown) => void;
+}): ResilientLlm {
+  const now = o.now ?? Date.now;
+  const attempt = async (provider: LlmProvider, req: LlmRequest, retries: number, last: boolean, observe: ObservedLlmRequest['onAttemptFailed']): Promise<LlmResponse> => {
     for (let i = 0; ; i++) {
+      const started = now();
       try {
         return await provider.complete(req);
       } catch (err) {
-        o.onAttemptFailed?.(provider.name, err);
         const retryable = err instanceof LlmError ? err.retryable : true;
-        if (!retryable || i >= retries) throw err;
+        const again = retryable && i < retries;
+        const failed: FailedAttempt = { provider: provider.name, model: provider.model, durationMs: Math.max(0, now() - started), error: (err as Error)?.message ?? String(err), willRetry: again || !last };
+        try {
+          observe?.(failed);
+          o.onAttemptFailed?.(provider.name, err);
+        } catch {
+          // an observer's failure never changes the call's outcome
+        }
+        if (!again) throw err;
       }
     }
   };
@@ -18,11 +52,12 @@ export function createResilientLlm(o: { primary: LlmProvider; fallback?: LlmProv
     name: o.primary.name,
     model: o.primary.model,
     async complete(req) {
+      const { onAttemptFailed: observe, ...inner } = req;
       try {
-        return await attempt(o.primary, req, o.retries);
+        return await attempt(o.primary, inner, o.retries, !o.fallback, observe);
       } catch (err) {
         if (!o.fallback) throw err;
-        return attempt(o.fallback, req, 0);
+        return attempt(o.fallback, inner, 0, true, observe);
       }
     },
   };

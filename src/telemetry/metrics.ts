@@ -50,38 +50,40 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
   });
 
   // prom-client hashes a label object on every call; keep the bound children.
-  const bound = new Map<string, { inc(v?: number): void; observe?(v: number): void }>();
-  const child = <T extends { labels(...v: string[]): { inc(v?: number): void } }>(metric: T, name: string, ...values: string[]) => {
+  const bound = new Map<string, { inc(v?: number): void; observe(v: number): void }>();
+  const child = (metric: { labels(...v: string[]): unknown }, name: string, ...values: string[]) => {
     const key = `${name}\u0000${values.join('\u0000')}`;
     let c = bound.get(key);
-    if (!c) bound.set(key, (c = metric.labels(...values)));
+    if (!c) bound.set(key, (c = metric.labels(...values) as { inc(v?: number): void; observe(v: number): void }));
     return c;
   };
   const turnStarts = new Map<string, number>();
   const unsubscribe = telemetry.subscribe({
     event(e) {
       const d = e.data as Record<string, unknown>;
-      if (e.type === 'message.in' || e.type === 'message.out') child(messages, 'm', e.channel ?? 'unknown', e.type.slice(8)).inc();
-      else if (e.type === 'turn.started') turnStarts.set(String(d.turnId), e.at);
-      else if (e.type === 'turn.ended') {
-        child(turns, 'turns', e.channel ?? 'unknown').inc();
+      const type = e.type;
+      if (type === 'message.in' || type === 'message.out') child(messages, 'm', e.channel ?? 'unknown', type.slice(8)).inc();
+      else if (type === 'turn.started') turnStarts.set(String(d.turnId), e.at);
+      else if (type === 'turn.ended') {
+        const channel = e.channel ?? 'unknown';
+        child(turns, 'turns', channel).inc();
         const started = turnStarts.get(String(d.turnId));
         turnStarts.delete(String(d.turnId));
-        if (started !== undefined) turnDuration.observe({ channel: e.channel ?? 'unknown' }, Math.max(0, e.at - started) / 1000);
+        if (started !== undefined) child(turnDuration, 'td', channel).observe(Math.max(0, e.at - started) / 1000);
         if (turnStarts.size > 10_000) turnStarts.clear();
-      } else if (e.type === 'tool.result' || e.type === 'tool.failed') tools.inc({ name: String(d.name), outcome: e.type === 'tool.result' ? 'ok' : 'failed' });
-      else if (e.type === 'proactive.accepted') proactive.inc({ outcome: 'accepted', reason: '' });
-      else if (e.type === 'proactive.blocked' || e.type === 'proactive.failed') proactive.inc({ outcome: e.type.slice(10), reason: String(d.reason ?? '') });
-      else if (e.type === 'whatsapp.status') delivery.inc({ status: String(d.status) });
-      else if (e.type === 'whatsapp.outbound' && (d.status === 'accepted' || d.status === 'failed')) delivery.inc({ status: d.status === 'accepted' ? 'accepted' : 'failed' });
-      else if (e.type.startsWith('confirmation.')) confirmations.inc({ outcome: e.type.slice(13) });
-      else if (e.type === 'error') errors.inc();
+      } else if (type === 'tool.result' || type === 'tool.failed') child(tools, 't', String(d.name), type === 'tool.result' ? 'ok' : 'failed').inc();
+      else if (type === 'proactive.accepted') child(proactive, 'p', 'accepted', '').inc();
+      else if (type === 'proactive.blocked' || type === 'proactive.failed') child(proactive, 'p', type.slice(10), String(d.reason ?? '')).inc();
+      else if (type === 'whatsapp.status') child(delivery, 'd', String(d.status)).inc();
+      else if (type === 'whatsapp.outbound' && (d.status === 'accepted' || d.status === 'failed')) child(delivery, 'd', String(d.status)).inc();
+      else if (type.startsWith('confirmation.')) child(confirmations, 'c', type.slice(13)).inc();
+      else if (type === 'error') errors.inc();
     },
     turnCall(c) {
-      llmDuration.labels(c.model, c.purpose).observe(c.durationMs / 1000);
+      child(llmDuration, 'ld', c.model, c.purpose).observe(c.durationMs / 1000);
       child(llmCalls, 'calls', c.model, c.purpose, c.ok ? 'ok' : 'error').inc();
-      child(llmTokens, 'tok', c.model, 'prompt').inc(c.promptTokens);
-      child(llmTokens, 'tok', c.model, 'completion').inc(c.completionTokens);
+      if (c.promptTokens) child(llmTokens, 'tok', c.model, 'prompt').inc(c.promptTokens);
+      if (c.completionTokens) child(llmTokens, 'tok', c.model, 'completion').inc(c.completionTokens);
     },
   });
 

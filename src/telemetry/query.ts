@@ -1,8 +1,10 @@
 // Reads telemetry back: events and turn-call records, filtered, paginated by
 // an opaque cursor (the last id returned). Keys are time-ordered ids, so a
-// `since`/`until` window is a range scan, never a full scan.
+// `since`/`until` window is a range scan; a `conversationId` filter walks that
+// conversation's index keys only (keys.ts), never the whole table.
 import { z } from 'zod';
 import type { Store } from '../store/types.ts';
+import { conversationIndexEnd, conversationIndexPrefix, keyAt, RECORDS_END } from './keys.ts';
 import type { TelemetryEvent, TurnCallRecord } from './types.ts';
 
 const time = z
@@ -40,48 +42,48 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-const idAt = (at: number) => `${String(Math.max(0, Math.floor(at))).padStart(13, '0')}`;
-
 function matchesType(type: string, filter: string | undefined): boolean {
   if (!filter) return true;
   if (filter.endsWith('.*')) return type.startsWith(filter.slice(0, -1));
   return type === filter;
 }
 
+/** Where to start and stop in key space, given a key prefix (index) or none (records). */
+function bounds(q: TelemetryQuery, prefix: string, end: string) {
+  const lower = prefix + (q.since !== undefined ? keyAt(q.since) : '');
+  const upper = q.until !== undefined ? prefix + keyAt(q.until + 1) : end;
+  const cursor = q.cursor === undefined ? undefined : prefix + q.cursor;
+  if (q.order === 'desc') return { start: cursor && cursor < upper ? cursor : upper, end: lower, cursor };
+  return { start: cursor && cursor >= lower ? `${cursor}\u0000` : lower, end: upper, cursor };
+}
+
 function scan<T extends { id: string }>(store: Store, table: 'telemetry' | 'turnCalls', q: TelemetryQuery, match: (r: T) => boolean): Page<T> {
   const limit = q.limit ?? 100;
-  const desc = q.order === 'desc';
-  const lower = q.since !== undefined ? `${idAt(q.since)}-` : '';
-  const upper = q.until !== undefined ? `${idAt(q.until + 1)}-` : '\uffff';
-  let start: string;
-  let end: string;
-  if (desc) {
-    start = q.cursor && q.cursor < upper ? q.cursor : upper;
-    end = lower;
-  } else {
-    start = q.cursor && q.cursor >= lower ? `${q.cursor}\u0000` : lower;
-    end = upper;
-  }
+  const t = store.table<T | string>(table);
+  const indexed = q.conversationId !== undefined;
+  const b = indexed ? bounds(q, conversationIndexPrefix(q.conversationId!), conversationIndexEnd(q.conversationId!)) : bounds(q, '', RECORDS_END);
   const items: T[] = [];
   let more = false;
-  for (const { key, value } of store.table<T>(table).range({ start, end, reverse: desc })) {
-    if (q.cursor && key === q.cursor) continue;
-    if (!match(value)) continue;
+  for (const { key, value } of t.range({ start: b.start, end: b.end, reverse: q.order === 'desc' })) {
+    if (b.cursor && key === b.cursor) continue;
+    const rec = (indexed ? t.get(value as string) : value) as T | undefined;
+    if (!rec || typeof rec !== 'object' || !match(rec)) continue;
     if (items.length === limit) {
       more = true;
       break;
     }
-    items.push(value);
+    items.push(rec);
   }
   return { items, nextCursor: more ? items[items.length - 1].id : null };
 }
 
-export function queryEvents(store: Store, q: TelemetryQuery): Page<TelemetryEvent> {
+/** `resolvedCustomerId`: the customer `customerExternalId` names, when known; events carrying either match. */
+export function queryEvents(store: Store, q: TelemetryQuery, resolvedCustomerId?: string): Page<TelemetryEvent> {
   return scan<TelemetryEvent>(store, 'telemetry', q, (e) =>
     matchesType(e.type, q.type) &&
     (!q.conversationId || e.conversationId === q.conversationId) &&
     (!q.customerId || e.customerId === q.customerId) &&
-    (!q.customerExternalId || e.customerExternalId === q.customerExternalId) &&
+    (!q.customerExternalId || e.customerExternalId === q.customerExternalId || (resolvedCustomerId !== undefined && e.customerId === resolvedCustomerId)) &&
     (!q.turnId || (e.data as { turnId?: string }).turnId === q.turnId),
   );
 }

@@ -1,9 +1,14 @@
 // Batches telemetry records and writes them to LMDB in one transaction per
-// batch, so recording costs a turn an array push. Keys are time-ordered ids.
+// batch, so recording costs a turn an array push. Keys are time-ordered ids;
+// a record with a conversationId also gets an index key in the same batch
+// (see keys.ts), so one conversation's timeline is read without a table scan.
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Store } from '../store/types.ts';
+import { conversationIndexKey, timeOrderedId } from './keys.ts';
 import type { NewEvent, NewTurnCall, Telemetry, TelemetryEvent, TurnCallRecord } from './types.ts';
+
+export { timeOrderedId } from './keys.ts';
 
 export interface RecorderOptions {
   store: Store;
@@ -14,19 +19,14 @@ export interface RecorderOptions {
   maxBatch?: number;
 }
 
-/** Sortable id: 13-digit ms timestamp, then a per-process sequence. */
-export function timeOrderedId(at: number, seq: number): string {
-  // 13 digits of ms cover years 2001–2286 without padding; pad only the sequence.
-  const ms = Math.max(0, Math.floor(at));
-  return `${ms >= 1e12 ? ms : String(ms).padStart(13, '0')}-${String(seq % 1e8).padStart(8, '0')}`;
-}
-
 export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
   const enabled = o.enabled ?? true;
-  const events = o.store.table<TelemetryEvent>('telemetry');
-  const calls = o.store.table<TurnCallRecord>('turnCalls');
+  const events = o.store.table<TelemetryEvent | string>('telemetry');
+  const calls = o.store.table<TurnCallRecord | string>('turnCalls');
   const listeners = new Set<{ event?(e: TelemetryEvent): void; turnCall?(r: TurnCallRecord): void }>();
-  let seq = 0;
+  // Ids are `at-seq`: seeded from the clock so a restarted process does not reuse the
+  // previous one's (at, seq) pairs when producers pass an `at` in the past.
+  let seq = Math.floor(o.clock.now() * 1000) % 1e8;
   let pendingEvents: TelemetryEvent[] = [];
   let pendingCalls: TurnCallRecord[] = [];
   let scheduled: NodeJS.Timeout | undefined;
@@ -42,8 +42,14 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
     if (ev.length === 0 && tc.length === 0) return;
     try {
       await o.store.transaction(() => {
-        for (const e of ev) events.putInTx(e.id, e);
-        for (const c of tc) calls.putInTx(c.id, c);
+        for (const e of ev) {
+          events.putInTx(e.id, e);
+          if (e.conversationId !== undefined) events.putInTx(conversationIndexKey(e.conversationId, e.id), e.id);
+        }
+        for (const c of tc) {
+          calls.putInTx(c.id, c);
+          calls.putInTx(conversationIndexKey(c.conversationId, c.id), c.id);
+        }
       });
     } catch (err) {
       o.logger.error({ err, dropped: ev.length + tc.length }, 'telemetry write failed');
@@ -53,6 +59,7 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
   const schedule = () => {
     if (pendingEvents.length + pendingCalls.length >= (o.maxBatch ?? 2000)) {
       if (scheduled) clearTimeout(scheduled);
+      scheduled = undefined;
       inFlight = inFlight.then(write);
       return;
     }
@@ -64,36 +71,60 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
     }
   };
 
-  const notify = <K extends 'event' | 'turnCall'>(kind: K, rec: K extends 'event' ? TelemetryEvent : TurnCallRecord) => {
+  const eachListener = (fn: (l: { event?(e: TelemetryEvent): void; turnCall?(r: TurnCallRecord): void }) => void) => {
     for (const l of listeners) {
       try {
-        (l[kind] as ((r: typeof rec) => void) | undefined)?.(rec);
+        fn(l);
       } catch (err) {
         o.logger.warn({ err }, 'telemetry listener failed');
       }
     }
   };
 
+  const timeOf = (at: number | undefined) => (at !== undefined && Number.isFinite(at) && at >= 0 ? at : o.clock.now());
+
   return {
     event(e: NewEvent) {
       if (closed) return;
-      const at = e.at ?? o.clock.now();
-      const rec: TelemetryEvent = { id: timeOrderedId(at, ++seq), at, type: e.type, data: e.data ?? {} };
-      if (e.conversationId !== undefined) rec.conversationId = e.conversationId;
-      if (e.customerId !== undefined) rec.customerId = e.customerId;
-      if (e.customerExternalId !== undefined) rec.customerExternalId = e.customerExternalId;
-      if (e.channel !== undefined) rec.channel = e.channel;
-      notify('event', rec);
+      const at = timeOf(e.at);
+      // One object shape for every event (absent fields stay undefined and are not sent in JSON),
+      // so the encoder reuses one record structure.
+      const rec: TelemetryEvent = {
+        id: timeOrderedId(at, (seq = (seq + 1) % 1e8)),
+        at,
+        type: e.type,
+        conversationId: e.conversationId,
+        customerId: e.customerId,
+        customerExternalId: e.customerExternalId,
+        channel: e.channel,
+        data: e.data ?? {},
+      };
+      if (listeners.size) eachListener((l) => l.event?.(rec));
       if (!enabled) return;
       pendingEvents.push(rec);
       schedule();
     },
     turnCall(r: NewTurnCall) {
       if (closed) return;
-      const at = r.at ?? o.clock.now();
-      const rec: TurnCallRecord = { ...r, id: timeOrderedId(at, ++seq), at };
-      if (rec.error === undefined) delete rec.error;
-      notify('turnCall', rec);
+      const at = timeOf(r.at);
+      const rec: TurnCallRecord = {
+        id: timeOrderedId(at, (seq = (seq + 1) % 1e8)),
+        turnId: r.turnId,
+        conversationId: r.conversationId,
+        customerId: r.customerId,
+        sequence: r.sequence,
+        at,
+        provider: r.provider,
+        model: r.model,
+        purpose: r.purpose,
+        durationMs: r.durationMs,
+        promptTokens: r.promptTokens,
+        completionTokens: r.completionTokens,
+        toolCalls: r.toolCalls,
+        ok: r.ok,
+        error: r.error,
+      };
+      if (listeners.size) eachListener((l) => l.turnCall?.(rec));
       if (!enabled) return;
       pendingCalls.push(rec);
       schedule();
@@ -104,6 +135,7 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
     },
     async flush() {
       if (scheduled) clearTimeout(scheduled);
+      scheduled = undefined;
       inFlight = inFlight.then(write);
       await inFlight;
     },

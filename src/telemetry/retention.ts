@@ -2,7 +2,8 @@
 // timer of the injected clock.
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
-import type { Store } from '../store/types.ts';
+import type { Key, Store } from '../store/types.ts';
+import { conversationIndexKey, keyAt } from './keys.ts';
 
 const BATCH = 5000;
 const EVERY_MS = 3600_000;
@@ -12,16 +13,21 @@ export function createRetentionPruner(o: { store: Store; clock: Clock; retention
   const pruneTable = async (name: 'telemetry' | 'turnCalls', cutoff: string) => {
     let total = 0;
     for (;;) {
-      const table = o.store.table<unknown>(name);
-      const keys = [...table.range({ end: cutoff, limit: BATCH })].map((r) => r.key);
+      const table = o.store.table<{ conversationId?: string }>(name);
+      const keys: Key[] = [];
+      for (const { key, value } of table.range({ end: cutoff, limit: BATCH })) {
+        keys.push(key);
+        if (value.conversationId !== undefined) keys.push(conversationIndexKey(value.conversationId, key as string));
+      }
       if (keys.length === 0) return total;
       await o.store.transaction(() => keys.forEach((k) => table.removeInTx(k)));
-      total += keys.length;
-      if (keys.length < BATCH) return total;
+      const records = keys.filter((k) => !String(k).startsWith('~')).length;
+      total += records;
+      if (records < BATCH) return total;
     }
   };
   const prune = async () => {
-    const cutoff = `${String(Math.floor(o.clock.now() - o.retentionDays * 86_400_000)).padStart(13, '0')}-`;
+    const cutoff = keyAt(o.clock.now() - o.retentionDays * 86_400_000);
     const removed = (await pruneTable('telemetry', cutoff)) + (await pruneTable('turnCalls', cutoff));
     if (removed) o.logger.info({ removed }, 'telemetry pruned');
     return removed;

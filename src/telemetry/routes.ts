@@ -1,12 +1,12 @@
 // Telemetry read API (service secret) and Prometheus metrics.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { ConversationRecord } from '../conversations/host.ts';
 import type { CustomerRepo } from '../customers/repo.ts';
 import { requireServiceSecret } from '../http/auth.ts';
 import { parseOr400 } from '../http/errors.ts';
 import type { Services } from '../services.ts';
 import { queryEvents, queryTurnCalls, TelemetryQuerySchema, type TelemetryQuery } from './query.ts';
+import { recentConversations } from './recent-conversations.ts';
 import { summarize } from './summary.ts';
 
 const SummaryQuery = z.strictObject({
@@ -32,8 +32,10 @@ export async function telemetryPlugin(app: FastifyInstance, o: { services: Servi
 
   app.get('/api/v1/telemetry/events', { onRequest }, async (request) => {
     const q = parseOr400(TelemetryQuerySchema, request.query, 'query');
+    // Events carry customerId, customerExternalId or both (a WhatsApp status knows only the customerId).
+    const resolved = q.customerExternalId ? o.customers.findBy('ext', q.customerExternalId)?.customerId : undefined;
     await services.telemetry.flush();
-    return queryEvents(services.store, q);
+    return queryEvents(services.store, q, resolved);
   });
 
   app.get('/api/v1/telemetry/turn-calls', { onRequest }, async (request) => {
@@ -54,13 +56,8 @@ export async function telemetryPlugin(app: FastifyInstance, o: { services: Servi
 
   app.get('/api/v1/telemetry/conversations', { onRequest }, async (request) => {
     const q = parseOr400(ConversationsQuery, request.query, 'query');
-    const rows: Omit<ConversationRecord, 'snapshot'>[] = [];
-    for (const { value } of services.store.table<ConversationRecord>('conversations').range()) {
-      const { snapshot: _, ...rest } = value;
-      rows.push(rest);
-    }
-    rows.sort((a, b) => (b.lastMessageAt ?? b.updatedAt) - (a.lastMessageAt ?? a.updatedAt));
-    return { items: rows.slice(0, q.limit ?? 50) };
+    await services.telemetry.flush();
+    return { items: recentConversations(services.store, q.limit ?? 50) };
   });
 
   const metricsOpts = services.config.telemetry.metrics_public ? {} : { onRequest };

@@ -1,6 +1,7 @@
 // Pre-aggregated series for the dashboard, computed from one range scan of
 // the window (bounded), so the browser draws charts without raw records.
 import type { Store } from '../store/types.ts';
+import { keyAt } from './keys.ts';
 import type { TelemetryEvent, TurnCallRecord } from './types.ts';
 
 export interface Summary {
@@ -11,7 +12,9 @@ export interface Summary {
   messages: Record<string, number[]>; // "web in", "whatsapp out", …
   llm: { p50: (number | null)[]; p95: (number | null)[]; calls: number[] };
   tokens: Record<string, { prompt: number; completion: number; calls: number }>;
-  proactive: { accepted: number[]; blockedByReason: Record<string, number> };
+  /** Tokens (prompt + completion) per bucket, by model. */
+  tokenSeries: Record<string, number[]>;
+  proactive: { accepted: number[]; blockedByReason: Record<string, number>; blockedSeries: Record<string, number[]> };
   tools: Record<string, { invoked: number; failed: number }>;
   toolFailures: number[];
   whatsappStatuses: Record<string, number>;
@@ -20,7 +23,6 @@ export interface Summary {
 }
 
 const MAX_RECORDS = 200_000;
-const pad = (at: number) => String(Math.max(0, Math.floor(at))).padStart(13, '0');
 
 function percentile(sorted: number[], p: number): number | null {
   if (sorted.length === 0) return null;
@@ -36,13 +38,13 @@ export function summarize(store: Store, o: { since: number; until: number; bucke
   const idx = (at: number) => Math.min(n - 1, Math.max(0, Math.floor((at - o.since) / bucketMs)));
   const s: Summary = {
     since: o.since, until: o.until, bucketMs, buckets,
-    messages: {}, llm: { p50: [], p95: [], calls: zeros() }, tokens: {},
-    proactive: { accepted: zeros(), blockedByReason: {} }, tools: {}, toolFailures: zeros(),
+    messages: {}, llm: { p50: [], p95: [], calls: zeros() }, tokens: {}, tokenSeries: {},
+    proactive: { accepted: zeros(), blockedByReason: {}, blockedSeries: {} }, tools: {}, toolFailures: zeros(),
     whatsappStatuses: {}, confirmations: {},
     totals: { events: 0, turnCalls: 0, conversations: 0, turns: 0, messagesIn: 0, messagesOut: 0, truncated: false },
   };
   const conversations = new Set<string>();
-  const range = { start: `${pad(o.since)}-`, end: `${pad(o.until + 1)}-` };
+  const range = { start: keyAt(o.since), end: keyAt(o.until + 1) };
   for (const { value: e } of store.table<TelemetryEvent>('telemetry').range(range)) {
     if (++s.totals.events > MAX_RECORDS) {
       s.totals.truncated = true;
@@ -80,6 +82,7 @@ export function summarize(store: Store, o: { since: number; until: number; bucke
       case 'proactive.blocked': {
         const reason = String(d.reason ?? 'unknown');
         s.proactive.blockedByReason[reason] = (s.proactive.blockedByReason[reason] ?? 0) + 1;
+        (s.proactive.blockedSeries[reason] ??= zeros())[b]++;
         break;
       }
       case 'whatsapp.status':
@@ -109,6 +112,7 @@ export function summarize(store: Store, o: { since: number; until: number; bucke
     t.prompt += c.promptTokens;
     t.completion += c.completionTokens;
     t.calls++;
+    (s.tokenSeries[c.model] ??= zeros())[b] += c.promptTokens + c.completionTokens;
   }
   for (const l of latencies) {
     l.sort((a, b) => a - b);
