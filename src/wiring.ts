@@ -65,7 +65,7 @@ export async function wireComponents(o: {
   });
   const hub = createSdkHub({ services, supervisor });
 
-  const llm = createLlmFromConfig(config.llm);
+  const llm = createLlmFromConfig(config.llm, { now: clock.now });
   const sessions = createWebSessions(clock.now);
   const outbox = createOutbox(clock);
   const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox });
