@@ -37,6 +37,9 @@ export interface LlmStepInput {
 
 export type LlmStepOutput = { kind: 'reply'; text: string } | { kind: 'tools'; text?: string; calls: ToolCall[] };
 
+/** An actor's output stamped with the time it finished (from the runtime's injected clock). */
+export type Timed<T> = T & { at: number };
+
 export type InvokeOutcome = { ok: true; data: unknown } | { ok: false; error: { message: string; code?: string } };
 
 export interface InvokeToolInput {
@@ -123,10 +126,10 @@ export const conversationMachine = setup({
     events: {} as ConversationEvent,
   },
   actors: {
-    llm: fromPromise<LlmStepOutput, LlmStepInput>(async () => {
+    llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(async () => {
       throw new Error('llm actor not provided');
     }),
-    invokeTool: fromPromise<InvokeOutcome, InvokeToolInput>(async () => {
+    invokeTool: fromPromise<Timed<InvokeOutcome>, InvokeToolInput>(async () => {
       throw new Error('invokeTool actor not provided');
     }),
   },
@@ -193,18 +196,21 @@ export const conversationMachine = setup({
           {
             guard: ({ event }) => event.output.kind === 'reply',
             target: 'replying',
-            actions: assign(({ context, event }) => ({ turn: { ...context.turn!, replyText: (event.output as { text: string }).text } })),
+            actions: assign(({ context, event }) => ({ lastAt: event.output.at, turn: { ...context.turn!, replyText: (event.output as { text: string }).text } })),
           },
           {
+            // At most maxToolSteps LLM steps per turn: the last one may only answer.
             guard: ({ context }) => context.turn!.step >= context.maxToolSteps,
             target: 'replying',
-            actions: assign(({ context }) => ({ turn: { ...context.turn!, replyText: APOLOGY_TOO_MANY_STEPS } })),
+            actions: assign(({ context, event }) => ({ lastAt: event.output.at, turn: { ...context.turn!, replyText: APOLOGY_TOO_MANY_STEPS } })),
           },
           {
             target: 'nextCall',
+            // lastAt becomes the time the LLM answered: a confirmation asked now gets its full timeout.
             actions: assign(({ context, event }) => {
-              const out = event.output as Extract<LlmStepOutput, { kind: 'tools' }>;
+              const out = event.output as Timed<Extract<LlmStepOutput, { kind: 'tools' }>>;
               return {
+                lastAt: out.at,
                 turn: {
                   ...context.turn!,
                   calls: out.calls,
@@ -322,7 +328,7 @@ export const conversationMachine = setup({
                 ...(event.output.ok ? {} : { error: event.output.error.message }),
               }),
             },
-            assign(({ context, event }) => recordResult(context, event.output)),
+            assign(({ context, event }) => recordResult(context, event.output, event.output.at)),
           ],
         },
         onError: {
@@ -355,10 +361,11 @@ export const conversationMachine = setup({
   },
 });
 
-function recordResult(context: ConversationContext, outcome: InvokeOutcome): Partial<ConversationContext> {
+function recordResult(context: ConversationContext, outcome: InvokeOutcome, at = context.lastAt): Partial<ConversationContext> {
   const turn = context.turn!;
   const call = turn.calls[turn.callIndex];
   return {
+    lastAt: Math.max(context.lastAt, at),
     turn: {
       ...turn,
       callStartedAt: undefined,

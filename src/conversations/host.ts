@@ -21,6 +21,7 @@ import {
   type InvokeOutcome,
   type LlmStepInput,
   type LlmStepOutput,
+  type Timed,
 } from '../../machines/conversation.ts';
 import { xstateClock } from '../clock.ts';
 import type { Customer } from '../customers/repo.ts';
@@ -82,7 +83,8 @@ interface Active {
 export interface HostDeps {
   services: Services;
   history: HistoryRepo;
-  llmStep: (input: LlmStepInput) => Promise<LlmStepOutput>;
+  /** Stamps its output with `at` (the clock's time when the LLM answered). */
+  llmStep: (input: LlmStepInput) => Promise<Timed<LlmStepOutput>>;
   invokeTool: (input: { invocationId: string; name: string; args: unknown; conversationId: string; customerId: string }, meta: ConversationMeta) => Promise<InvokeOutcome>;
   sinks: Partial<Record<Channel, ChannelSink>>;
   /** Registration with the supervisor runtime (diagnostics list every live actor). */
@@ -253,8 +255,11 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       llm: fromPromiseLogic((input: LlmStepInput) => deps.llmStep(input)),
       invokeTool: fromPromiseLogic((input: Parameters<HostDeps['invokeTool']>[0]) => {
         const a = active.get(input.conversationId);
-        if (!a) return Promise.resolve<InvokeOutcome>({ ok: false, error: { message: 'conversation is not active', code: 'inactive' } });
-        return deps.invokeTool(input, a.meta);
+        if (!a) return Promise.resolve<Timed<InvokeOutcome>>({ ok: false, error: { message: 'conversation is not active', code: 'inactive' }, at: clock.now() });
+        return deps.invokeTool(input, a.meta).then(
+          (outcome): Timed<InvokeOutcome> => ({ ...outcome, at: clock.now() }),
+          (err: unknown): Timed<InvokeOutcome> => ({ ok: false, error: { message: String((err as Error)?.message ?? err) }, at: clock.now() }),
+        );
       }),
     } as never,
     actions: {

@@ -9,6 +9,7 @@ import {
   type InvokeToolInput,
   type LlmStepInput,
   type LlmStepOutput,
+  type Timed,
 } from '../../machines/conversation.ts';
 import { createManualClock, xstateClock } from '../../src/clock.ts';
 
@@ -21,13 +22,14 @@ function harness(o: { llm: Script; tool?: (input: InvokeToolInput) => InvokeOutc
   const llmInputs: LlmStepInput[] = [];
   const machine = conversationMachine.provide({
     actors: {
-      llm: fromPromise<LlmStepOutput, LlmStepInput>(async ({ input }) => {
+      // Like the host's actors: outputs are stamped with the clock's time when they finish.
+      llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(async ({ input }) => {
         llmInputs.push(structuredClone(input));
-        return o.llm(input);
+        return { ...(await o.llm(input)), at: clock.now() };
       }),
-      invokeTool: fromPromise<InvokeOutcome, InvokeToolInput>(async ({ input }) => {
+      invokeTool: fromPromise<Timed<InvokeOutcome>, InvokeToolInput>(async ({ input }) => {
         invocations.push(input);
-        return o.tool ? o.tool(input) : { ok: true, data: { status: 'shipped' } };
+        return { ...(o.tool ? await o.tool(input) : { ok: true as const, data: { status: 'shipped' } }), at: clock.now() };
       }),
     },
     actions: { emit: (_, params: ConversationOutput) => void outputs.push(params) },
@@ -109,6 +111,31 @@ describe('conversation machine', () => {
     expect(h.outputs.some((o) => o.type === 'confirmation' && o.outcome === 'expired')).toBe(true);
     expect(h.replies()[0]).toMatch(/did not confirm in time/);
     expect(h.actor.getSnapshot().value).toBe('idle');
+  });
+
+  it('a slow LLM does not shorten the confirmation window: the timeout counts from the moment of asking', async () => {
+    const clock = createManualClock(1_000_000);
+    const script = toolThenAnswer('cancelOrder', true);
+    const h = harness({
+      clock,
+      timeoutMs: 60_000,
+      llm: (input) => {
+        clock.advance(10_000); // the LLM takes 10 s
+        return script(input);
+      },
+    });
+    h.send('cancel 1001', 'm1');
+    await h.settle();
+    expect(h.actor.getSnapshot().value).toBe('awaitingConfirmation');
+    expect(h.actor.getSnapshot().context.turn!.pending!.deadline).toBe(1_000_000 + 10_000 + 60_000);
+    h.clock.advance(59_999);
+    await h.settle();
+    expect(h.actor.getSnapshot().value).toBe('awaitingConfirmation');
+    const confirm = h.outputs.find((o) => o.type === 'confirm') as Extract<ConversationOutput, { type: 'confirm' }>;
+    h.actor.send({ type: 'customer.confirm', at: h.clock.now(), confirmationId: confirm.id, approve: true });
+    await h.settle();
+    expect(h.invocations).toHaveLength(1);
+    expect(h.outputs.some((o) => o.type === 'confirmation' && o.outcome === 'expired')).toBe(false);
   });
 
   it('the confirmation deadline survives a restore: re-armed with the time left', async () => {
