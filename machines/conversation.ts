@@ -325,6 +325,7 @@ export const conversationMachine = setup({
                 callId: currentCall(context).id,
                 name: currentCall(context).name,
                 phase: event.output.ok ? 'result' : 'failed',
+                durationMs: Math.max(0, event.output.at - (context.turn!.callStartedAt ?? event.output.at)),
                 ...(event.output.ok ? {} : { error: event.output.error.message }),
               }),
             },

@@ -62,6 +62,7 @@ describe('telemetry API', () => {
     expect(types.filter((t) => t === 'message.out')).toHaveLength(3);
     const failed = ev.find((e) => e.type === 'tool.failed');
     expect(failed).toMatchObject({ id: expect.stringMatching(/^\d{13}-\d{8}$/), at: expect.any(Number), conversationId: conv, customerId: 'tele-1', customerExternalId: 'tele-1', channel: 'web', data: { name: 'refund', error: 'payment provider down' } });
+    for (const t of ['tool.result', 'tool.failed']) expect(typeof ev.find((e) => e.type === t)?.data.durationMs, t).toBe('number');
     const sorted = [...ev].sort((a, b) => (a.id < b.id ? -1 : 1));
     expect(ev.map((e) => e.id)).toEqual(sorted.map((e) => e.id));
   });

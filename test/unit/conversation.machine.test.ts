@@ -159,6 +159,26 @@ describe('conversation machine', () => {
     expect(h.invocations).toHaveLength(0);
   });
 
+  it('tool result and failure events carry the call duration, measured on the injected clock', async () => {
+    const clock = createManualClock(1_000_000);
+    let n = 0;
+    const h = harness({
+      clock,
+      llm: (input) => (input.transcript.filter((e) => e.role === 'tool').length < 2 ? { kind: 'tools', calls: [{ ...call('getOrderStatus'), id: `c${input.step}` }] } : { kind: 'reply', text: 'done' }),
+      tool: () => {
+        clock.advance(n === 0 ? 2_500 : 700);
+        return n++ === 0 ? { ok: true, data: 1 } : { ok: false, error: { message: 'down' } };
+      },
+    });
+    h.send('status?', 'm1');
+    await h.settle();
+    const tools = h.outputs.filter((o): o is Extract<ConversationOutput, { type: 'tool' }> => o.type === 'tool' && o.phase !== 'invoked');
+    expect(tools.map((t) => [t.phase, t.durationMs])).toEqual([
+      ['result', 2_500],
+      ['failed', 700],
+    ]);
+  });
+
   it('two messages back to back → two replies, in order', async () => {
     const h = harness({ llm: (i) => ({ kind: 'reply', text: `re: ${(i.transcript[0] as { text: string }).text}` }) });
     h.send('one', 'a');
