@@ -2,7 +2,7 @@
 // order question, a cancellation with a confirmation prompt, history after a
 // reload; hostile text is shown as text.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createClient } from '../../sdk/src/index.ts';
 import { launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
@@ -26,13 +26,13 @@ afterAll(async () => {
   await parley?.close();
 });
 
+const activeTestId = (page: Page) => page.evaluate(() => document.getElementById('parley-widget')?.shadowRoot?.activeElement?.getAttribute('data-testid') ?? null);
+
 describe('the demo page in Chromium', () => {
   it('connects, answers an order question, cancels with confirmation, keeps history after reload', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await withScreenshotOnFailure(page, 'widget-demo', async () => {
-      const statuses: string[] = [];
-      await page.exposeFunction('__status', (s: string) => statuses.push(s));
       await page.goto(`${parley.url()}/demo.html`);
       await page.locator('[data-testid=launcher]').click();
       const status = page.locator('[data-testid=status]');
@@ -44,6 +44,9 @@ describe('the demo page in Chromium', () => {
       const assistant = page.locator('[data-testid=message][data-role=assistant]');
       await expect.poll(() => assistant.count(), { timeout: 10_000 }).toBe(1);
       expect(await assistant.first().textContent()).toMatch(/1001.*processing|processing.*1001/s);
+      // who wrote what, for screen readers (visually hidden prefixes)
+      expect(await assistant.first().locator('.sr').first().textContent()).toBe('Support: ');
+      expect(await page.locator('[data-testid=message][data-role=user] .sr').first().textContent()).toBe('You: ');
 
       await input.fill('Cancel order 1001');
       await page.locator('[data-testid=send]').click();
@@ -51,6 +54,8 @@ describe('the demo page in Chromium', () => {
       await confirm.waitFor({ timeout: 10_000 });
       expect(await confirm.textContent()).toContain('1001');
       await page.locator('[data-testid=approve]').click();
+      // focus returns to the input once the answer is sent
+      expect(await activeTestId(page)).toBe('input');
       await expect.poll(() => assistant.count(), { timeout: 10_000 }).toBe(2);
       expect(await assistant.nth(1).textContent()).toMatch(/cancelled/i);
 
@@ -64,20 +69,56 @@ describe('the demo page in Chromium', () => {
     await context.close();
   });
 
+  it('a confirmation arriving while the customer types does not take the focus: the text stays, nothing is approved', async () => {
+    const page = await browser.newPage();
+    await withScreenshotOnFailure(page, 'widget-typing-confirm', async () => {
+      await page.goto(`${parley.url()}/demo.html`);
+      await page.locator('[data-testid=launcher]').click();
+      await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Connected');
+      const input = page.locator('[data-testid=input]');
+      await input.fill('Cancel order 1001');
+      await input.press('Enter');
+      // Keep typing (spaces included) until the prompt shows, then type on: every key goes where focus is.
+      const confirm = page.locator('[data-testid=confirm]');
+      const phrase = 'wait i changed my mind ';
+      let typed = '';
+      for (let i = 0; (await confirm.count()) === 0; i++) {
+        if (i > 2000) throw new Error('no confirmation prompt');
+        await page.keyboard.type(phrase[i % phrase.length]);
+        typed += phrase[i % phrase.length];
+      }
+      await page.keyboard.type(' do not cancel it ');
+      typed += ' do not cancel it ';
+      expect(await input.inputValue()).toBe(typed);
+      expect(await activeTestId(page)).toBe('input');
+      expect(await page.locator('[data-testid=announcer]').textContent()).toMatch(/Confirm: Cancel order.*1001/);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await page.locator('[data-testid=approve]').isDisabled()).toBe(false);
+      expect(await page.locator('[data-testid=message][data-role=assistant]').count()).toBe(0);
+      // and the prompt is reachable with the keyboard: Shift+Tab from the input lands on Decline
+      await page.keyboard.press('Shift+Tab');
+      expect(await activeTestId(page)).toBe('decline');
+    });
+    await page.close();
+  });
+
   it('shows the status Connecting before Connected', async () => {
     const page = await browser.newPage();
     await withScreenshotOnFailure(page, 'widget-status', async () => {
-      // Record every status text the widget shows, from the first paint on.
+      // Record every status text the widget shows: a MutationObserver on its shadow root runs after each
+      // change (a microtask), so a status that lasts only until the next task is still seen.
       await page.addInitScript(() => {
-        (window as unknown as { __statuses: string[] }).__statuses = [];
-        const seen = (window as unknown as { __statuses: string[] }).__statuses;
-        const poll = () => {
-          const host = document.getElementById('parley-widget');
-          const s = host?.shadowRoot?.querySelector('[data-testid=status]')?.textContent;
-          if (s && seen[seen.length - 1] !== s) seen.push(s);
-          requestAnimationFrame(poll);
+        const seen: string[] = ((window as unknown as { __statuses: string[] }).__statuses = []);
+        const attach = Element.prototype.attachShadow;
+        Element.prototype.attachShadow = function (init: ShadowRootInit) {
+          const root = attach.call(this, init);
+          const record = () => {
+            const s = root.querySelector('[data-testid=status]')?.textContent;
+            if (s && seen[seen.length - 1] !== s) seen.push(s);
+          };
+          new MutationObserver(record).observe(root, { subtree: true, childList: true, characterData: true });
+          return root;
         };
-        requestAnimationFrame(poll);
       });
       await page.goto(`${parley.url()}/demo.html`);
       await page.locator('[data-testid=launcher]').click();
