@@ -7,7 +7,11 @@
 // - A handler that neither settles nor fails within `leaseMs` loses its lease:
 //   the job is run again (handlers must be idempotent). A process crash voids
 //   every lease: at start all stored jobs are runnable again.
-// - `enqueue` with an id is idempotent while that job exists.
+// - `enqueue` with an id is idempotent while that job exists; with
+//   `keepDoneIds` also after it finished (a tombstone under the id index,
+//   removed by `prune`), which makes the id index a de-duplication record.
+// - Sequence numbers come from an in-memory counter rebuilt from the stored
+//   jobs when the queue is created (no stored counter to read-modify-write).
 // - After `maxAttempts`, or when the handler says `fail`, the job moves to the
 //   dead letters (kept, listable).
 import type { Clock, TimerHandle } from '../clock.ts';
@@ -30,7 +34,11 @@ export interface DeadJob<P> extends Job<P> {
   error: string;
 }
 
-export type JobOutcome = 'done' | { retryAt: number; error?: string } | { fail: string };
+/**
+ * `retryAt` counts an attempt; `waitUntil` does not (the job waits for an outside
+ * condition, e.g. a sender to connect; `expedite` ends the wait early).
+ */
+export type JobOutcome = 'done' | { retryAt: number; error?: string } | { waitUntil: number; reason: string } | { fail: string };
 
 export interface JobQueueOptions<P> {
   store: Store;
@@ -43,6 +51,8 @@ export interface JobQueueOptions<P> {
   leaseMs?: number;
   maxAttempts?: number;
   onDeadLetter?: (job: DeadJob<P>) => void;
+  /** Keep the id of a finished or dead job (a tombstone) so the same id is refused until `prune`. */
+  keepDoneIds?: boolean;
 }
 
 export interface JobQueue<P> {
@@ -63,7 +73,13 @@ export interface JobQueue<P> {
   deadLetters(limit?: number): DeadJob<P>[];
   /** Resolves when nothing is queued or running (tests, shutdown). */
   idle(): Promise<void>;
+  /** True when a job with this id is queued, or finished and still remembered (`keepDoneIds`). */
+  knows(id: string): boolean;
+  /** Removes id tombstones and dead letters older than `before`; resolves with how many. */
+  prune(before: number): Promise<number>;
 }
+
+type IdEntry = number | { doneAt: number };
 
 export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   const { store, clock, name } = o;
@@ -75,8 +91,14 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
 
   const jobKey = (seq: number) => ['q', name, seq];
   const idKey = (id: string) => ['id', name, id];
-  const seqKey = ['seq', name];
   const deadKey = (seq: number) => ['dead', name, seq];
+  const lastStoredSeq = (prefix: string) => {
+    for (const { key } of table.range({ start: [prefix, name, Infinity], end: [prefix, name, -Infinity], reverse: true, limit: 1 })) return (key as [string, string, number])[2];
+    return 0;
+  };
+  // A seq is only ever reused after its job and dead letter are gone, so nothing can collide.
+  let lastSeq = Math.max(lastStoredSeq('q'), lastStoredSeq('dead'), (table.get(['seq', name]) as number | undefined) ?? 0);
+  const idGone = (job: Job<P>) => (o.keepDoneIds ? table.putInTx(idKey(job.id), { doneAt: clock.now() } satisfies IdEntry) : table.removeInTx(idKey(job.id)));
 
   const pending = new Map<number, Job<P>>(); // by seq; scheduled in seq order
   const running = new Map<number, { job: Job<P>; lease: TimerHandle; token: number }>();
@@ -107,8 +129,14 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     if (outcome === 'done') {
       await store.transaction(() => {
         table.removeInTx(jobKey(job.seq));
-        table.removeInTx(idKey(job.id));
+        idGone(job);
       });
+      return;
+    }
+    if ('waitUntil' in outcome) {
+      const next: Job<P> = { ...job, runAt: outcome.waitUntil, lastError: outcome.reason };
+      await table.put(jobKey(job.seq), next);
+      pending.set(job.seq, next);
       return;
     }
     const error = 'fail' in outcome ? outcome.fail : outcome.error ?? 'retry';
@@ -117,7 +145,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
       const dead: DeadJob<P> = { ...job, attempts, failedAt: clock.now(), error };
       await store.transaction(() => {
         table.removeInTx(jobKey(job.seq));
-        table.removeInTx(idKey(job.id));
+        idGone(job);
         table.putInTx(deadKey(job.seq), dead);
       });
       log.warn({ jobId: job.id, attempts, error }, 'job dead-lettered');
@@ -195,12 +223,12 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   }
 
   const prepareInTx = (payload: P, options: { id?: string; runAt?: number } = {}): Job<P> | undefined => {
-    const seq = ((table.get(seqKey) as number | undefined) ?? 0) + 1;
-    const id = options.id ?? `${name}-${seq}`;
     if (options.id && table.get(idKey(options.id)) !== undefined) return undefined;
+    // Taken even if the caller's transaction later throws: a gap in the sequence is harmless.
+    const seq = ++lastSeq;
+    const id = options.id ?? `${name}-${seq}`;
     const now = clock.now();
     const job: Job<P> = { id, seq, key: o.orderingKey(payload), payload, attempts: 0, runAt: options.runAt ?? now, enqueuedAt: now };
-    table.putInTx(seqKey, seq);
     table.putInTx(jobKey(seq), job);
     table.putInTx(idKey(id), seq);
     return job;
@@ -249,6 +277,25 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
       for (const { value } of table.range({ start: ['dead', name], end: ['dead', name, Infinity], reverse: false, limit })) out.push(value as DeadJob<P>);
       return out;
     },
+    knows: (id) => table.get(idKey(id)) !== undefined,
+    prune: (before) =>
+      store.transaction(() => {
+        let n = 0;
+        for (const { key, value } of table.range({ start: ['id', name, ''], end: ['id', name, '\uffff'] })) {
+          const entry = value as IdEntry;
+          if (typeof entry === 'object' && entry.doneAt < before) {
+            table.removeInTx(key);
+            n++;
+          }
+        }
+        for (const { key, value } of table.range({ start: ['dead', name, -Infinity], end: ['dead', name, Infinity] })) {
+          if ((value as DeadJob<P>).failedAt < before) {
+            table.removeInTx(key);
+            n++;
+          }
+        }
+        return n;
+      }),
     idle() {
       if (pending.size === 0 && running.size === 0) return Promise.resolve();
       return new Promise<void>((resolve) => {
