@@ -9,6 +9,7 @@
 // (see ConversationHost), then sent with retries; 4xx are dead-lettered.
 import type { FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_GRAPH_URL } from '../config/schema.ts';
 import type { ConversationOutput } from '../../machines/conversation.ts';
 import type { ChannelSink, ConversationHost, ConversationMeta } from '../conversations/host.ts';
 import { conversationIdFor } from '../conversations/history.ts';
@@ -22,7 +23,9 @@ import type { WhatsAppOutbound } from '../proactive/delivery.ts';
 import type { SdkHub, Services } from '../services.ts';
 import { createGraphClient } from '../whatsapp/graph-client.ts';
 import { createMockSender, createOutbox, type Outbox } from '../whatsapp/mock-sender.ts';
-import { backoffDelay, renderText, type OutboundWhatsApp, type WhatsAppSender } from '../whatsapp/outbound.ts';
+import { advanceStatus } from '../whatsapp/delivery-status.ts';
+import { backoffDelay, type OutboundWhatsApp, type WhatsAppSender } from '../whatsapp/outbound.ts';
+import { createSdkSender } from '../whatsapp/sdk-sender.ts';
 import { normalizePhone } from '../whatsapp/phone.ts';
 import { verifySignature } from '../whatsapp/signature.ts';
 import { parseWebhook, WebhookPayloadError, type InboundWhatsApp, type WhatsAppStatus } from '../whatsapp/webhook-payload.ts';
@@ -49,7 +52,13 @@ interface DeliveryRecord {
   errors?: WhatsAppStatus['errors'];
 }
 
-const SEEN_TTL_MS = 7 * 24 * 3600_000;
+/** A status that arrived before its send was recorded (`outbox` key `early:<wamid>`), applied when it is. */
+interface EarlyStatus {
+  status: string;
+  at: number;
+  errors?: WhatsAppStatus['errors'];
+}
+const earlyKey = (wamid: string) => `early:${wamid}`;
 const CONFIRM_REPLY = /^confirm:(.+):(yes|no)$/;
 const YES = /^\s*(yes|y|yeah|yep|ok|okay|approve|confirm|sí|si)\s*[.!]*\s*$/i;
 const NO = /^\s*(no|n|nope|decline|cancel|stop)\s*[.!]*\s*$/i;
@@ -97,25 +106,20 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
   const wa = config.channels.whatsapp;
   checkWhatsAppConfig(services);
   const log = logger.child({ component: 'whatsapp' });
+  const retentionMs = wa.retention_days * 24 * 3600_000;
+  // De-dup of inbound ids lives in the inbound queue's id index (kept after the job is done);
+  // this table holds de-dup records written before that, and inbound jobs finished by a confirmation.
   const seen = store.table<number>('webhookSeen');
-  const deliveries = store.table<DeliveryRecord>('outbox');
+  const handledKey = (waMessageId: string) => `handled:wa:${waMessageId}`;
+  const deliveries = store.table<DeliveryRecord | EarlyStatus>('outbox');
   // Outbound job id → send started (an answer not yet recorded) / accepted by the provider.
   const attempts = store.table<{ startedAt: number }>('sendAttempts');
   const sent = store.table<{ providerMessageId: string; at: number }>('sent');
 
   const sender: WhatsAppSender = (() => {
-    if (wa.provider === 'sdk') {
-      return {
-        name: 'sdk',
-        async send(m) {
-          if (!hub.canSend()) return { ok: false, retryable: true, message: 'No connected SDK delivers WhatsApp messages (onSend) yet' };
-          const id = randomUUID();
-          const r = await hub.send({ id, channel: 'whatsapp', to: m.to, content: renderText(m) }, wa.send_timeout_ms);
-          return r.ok ? { ok: true, providerMessageId: r.messageId ?? id } : { ok: false, retryable: true, message: r.error ?? 'onSend failed' };
-        },
-      };
-    }
-    if (services.testMode && (!wa.phone_id || !wa.token)) return createMockSender(deps.outbox);
+    if (wa.provider === 'sdk') return createSdkSender(hub, wa.send_timeout_ms);
+    // Test mode never reaches Meta: only a graph_url pointed elsewhere (a local fake) is really called.
+    if (services.testMode && (!wa.phone_id || !wa.token || wa.graph_url === DEFAULT_GRAPH_URL)) return createMockSender(deps.outbox);
     const graph = createGraphClient({ graphUrl: wa.graph_url, phoneId: wa.phone_id, token: wa.token, timeoutMs: wa.send_timeout_ms });
     if (!services.testMode) return graph;
     // In test mode every delivered message is also visible in the outbox.
@@ -140,19 +144,32 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
     concurrency: 16,
     onDeadLetter: (job) =>
       telemetry.event({ type: 'whatsapp.dead_letter', customerId: job.payload.customerId, conversationId: job.payload.conversationId, channel: 'whatsapp', data: { jobId: job.id, attempts: job.attempts, error: job.error } }),
+    keepDoneIds: true,
     handler: async (job) => {
       const p = job.payload;
       const base = { customerId: p.customerId, conversationId: p.conversationId, channel: 'whatsapp' as const };
-      // Exactly once across crashes: a send is marked before the request goes out. If the
-      // process dies before the answer is recorded, the next attempt does not resend at once:
-      // Meta echoes the job id in its status webhook, which marks the job sent; only when no
-      // status came within the grace period was the message not accepted, and it goes again.
-      if (sent.get(job.id)) return 'done';
+      // Exactly once: a send is marked before the request goes out. If its answer never came (a crash,
+      // a timeout, a reset connection) it is not resent at once: Meta echoes the job id in its status
+      // webhook, which marks the job sent; only when no status came within the grace period was the
+      // message not accepted, and it goes again.
+      const done = sent.get(job.id);
+      if (done) {
+        if (!deliveries.get(done.providerMessageId)) await store.transaction(() => recordDeliveryInTx(job, done.providerMessageId, done.at));
+        return 'done';
+      }
       const attempt = attempts.get(job.id);
       const now = clock.now();
-      if (attempt && now < attempt.startedAt + wa.uncertain_grace_ms) return { retryAt: attempt.startedAt + wa.uncertain_grace_ms, error: 'waiting for a status of an interrupted send' };
-      if (attempt) log.debug({ jobId: job.id, startedAt: attempt.startedAt }, 'resending an interrupted send');
-      if (attempt) telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'resending', reason: 'no status arrived for an interrupted send', jobId: job.id } });
+      if (attempt && now < attempt.startedAt + wa.uncertain_grace_ms) return { waitUntil: attempt.startedAt + wa.uncertain_grace_ms, reason: 'waiting for a status of an unanswered send' };
+      if (sender.ready && !sender.ready()) {
+        // Waiting for a sender uses no attempts; registering one expedites the queue.
+        const deadline = job.enqueuedAt + wa.sdk_wait_ms;
+        if (now >= deadline) return { fail: `no SDK with onSend connected within sdk_wait_ms (${wa.sdk_wait_ms} ms)` };
+        return { waitUntil: deadline, reason: 'waiting for an SDK with onSend' };
+      }
+      if (attempt) {
+        log.debug({ jobId: job.id, startedAt: attempt.startedAt }, 'resending an unanswered send');
+        telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'resending', reason: 'no status arrived for an unanswered send', jobId: job.id } });
+      }
       await attempts.put(job.id, { startedAt: now });
       const result = await sender.send({ ...p.message, callbackData: job.id });
       if (result.ok) {
@@ -160,13 +177,15 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
         await store.transaction(() => {
           sent.putInTx(job.id, { providerMessageId: result.providerMessageId, at });
           attempts.removeInTx(job.id);
-          deliveries.putInTx(result.providerMessageId, {
-            providerMessageId: result.providerMessageId, jobId: job.id, sourceId: p.sourceId, customerId: p.customerId, conversationId: p.conversationId,
-            to: p.message.to, status: 'sent', sentAt: at, updatedAt: at,
-          });
+          recordDeliveryInTx(job, result.providerMessageId, at);
         });
         telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'accepted', providerMessageId: result.providerMessageId, kind: p.message.kind, sender: sender.name, attempts: job.attempts + 1, proactive: p.proactive ?? false } });
         return 'done';
+      }
+      if (result.uncertain) {
+        // The marker stays: the next run waits for a status until the grace period is over.
+        telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'uncertain', code: result.code, message: result.message, attempt: job.attempts + 1, jobId: job.id } });
+        return { retryAt: now + wa.uncertain_grace_ms, error: `${result.message} (waiting for a status before resending)` };
       }
       await attempts.remove(job.id);
       telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: result.retryable ? 'retrying' : 'failed', httpStatus: result.status, code: result.code, message: result.message, attempt: job.attempts + 1 } });
@@ -174,6 +193,17 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
       return { fail: `${result.code ?? result.status ?? 'error'}: ${result.message}` };
     },
   });
+
+  /** The delivery record of an accepted send, with any status that arrived before it. */
+  function recordDeliveryInTx(job: Job<OutboundJob>, providerMessageId: string, at: number) {
+    const p = job.payload;
+    const early = deliveries.get(earlyKey(providerMessageId)) as EarlyStatus | undefined;
+    if (early) deliveries.removeInTx(earlyKey(providerMessageId));
+    deliveries.putInTx(providerMessageId, {
+      providerMessageId, jobId: job.id, sourceId: p.sourceId, customerId: p.customerId, conversationId: p.conversationId, to: p.message.to,
+      status: advanceStatus('sent', early?.status ?? 'sent'), sentAt: at, updatedAt: early ? Math.max(at, early.at) : at, ...(early?.errors?.length ? { errors: early.errors } : {}),
+    });
+  }
 
   const inbound = createJobQueue<InboundWhatsApp>({
     store,
@@ -184,18 +214,28 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
     leaseMs: wa.lease_ms,
     maxAttempts: 10,
     concurrency: 16,
+    keepDoneIds: true,
     handler: async (job) => {
       const m = job.payload;
+      // Answered a confirmation in a run whose completion was not recorded (crash): not a new message.
+      if (seen.get(handledKey(m.waMessageId)) !== undefined) return 'done';
       const customer = customers.findBy('phone', m.from) ?? (await customers.upsert({ externalId: m.from, phone: m.from }));
-      await customers.touchInbound(customer.customerId, 'whatsapp', clock.now());
+      // The 24-hour window opens when the customer wrote (Meta's timestamp), not when we got to it.
+      const now = clock.now();
+      await customers.touchInbound(customer.customerId, 'whatsapp', m.timestampMs > 0 ? Math.min(m.timestampMs, now) : now);
       const host = deps.host();
       const conversationId = conversationIdFor(customer.customerId, 'whatsapp');
       const pending = host.pendingConfirmation(conversationId);
       if (pending) {
         const answer = confirmationAnswer(m, pending.id);
         if (answer !== undefined) {
-          await host.confirm(conversationId, pending.id, answer);
-          return 'done';
+          // The sink marks this message handled in the transaction that stores the confirmation.
+          confirming.set(conversationId, m.waMessageId);
+          try {
+            if (await host.confirm(conversationId, pending.id, answer)) return 'done';
+          } finally {
+            confirming.delete(conversationId);
+          }
         }
       }
       await host.receive(customer, 'whatsapp', { messageId: `wa:${m.waMessageId}`, text: m.text });
@@ -205,6 +245,8 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
 
   // Jobs prepared inside the conversation's transaction, made runnable once it commits.
   const prepared = new Map<string, Job<OutboundJob> | undefined>();
+  // Conversation id → the WhatsApp message id answering its pending confirmation right now.
+  const confirming = new Map<string, string>();
 
   const messageFor = (meta: ConversationMeta, o: ConversationOutput): OutboundWhatsApp | undefined => {
     const phone = customers.get(meta.customerId)?.phone;
@@ -218,6 +260,11 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
 
   const sink: ChannelSink = {
     writeInTx(meta, o) {
+      if (o.type === 'confirmation') {
+        const waMessageId = confirming.get(meta.conversationId);
+        if (waMessageId) seen.putInTx(handledKey(waMessageId), clock.now());
+        return;
+      }
       if (o.type !== 'reply' && o.type !== 'confirm') return;
       const message = messageFor(meta, o);
       if (!message) {
@@ -242,40 +289,46 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
     },
   };
 
+  /** Statuses only move a delivery forward; one for a send not recorded yet is kept and applied when it is. */
   const recordStatuses = async (statuses: WhatsAppStatus[]) => {
     if (!statuses.length) return;
-    let resolvedInterrupted = false;
+    let resolvedUnanswered = false;
+    const now = clock.now();
     const updated = await store.transaction(() =>
       statuses.map((s) => {
-        const d = deliveries.get(s.providerMessageId);
-        if (d) deliveries.putInTx(s.providerMessageId, { ...d, status: s.status, updatedAt: clock.now(), ...(s.errors.length ? { errors: s.errors } : {}) });
-        // A status for a send whose answer we never recorded (crash mid-request): it was accepted.
+        const errors = s.errors.length ? { errors: s.errors } : {};
+        const d = deliveries.get(s.providerMessageId) as DeliveryRecord | undefined;
+        const current = d ? d.status : (deliveries.get(earlyKey(s.providerMessageId)) as EarlyStatus | undefined)?.status;
+        const next = advanceStatus(current, s.status);
+        const applied = next !== current;
+        if (d && applied) deliveries.putInTx(s.providerMessageId, { ...d, status: next, updatedAt: now, ...errors });
+        if (!d && applied) deliveries.putInTx(earlyKey(s.providerMessageId), { status: next, at: now, ...errors });
+        // A status for a send whose answer we never got (crash, timeout): it was accepted.
         const jobId = s.callbackData;
-        log.debug({ jobId, status: s.status, known: Boolean(jobId && sent.get(jobId)) }, 'status for an outbound job');
         if (jobId && jobId.startsWith('out:') && s.status !== 'failed' && !sent.get(jobId)) {
-          sent.putInTx(jobId, { providerMessageId: s.providerMessageId, at: clock.now() });
-          resolvedInterrupted = true;
+          sent.putInTx(jobId, { providerMessageId: s.providerMessageId, at: now });
+          resolvedUnanswered = true;
         }
-        return { s, d };
+        return { s, d, applied };
       }),
     );
-    if (resolvedInterrupted) outboundQueue.expedite();
-    for (const { s, d } of updated) {
+    if (resolvedUnanswered) outboundQueue.expedite();
+    for (const { s, d, applied } of updated) {
       telemetry.event({
         type: 'whatsapp.status', channel: 'whatsapp', customerId: d?.customerId, conversationId: d?.conversationId,
-        data: { status: s.status, providerMessageId: s.providerMessageId, known: d !== undefined, ...(s.errors.length ? { errors: s.errors } : {}) },
+        data: { status: s.status, providerMessageId: s.providerMessageId, known: d !== undefined, applied, ...(s.callbackData ? { jobId: s.callbackData } : {}), ...(s.errors.length ? { errors: s.errors } : {}) },
       });
     }
   };
 
   /** Webhook de-dup + queueing in one transaction; resolves with the number queued. */
   const acceptInbound = async (messages: InboundWhatsApp[], source: 'webhook' | 'sdk') => {
+    if (!messages.length) return 0;
+    // The inbound queue's id index is the de-dup record (kept after the job is done, pruned after retention_days).
     const jobs = await store.transaction(() =>
       messages.map((m) => {
         const key = `wa:${m.waMessageId}`;
-        if (seen.get(key) !== undefined) return undefined;
-        seen.putInTx(key, clock.now());
-        return inbound.prepareInTx(m, { id: key });
+        return seen.get(key) === undefined ? inbound.prepareInTx(m, { id: key }) : undefined;
       }),
     );
     inbound.accept(jobs);
@@ -283,6 +336,18 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
       if (jobs[i]) telemetry.event({ type: 'whatsapp.inbound', channel: 'whatsapp', data: { waMessageId: m.waMessageId, kind: m.kind, source } });
     });
     return jobs.filter(Boolean).length;
+  };
+
+  /** Only what Meta sends for our number; with no phone_id configured (test mode's mock) everything is ours. */
+  const forUs = <T extends { phoneNumberId: string }>(items: T[], what: string): T[] => {
+    if (!wa.phone_id) return items;
+    const ours = items.filter((x) => x.phoneNumberId === wa.phone_id);
+    if (ours.length < items.length) {
+      const others = [...new Set(items.filter((x) => x.phoneNumberId !== wa.phone_id).map((x) => x.phoneNumberId))];
+      log.warn({ ignored: items.length - ours.length, phoneNumberIds: others }, `webhook ${what} for another phone number ignored`);
+      telemetry.event({ type: 'whatsapp.ignored', channel: 'whatsapp', data: { what, count: items.length - ours.length, phoneNumberIds: others } });
+    }
+    return ours;
   };
 
   if (wa.enabled && wa.provider === 'sdk') {
@@ -331,9 +396,9 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
           if (err instanceof WebhookPayloadError) throw new HttpError(400, 'validation_failed', err.message);
           throw err;
         }
-        const queued = await acceptInbound(parsed.messages, 'webhook');
+        const queued = await acceptInbound(forUs(parsed.messages, 'messages'), 'webhook');
         // Statuses are acknowledged too: stored before the 200 (one marks an interrupted send as delivered).
-        await recordStatuses(parsed.statuses);
+        await recordStatuses(forUs(parsed.statuses, 'statuses'));
         return { received: parsed.messages.length, queued, statuses: parsed.statuses.length };
       });
     });
@@ -357,24 +422,21 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
     async stop() {
       await Promise.all([inbound.stop(), outboundQueue.stop()]);
     },
-    prune: () =>
-      store.transaction(() => {
-        let n = 0;
-        const cutoff = clock.now() - SEEN_TTL_MS;
-        for (const { key, value } of seen.range()) {
-          if (value < cutoff) {
-            seen.removeInTx(key);
-            n++;
-          }
-        }
-        for (const { key, value } of sent.range()) {
-          if (value.at < cutoff) {
-            sent.removeInTx(key);
-            n++;
-          }
-        }
-        return n;
-      }),
+    async prune() {
+      const cutoff = clock.now() - retentionMs;
+      const n = await store.transaction(() => {
+        let removed = 0;
+        const drop = (table: { removeInTx(k: string): void }, key: unknown) => {
+          table.removeInTx(key as string);
+          removed++;
+        };
+        for (const { key, value } of seen.range()) if (value < cutoff) drop(seen, key);
+        for (const { key, value } of sent.range()) if (value.at < cutoff) drop(sent, key);
+        for (const { key, value } of deliveries.range()) if (('updatedAt' in value ? value.updatedAt : value.at) < cutoff) drop(deliveries, key);
+        return removed;
+      });
+      return n + (await inbound.prune(cutoff)) + (await outboundQueue.prune(cutoff));
+    },
     diagnostics: () => ({
       enabled,
       provider: wa.provider,

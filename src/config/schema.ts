@@ -4,6 +4,9 @@ import { z } from 'zod';
 
 const s = z.strictObject;
 
+/** Meta's Graph API, pinned version. In test mode any other `graph_url` (a local fake) means "really send". */
+export const DEFAULT_GRAPH_URL = 'https://graph.facebook.com/v21.0';
+
 // ${ENV} references always resolve to strings; number and boolean keys accept the
 // string form ("3000", "true"/"false" — nothing looser) as well as YAML's own types.
 const DECIMAL = /^-?\d+(\.\d+)?$/;
@@ -82,7 +85,7 @@ export const ConfigSchema = s({
       verify_token: z.string().default(''),
       app_secret: z.string().default(''),
       webhook_path: z.string().startsWith('/').default('/wa/webhook'),
-      graph_url: z.string().url().default('https://graph.facebook.com/v21.0'),
+      graph_url: z.string().url().default(DEFAULT_GRAPH_URL),
       send_timeout_ms: num(z.number().int().positive()).default(10_000),
       max_send_attempts: num(z.number().int().min(1)).default(8),
       lease_ms: num(z.number().int().positive()).default(30_000),
@@ -91,6 +94,10 @@ export const ConfigSchema = s({
        * this long for Meta's status webhook (which echoes the job id) before sending again.
        */
       uncertain_grace_ms: num(z.number().int().positive()).default(120_000),
+      /** provider sdk: how long a reply waits for an SDK with `onSend` to connect (waiting uses no attempts). */
+      sdk_wait_ms: num(z.number().int().positive()).default(15 * 60_000),
+      /** Webhook de-dup records, delivery records and dead letters are kept this long. */
+      retention_days: num(z.number().positive()).default(7),
     }).prefault({}),
   }).prefault({}),
   proactive: s({

@@ -45,6 +45,9 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/** Errors raised before the request could reach Meta: certainly not sent. Anything else may have been accepted. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_INVALID_URL', 'UND_ERR_INVALID_ARG']);
+
 export function createGraphClient(o: GraphClientOptions): WhatsAppSender {
   const url = `${o.graphUrl.replace(/\/$/, '')}/${encodeURIComponent(o.phoneId)}/messages`;
   return {
@@ -61,12 +64,15 @@ export function createGraphClient(o: GraphClientOptions): WhatsAppSender {
         });
       } catch (err) {
         const code = (err as { code?: string }).code ?? 'network_error';
-        return { ok: false, retryable: true, code, message: code.includes('TIMEOUT') ? 'Graph API timed out' : `Graph API unreachable (${code})` };
+        const uncertain = !NOT_SENT.has(code);
+        return { ok: false, retryable: true, uncertain, code, message: code.includes('TIMEOUT') ? 'Graph API timed out' : `Graph API ${uncertain ? 'connection lost' : 'unreachable'} (${code})` };
       }
       let body: any;
       try {
         body = await res.body.json();
-      } catch {
+      } catch (err) {
+        // Accepted, but the answer (with the message id) was lost on the way.
+        if (res.statusCode >= 200 && res.statusCode < 300) return { ok: false, retryable: true, uncertain: true, status: res.statusCode, message: `Graph API answer unreadable (${(err as { code?: string }).code ?? 'body'})` };
         body = undefined;
       }
       if (res.statusCode >= 200 && res.statusCode < 300) {

@@ -10,11 +10,22 @@ export type OutboundWhatsApp = (
 
 export type SendResult =
   | { ok: true; providerMessageId: string }
-  | { ok: false; retryable: boolean; status?: number; code?: number | string; message: string; retryAfterMs?: number };
+  | {
+      ok: false;
+      retryable: boolean;
+      status?: number;
+      code?: number | string;
+      message: string;
+      retryAfterMs?: number;
+      /** The request went out but no answer came (timeout, reset): the provider may have accepted it. */
+      uncertain?: boolean;
+    };
 
 export interface WhatsAppSender {
   readonly name: string;
   send(message: OutboundWhatsApp): Promise<SendResult>;
+  /** False while the sender cannot take messages at all (no SDK connected): jobs wait without using attempts. */
+  ready?(): boolean;
 }
 
 /** The message as plain text: what the SDK's onSend and the mock outbox see. */

@@ -76,6 +76,8 @@ export interface WhatsAppStatus {
   timestampMs: number;
   errors: { code: number | string; title?: string; message?: string }[];
   callbackData?: string;
+  /** `metadata.phone_number_id` of the change it came in. */
+  phoneNumberId: string;
 }
 
 export class WebhookPayloadError extends Error {
@@ -122,6 +124,7 @@ export function parseWebhook(json: unknown): { messages: InboundWhatsApp[]; stat
           recipient: s.recipient_id,
           timestampMs: s.timestamp ? Number(s.timestamp) * 1000 : 0,
           errors: s.errors ?? [],
+          phoneNumberId: v.metadata?.phone_number_id ?? '',
           ...(s.biz_opaque_callback_data ? { callbackData: s.biz_opaque_callback_data } : {}),
         });
       }

@@ -1,5 +1,6 @@
 // A local stand-in for Meta's Graph API: records requests, answers like Meta,
-// and can be told to fail (429, 500, 400) or hang for the next requests.
+// and can be told to fail (429, 500, 400), hang (never accepted), or accept
+// but answer too late (`slowMs`: delivered, status sent, response after the client gave up).
 import Fastify from 'fastify';
 import { signPayload } from '../../src/whatsapp/signature.ts';
 
@@ -10,7 +11,7 @@ export interface GraphRequest {
   at: number;
 }
 
-export type Failure = { status: 429; retryAfter?: string } | { status: 500 | 502 | 503 } | { status: 400; code?: number; message?: string } | { hang: true };
+export type Failure = { status: 429; retryAfter?: string } | { status: 500 | 502 | 503 } | { status: 400; code?: number; message?: string } | { hang: true } | { slowMs: number };
 
 export interface FakeGraph {
   url: string;
@@ -32,12 +33,13 @@ export async function startFakeGraph(): Promise<FakeGraph> {
   let n = 0;
   let statusTarget: { url: string; secret: string } | undefined;
   let closed = false;
-  const pendingStatuses: { status: Record<string, unknown>; until: number }[] = [];
+  const pendingStatuses: { status: Record<string, unknown>; phoneId: string; until: number }[] = [];
   // Like Meta, statuses are batched into one webhook call and retried until acknowledged.
   const pump = async () => {
     while (!closed && statusTarget && pendingStatuses.length) {
-      const batch = pendingStatuses.slice(0, 100);
-      const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'WABA', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: 'fake' }, statuses: batch.map((b) => b.status) } }] }] });
+      const phoneId = pendingStatuses[0].phoneId;
+      const batch = pendingStatuses.slice(0, 100).filter((b) => b.phoneId === phoneId);
+      const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'WABA', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: phoneId }, statuses: batch.map((b) => b.status) } }] }] });
       let delivered = false;
       try {
         const res = await fetch(statusTarget.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signPayload(body, statusTarget.secret) }, body });
@@ -45,16 +47,16 @@ export async function startFakeGraph(): Promise<FakeGraph> {
       } catch {
         delivered = false;
       }
-      if (delivered || Date.now() > batch[0].until) pendingStatuses.splice(0, batch.length);
+      if (delivered || Date.now() > batch[0].until) for (const b of batch) pendingStatuses.splice(pendingStatuses.indexOf(b), 1);
       else await new Promise((r) => setTimeout(r, 100));
     }
     pumping = false;
   };
   let pumping = false;
-  const queueStatus = (wamid: string, to: string, callbackData?: string) => {
+  const queueStatus = (wamid: string, to: string, phoneId: string, callbackData?: string) => {
     if (!statusTarget) return;
     const status = { id: wamid, status: 'sent', recipient_id: to, timestamp: String(Math.floor(Date.now() / 1000)), ...(callbackData ? { biz_opaque_callback_data: callbackData } : {}) };
-    pendingStatuses.push({ status, until: Date.now() + 60_000 });
+    pendingStatuses.push({ status, phoneId, until: Date.now() + 60_000 });
     if (!pumping) {
       pumping = true;
       void pump();
@@ -68,15 +70,17 @@ export async function startFakeGraph(): Promise<FakeGraph> {
       await new Promise<void>((resolve) => hanging.add(resolve));
       return reply.code(504).send({});
     }
-    if (f?.status === 429) return reply.code(429).header('retry-after', f.retryAfter ?? '0').send({ error: { message: 'Rate limited', type: 'OAuthException', code: 4, fbtrace_id: 'x' } });
-    if (f && f.status >= 500) return reply.code(f.status).send({ error: { message: 'Service unavailable', type: 'OAuthException', code: 2, fbtrace_id: 'x' } });
-    if (f?.status === 400) {
+    const slowMs = f && 'slowMs' in f ? f.slowMs : 0;
+    if (f && 'status' in f && f.status === 429) return reply.code(429).header('retry-after', f.retryAfter ?? '0').send({ error: { message: 'Rate limited', type: 'OAuthException', code: 4, fbtrace_id: 'x' } });
+    if (f && 'status' in f && f.status >= 500) return reply.code(f.status).send({ error: { message: 'Service unavailable', type: 'OAuthException', code: 2, fbtrace_id: 'x' } });
+    if (f && 'status' in f && f.status === 400) {
       return reply.code(400).send({ error: { message: f.message ?? '(#131030) Recipient phone number not in allowed list', type: 'OAuthException', code: f.code ?? 131030, fbtrace_id: 'x' } });
     }
     ok.push(rec);
     const body = request.body as { to: string; biz_opaque_callback_data?: string };
     const wamid = `wamid.fake.${++n}`;
-    queueStatus(wamid, body.to, body.biz_opaque_callback_data);
+    queueStatus(wamid, body.to, (request.params as { phoneId: string }).phoneId, body.biz_opaque_callback_data);
+    if (slowMs) await new Promise((r) => setTimeout(r, slowMs));
     return { messaging_product: 'whatsapp', contacts: [{ input: body.to, wa_id: body.to }], messages: [{ id: wamid }] };
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });

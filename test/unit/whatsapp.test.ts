@@ -54,7 +54,7 @@ describe('webhook payloads', () => {
       ['other', '[reaction]', undefined],
     ]);
     expect(messages[0]).toMatchObject({ waMessageId: 'w1', from: '+15550001111', name: 'Test', phoneNumberId: '1234567890' });
-    expect(statuses).toEqual([{ providerMessageId: 'wamid.out', status: 'failed', recipient: '15550001111', timestampMs: 1700000001000, errors: [{ code: 131047, title: 'Re-engagement message' }] }]);
+    expect(statuses).toEqual([{ providerMessageId: 'wamid.out', status: 'failed', recipient: '15550001111', timestampMs: 1700000001000, errors: [{ code: 131047, title: 'Re-engagement message' }], phoneNumberId: '1234567890' }]);
   });
 
   it('malformed payloads are a typed error', () => {
