@@ -16,6 +16,8 @@ export interface Customer {
   lastInboundAt?: { web?: number; whatsapp?: number };
 }
 
+export type LinkResult = { ok: true; customer: Customer } | { ok: false; reason: 'unknown_customer' } | { ok: false; reason: 'conflict'; ownerExternalId: string };
+
 export type IdentityKind = 'ext' | 'email' | 'phone';
 const identityKey = (kind: IdentityKind, value: string) => `${kind}:${kind === 'email' ? value.toLowerCase() : value}`;
 
@@ -27,8 +29,12 @@ export interface CustomerRepo {
    * email/phone when given and not yet set.
    */
   upsert(fields: { externalId: string; email?: string; phone?: string; customerId?: string }): Promise<Customer>;
-  /** Links a phone (E.164) to an existing customer. Returns undefined when the customer is unknown. */
-  linkPhone(externalId: string, phone: string): Promise<Customer | undefined>;
+  /**
+   * Links a phone (E.164) to an existing customer, checked and written in one transaction. A phone
+   * owned by another customer is a conflict, unless that customer was first seen on WhatsApp
+   * (its externalId is the phone): it gives the phone up.
+   */
+  linkPhone(externalId: string, phone: string): Promise<LinkResult>;
   setOptIn(externalId: string, optIn: boolean): Promise<Customer | undefined>;
   touchInbound(customerId: string, channel: 'web' | 'whatsapp', at: number): Promise<void>;
 }
@@ -69,11 +75,14 @@ export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
         return c;
       }),
     linkPhone: (externalId, phone) =>
-      store.transaction(() => {
+      store.transaction((): LinkResult => {
         const c = findBy('ext', externalId);
-        if (!c) return undefined;
-        if (c.phone && c.phone !== phone) identities.removeInTx(identityKey('phone', c.phone));
+        if (!c) return { ok: false, reason: 'unknown_customer' };
         const previousOwner = findBy('phone', phone);
+        if (previousOwner && previousOwner.customerId !== c.customerId && previousOwner.externalId !== phone) {
+          return { ok: false, reason: 'conflict', ownerExternalId: previousOwner.externalId };
+        }
+        if (c.phone && c.phone !== phone) identities.removeInTx(identityKey('phone', c.phone));
         if (previousOwner && previousOwner.customerId !== c.customerId) {
           const { phone: _, ...rest } = previousOwner;
           customers.putInTx(previousOwner.customerId, rest as Customer);
@@ -81,7 +90,7 @@ export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
         const next = { ...c, phone };
         customers.putInTx(c.customerId, next);
         identities.putInTx(identityKey('phone', phone), c.customerId);
-        return next;
+        return { ok: true, customer: next };
       }),
     setOptIn: async (externalId, optIn) => {
       const c = findBy('ext', externalId);

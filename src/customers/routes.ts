@@ -17,13 +17,10 @@ export async function customersPlugin(app: FastifyInstance, o: { services: Servi
     const body = parseOr400(LinkBody, request.body, 'body');
     const phone = o.normalizePhone(body.phone);
     if (!phone) throw new HttpError(400, 'validation_failed', 'body.phone: not a phone number (E.164 expected, e.g. +15550003333)');
-    const owner = o.customers.findBy('phone', phone);
-    // A customer first seen on WhatsApp (externalId = its phone) gives the phone up to the linked one.
-    if (owner && owner.externalId !== body.externalId && owner.externalId !== phone) {
-      throw new HttpError(409, 'conflict', `This phone is already linked to customer ${owner.externalId}`);
-    }
-    const linked = await o.customers.linkPhone(body.externalId, phone);
-    if (!linked) throw new HttpError(404, 'unknown_customer', 'Unknown customer');
-    return { customerId: linked.customerId, externalId: linked.externalId, phone: linked.phone };
+    // The conflict check and the write are one transaction: two links racing for a phone can't both win.
+    const r = await o.customers.linkPhone(body.externalId, phone);
+    if (!r.ok && r.reason === 'conflict') throw new HttpError(409, 'conflict', `This phone is already linked to customer ${r.ownerExternalId}`);
+    if (!r.ok) throw new HttpError(404, 'unknown_customer', 'Unknown customer');
+    return { customerId: r.customer.customerId, externalId: r.customer.externalId, phone: r.customer.phone };
   });
 }
