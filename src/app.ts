@@ -39,7 +39,7 @@ export interface Parley {
   runtime: WiredComponents;
   /** Starts listening; resolves with the base URL (http://host:port). */
   start(): Promise<string>;
-  /** Stops accepting, closes sockets (1001), flushes the store. */
+  /** Stops accepting and closes sockets (1001), drains conversations, stops actors, flushes telemetry and the store. */
   stop(): Promise<void>;
   url(): string;
 }
@@ -114,6 +114,13 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     async stop() {
       if (stopped) return;
       stopped = true;
+      // First stop accepting and close every socket with 1001 (preClose), so nothing new arrives
+      // while the conversation host drains; then the features stop, telemetry flushes, the store closes.
+      try {
+        await app.close();
+      } catch (err) {
+        logger.warn({ err }, 'closing the HTTP server failed');
+      }
       for (const fn of shutdownHooks.reverse()) {
         try {
           await fn();
@@ -121,7 +128,6 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
           logger.warn({ err }, 'shutdown step failed');
         }
       }
-      await app.close();
       await telemetry.close();
       await store.close();
     },

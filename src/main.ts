@@ -21,7 +21,15 @@ async function main() {
     process.stderr.write(`parley: cannot start: ${(err as Error).message}\n`);
     process.exit(1);
   }
-  const url = await parley.start();
+  let url: string;
+  try {
+    url = await parley.start();
+  } catch (err) {
+    // e.g. EADDRINUSE: one line, no stack; release the store before leaving.
+    process.stderr.write(`parley: cannot start: ${(err as Error).message}\n`);
+    await parley.stop().catch(() => undefined);
+    process.exit(1);
+  }
   if (!loaded.config.secret) {
     // Shown once on the console (not in the log stream) so the operator can connect an SDK.
     process.stderr.write(`\nParley is running at ${url}\n  demo:        ${url}/demo.html\n  dashboard:   ${url}/telemetry\n  service secret (generated, kept in ${loaded.config.storage.path}/service-secret): ${parley.services.secret}\n  set SERVICE_SDK_SECRET to choose your own.\n\n`);

@@ -160,11 +160,12 @@ export async function wireComponents(o: {
     });
   }
 
+  // Runs after the HTTP server closed: drain the conversations, then stop the actors.
   onShutdown(async () => {
     clock.clearTimeout(tick);
     await host!.stop();
+    supervisor.stop();
   });
-  onShutdown(() => supervisor.stop());
   onShutdown(() => whatsapp.stop());
   onShutdown(() => {
     retention.stop();

@@ -100,6 +100,26 @@ describe('health, readiness, diagnostics', () => {
   });
 });
 
+describe('shutdown', () => {
+  it('stops accepting and closes sockets with 1001 before the conversations drain', async () => {
+    const p = await startParley();
+    const sdk = createClient().expose('f', {}, () => 1);
+    await sdk.listen({ url: p.url(), secret: TEST_SECRET });
+    open.push(sdk);
+    const events: string[] = [];
+    sdk.on('disconnected', ({ code }) => events.push(`sdk closed ${code}`));
+    const host = p.runtime.host;
+    const drain = host.stop.bind(host);
+    host.stop = async () => {
+      const accepted = await fetch(`${p.url()}/health`).then(() => true, () => false);
+      events.push(`drain (server accepting: ${accepted})`);
+      return drain();
+    };
+    await p.stop();
+    expect(events).toEqual(['sdk closed 1001', 'drain (server accepting: false)']);
+  });
+});
+
 describe('the process', () => {
   it('a profile without `secret` and no SERVICE_SDK_SECRET: generates one, keeps it and prints it; SIGTERM exits 0 quickly', async () => {
     const storagePath = tempDir();
@@ -139,6 +159,19 @@ describe('the process', () => {
     } finally {
       await proc.kill('SIGTERM');
     }
+  });
+
+  it('a start-up failure (port in use) is one line and a non-zero exit, not a stack', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const first = await startParley();
+    open.push(first);
+    const port = new URL(first.url()).port; // the second Parley asks for the same fixed port
+    const dir = tempDir();
+    writeFileSync(join(dir, 'busy.yaml'), `server:\n  port: ${port}\nstorage:\n  path: ${dir}\nsecret: s\ndemo:\n  backend: false\nlogging:\n  level: silent\n`);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '../../src/main.ts')], { env: { ...process.env, SERVICE_CONFIG: join(dir, 'busy.yaml') }, encoding: 'utf8', timeout: 20_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^parley: cannot start: .*EADDRINUSE/);
   });
 
   it('a configuration error stops start-up with one line naming the key', async () => {
