@@ -55,7 +55,9 @@ export type ConversationOutput =
   | { type: 'reply'; id: string; turnId: string; text: string; replyTo: string }
   | { type: 'confirm'; id: string; turnId: string; name: string; args: unknown; summary: string }
   | { type: 'confirmation'; id: string; turnId: string; name: string; outcome: 'approved' | 'denied' | 'expired' }
-  | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'invoked' | 'result' | 'failed'; durationMs?: number; error?: string }
+  | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'invoked'; args: unknown }
+  /** `content` is exactly what the LLM is given for this call. */
+  | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'result' | 'failed'; content: string; durationMs?: number; error?: string }
   | { type: 'turn'; turnId: string; phase: 'started' | 'ended'; messageId: string };
 
 export interface ConversationInput {
@@ -258,7 +260,7 @@ export const conversationMachine = setup({
           target: 'callingTool',
           actions: [
             assign(({ context }) => ({ turn: { ...context.turn!, callStartedAt: context.lastAt } })),
-            { type: 'emit', params: ({ context }) => ({ type: 'tool', turnId: context.turn!.turnId, callId: currentCall(context).id, name: currentCall(context).name, phase: 'invoked' }) },
+            { type: 'emit', params: ({ context }) => toolInvoked(context) },
           ],
         },
       ],
@@ -286,7 +288,7 @@ export const conversationMachine = setup({
               { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, turnId: context.turn!.turnId, name: currentCall(context).name, outcome: 'approved' }) },
               assign(({ context, event }) => ({ lastAt: event.at, turn: { ...context.turn!, pending: undefined, callStartedAt: event.at } })),
               { type: 'emit', params: { type: 'typing', on: true } },
-              { type: 'emit', params: ({ context }) => ({ type: 'tool', turnId: context.turn!.turnId, callId: currentCall(context).id, name: currentCall(context).name, phase: 'invoked' }) },
+              { type: 'emit', params: ({ context }) => toolInvoked(context) },
             ],
           },
           {
@@ -317,29 +319,15 @@ export const conversationMachine = setup({
         onDone: {
           target: 'nextCall',
           actions: [
-            {
-              type: 'emit',
-              params: ({ context, event }) => ({
-                type: 'tool',
-                turnId: context.turn!.turnId,
-                callId: currentCall(context).id,
-                name: currentCall(context).name,
-                phase: event.output.ok ? 'result' : 'failed',
-                durationMs: Math.max(0, event.output.at - (context.turn!.callStartedAt ?? event.output.at)),
-                ...(event.output.ok ? {} : { error: event.output.error.message }),
-              }),
-            },
             assign(({ context, event }) => recordResult(context, event.output, event.output.at)),
+            { type: 'emit', params: ({ context, event }) => toolFinished(context, event.output, event.output.at) },
           ],
         },
         onError: {
           target: 'nextCall',
           actions: [
-            {
-              type: 'emit',
-              params: ({ context, event }) => ({ type: 'tool', turnId: context.turn!.turnId, callId: currentCall(context).id, name: currentCall(context).name, phase: 'failed', error: String((event.error as Error)?.message ?? event.error) }),
-            },
-            assign(({ context, event }) => recordResult(context, { ok: false, error: { message: String((event.error as Error)?.message ?? event.error) } })),
+            assign(({ context, event }) => recordResult(context, invokeError(event.error))),
+            { type: 'emit', params: ({ context, event }) => toolFinished(context, invokeError(event.error)) },
           ],
         },
       },
@@ -362,6 +350,29 @@ export const conversationMachine = setup({
   },
 });
 
+function toolInvoked(context: ConversationContext): ConversationOutput {
+  const call = currentCall(context);
+  return { type: 'tool', turnId: context.turn!.turnId, callId: call.id, name: call.name, phase: 'invoked', args: call.args };
+}
+
+const invokeError = (error: unknown): InvokeOutcome => ({ ok: false, error: { message: String((error as Error)?.message ?? error) } });
+
+/** After recordResult: the call's tool entry is the last one in the transcript. */
+function toolFinished(context: ConversationContext, outcome: InvokeOutcome, at?: number): ConversationOutput {
+  const turn = context.turn!;
+  const entry = turn.transcript[turn.transcript.length - 1] as Extract<TurnEntry, { role: 'tool' }>;
+  return {
+    type: 'tool',
+    turnId: turn.turnId,
+    callId: entry.callId,
+    name: entry.name,
+    phase: outcome.ok ? 'result' : 'failed',
+    content: entry.content,
+    ...(at !== undefined && turn.callStartedAt !== undefined ? { durationMs: Math.max(0, at - turn.callStartedAt) } : {}),
+    ...(outcome.ok ? {} : { error: outcome.error.message }),
+  };
+}
+
 function recordResult(context: ConversationContext, outcome: InvokeOutcome, at = context.lastAt): Partial<ConversationContext> {
   const turn = context.turn!;
   const call = turn.calls[turn.callIndex];
@@ -369,7 +380,6 @@ function recordResult(context: ConversationContext, outcome: InvokeOutcome, at =
     lastAt: Math.max(context.lastAt, at),
     turn: {
       ...turn,
-      callStartedAt: undefined,
       callIndex: turn.callIndex + 1,
       transcript: [...turn.transcript, { role: 'tool', callId: call.id, name: call.name, ok: outcome.ok, content: toolContent(outcome) }],
     },

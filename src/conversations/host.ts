@@ -136,7 +136,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       case 'turn':
         return telemetry.event({ ...base, type: `turn.${o.phase}`, data: { turnId: o.turnId, messageId: o.messageId } });
       case 'tool':
-        return telemetry.event({ ...base, type: `tool.${o.phase}`, data: { turnId: o.turnId, callId: o.callId, name: o.name, durationMs: o.durationMs, error: o.error } });
+        return telemetry.event({ ...base, type: `tool.${o.phase}`, data: o.phase === 'invoked' ? { turnId: o.turnId, callId: o.callId, name: o.name } : { turnId: o.turnId, callId: o.callId, name: o.name, durationMs: o.durationMs, error: o.error } });
       case 'confirm':
         return telemetry.event({ ...base, type: 'confirmation.requested', data: { id: o.id, turnId: o.turnId, name: o.name } });
       case 'confirmation':
@@ -165,7 +165,13 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         record.lastMessageAt = at;
         break;
       case 'tool':
-        if (o.phase !== 'invoked') history.appendInTx({ id: `${o.callId}:${o.phase}`, conversationId: id, role: 'tool', text: o.error ?? '', at, turnId: o.turnId, data: { name: o.name, ok: o.phase === 'result' } });
+        if (o.phase === 'invoked') {
+          history.appendInTx({ id: `${o.callId}:invoked`, conversationId: id, role: 'tool', text: '', at, turnId: o.turnId, data: { phase: 'invoked', name: o.name, args: o.args } });
+        } else {
+          const data: Record<string, unknown> = { phase: o.phase, name: o.name, ok: o.phase === 'result', content: o.content, durationMs: o.durationMs };
+          if (o.error !== undefined) data.error = o.error;
+          history.appendInTx({ id: `${o.callId}:${o.phase}`, conversationId: id, role: 'tool', text: o.error ?? '', at, turnId: o.turnId, data });
+        }
         break;
       case 'confirm':
         record.pendingConfirmation = { id: o.id, name: o.name, args: o.args, summary: o.summary };

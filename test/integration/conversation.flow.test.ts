@@ -56,6 +56,13 @@ describe('conversations with the openai provider (real client, fake server)', ()
     const second = llm.requests[1] as { messages: { role: string; content: string }[]; tools: unknown[] };
     expect(second.messages.some((m) => m.role === 'tool' && String(m.content).includes('shipped'))).toBe(true);
     expect(second.tools).toHaveLength(2);
+    // the call and its result are in the stored history: the result as the exact text the LLM got
+    const toolContent = second.messages.find((m) => m.role === 'tool')!.content;
+    const tools = createHistoryRepo(p.services.store).all('conv_web_cust-1').filter((r) => r.role === 'tool');
+    expect(tools.map((r) => r.data)).toEqual([
+      { phase: 'invoked', name: 'getOrderStatus', args: { orderId: '1001' } },
+      { phase: 'result', name: 'getOrderStatus', ok: true, content: toolContent, durationMs: expect.any(Number) },
+    ]);
   });
 
   it('write tool → confirm frame; approve runs the handler once, deny never runs it', async () => {

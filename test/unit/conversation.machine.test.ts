@@ -172,7 +172,7 @@ describe('conversation machine', () => {
     });
     h.send('status?', 'm1');
     await h.settle();
-    const tools = h.outputs.filter((o): o is Extract<ConversationOutput, { type: 'tool' }> => o.type === 'tool' && o.phase !== 'invoked');
+    const tools = h.outputs.filter((o): o is Extract<ConversationOutput, { content: string }> => o.type === 'tool' && o.phase !== 'invoked');
     expect(tools.map((t) => [t.phase, t.durationMs])).toEqual([
       ['result', 2_500],
       ['failed', 700],
