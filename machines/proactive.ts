@@ -1,10 +1,14 @@
-// One actor per proactive send request. Pure: the facts lookup, the atomic
-// guardrail reservation and the delivery are injected by the runtime
-// (src/proactive/service.ts) through `provide`.
+// One actor per proactive send request. Pure: the runtime (src/proactive/service.ts)
+// hands in the facts it read (the customer record, which channels are enabled) as
+// input, and provides the atomic guardrail reservation (an invoked actor) and the
+// after-commit delivery (an entry action) through `provide`.
 //
-//   checkEnabled ─▶ checkCustomer (invokes lookup) ─▶ checkAddress ─▶ checkOptIn
-//     ─▶ checkDuplicate (invokes reserve) ─▶ checkCap ─▶ checkWindow ─▶ sending (invokes deliver) ─▶ accepted
-//   any check that fails ─▶ blocked (with its reason); lookup/reserve/deliver throwing ─▶ failed
+//   checkEnabled ─▶ checkCustomer ─▶ checkAddress ─▶ checkOptIn
+//     ─▶ checkDuplicate (invokes reserve) ─▶ checkCap ─▶ checkWindow ─▶ sending (entry: deliver) ─▶ accepted
+//   any check that fails ─▶ blocked (with its reason); reserve throwing ─▶ failed (an internal error, not a reason)
+//
+// The customer lookup is a synchronous memory-mapped read and the after-commit step a
+// synchronous push, so neither is an actor: one invoked actor per request (reserve).
 //
 // Duplicate, cap and window must not race with other requests, so one `reserve`
 // call decides all three in a single store transaction (and records the send
@@ -51,13 +55,6 @@ export interface ProactiveCustomerFacts {
   lastInboundAt?: { web?: number; whatsapp?: number };
 }
 
-export interface ProactiveLookupInput {
-  customerExternalId: string;
-  channel: ProactiveChannel;
-}
-export interface ProactiveFacts {
-  customer?: ProactiveCustomerFacts;
-}
 
 export interface ProactiveReserveInput {
   customerId: string;
@@ -80,11 +77,16 @@ export interface ProactiveDeliverInput {
 export interface ProactiveInput {
   request: ProactiveRequest;
   enabled: boolean;
+  /** The customer with this externalId, read by the runtime; undefined when there is none. */
+  customer?: ProactiveCustomerFacts;
+  /** Whether the WhatsApp channel is enabled (default true): a disabled channel is no usable address. */
+  whatsappEnabled?: boolean;
 }
 
 export interface ProactiveContext {
   request: ProactiveRequest;
   enabled: boolean;
+  whatsappEnabled: boolean;
   customer?: ProactiveCustomerFacts;
   reservation?: ProactiveReservation;
   result?: ProactiveResult;
@@ -92,9 +94,9 @@ export interface ProactiveContext {
 
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-/** A web customer is addressable by its customerId; WhatsApp needs a phone. */
-export function hasChannelAddress(customer: ProactiveCustomerFacts, channel: ProactiveChannel): boolean {
-  return channel === 'web' ? Boolean(customer.customerId) : Boolean(customer.phone);
+/** A web customer is addressable by its customerId; WhatsApp needs a phone and the channel enabled. */
+export function hasChannelAddress(customer: ProactiveCustomerFacts, channel: ProactiveChannel, whatsappEnabled = true): boolean {
+  return channel === 'web' ? Boolean(customer.customerId) : whatsappEnabled && Boolean(customer.phone);
 }
 
 const notProvided = (name: string) => () => Promise.reject(new Error(`proactive machine: actor "${name}" was not provided`));
@@ -106,16 +108,17 @@ export const proactiveMachine = setup({
     output: {} as ProactiveResult,
   },
   actors: {
-    lookup: fromPromise<ProactiveFacts, ProactiveLookupInput>(notProvided('lookup')),
     reserve: fromPromise<ProactiveReservation, ProactiveReserveInput>(notProvided('reserve')),
-    deliver: fromPromise<void, ProactiveDeliverInput>(notProvided('deliver')),
   },
   actions: {
+    /** After the reservation (and the message written with it) committed: push it out. Must not throw. */
+    deliver: (_, _params: ProactiveDeliverInput) => {},
     block: assign((_, params: { reason: BlockReason }) => ({ result: { accepted: false as const, reason: params.reason } })),
   },
   guards: {
     disabled: ({ context }) => !context.enabled,
-    noAddress: ({ context }) => !context.customer || !hasChannelAddress(context.customer, context.request.channel),
+    unknownCustomer: ({ context }) => !context.customer,
+    noAddress: ({ context }) => !context.customer || !hasChannelAddress(context.customer, context.request.channel, context.whatsappEnabled),
     notOptedIn: ({ context }) => context.customer?.optIn !== true,
     capReached: ({ context }) => context.reservation?.ok === false && context.reservation.failed === 'cap',
     outsideWindow: ({ context }) => context.reservation?.ok === false && context.reservation.failed === 'window',
@@ -123,7 +126,7 @@ export const proactiveMachine = setup({
   },
 }).createMachine({
   id: 'proactive',
-  context: ({ input }) => ({ request: input.request, enabled: input.enabled }),
+  context: ({ input }) => ({ request: input.request, enabled: input.enabled, whatsappEnabled: input.whatsappEnabled ?? true, customer: input.customer }),
   initial: 'checkEnabled',
   output: ({ context }) => context.result ?? { accepted: false, reason: 'Proactive send ended without a result' },
   states: {
@@ -134,22 +137,10 @@ export const proactiveMachine = setup({
       ],
     },
     checkCustomer: {
-      invoke: {
-        src: 'lookup',
-        input: ({ context }) => ({ customerExternalId: context.request.customerExternalId, channel: context.request.channel }),
-        onDone: [
-          {
-            guard: ({ event }) => !event.output.customer,
-            target: 'blocked',
-            actions: { type: 'block', params: { reason: BLOCK_REASONS.unknownCustomer } },
-          },
-          { target: 'checkAddress', actions: assign({ customer: ({ event }) => event.output.customer }) },
-        ],
-        onError: {
-          target: 'failed',
-          actions: assign({ result: ({ event }) => ({ accepted: false as const, reason: `Customer lookup failed: ${errorText(event.error)}` }) }),
-        },
-      },
+      always: [
+        { guard: 'unknownCustomer', target: 'blocked', actions: { type: 'block', params: { reason: BLOCK_REASONS.unknownCustomer } } },
+        { target: 'checkAddress' },
+      ],
     },
     checkAddress: {
       always: [
@@ -212,23 +203,19 @@ export const proactiveMachine = setup({
       ],
     },
     sending: {
-      invoke: {
-        src: 'deliver',
-        input: ({ context }) => ({
+      entry: {
+        type: 'deliver',
+        params: ({ context }) => ({
           messageId: (context.reservation as { ok: true; messageId: string }).messageId,
           customer: context.customer!,
           request: context.request,
         }),
-        onDone: {
-          target: 'accepted',
-          actions: assign({
-            result: ({ context }) => ({ accepted: true as const, messageId: (context.reservation as { ok: true; messageId: string }).messageId }),
-          }),
-        },
-        onError: {
-          target: 'failed',
-          actions: assign({ result: ({ event }) => ({ accepted: false as const, reason: `Delivery failed: ${errorText(event.error)}` }) }),
-        },
+      },
+      always: {
+        target: 'accepted',
+        actions: assign({
+          result: ({ context }) => ({ accepted: true as const, messageId: (context.reservation as { ok: true; messageId: string }).messageId }),
+        }),
       },
     },
     accepted: { type: 'final' },

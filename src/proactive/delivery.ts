@@ -16,21 +16,30 @@ export interface WhatsAppOutbound {
 
 export function createProactiveDelivery(deps: { services: Services; history: HistoryRepo; sessions: WebSessions; whatsapp?: () => WhatsAppOutbound | undefined }) {
   const { services, history, sessions } = deps;
+  // The message is already committed when this runs; a failed live push is logged, not an error to the caller.
+  const safely = (messageId: string, run: () => void) => () => {
+    try {
+      run();
+    } catch (err) {
+      services.logger.warn({ err, messageId }, 'proactive after-commit delivery failed');
+    }
+  };
   return {
+    whatsappEnabled: () => deps.whatsapp?.() !== undefined,
     prepareInTx({ messageId, customer, request }: ProactiveDeliverArgs): () => void {
       if (request.channel === 'web') {
         const at = services.clock.now();
         const conversationId = conversationIdFor(customer.customerId, 'web');
         history.appendInTx({ id: messageId, conversationId, role: 'assistant', text: request.content, at, proactive: true });
-        return () => {
+        return safely(messageId, () => {
           sessions.push(customer.customerId, { type: 'message', id: messageId, role: 'assistant', text: request.content, at, proactive: true });
           services.telemetry.event({ type: 'message.out', conversationId, customerId: customer.customerId, customerExternalId: customer.externalId, channel: 'web', data: { id: messageId, proactive: true } });
-        };
+        });
       }
       const wa = deps.whatsapp?.();
       if (!wa) throw new Error('the WhatsApp channel is not enabled');
       if (!customer.phone) throw new Error('customer has no WhatsApp number');
-      return wa.prepareProactiveInTx({ messageId, customerId: customer.customerId, to: customer.phone, text: request.content, template: request.template });
+      return safely(messageId, wa.prepareProactiveInTx({ messageId, customerId: customer.customerId, to: customer.phone, text: request.content, template: request.template }));
     },
   };
 }

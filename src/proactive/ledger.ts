@@ -62,11 +62,12 @@ export function createProactiveLedger(options: ProactiveLedgerOptions): Proactiv
   const table = store.table<DedupEntry | SentEntry>('proactive');
   const customers = store.table<Customer>('customers');
 
-  const countSent = (customerId: string, now: number) => {
+  /** Sends to this customer in the last 24 h, counting no further than `atMost` (the cap check needs no more). */
+  const countSent = (customerId: string, now: number, atMost = Infinity) => {
     const since = now - CAP_WINDOW_MS;
     let n = 0;
     for (const { key } of table.range({ start: ['sent', customerId, since], end: ['sent', customerId, Infinity] })) {
-      if ((key as [string, string, number, string])[2] > since) n++;
+      if ((key as [string, string, number, string])[2] > since && ++n >= atMost) break;
     }
     return n;
   };
@@ -79,7 +80,7 @@ export function createProactiveLedger(options: ProactiveLedgerOptions): Proactiv
           const seen = table.get(['dedup', req.customerId, req.dedupKey]) as DedupEntry | undefined;
           if (seen && now - seen.sentAt < dedupWindowMs) return { ok: false, failed: 'duplicate' };
         }
-        if (countSent(req.customerId, now) >= dailyCap) return { ok: false, failed: 'cap' };
+        if (countSent(req.customerId, now, dailyCap) >= dailyCap) return { ok: false, failed: 'cap' };
         if (req.channel === 'whatsapp' && !req.hasTemplate) {
           const stored = customers.get(req.customerId);
           const last = stored ? stored.lastInboundAt?.whatsapp : req.lastInboundAt?.whatsapp;

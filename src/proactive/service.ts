@@ -1,13 +1,13 @@
-// Runs one `proactive` machine actor per send request, with the real facts
-// lookup (customer repo), the atomic guardrail reservation (ledger) and the
-// delivery the runtime hands in. Also the request schemas for the routes.
+// Runs one `proactive` machine actor per send request: reads the customer
+// (a synchronous memory-mapped read) and hands the facts in as input, provides
+// the atomic guardrail reservation (ledger) and the after-commit delivery.
+// Also the request schemas for the routes.
 import { createActor, fromPromise, toPromise } from 'xstate';
 import { z } from 'zod';
 import {
   proactiveMachine,
+  type ProactiveCustomerFacts,
   type ProactiveDeliverInput,
-  type ProactiveFacts,
-  type ProactiveLookupInput,
   type ProactiveRequest,
   type ProactiveReservation,
   type ProactiveReserveInput,
@@ -55,11 +55,24 @@ export interface ProactiveServiceOptions {
    */
   deliver: {
     prepareInTx(args: ProactiveDeliverArgs): () => void;
+    /** Whether the WhatsApp channel is enabled; a customer has no usable WhatsApp address when it is not. Default: yes. */
+    whatsappEnabled?(): boolean;
   };
   telemetry?: { event(e: NewEvent): void };
+  /** Logs an after-commit delivery that threw (the message is stored; only the live push failed). */
+  onDeliverError?(err: unknown, messageId: string): void;
+}
+
+/**
+ * An internal failure (the customer read or the guardrail transaction failed): not one of the
+ * seven reasons, so the route answers 503 `unavailable` rather than an invented reason.
+ */
+export class ProactiveUnavailableError extends Error {
+  override name = 'ProactiveUnavailableError';
 }
 
 export interface ProactiveService {
+  /** Accepted, or blocked with one of the seven reasons; rejects with ProactiveUnavailableError on an internal failure. */
   send(request: ProactiveRequest): Promise<ProactiveResult>;
   /** Returns the opt-in record, or undefined when no customer has this externalId. */
   setOptIn(externalId: string, optIn: boolean): Promise<{ customerExternalId: string; optIn: boolean } | undefined>;
@@ -68,11 +81,21 @@ export interface ProactiveService {
 export function createProactiveService(options: ProactiveServiceOptions): ProactiveService {
   const { clock, customers, ledger, telemetry } = options;
 
+  const unavailable = (request: ProactiveRequest, customerId: string | undefined, message: string) => {
+    telemetry?.event({
+      type: 'proactive.failed',
+      customerId,
+      customerExternalId: request.customerExternalId,
+      channel: request.channel,
+      data: { channel: request.channel, dedupKey: request.dedupKey, error: message },
+    });
+    return new ProactiveUnavailableError(message);
+  };
+
   // What to run once a reservation (and the message written with it) has committed, by messageId.
   const afterCommit = new Map<string, () => void>();
   const machine = proactiveMachine.provide({
     actors: {
-      lookup: fromPromise<ProactiveFacts, ProactiveLookupInput>((args) => lookup(args)),
       reserve: fromPromise<ProactiveReservation, ProactiveReserveInput>(({ input }) => {
         const { customer, request, ...check } = input;
         let prepared: (() => void) | undefined;
@@ -89,40 +112,44 @@ export function createProactiveService(options: ProactiveServiceOptions): Proact
             return r;
           });
       }),
-      deliver: fromPromise<void, ProactiveDeliverInput>(async ({ input }) => {
-        const run = afterCommit.get(input.messageId);
-        afterCommit.delete(input.messageId);
-        run?.();
-      }),
+    },
+    actions: {
+      deliver: (_, { messageId }: ProactiveDeliverInput) => {
+        const run = afterCommit.get(messageId);
+        afterCommit.delete(messageId);
+        try {
+          run?.();
+        } catch (err) {
+          options.onDeliverError?.(err, messageId);
+        }
+      },
     },
   });
 
-  const lookup = async ({ input }: { input: ProactiveLookupInput }): Promise<ProactiveFacts> => {
-    const c = customers.findBy('ext', input.customerExternalId);
-    if (!c) return {};
-    return {
-      customer: {
-        customerId: c.customerId,
-        externalId: c.externalId,
-        email: c.email,
-        phone: c.phone,
-        optIn: c.optIn,
-        lastInboundAt: c.lastInboundAt,
-      },
-    };
+  const lookup = (externalId: string): ProactiveCustomerFacts | undefined => {
+    const c = customers.findBy('ext', externalId);
+    if (!c) return undefined;
+    return { customerId: c.customerId, externalId: c.externalId, email: c.email, phone: c.phone, optIn: c.optIn, lastInboundAt: c.lastInboundAt };
   };
 
   return {
     async send(request) {
-      const actor = createActor(machine, { input: { request, enabled: options.enabled() }, clock: xstateClock(clock) });
+      const enabled = options.enabled();
+      let customer: ProactiveCustomerFacts | undefined;
+      try {
+        customer = enabled ? lookup(request.customerExternalId) : undefined;
+      } catch (err) {
+        throw unavailable(request, undefined, `Customer lookup failed: ${(err as Error).message}`);
+      }
+      const whatsappEnabled = options.deliver.whatsappEnabled?.() ?? true;
+      const actor = createActor(machine, { input: { request, enabled, customer, whatsappEnabled }, clock: xstateClock(clock) });
       const done = toPromise(actor);
       actor.start();
       const result = await done;
-      const snapshot = actor.getSnapshot();
-      const type = result.accepted ? 'proactive.accepted' : snapshot.value === 'failed' ? 'proactive.failed' : 'proactive.blocked';
+      if (actor.getSnapshot().value === 'failed') throw unavailable(request, customer?.customerId, result.accepted ? 'failed' : result.reason);
       telemetry?.event({
-        type,
-        customerId: snapshot.context.customer?.customerId,
+        type: result.accepted ? 'proactive.accepted' : 'proactive.blocked',
+        customerId: customer?.customerId,
         customerExternalId: request.customerExternalId,
         channel: request.channel,
         data: {

@@ -3,7 +3,7 @@ import { BLOCK_REASONS } from '../../machines/proactive.ts';
 import { createManualClock, type ManualClock } from '../../src/clock.ts';
 import { createCustomerRepo, type CustomerRepo } from '../../src/customers/repo.ts';
 import { createProactiveLedger, type ProactiveLedger } from '../../src/proactive/ledger.ts';
-import { createProactiveService, OptInRequestSchema, ProactiveRequestSchema, type ProactiveDeliverArgs } from '../../src/proactive/service.ts';
+import { createProactiveService, OptInRequestSchema, ProactiveRequestSchema, ProactiveUnavailableError, type ProactiveDeliverArgs } from '../../src/proactive/service.ts';
 import { openStore } from '../../src/store/lmdb.ts';
 import type { Store } from '../../src/store/types.ts';
 import type { NewEvent } from '../../src/telemetry/types.ts';
@@ -99,6 +99,13 @@ describe('proactive ledger (real LMDB)', () => {
     expect(await ledger.reserve(wa)).toEqual({ ok: false, failed: 'window' });
     // The web channel has no window.
     expect((await ledger.reserve({ ...wa, channel: 'web' })).ok).toBe(true);
+  });
+
+  it('the cap is decided before the window: a capped customer outside the window is blocked by the cap', async () => {
+    const { ledger, customers, clock } = await setup({ dailyCap: 1 });
+    const c = await whatsappCustomer(customers, clock, 30 * HOUR);
+    expect((await ledger.reserve({ customerId: c.customerId, channel: 'whatsapp', hasTemplate: true })).ok).toBe(true);
+    expect(await ledger.reserve({ customerId: c.customerId, channel: 'whatsapp', hasTemplate: false })).toEqual({ ok: false, failed: 'cap' });
   });
 
   it('whatsapp window: a template always passes', async () => {
@@ -250,19 +257,20 @@ describe('proactive service (real ledger, real customer repo)', () => {
     expect(s.events.find((e) => e.data?.reason === BLOCK_REASONS.duplicate)?.data).toEqual(expect.objectContaining({ dedupKey: 'd1', channel: 'web' }));
   });
 
-  it('a delivery that throws answers accepted:false with the error, never rejects', async () => {
+  it('a delivery that cannot be written is an internal failure: rejects ProactiveUnavailableError, never an invented reason', async () => {
     const s = await service({ deliverError: 'outbox full' });
     await s.customers.upsert({ externalId: 'ext-1' });
     await s.svc.setOptIn('ext-1', true);
-    expect(await s.svc.send({ customerExternalId: 'ext-1', channel: 'web', content: 'x' })).toEqual({ accepted: false, reason: 'Delivery failed: outbox full' });
+    await expect(s.svc.send({ customerExternalId: 'ext-1', channel: 'web', content: 'x' })).rejects.toBeInstanceOf(ProactiveUnavailableError);
     expect(s.events.map((e) => e.type)).toEqual(['proactive.failed']);
+    expect(s.events[0].data).toMatchObject({ error: 'Delivery failed: outbox full' });
   });
 
   it('a delivery that cannot be written aborts the reservation: the key and the cap are not used up', async () => {
     const s = await service({ deliverError: 'no outbound queue' });
     await s.customers.upsert({ externalId: 'ext-9' });
     await s.svc.setOptIn('ext-9', true);
-    expect(await s.svc.send({ customerExternalId: 'ext-9', channel: 'web', content: 'x', dedupKey: 'once' })).toEqual({ accepted: false, reason: 'Delivery failed: no outbound queue' });
+    await expect(s.svc.send({ customerExternalId: 'ext-9', channel: 'web', content: 'x', dedupKey: 'once' })).rejects.toThrow('Delivery failed: no outbound queue');
     const c = s.customers.findBy('ext', 'ext-9')!;
     expect(s.ledger.sentInWindow(c.customerId)).toBe(0);
     expect(await s.ledger.reserve({ customerId: c.customerId, channel: 'web', dedupKey: 'once', hasTemplate: false })).toMatchObject({ ok: true });
