@@ -1,61 +1,122 @@
 // One reflection cycle: review conversations idle for `daemon.idle_minutes`
-// and not reviewed since their last message; store a verdict; with
-// `daemon.proactive_followup`, send one follow-up to an unresolved one
-// through the proactive actor (dedupKey `followup:<conversationId>`).
+// and not reviewed since their last message (`lastMessageAt`, customer or
+// assistant); store a verdict; with `daemon.proactive_followup`, send one
+// follow-up to an unresolved one through the proactive actor (dedupKey
+// `followup:<conversationId>`).
 //
-// Crash safety: the verdict and the decision to follow up are written in one
-// transaction (`followupPending`); the follow-up is sent after and then
-// cleared. A crash in between retries the send next cycle, and the dedup key
-// guarantees it is delivered at most once.
+// Crash safety:
+// - Before the LLM call the daemon records an attempt for this conversation
+//   state (`reviewAttempt`, keyed by lastMessageAt). A crash after the call
+//   repeats the call next cycle, at most MAX_REVIEW_ATTEMPTS times; the verdict
+//   is stored only if none is stored yet, so there is only ever one verdict.
+// - The verdict and the decision to follow up (`followupPending`) are written in
+//   one transaction; the follow-up is sent after. A crash before the send
+//   retries it next cycle; a crash after it retries too, and the dedup key
+//   blocks the second send, so at most one follow-up is ever accepted.
+// - Before sending, one transaction re-reads the record and drops the follow-up
+//   if the customer wrote again (or anything was said) after the decision.
 import { z } from 'zod';
 import type { ConversationRecord } from '../conversations/host.ts';
+import { BLOCK_REASONS } from '../../machines/proactive.ts';
 import type { HistoryRepo } from '../conversations/history.ts';
 import type { LlmProvider } from '../llm/types.ts';
 import type { Services } from '../services.ts';
 import type { CycleResult } from '../../machines/daemon.ts';
 import { REFLECTION_PROMPT, renderTranscript } from './transcript.ts';
 
+const SUMMARY_MAX = 2000;
+const FOLLOWUP_MAX = 1000;
+
+/** Lenient on form (case, null/empty follow-up, over-long text), strict on meaning (the verdict must be one of three). */
 export const VerdictSchema = z.object({
-  verdict: z.enum(['resolved', 'unresolved', 'unclear']),
-  summary: z.string().max(2000).default(''),
-  followup: z.string().min(1).max(1000).optional(),
+  verdict: z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.enum(['resolved', 'unresolved', 'unclear'])),
+  summary: z.preprocess((v) => (v == null ? '' : v), z.string().transform((s) => s.slice(0, SUMMARY_MAX))),
+  followup: z.preprocess(
+    (v) => (v == null || (typeof v === 'string' && v.trim() === '') ? undefined : v),
+    z.string().transform((s) => s.trim().slice(0, FOLLOWUP_MAX)).optional(),
+  ),
 });
 export type Verdict = z.infer<typeof VerdictSchema>;
 
 export const DEFAULT_FOLLOWUP = "Hi! Following up on our last conversation — it looks like we didn't fully sort out your request. Reply here and we'll pick it up.";
 
-/** Parses the LLM's answer; anything that isn't the JSON verdict is `unclear`. */
-export function parseVerdict(text: string | null): Verdict {
-  if (!text) return { verdict: 'unclear', summary: 'empty answer' };
-  const candidate = text.trim().replace(/^```(?:json)?\s*|\s*```$/g, '');
-  try {
-    const parsed = VerdictSchema.safeParse(JSON.parse(candidate));
-    if (parsed.success) return parsed.data;
-  } catch {
-    /* prose */
-  }
-  return { verdict: 'unclear', summary: text.slice(0, 200) };
+/** The JSON object in the answer: the whole text, a fenced block, or the outermost braces in prose. */
+function jsonCandidates(text: string): string[] {
+  const trimmed = text.trim();
+  const out = [trimmed];
+  const fenced = trimmed.match(/```(?:json)?\s*([\s\S]*?)```/i);
+  if (fenced) out.push(fenced[1].trim());
+  const first = trimmed.indexOf('{');
+  const last = trimmed.lastIndexOf('}');
+  if (first >= 0 && last > first) out.push(trimmed.slice(first, last + 1));
+  return out;
 }
+
+/** Parses the LLM's answer; anything that isn't a valid JSON verdict is `unclear`. */
+export function parseVerdict(text: string | null): Verdict {
+  if (!text || !text.trim()) return { verdict: 'unclear', summary: 'empty answer' };
+  for (const candidate of jsonCandidates(text)) {
+    let json: unknown;
+    try {
+      json = JSON.parse(candidate);
+    } catch {
+      continue;
+    }
+    const parsed = VerdictSchema.safeParse(json);
+    if (parsed.success) return parsed.data;
+  }
+  return { verdict: 'unclear', summary: text.trim().slice(0, 200) };
+}
+
+export const MAX_REVIEW_ATTEMPTS = 3;
+export const MAX_FOLLOWUP_ATTEMPTS = 3;
+
+/** The daemon's own bookkeeping on the conversation record (the host keeps unknown fields when it writes). */
+export type ReviewedRecord = ConversationRecord & {
+  reviewAttempt?: { lastMessageAt: number; attempts: number; at: number };
+  followupPending?: { content: string; decidedAt: number; attempts?: number };
+};
+
+const GUARDRAIL_REASONS = new Set<string>(Object.values(BLOCK_REASONS));
 
 export interface ReflectionDeps {
   services: Services;
   llm: LlmProvider;
   history: HistoryRepo;
+  /** The proactive service's send: resolves accepted or blocked (one of seven reasons); rejects on an internal failure. */
   sendFollowup: (req: { customerExternalId: string; channel: 'web' | 'whatsapp'; content: string; dedupKey: string }) => Promise<{ accepted: boolean; reason?: string; messageId?: string }>;
 }
 
 export function createReflectionCycle(deps: ReflectionDeps) {
   const { services, llm, history } = deps;
   const { store, clock, config, telemetry, logger } = services;
-  const records = store.table<ConversationRecord>('conversations');
+  const records = store.table<ReviewedRecord>('conversations');
 
-  const eligible = (r: ConversationRecord, now: number) =>
+  const attemptsFor = (r: ReviewedRecord) => (r.reviewAttempt && r.reviewAttempt.lastMessageAt === r.lastMessageAt ? r.reviewAttempt.attempts : 0);
+
+  const eligible = (r: ReviewedRecord, now: number) =>
     !r.busy &&
     r.lastMessageAt !== undefined &&
     r.lastMessageAt <= now - config.daemon.idle_minutes * 60_000 &&
-    (r.reviewedAt === undefined || r.reviewedAt < r.lastMessageAt);
+    (r.reviewedAt === undefined || r.reviewedAt < r.lastMessageAt) &&
+    attemptsFor(r) < MAX_REVIEW_ATTEMPTS;
 
-  const review = async (r: ConversationRecord): Promise<boolean> => {
+  const event = (r: ReviewedRecord, type: string, data: Record<string, unknown>) =>
+    telemetry.event({ type, conversationId: r.conversationId, customerId: r.customerId, customerExternalId: r.externalId, channel: r.channel, data });
+
+  /** Records an attempt before the LLM call; returns its number, or 0 when the record is no longer eligible. */
+  const claim = (r: ReviewedRecord, now: number) =>
+    store.transaction(() => {
+      const current = records.get(r.conversationId);
+      if (!current || current.lastMessageAt !== r.lastMessageAt || !eligible(current, now)) return 0;
+      const attempts = attemptsFor(current) + 1;
+      records.putInTx(r.conversationId, { ...current, reviewAttempt: { lastMessageAt: current.lastMessageAt!, attempts, at: now } });
+      return attempts;
+    });
+
+  const review = async (r: ReviewedRecord): Promise<boolean> => {
+    const attempt = await claim(r, clock.now());
+    if (attempt === 0) return false;
     const transcript = renderTranscript(history.recent(r.conversationId, 50));
     const turnId = `${r.conversationId}:reflection:${r.lastMessageAt}`;
     let verdict: Verdict;
@@ -70,67 +131,98 @@ export function createReflectionCycle(deps: ReflectionDeps) {
         responseFormat: 'json',
       });
       telemetry.turnCall({
-        turnId, conversationId: r.conversationId, customerId: r.customerId, sequence: 1, provider: res.provider, model: res.model,
+        turnId, conversationId: r.conversationId, customerId: r.customerId, sequence: attempt, provider: res.provider, model: res.model,
         purpose: 'reflection', durationMs: res.durationMs, promptTokens: res.usage.promptTokens, completionTokens: res.usage.completionTokens, toolCalls: [], ok: true,
       });
       verdict = parseVerdict(res.text);
     } catch (err) {
       telemetry.turnCall({
-        turnId, conversationId: r.conversationId, customerId: r.customerId, sequence: 1, provider: llm.name, model: llm.model,
+        turnId, conversationId: r.conversationId, customerId: r.customerId, sequence: attempt, provider: llm.name, model: llm.model,
         purpose: 'reflection', durationMs: 0, promptTokens: 0, completionTokens: 0, toolCalls: [], ok: false, error: (err as Error).message,
       });
+      if (attempt >= MAX_REVIEW_ATTEMPTS) {
+        logger.warn({ err, conversationId: r.conversationId, attempts: attempt }, 'reflection gave up');
+        event(r, 'daemon.gave_up', { what: 'review', attempts: attempt, error: (err as Error).message });
+      }
       throw err;
     }
     const now = clock.now();
     const wantsFollowup = verdict.verdict === 'unresolved' && config.daemon.proactive_followup;
     const stored = await store.transaction(() => {
       const current = records.get(r.conversationId);
-      if (!current || current.lastMessageAt !== r.lastMessageAt || !eligible(current, now)) return false;
+      if (!current || current.lastMessageAt !== r.lastMessageAt) return false;
+      if (current.reviewedAt !== undefined && current.reviewedAt >= current.lastMessageAt!) return false; // already has its verdict
+      const { reviewAttempt: _, ...rest } = current;
       records.putInTx(r.conversationId, {
-        ...current,
+        ...rest,
         reviewedAt: now,
         reflection: { verdict: verdict.verdict, summary: verdict.summary, at: now },
         ...(wantsFollowup ? { followupPending: { content: verdict.followup ?? DEFAULT_FOLLOWUP, decidedAt: now } } : {}),
       });
       return true;
     });
-    if (stored) {
-      telemetry.event({
-        type: 'daemon.verdict', conversationId: r.conversationId, customerId: r.customerId, customerExternalId: r.externalId, channel: r.channel,
-        data: { verdict: verdict.verdict, summary: verdict.summary, followup: wantsFollowup },
-      });
-    }
+    if (stored) event(r, 'daemon.verdict', { verdict: verdict.verdict, summary: verdict.summary, followup: wantsFollowup });
     return stored;
   };
 
-  const sendPending = async (r: ConversationRecord): Promise<boolean> => {
-    if (!r.followupPending || !r.externalId) return false;
-    const result = await deps.sendFollowup({
-      customerExternalId: r.externalId,
-      channel: r.channel,
-      content: r.followupPending.content,
-      dedupKey: `followup:${r.conversationId}`,
+  const withoutPending = (r: ReviewedRecord): ReviewedRecord => {
+    const { followupPending: _, ...rest } = r;
+    return rest as ReviewedRecord;
+  };
+
+  /** Check-and-clear in one transaction: what to send, or why the pending follow-up was dropped. */
+  const takeForSending = (conversationId: string) =>
+    store.transaction((): { send: NonNullable<ReviewedRecord['followupPending']>; record: ReviewedRecord } | { dropped: string; record: ReviewedRecord } | undefined => {
+      const current = records.get(conversationId);
+      const pending = current?.followupPending;
+      if (!current || !pending) return undefined;
+      let dropped: string | undefined;
+      if (!current.externalId) dropped = 'no customer externalId';
+      else if (current.reviewedAt === undefined || (current.lastCustomerMessageAt ?? 0) > pending.decidedAt) dropped = 'the customer wrote again';
+      else if ((current.lastMessageAt ?? 0) > pending.decidedAt) dropped = 'the conversation moved on';
+      if (dropped === undefined) return { send: pending, record: current };
+      records.putInTx(conversationId, withoutPending(current));
+      return { dropped, record: current };
     });
+
+  const sendPending = async (conversationId: string): Promise<boolean> => {
+    const taken = await takeForSending(conversationId);
+    if (!taken) return false;
+    if ('dropped' in taken) {
+      event(taken.record, 'daemon.followup', { accepted: false, dropped: taken.dropped });
+      return false;
+    }
+    const r = taken.record;
+    let result: { accepted: boolean; reason?: string; messageId?: string } | undefined;
+    let error: string | undefined;
+    try {
+      result = await deps.sendFollowup({ customerExternalId: r.externalId!, channel: r.channel, content: taken.send.content, dedupKey: `followup:${r.conversationId}` });
+    } catch (err) {
+      error = (err as Error).message;
+    }
+    // Done when accepted or blocked by a guardrail; any other failure keeps it for the next cycle, up to a bound.
+    const settled = result !== undefined && (result.accepted || GUARDRAIL_REASONS.has(result.reason ?? ''));
+    const attempts = (taken.send.attempts ?? 0) + 1;
+    const gaveUp = !settled && attempts >= MAX_FOLLOWUP_ATTEMPTS;
     await store.transaction(() => {
-      const current = records.get(r.conversationId);
-      if (current?.followupPending) {
-        const { followupPending: _, ...rest } = current;
-        records.putInTx(r.conversationId, rest as ConversationRecord);
-      }
+      const current = records.get(conversationId);
+      if (current?.followupPending?.decidedAt !== taken.send.decidedAt) return;
+      records.putInTx(conversationId, settled || gaveUp ? withoutPending(current) : { ...current, followupPending: { ...current.followupPending, attempts } });
     });
-    telemetry.event({
-      type: 'daemon.followup', conversationId: r.conversationId, customerId: r.customerId, customerExternalId: r.externalId, channel: r.channel,
-      data: { accepted: result.accepted, reason: result.reason, messageId: result.messageId },
-    });
-    return result.accepted;
+    if (gaveUp) {
+      logger.warn({ conversationId, attempts, reason: result?.reason, error }, 'follow-up gave up');
+      event(r, 'daemon.gave_up', { what: 'followup', attempts, reason: result?.reason, error });
+    }
+    event(r, 'daemon.followup', { accepted: result?.accepted === true, reason: result?.reason, messageId: result?.messageId, error, attempts });
+    return result?.accepted === true;
   };
 
   return async function runCycle(): Promise<CycleResult> {
     const now = clock.now();
-    const pending: ConversationRecord[] = [];
-    const candidates: ConversationRecord[] = [];
+    const pending: string[] = [];
+    const candidates: ReviewedRecord[] = [];
     for (const { value } of records.range()) {
-      if (value.followupPending) pending.push(value);
+      if (value.followupPending) pending.push(value.conversationId);
       else if (candidates.length < config.daemon.max_per_cycle && eligible(value, now)) candidates.push(value);
     }
     let reviewed = 0;
@@ -142,15 +234,12 @@ export function createReflectionCycle(deps: ReflectionDeps) {
         logger.warn({ err, conversationId: r.conversationId }, 'reflection failed');
       }
     }
-    for (const r of candidates) {
-      const current = records.get(r.conversationId);
-      if (current?.followupPending) pending.push(current);
-    }
-    for (const r of pending) {
+    for (const r of candidates) if (records.get(r.conversationId)?.followupPending) pending.push(r.conversationId);
+    for (const id of pending) {
       try {
-        if (await sendPending(r)) followups++;
+        if (await sendPending(id)) followups++;
       } catch (err) {
-        logger.warn({ err, conversationId: r.conversationId }, 'follow-up failed');
+        logger.warn({ err, conversationId: id }, 'follow-up failed');
       }
     }
     return { reviewed, followups };
