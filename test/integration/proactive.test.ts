@@ -139,6 +139,43 @@ describe('POST /proactive guardrails', () => {
     ]);
   });
 
+  it('a customer with a phone but the WhatsApp channel disabled → "No channel address" (the web channel still works)', async () => {
+    const p = await startParley({ config: { proactive: { enabled: true, daily_cap: 3 }, channels: { whatsapp: { enabled: false } } } });
+    open.push(p);
+    const { createCustomerRepo } = await import('../../src/customers/repo.ts');
+    await createCustomerRepo(p.services.store, p.services.clock).upsert({ externalId: 'phoned', phone: '+15550007009' });
+    await optIn(p, 'phoned');
+    const r = await post(p, '/proactive', { customerExternalId: 'phoned', channel: 'whatsapp', content: 'hi', template: { name: 't', language: 'en' } });
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({ accepted: false, reason: 'No channel address' });
+    expect((await send(p, { customerExternalId: 'phoned', channel: 'web', content: 'hi' })).accepted).toBe(true);
+  });
+
+  it('an in-window WhatsApp proactive text reaches the Graph API as type text', async () => {
+    const { p, graph } = await proactiveParley();
+    await postWebhook(p.url(), webhookBody([textMessage('+15550007002', 'hello')]));
+    for (let i = 0; i < 100 && !graph.delivered().length; i++) await new Promise((r) => setTimeout(r, 30));
+    await optIn(p, '+15550007002');
+    const before = graph.delivered().length;
+    expect((await send(p, { customerExternalId: '+15550007002', channel: 'whatsapp', content: 'Your order has shipped' })).accepted).toBe(true);
+    for (let i = 0; i < 100 && graph.delivered().length === before; i++) await new Promise((r) => setTimeout(r, 30));
+    const sent = graph.delivered().find((r) => r.body.type === 'text' && (r.body.text as { body?: string })?.body === 'Your order has shipped');
+    expect(sent?.body).toMatchObject({ to: '15550007002', type: 'text', text: { body: 'Your order has shipped' } });
+  });
+
+  it('a web customer who never connected sees the proactive message on the first ready', async () => {
+    const { p } = await proactiveParley();
+    await webCustomer(p, 'never-seen');
+    await optIn(p, 'never-seen');
+    const r = await send(p, { customerExternalId: 'never-seen', channel: 'web', content: 'Welcome aboard' });
+    expect(r.accepted).toBe(true);
+    const w = await connectWidget(p.url());
+    open.push(w);
+    w.send({ type: 'init', customerId: 'never-seen', email: 'never-seen@example.com' });
+    const ready = await w.next((f) => f.type === 'ready');
+    expect(ready.history).toEqual([expect.objectContaining({ id: r.messageId, role: 'assistant', text: 'Welcome aboard', proactive: true })]);
+  });
+
   it('needs the service secret', async () => {
     const { p } = await proactiveParley();
     const r = await fetch(`${p.url()}/proactive`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
