@@ -183,6 +183,15 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
         return 'done';
       }
       if (result.uncertain) {
+        // Its status may already have come in while the request hung.
+        const confirmed = sent.get(job.id);
+        if (confirmed) {
+          await store.transaction(() => {
+            attempts.removeInTx(job.id);
+            recordDeliveryInTx(job, confirmed.providerMessageId, confirmed.at);
+          });
+          return 'done';
+        }
         // The marker stays: the next run waits for a status until the grace period is over.
         telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'uncertain', code: result.code, message: result.message, attempt: job.attempts + 1, jobId: job.id } });
         return { retryAt: now + wa.uncertain_grace_ms, error: `${result.message} (waiting for a status before resending)` };

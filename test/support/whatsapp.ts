@@ -43,3 +43,28 @@ export async function postWebhook(baseUrl: string, body: unknown, o: { secret?: 
   if (sig !== null) headers['x-hub-signature-256'] = sig;
   return fetch(`${baseUrl}${o.path ?? '/wa/webhook'}`, { method: 'POST', headers, body: raw });
 }
+
+/** Polls `fn` until `ok` (or throws with the last value after `timeoutMs`). */
+export async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 8000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`timed out; last value: ${JSON.stringify(v).slice(0, 1500)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A text message whose Meta timestamp is `atMs`. */
+export function textMessageAt(from: string, text: string, atMs: number, id = `wamid.in.${++counter}.${Date.now()}`) {
+  return { ...textMessage(from, text, id), timestamp: String(Math.floor(atMs / 1000)) };
+}
+
+/** A webhook body for another business phone number. */
+export function webhookBodyFor(phoneNumberId: string, messages: unknown[], statuses: unknown[] = []) {
+  const body = webhookBody(messages, statuses);
+  body.entry[0].changes[0].value.metadata.phone_number_id = phoneNumberId;
+  return body;
+}
