@@ -67,8 +67,9 @@ export interface ChannelSink {
   deliver?(meta: ConversationMeta, output: ConversationOutput): void;
 }
 
-type CustomerInput = { type: 'customer'; messageId: string; text: string; at: number };
-type Pending = ConversationOutput | CustomerInput;
+type CustomerInput = { type: 'customer'; messageId: string; text: string };
+/** An output with the time it was produced (not the time it was committed): events and history keep the order things happened in. */
+type Pending = { o: ConversationOutput | CustomerInput; at: number };
 
 interface Active {
   meta: ConversationMeta;
@@ -126,8 +127,8 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
 
   const log = logger.child({ component: 'conversations' });
 
-  const emitTelemetry = (meta: ConversationMeta, o: Pending) => {
-    const base = { conversationId: meta.conversationId, customerId: meta.customerId, customerExternalId: meta.externalId, channel: meta.channel };
+  const emitTelemetry = (meta: ConversationMeta, { o, at }: Pending) => {
+    const base = { at, conversationId: meta.conversationId, customerId: meta.customerId, customerExternalId: meta.externalId, channel: meta.channel };
     switch (o.type) {
       case 'customer':
         return telemetry.event({ ...base, type: 'message.in', data: { messageId: o.messageId, turnId: `${meta.conversationId}:${o.messageId}`, length: o.text.length } });
@@ -147,17 +148,16 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
   };
 
   /** Returns false when the output was not written (a customer message already stored). */
-  const writeInTx = (a: Active, record: ConversationRecord, o: Pending): boolean => {
-    const at = clock.now();
+  const writeInTx = (a: Active, record: ConversationRecord, { o, at }: Pending): boolean => {
     const id = a.meta.conversationId;
     switch (o.type) {
       case 'customer':
         // The authority on duplicates: reads in the transaction see every committed (and this batch's) message.
         if (history.seenInTx(id, o.messageId)) return false;
-        history.appendInTx({ id: o.messageId, conversationId: id, role: 'user', text: o.text, at: o.at, turnId: `${id}:${o.messageId}` });
+        history.appendInTx({ id: o.messageId, conversationId: id, role: 'user', text: o.text, at, turnId: `${id}:${o.messageId}` });
         history.markSeenInTx(id, o.messageId);
-        record.lastMessageAt = o.at;
-        record.lastCustomerMessageAt = o.at;
+        record.lastMessageAt = at;
+        record.lastCustomerMessageAt = at;
         record.reviewedAt = undefined;
         break;
       case 'reply':
@@ -222,11 +222,11 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
           continue;
         }
         request.resolve();
-        for (const o of written) {
-          emitTelemetry(a.meta, o);
-          if (o.type !== 'customer') {
+        for (const entry of written) {
+          emitTelemetry(a.meta, entry);
+          if (entry.o.type !== 'customer') {
             try {
-              deps.sinks[a.meta.channel]?.deliver?.(a.meta, o);
+              deps.sinks[a.meta.channel]?.deliver?.(a.meta, entry.o);
             } catch (err) {
               log.warn({ err }, 'live delivery failed');
             }
@@ -272,7 +272,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       emit: ({ context }: { context: { conversationId: string } }, params: ConversationOutput) => {
         const a = active.get(context.conversationId);
         if (!a) return;
-        a.pending.push(params);
+        a.pending.push({ o: params, at: clock.now() });
         if (params.type === 'typing') {
           try {
             deps.sinks[a.meta.channel]?.deliver?.(a.meta, params);
@@ -342,7 +342,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         return { conversationId: meta.conversationId, duplicate: true };
       }
       const at = clock.now();
-      a.pending.push({ type: 'customer', messageId: message.messageId, text: message.text, at });
+      a.pending.push({ o: { type: 'customer', messageId: message.messageId, text: message.text }, at });
       const durable = requestPersist(a);
       a.actor.send({ type: 'customer.message', at, messageId: message.messageId, text: message.text } as never);
       await durable;

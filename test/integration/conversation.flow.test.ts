@@ -154,6 +154,28 @@ describe('conversations with the openai provider (real client, fake server)', ()
     expect(llm.requests).toHaveLength(1);
   });
 
+  it('events are stamped when they happen, not when they are committed: a turn starts before its LLM call', async () => {
+    const llm = await startFakeOpenAi();
+    open.push(llm);
+    llm.script({ text: 'hello there' });
+    const p = await startParley({ config: { llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' } } });
+    open.push(p);
+    const w = await widget(p, 'cust-order');
+    // A slow disk: every commit takes 50 ms more than the (instant) LLM answer.
+    const store = p.services.store;
+    const real = store.transaction.bind(store);
+    store.transaction = ((fn: () => unknown) => new Promise((r) => setTimeout(r, 50)).then(() => real(fn))) as typeof store.transaction;
+    const seen: { kind: string; at: number }[] = [];
+    p.services.telemetry.subscribe({ event: (e) => void seen.push({ kind: e.type, at: e.at }), turnCall: (c) => void seen.push({ kind: 'turn-call', at: c.at }) });
+    w.send({ type: 'message', id: 'm1', text: 'hi' });
+    await w.next((f) => f.type === 'message');
+    store.transaction = real;
+    const at = (kind: string) => seen.find((x) => x.kind === kind)!.at;
+    expect(at('message.in')).toBeLessThanOrEqual(at('turn.started'));
+    expect(at('turn.started')).toBeLessThanOrEqual(at('turn-call'));
+    expect(at('turn-call')).toBeLessThanOrEqual(at('message.out'));
+  });
+
   it('SDK disconnected mid-invoke → an honest message within the invoke timeout', async () => {
     const llm = await startFakeOpenAi();
     open.push(llm);
