@@ -16,7 +16,7 @@ let sdk: ReturnType<typeof createClient>;
 
 beforeAll(async () => {
   browser = await launchBrowser();
-  p = await startParley();
+  p = await startParley({ config: { proactive: { enabled: true } } });
   sdk = createClient();
   sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }));
   sdk.expose('cancelOrder', { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' }, async () => {
@@ -33,6 +33,11 @@ beforeAll(async () => {
   w.send({ type: 'confirm', id: c.id, approve: true });
   await w.next((f) => f.type === 'message');
   w.close();
+  // Proactive: one blocked (not opted in), then one accepted.
+  const proactive = (path: string, body: unknown) => fetch(`${p.url()}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  expect(await (await proactive('/proactive', { customerExternalId: 'dash-1', channel: 'web', content: 'Shipped' })).json()).toMatchObject({ accepted: false });
+  await proactive('/proactive/opt-in', { customerExternalId: 'dash-1', optIn: true });
+  expect(await (await proactive('/proactive', { customerExternalId: 'dash-1', channel: 'web', content: 'Shipped' })).json()).toMatchObject({ accepted: true });
   await p.services.telemetry.flush();
 }, 30_000);
 
@@ -59,9 +64,16 @@ describe('/telemetry dashboard in Chromium', () => {
       await page.locator('[data-testid=secret-input]').press('Enter');
       const charts = page.locator('[data-testid=chart]');
       await expect.poll(() => charts.count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(6);
-      const points = await charts.evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-points'))));
-      expect(points.filter((n) => n > 0).length).toBeGreaterThanOrEqual(4);
-      await expect.poll(() => page.locator('.u-wrap canvas, canvas').count(), { timeout: 5000 }).toBeGreaterThan(0);
+      // Points uPlot actually drew (set by its draw hook), per time-series chart.
+      const drawn = (title: string) => page.locator(`[data-testid=chart][aria-label="${title}"]`).getAttribute('data-drawn').then(Number);
+      await expect.poll(() => drawn('Messages per channel'), { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+      expect(await drawn('LLM latency (p50 / p95)')).toBeGreaterThanOrEqual(2);
+      expect(await drawn('Tokens per model')).toBeGreaterThanOrEqual(1);
+      // accepted and blocked: one point each, as two series
+      expect(await drawn('Proactive: accepted vs blocked by reason')).toBe(2);
+      expect(await page.locator('[data-testid=chart][aria-label^="Proactive"] .u-legend').textContent()).toContain('blocked: Customer has not opted in');
+      expect(await drawn('Tool failures')).toBeGreaterThanOrEqual(1);
+      expect(await page.locator('[data-testid=chart] canvas').count()).toBeGreaterThanOrEqual(5);
       const row = page.locator('[data-testid=conversation-row]').first();
       await row.waitFor();
       await row.click();
