@@ -272,14 +272,16 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       emit: ({ context }: { context: { conversationId: string } }, params: ConversationOutput) => {
         const a = active.get(context.conversationId);
         if (!a) return;
-        a.pending.push({ o: params, at: clock.now() });
         if (params.type === 'typing') {
+          // Live only, at once; nothing to store (it used to be delivered a second time after the commit).
           try {
             deps.sinks[a.meta.channel]?.deliver?.(a.meta, params);
           } catch {
             /* live only */
           }
+          return;
         }
+        a.pending.push({ o: params, at: clock.now() });
         void requestPersist(a).catch(() => undefined);
       },
     } as never,

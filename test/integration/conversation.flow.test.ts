@@ -51,6 +51,7 @@ describe('conversations with the openai provider (real client, fake server)', ()
     await w.next((f) => f.type === 'ack' && f.id === 'm1');
     const reply = await w.next((f) => f.type === 'message');
     expect(reply.text).toContain('2026-11-25');
+    expect(w.frames.filter((f) => f.type === 'typing').map((f) => f.on)).toEqual([true, false]);
     expect(calls).toEqual([{ name: 'getOrderStatus', args: { orderId: '1001' }, invocationId: expect.any(String) }]);
     // the second LLM request carried the tool result
     const second = llm.requests[1] as { messages: { role: string; content: string }[]; tools: unknown[] };
