@@ -6,8 +6,11 @@
 //   its connectionId when under `maxSdkConnections`; `sdk.closed` forwards
 //   `socket.closed` and frees the slot.
 // - Conversations are separate root actors (virtual actors owned by the
-//   conversation host); the supervisor only tracks ids and last-activity times
-//   and, on `tick`, asks for the idle ones to be passivated.
+//   conversation host). The host reports their lifecycle only
+//   (`conversation.activated` / `conversation.passivated`, never per message:
+//   activity times stay in the host, copying a map per message would be the
+//   cost). On `tick` the supervisor decides: when any conversation is active it
+//   asks for those idle since `at - idleMs` to be passivated.
 // - A child's failure (`xstate.error.actor.*`) frees its slot and is reported;
 //   it never stops the supervisor.
 import { assign, enqueueActions, setup, spawnChild, stopChild, type ActorRefFrom } from 'xstate';
@@ -23,8 +26,8 @@ export interface SupervisorContext {
   idleMs: number;
   /** connectionId → connectedAt (a slot is held until `sdk.closed` or the child fails). */
   sdkConnections: Record<string, number>;
-  /** conversationId → lastActiveAt. */
-  conversations: Record<string, number>;
+  /** Active conversations (activated and not yet passivated). */
+  conversations: number;
   refusedSdkConnections: number;
   failedChildren: number;
 }
@@ -32,25 +35,19 @@ export interface SupervisorContext {
 export type SupervisorEvent =
   | { type: 'sdk.connected'; connectionId: string; at?: number }
   | { type: 'sdk.closed'; connectionId: string; code?: number }
-  | { type: 'conversation.activated'; conversationId: string; at: number }
-  | { type: 'conversation.touched'; conversationId: string; at: number }
+  | { type: 'conversation.activated'; conversationId: string }
   | { type: 'conversation.passivated'; conversationId: string }
   | { type: 'tick'; at: number };
 
 export interface SupervisorEffects {
-  passivate: { conversationIds: string[] };
+  /** Passivate the conversations with no activity since `idleBefore` (ms; "idle longer than idleMs"). */
+  passivate: { idleBefore: number };
   sdkRefused: { connectionId: string; limit: number };
   childFailed: { childId: string; error: unknown };
 }
 
 const CHILD_ERROR_PREFIX = 'xstate.error.actor.';
 const CHILD_DONE_PREFIX = 'xstate.done.actor.';
-
-export function idleConversations(conversations: Record<string, number>, at: number, idleMs: number): string[] {
-  const ids: string[] = [];
-  for (const [id, lastActiveAt] of Object.entries(conversations)) if (at - lastActiveAt > idleMs) ids.push(id);
-  return ids;
-}
 
 const without = (record: Record<string, number>, key: string): Record<string, number> => {
   if (!(key in record)) return record;
@@ -85,7 +82,7 @@ export const supervisorMachine = setup({
     maxSdkConnections: input.maxSdkConnections,
     idleMs: input.idleMs,
     sdkConnections: {},
-    conversations: {},
+    conversations: 0,
     refusedSdkConnections: 0,
     failedChildren: 0,
   }),
@@ -124,23 +121,16 @@ export const supervisorMachine = setup({
             assign({ sdkConnections: ({ context, event }) => without(context.sdkConnections, event.connectionId) }),
           ],
         },
+        // The runtime reports each conversation once per activation and once per passivation.
         'conversation.activated': {
-          actions: assign({ conversations: ({ context, event }) => ({ ...context.conversations, [event.conversationId]: event.at }) }),
-        },
-        'conversation.touched': {
-          actions: assign({
-            conversations: ({ context, event }) =>
-              event.conversationId in context.conversations ? { ...context.conversations, [event.conversationId]: event.at } : context.conversations,
-          }),
+          actions: assign({ conversations: ({ context }) => context.conversations + 1 }),
         },
         'conversation.passivated': {
-          actions: assign({ conversations: ({ context, event }) => without(context.conversations, event.conversationId) }),
+          actions: assign({ conversations: ({ context }) => Math.max(0, context.conversations - 1) }),
         },
         tick: {
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            const ids = idleConversations(context.conversations, event.at, context.idleMs);
-            if (ids.length > 0) enqueue({ type: 'passivate', params: { conversationIds: ids } });
-          }),
+          guard: ({ context }) => context.conversations > 0,
+          actions: { type: 'passivate', params: ({ context, event }) => ({ idleBefore: event.at - context.idleMs }) },
         },
         // A connection actor that reached `closed` leaves the children map; its slot stays until `sdk.closed`.
         'xstate.done.actor.*': {

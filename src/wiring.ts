@@ -61,7 +61,8 @@ export async function wireComponents(o: {
     telemetry,
     maxSdkConnections: 32,
     idleMs: config.session.idle_minutes * 60_000,
-    passivate: (ids: string[]) => void host?.passivate(ids),
+    // The supervisor decides when; the host knows each conversation's last activity.
+    passivate: (idleBefore) => host?.passivate(host.idleSince(idleBefore)),
   });
   const hub = createSdkHub({ services, supervisor });
 
@@ -83,11 +84,11 @@ export async function wireComponents(o: {
         { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
       ),
     sinks,
-    // Conversations register with the supervisor runtime (diagnostics); their activity is tracked
-    // by the host, not in the supervisor machine's context, which would copy a map per message.
+    // Lifecycle only: per-message activity times stay in the host (the supervisor machine
+    // would copy its context per message).
     lifecycle: {
-      activated: (meta, actor) => supervisor.register(meta.conversationId, 'conversation', actor),
-      passivated: (id) => supervisor.unregister(id),
+      activated: (meta, actor) => supervisor.conversationActivated(meta.conversationId, actor),
+      passivated: (id) => supervisor.conversationPassivated(id),
     },
   });
 
@@ -133,8 +134,9 @@ export async function wireComponents(o: {
   let ticks = 0;
   const scheduleTick = () => {
     tick = clock.setTimeout(() => {
-      void host!.passivate(host!.idleSince(clock.now() - config.session.idle_minutes * 60_000));
+      supervisor.tick();
       void ledger.prune().catch((err) => logger.warn({ err }, 'proactive prune failed'));
+      void identity.links.prune().catch((err) => logger.warn({ err }, 'magic-link prune failed'));
       if (++ticks % 120 === 0) void whatsapp.prune().catch((err) => logger.warn({ err }, 'webhook de-dup prune failed'));
       scheduleTick();
     }, PASSIVATION_TICK_MS);

@@ -30,7 +30,8 @@ export interface SupervisorRuntimeOptions {
   telemetry: Telemetry;
   maxSdkConnections?: number;
   idleMs: number;
-  passivate: (conversationIds: string[]) => void;
+  /** The supervisor's decision on `tick`: passivate the conversations with no activity since `idleBefore`. */
+  passivate: (idleBefore: number) => void | Promise<void>;
 }
 
 export interface SupervisorRuntime {
@@ -44,9 +45,14 @@ export interface SupervisorRuntime {
   /** The live actor of one SDK connection (frames go straight to it, not through the supervisor). */
   sdkConnection(connectionId: string): SdkConnectionRef | undefined;
   useSdkEffects(handlers: SdkConnectionEffectHandlers): void;
-  /** Root actors that live outside the supervisor (e.g. conversations), listed by diagnostics. */
+  /** Root actors that live outside the supervisor (e.g. the daemon), listed by diagnostics. */
   register(id: string, machine: string, actorRef: AnyActorRef): void;
   unregister(id: string): void;
+  /** The conversation host activated / passivated a conversation (lifecycle only, never per message). */
+  conversationActivated(id: string, actorRef: AnyActorRef): void;
+  conversationPassivated(id: string): void;
+  /** The periodic tick: the supervisor decides whether idle conversations are passivated. */
+  tick(): void;
   liveActors(): LiveActor[];
   stop(): void;
 }
@@ -104,7 +110,10 @@ export function createSupervisorRuntime(o: SupervisorRuntimeOptions): Supervisor
   const machine = supervisorMachine.provide({
     actors: { sdkConnection: connectionMachine },
     actions: {
-      passivate: safely('passivate', (p: { conversationIds: string[] }) => o.passivate(p.conversationIds)),
+      passivate: safely('passivate', (p: { idleBefore: number }) => {
+        const done = o.passivate(p.idleBefore);
+        if (done) done.catch((err: unknown) => log.error({ err }, 'passivation failed'));
+      }),
       sdkRefused: safely('sdkRefused', (p: { connectionId: string; limit: number }) =>
         log.warn({ connectionId: p.connectionId, limit: p.limit }, 'SDK connection refused: connection limit reached'),
       ),
@@ -129,6 +138,7 @@ export function createSupervisorRuntime(o: SupervisorRuntimeOptions): Supervisor
   });
   actor.start();
 
+  const running = () => actor.getSnapshot().status === 'active';
   const slotsUsed = () => Object.keys(actor.getSnapshot().context.sdkConnections).length;
 
   return {
@@ -155,6 +165,19 @@ export function createSupervisorRuntime(o: SupervisorRuntimeOptions): Supervisor
     unregister(id) {
       external.delete(id);
     },
+    conversationActivated(id, ref) {
+      const known = external.has(id);
+      external.set(id, { machine: 'conversation', ref });
+      if (!known && running()) actor.send({ type: 'conversation.activated', conversationId: id });
+    },
+    conversationPassivated(id) {
+      // The host may report an id it no longer holds; only a known one changes the count.
+      if (!external.delete(id)) return;
+      if (running()) actor.send({ type: 'conversation.passivated', conversationId: id });
+    },
+    tick() {
+      if (running()) actor.send({ type: 'tick', at: clock.now() });
+    },
     liveActors() {
       const snap = actor.getSnapshot();
       const list: LiveActor[] = [
@@ -166,7 +189,7 @@ export function createSupervisorRuntime(o: SupervisorRuntimeOptions): Supervisor
             status: snap.status,
             maxSdkConnections: snap.context.maxSdkConnections,
             sdkConnections: Object.keys(snap.context.sdkConnections).length,
-            conversations: Object.keys(snap.context.conversations).length,
+            conversations: snap.context.conversations,
             idleMs: snap.context.idleMs,
             refusedSdkConnections: snap.context.refusedSdkConnections,
             failedChildren: snap.context.failedChildren,

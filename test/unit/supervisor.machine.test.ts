@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, fromCallback } from 'xstate';
-import { supervisorMachine, idleConversations } from '../../machines/supervisor.ts';
+import { supervisorMachine } from '../../machines/supervisor.ts';
 import { sdkConnectionMachine } from '../../machines/sdkConnection.ts';
 import { createManualClock, xstateClock } from '../../src/clock.ts';
 import { createSupervisorRuntime } from '../../src/runtime/supervisor.ts';
@@ -21,7 +21,7 @@ const silentTelemetry = (): Telemetry & { events: { type: string }[] } => {
 
 function start(o: { maxSdkConnections?: number; idleMs?: number; failingChild?: boolean } = {}) {
   const clock = createManualClock(0);
-  const passivated: string[][] = [];
+  const passivated: { idleBefore: number }[] = [];
   const closes: { connectionId: string; code: number }[] = [];
   const failed: string[] = [];
   const child = o.failingChild
@@ -34,7 +34,7 @@ function start(o: { maxSdkConnections?: number; idleMs?: number; failingChild?: 
   const machine = supervisorMachine.provide({
     actors: { sdkConnection: child as typeof sdkConnectionMachine },
     actions: {
-      passivate: (_, p) => void passivated.push(p.conversationIds),
+      passivate: (_, p) => void passivated.push(p),
       childFailed: (_, p) => void failed.push(p.childId),
     },
   });
@@ -95,23 +95,24 @@ describe('supervisor machine', () => {
     expect(actor.getSnapshot().children.c).toBeDefined();
   });
 
-  it('asks to passivate conversations idle longer than idleMs on tick', () => {
-    const { actor, passivated } = start({ idleMs: 60_000 });
-    actor.send({ type: 'conversation.activated', conversationId: 'x', at: 0 });
-    actor.send({ type: 'conversation.activated', conversationId: 'y', at: 0 });
-    actor.send({ type: 'conversation.touched', conversationId: 'y', at: 50_000 });
-    actor.send({ type: 'tick', at: 60_000 });
-    expect(passivated).toEqual([]); // exactly idleMs is not "longer than"
-    actor.send({ type: 'tick', at: 60_001 });
-    expect(passivated).toEqual([['x']]);
+  it('counts conversations by lifecycle events and, on tick, asks to passivate those idle longer than idleMs', () => {
+    const { actor, passivated, clock } = start({ idleMs: 60_000 });
+    clock.advance(100_000);
+    actor.send({ type: 'tick', at: clock.now() });
+    expect(passivated).toEqual([]); // nothing active: nothing to ask
+    actor.send({ type: 'conversation.activated', conversationId: 'x' });
+    actor.send({ type: 'conversation.activated', conversationId: 'y' });
+    expect(actor.getSnapshot().context.conversations).toBe(2);
+    clock.advance(60_000);
+    actor.send({ type: 'tick', at: clock.now() });
+    expect(passivated).toEqual([{ idleBefore: 100_000 }]); // idle since before 100 s = idle longer than 60 s at 160 s
     actor.send({ type: 'conversation.passivated', conversationId: 'x' });
-    actor.send({ type: 'tick', at: 110_001 });
-    expect(passivated).toEqual([['x'], ['y']]);
-    expect(actor.getSnapshot().context.conversations).toEqual({ y: 50_000 });
-    // touching an unknown conversation does not resurrect it
-    actor.send({ type: 'conversation.touched', conversationId: 'x', at: 120_000 });
-    expect(actor.getSnapshot().context.conversations).toEqual({ y: 50_000 });
-    expect(idleConversations({ a: 0, b: 10 }, 100, 95)).toEqual(['a']);
+    expect(actor.getSnapshot().context.conversations).toBe(1);
+    actor.send({ type: 'conversation.passivated', conversationId: 'y' });
+    actor.send({ type: 'conversation.passivated', conversationId: 'y' });
+    expect(actor.getSnapshot().context.conversations).toBe(0); // never below zero
+    actor.send({ type: 'tick', at: clock.now() + 30_000 });
+    expect(passivated).toHaveLength(1);
   });
 });
 
@@ -119,8 +120,8 @@ describe('supervisor runtime', () => {
   it('reserves slots synchronously, lists live actors and registered externals', () => {
     const clock = createManualClock(0);
     const telemetry = silentTelemetry();
-    const passivated: string[][] = [];
-    const rt = createSupervisorRuntime({ clock, logger: createLogger('silent'), telemetry, maxSdkConnections: 2, idleMs: 1_000, passivate: (ids) => void passivated.push(ids) });
+    const passivated: number[] = [];
+    const rt = createSupervisorRuntime({ clock, logger: createLogger('silent'), telemetry, maxSdkConnections: 2, idleMs: 1_000, passivate: (idleBefore) => void passivated.push(idleBefore) });
     expect(rt.sdkSlotsAvailable()).toBe(2);
     const a = rt.reserveSdkSlot();
     const b = rt.reserveSdkSlot();
@@ -131,7 +132,8 @@ describe('supervisor runtime', () => {
     rt.sdkConnection(a!)!.send({ type: 'register', functions: [{ name: 'f', description: '', parameters: {}, mode: 'read' }], sdk: { name: 's', version: '1' }, sendProvider: false, at: 1 });
 
     const conv = createActor(sdkConnectionMachine, { input: { connectionId: 'fake-conv', connectedAt: 0 } }).start();
-    rt.register('conv-1', 'conversation', conv);
+    rt.conversationActivated('conv-1', conv);
+    rt.conversationActivated('conv-1', conv); // reported twice: counted once
     const live = rt.liveActors();
     expect(live.map((l) => [l.id, l.machine, l.state])).toEqual([
       ['supervisor', 'supervisor', 'running'],
@@ -141,32 +143,43 @@ describe('supervisor runtime', () => {
     ]);
     expect(live[1].context.functions).toEqual(['f']);
     expect(live[3].context.functions).toEqual({ length: 0 });
-    rt.unregister('conv-1');
+    expect(live[0].context.conversations).toBe(1);
+
+    clock.advance(5_000);
+    rt.tick();
+    expect(passivated).toEqual([4_000]);
+    rt.conversationPassivated('conv-1');
+    rt.conversationPassivated('conv-1'); // the host may repeat itself
+    rt.conversationPassivated('never-seen');
     expect(rt.liveActors()).toHaveLength(3);
+    expect(rt.liveActors()[0].context.conversations).toBe(0);
+    rt.tick();
+    expect(passivated).toEqual([4_000]); // none active: no request
 
     rt.releaseSdkSlot(a!);
     expect(rt.sdkSlotsAvailable()).toBe(1);
 
-    rt.actor.send({ type: 'conversation.activated', conversationId: 'k', at: 0 });
-    rt.actor.send({ type: 'tick', at: 1_001 });
-    expect(passivated).toEqual([['k']]);
     rt.stop();
+    rt.conversationActivated('late', conv); // after shutdown: ignored, no throw
+    rt.tick();
   });
 
-  it('a throwing passivate effect does not stop the supervisor', () => {
-    const rt = createSupervisorRuntime({
-      clock: createManualClock(0),
-      logger: createLogger('silent'),
-      telemetry: silentTelemetry(),
-      idleMs: 1,
-      passivate: () => {
+  it('a throwing or rejecting passivate effect does not stop the supervisor', async () => {
+    for (const passivate of [
+      () => {
         throw new Error('host down');
       },
-    });
-    rt.actor.send({ type: 'conversation.activated', conversationId: 'k', at: 0 });
-    rt.actor.send({ type: 'tick', at: 10 });
-    expect(rt.actor.getSnapshot().status).toBe('active');
-    expect(rt.reserveSdkSlot()).toBeTypeOf('string');
-    rt.stop();
+      () => Promise.reject(new Error('host down')),
+    ]) {
+      const clock = createManualClock(0);
+      const rt = createSupervisorRuntime({ clock, logger: createLogger('silent'), telemetry: silentTelemetry(), idleMs: 1, passivate });
+      rt.conversationActivated('k', createActor(sdkConnectionMachine, { input: { connectionId: 'k', connectedAt: 0 } }).start());
+      clock.advance(10);
+      rt.tick();
+      await new Promise((r) => setTimeout(r, 0));
+      expect(rt.actor.getSnapshot().status).toBe('active');
+      expect(rt.reserveSdkSlot()).toBeTypeOf('string');
+      rt.stop();
+    }
   });
 });
