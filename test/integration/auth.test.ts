@@ -25,6 +25,9 @@ async function signIn(p: TestParley, email = 'ann@example.com', externalId = 'us
   return { url, verified, body: await verified.json() };
 }
 
+const setClock = (p: TestParley, offsetMs: number) =>
+  fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ offsetMs }) });
+
 async function initWith(p: TestParley, frame: Record<string, unknown>) {
   const w = await connectWidget(p.url());
   open.push(w);
@@ -57,20 +60,38 @@ describe('magic link → session token → widget', () => {
     expect((await fetch(`${p.url()}/auth/verify`)).status).toBe(400);
   });
 
-  it('an expired link (test clock past 15 minutes) → 401', async () => {
+  it('a link is valid just before 15 minutes and refused just after (test clock)', async () => {
     const p = await parley();
-    const { url } = await (await magicLink(p, { email: 'e@example.com', externalId: 'e1' })).json();
-    await fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ offsetMs: 15 * 60_000 + 1000 }) });
-    expect((await fetch(url)).status).toBe(401);
+    const first = (await (await magicLink(p, { email: 'e@example.com', externalId: 'e1' })).json()).url;
+    const second = (await (await magicLink(p, { email: 'f@example.com', externalId: 'f1' })).json()).url;
+    await setClock(p, 15 * 60_000 - 1000);
+    expect((await fetch(first)).status).toBe(200);
+    await setClock(p, 15 * 60_000 + 1000);
+    const late = await fetch(second);
+    expect(late.status).toBe(401);
+    expect((await late.json()).error.code).toBe('invalid_token');
   });
 
-  it('an expired session token (test clock past the TTL) is refused at init', async () => {
+  it('a session token is accepted at 59 minutes and refused at 61 (test clock), with close code 4001', async () => {
     const p = await parley();
     const { body } = await signIn(p);
-    await fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ offsetMs: 61 * 60_000 }) });
+    await setClock(p, 59 * 60_000);
+    const early = await initWith(p, { customerId: body.customerId, authToken: body.sessionToken });
+    expect(early.first).toMatchObject({ type: 'ready', customerId: body.customerId });
+    await setClock(p, 61 * 60_000);
     const { w, first } = await initWith(p, { customerId: body.customerId, authToken: body.sessionToken });
     expect(first).toMatchObject({ type: 'error', code: 'unauthorized', message: expect.stringContaining('expired') });
     expect((await w.closed).code).toBe(4001);
+  });
+
+  it('expired links are deleted by the periodic tick', async () => {
+    const p = await parley();
+    await magicLink(p, { email: 'g@example.com', externalId: 'g1' });
+    const links = () => [...p.services.store.table('magicLinks').range()].length;
+    expect(links()).toBe(1);
+    // The tick's timer is due in the moved clock, so it runs now.
+    await setClock(p, 16 * 60_000);
+    await expect.poll(links, { timeout: 5000 }).toBe(0);
   });
 
   it('a token for another customer, a tampered token, or one signed with another secret is refused', async () => {
@@ -79,20 +100,27 @@ describe('magic link → session token → widget', () => {
     const bob = await signIn(p, 'bob@example.com', 'bob');
     const other = await initWith(p, { customerId: bob.body.customerId, authToken: ann.body.sessionToken });
     expect(other.first).toMatchObject({ type: 'error', code: 'unauthorized', message: expect.stringContaining('wrong_customer') });
+    expect((await other.w.closed).code).toBe(4001);
     const [v, payload, sig] = ann.body.sessionToken.split('.');
     const forged = Buffer.from(JSON.stringify({ sub: bob.body.customerId, iat: Date.now(), exp: Date.now() + 3600_000 })).toString('base64url');
     const tampered = await initWith(p, { customerId: bob.body.customerId, authToken: `${v}.${forged}.${sig}` });
     expect(tampered.first).toMatchObject({ type: 'error', code: 'unauthorized', message: expect.stringContaining('bad_signature') });
+    expect((await tampered.w.closed).code).toBe(4001);
     const foreign = createSessionTokens({ serviceSecret: 'another-secret', ttlMinutes: 60, clock: createManualClock(Date.now()) }).issue(ann.body.customerId);
     const wrongKey = await initWith(p, { customerId: ann.body.customerId, authToken: foreign });
     expect(wrongKey.first).toMatchObject({ type: 'error', code: 'unauthorized' });
+    expect((await wrongKey.w.closed).code).toBe(4001);
+    const garbage = await initWith(p, { customerId: ann.body.customerId, authToken: 'not-a-token' });
+    expect(garbage.first).toMatchObject({ type: 'error', code: 'unauthorized', message: expect.stringContaining('malformed') });
+    expect((await garbage.w.closed).code).toBe(4001);
     void payload;
   });
 
   it('anonymous init is refused unless identity.allow_anonymous', async () => {
     const p = await parley();
-    const { first } = await initWith(p, { customerId: 'anon', email: 'a@example.com' });
+    const { w, first } = await initWith(p, { customerId: 'anon', email: 'a@example.com' });
     expect(first).toMatchObject({ type: 'error', code: 'unauthorized' });
+    expect((await w.closed).code).toBe(4001);
   });
 
   it('missing or wrong secret on /auth/magic-link → 401 and no link; a bad body → 400 naming the field', async () => {
