@@ -1,7 +1,10 @@
 // GET /diagnostics: memory, paths, the SDK catalog and every live actor.
-// Public in test mode; otherwise only with the service secret.
-import type { FastifyInstance } from 'fastify';
-import { requireServiceSecret } from './auth.ts';
+// Public in test mode. Otherwise it answers only with the service secret, and a
+// request without it gets exactly the 404 of an unknown route: the endpoint is
+// not advertised to anyone who may not read it.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { hasServiceSecret } from './auth.ts';
+import { notFound } from './errors.ts';
 import type { SdkHub, Services } from '../services.ts';
 
 export interface LiveActor {
@@ -20,7 +23,10 @@ export interface DiagnosticsOptions {
 }
 
 export async function diagnosticsPlugin(app: FastifyInstance, o: DiagnosticsOptions) {
-  const opts = o.services.testMode ? {} : { onRequest: requireServiceSecret(() => o.services.secret) };
+  const hidden = async (request: FastifyRequest) => {
+    if (!hasServiceSecret(request.headers, o.services.secret)) throw notFound(`No route ${request.method} ${request.url.split('?')[0]}`);
+  };
+  const opts = o.services.testMode ? {} : { onRequest: hidden };
   app.get('/diagnostics', opts, async (request) => {
     // Test mode: `?gc=1` collects garbage first when the process runs with --expose-gc (soak figures).
     if (o.services.testMode && (request.query as { gc?: string }).gc === '1') (globalThis as { gc?: () => void }).gc?.();

@@ -64,16 +64,25 @@ describe('health, readiness, diagnostics', () => {
     expect(after.actors.list.map((a: { machine: string }) => a.machine)).toContain('conversation');
   });
 
-  it('outside test mode: /__test__/* and public /diagnostics do not exist', async () => {
+  it('outside test mode: /__test__/* do not exist; /diagnostics looks absent without the service secret', async () => {
     const p = await startParley({ testMode: false });
     open.push(p);
     expect((await fetch(`${p.url()}/__test__/sdk/functions`)).status).toBe(404);
     expect((await fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"offsetMs":1}' })).status).toBe(404);
     expect((await fetch(`${p.url()}/__test__/whatsapp/outbox`)).status).toBe(404);
-    const noAuth = await fetch(`${p.url()}/diagnostics`);
-    expect(noAuth.status).toBe(401);
-    expect((await noAuth.json()).error.code).toBe('unauthorized');
-    expect((await fetch(`${p.url()}/diagnostics`, { headers: { authorization: `Bearer ${TEST_SECRET}` } })).status).toBe(200);
+    const absent = async (path: string, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${p.url()}${path}`, { headers });
+      return { status: res.status, body: await res.json() };
+    };
+    const unknownRoute = await absent('/no-such-route');
+    for (const headers of [{}, { authorization: 'Bearer wrong' }, { 'x-service-secret': 'wrong' }, { authorization: `Bearer ${TEST_SECRET}x` }]) {
+      expect(await absent('/diagnostics', headers)).toEqual({ status: 404, body: { error: { code: 'not_found', message: unknownRoute.body.error.message.replace('/no-such-route', '/diagnostics') } } });
+    }
+    for (const headers of [{ authorization: `Bearer ${TEST_SECRET}` }, { 'x-service-secret': TEST_SECRET }]) {
+      const res = await fetch(`${p.url()}/diagnostics`, { headers });
+      expect(res.status).toBe(200);
+      expect((await res.json()).actors.count).toBeGreaterThan(0);
+    }
   });
 
   it('POST /__test__/clock moves the clock; 0 resets; bad bodies are 400', async () => {
