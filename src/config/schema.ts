@@ -123,6 +123,8 @@ export const ConfigSchema = s({
   demo: s({
     /** Start the demo backend (examples/demo-backend) in-process, connected through the real SDK. */
     backend: bool(z.boolean()).default(false),
+    /** /demo/session hands a session token to anyone who asks: only loopback clients get one unless this is true. */
+    allow_remote_sessions: bool(z.boolean()).default(false),
   }).prefault({}),
 });
 

@@ -1,0 +1,76 @@
+// Issue 4: how the widget bundle is served and sized; which profiles start the
+// demo, and who may get a demo session.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PUBLIC_DIR } from '../../src/app.ts';
+import { CONFIG_DIR, parseConfig } from '../../src/config/load.ts';
+import { startParley, type TestParley } from '../support/parley.ts';
+
+const open: TestParley[] = [];
+afterEach(async () => {
+  for (const p of open.splice(0)) await p.close();
+});
+async function parley(config: Parameters<typeof startParley>[0] = {}) {
+  const p = await startParley(config);
+  open.push(p);
+  return p;
+}
+
+describe('GET /widget.js', () => {
+  it('JavaScript with caching headers; an ETag revalidates to 304', async () => {
+    const p = await parley();
+    const r = await fetch(`${p.url()}/widget.js`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('application/javascript; charset=utf-8');
+    expect(r.headers.get('cache-control')).toBe('public, max-age=300, must-revalidate');
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    const etag = r.headers.get('etag');
+    expect(etag).toMatch(/^"[0-9a-f]+-[0-9a-f]+"$/);
+    expect(await r.text()).toBe(readFileSync(join(PUBLIC_DIR, 'widget.js'), 'utf8'));
+    const again = await fetch(`${p.url()}/widget.js`, { headers: { 'if-none-match': etag! } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    const stale = await fetch(`${p.url()}/widget.js`, { headers: { 'if-none-match': '"0-0"' } });
+    expect(stale.status).toBe(200);
+  });
+
+  it('the built bundle is under 25 KB gzipped', () => {
+    const bundle = readFileSync(join(PUBLIC_DIR, 'widget.js'));
+    expect(bundle.length).toBeGreaterThan(1000);
+    expect(gzipSync(bundle, { level: 9 }).length).toBeLessThan(25 * 1024);
+  });
+});
+
+describe('the demo', () => {
+  it('demo.backend is true in config/config.yaml only, among the shipped profiles', () => {
+    const profiles = readdirSync(CONFIG_DIR).filter((f) => f.endsWith('.yaml'));
+    expect(profiles).toContain('config.yaml');
+    expect(profiles.length).toBeGreaterThan(1);
+    const withDemo = profiles.filter((f) => parseConfig(readFileSync(join(CONFIG_DIR, f), 'utf8'), {}, f).demo.backend);
+    expect(withDemo).toEqual(['config.yaml']);
+  });
+
+  it('/demo/session → 404 when the demo is off', async () => {
+    const p = await parley();
+    const r = await fetch(`${p.url()}/demo/session`);
+    expect(r.status).toBe(404);
+    expect((await r.json()).error).toMatchObject({ code: expect.any(String) });
+  });
+
+  it('/demo/session serves loopback clients only, unless demo.allow_remote_sessions', async () => {
+    const p = await parley({ config: { demo: { backend: true } } });
+    const local = await fetch(`${p.url()}/demo/session`);
+    expect(local.status).toBe(200);
+    expect(await local.json()).toMatchObject({ customerId: expect.stringMatching(/^cus_/), authToken: expect.stringMatching(/^v1\./) });
+    for (const remoteAddress of ['203.0.113.9', '::ffff:10.0.0.5', '2001:db8::1']) {
+      const remote = await p.app.inject({ method: 'GET', url: '/demo/session', remoteAddress });
+      expect(remote.statusCode).toBe(403);
+      expect(remote.json().error.code).toBe('forbidden');
+      expect(remote.body).not.toContain('v1.');
+    }
+    const open = await parley({ config: { demo: { backend: true, allow_remote_sessions: true } } });
+    expect((await open.app.inject({ method: 'GET', url: '/demo/session', remoteAddress: '203.0.113.9' })).statusCode).toBe(200);
+  });
+});
