@@ -9,12 +9,12 @@ const logger = createLogger('silent');
 const tick = () => new Promise((r) => setTimeout(r, 10));
 type P = { key: string; n: number };
 
-async function setup(o: { path?: string; handler: (job: Job<P>) => Promise<JobOutcome>; maxAttempts?: number; leaseMs?: number; concurrency?: number }) {
+async function setup(o: { path?: string; handler: (job: Job<P>) => Promise<JobOutcome>; maxAttempts?: number; leaseMs?: number; concurrency?: number; keepDoneIds?: boolean }) {
   const path = o.path ?? tempDir();
   const store = await openStore({ path });
   const clock = createManualClock(1_000_000);
   const dead: Job<P>[] = [];
-  const q = createJobQueue<P>({ store, clock, name: 'test', logger, handler: o.handler, orderingKey: (p) => p.key, maxAttempts: o.maxAttempts ?? 3, leaseMs: o.leaseMs ?? 10_000, concurrency: o.concurrency ?? 4, onDeadLetter: (j) => dead.push(j) });
+  const q = createJobQueue<P>({ store, clock, name: 'test', logger, handler: o.handler, orderingKey: (p) => p.key, maxAttempts: o.maxAttempts ?? 3, leaseMs: o.leaseMs ?? 10_000, concurrency: o.concurrency ?? 4, keepDoneIds: o.keepDoneIds, onDeadLetter: (j) => dead.push(j) });
   return { q, store, clock, path, dead };
 }
 
@@ -150,5 +150,55 @@ describe('durable job queue', () => {
     q.accept(jobs);
     await q.idle();
     expect(ran).toEqual([1]);
+  });
+
+  it('waitUntil uses no attempts; expedite ends the wait at once', async () => {
+    let ready = false;
+    const runs: number[] = [];
+    const { q, clock, dead } = await setup({ maxAttempts: 1, handler: async (job) => (runs.push(job.attempts), ready ? 'done' : { waitUntil: clock.now() + 60_000, reason: 'no sender' }) });
+    q.start();
+    await q.enqueue({ key: 'a', n: 1 });
+    await tick();
+    clock.advance(60_000);
+    await tick();
+    expect(runs).toEqual([0, 0]);
+    ready = true;
+    q.expedite();
+    await q.idle();
+    expect(runs).toEqual([0, 0, 0]);
+    expect(dead).toEqual([]);
+  });
+
+  it('keepDoneIds: a finished job’s id is refused until pruned; prune also drops old dead letters', async () => {
+    const { q, clock } = await setup({ keepDoneIds: true, handler: async (job) => (job.payload.n === 2 ? { fail: 'bad' } : 'done') });
+    q.start();
+    expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'x' })).toBe(true);
+    expect(await q.enqueue({ key: 'a', n: 2 }, { id: 'y' })).toBe(true);
+    await q.idle();
+    expect(q.knows('x')).toBe(true);
+    expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'x' })).toBe(false);
+    expect(await q.enqueue({ key: 'a', n: 2 }, { id: 'y' })).toBe(false);
+    expect(await q.prune(clock.now() - 1)).toBe(0);
+    clock.advance(10);
+    expect(await q.prune(clock.now())).toBe(3); // two tombstones, one dead letter
+    expect(q.deadLetters()).toEqual([]);
+    expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'x' })).toBe(true);
+  });
+
+  it('sequence numbers continue after a restart (no stored counter): new jobs never overwrite stored or dead ones', async () => {
+    const path = tempDir();
+    const first = await setup({ path, maxAttempts: 1, handler: async (job) => (job.payload.n === 1 ? { fail: 'dead' } : new Promise<JobOutcome>(() => {})) });
+    first.q.start();
+    await first.q.enqueue({ key: 'a', n: 1 });
+    await first.q.idle();
+    await first.q.enqueue({ key: 'b', n: 2 });
+    await first.store.close();
+    const ran: number[] = [];
+    const second = await setup({ path, handler: async (job) => (ran.push(job.payload.n), 'done') });
+    await second.q.enqueue({ key: 'c', n: 3 });
+    second.q.start();
+    await second.q.idle();
+    expect(ran).toEqual([2, 3]);
+    expect(second.q.deadLetters().map((d) => d.payload.n)).toEqual([1]);
   });
 });
