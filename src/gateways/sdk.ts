@@ -23,6 +23,7 @@ import {
 } from '../../sdk/src/protocol.ts';
 import { bearerToken, safeEqual } from '../http/auth.ts';
 import { sendError } from '../http/errors.ts';
+import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
 import type { Services } from '../services.ts';
 import type { IngestHandler, SdkHubRuntime } from '../runtime/sdk-hub.ts';
 import type { SupervisorRuntime } from '../runtime/supervisor.ts';
@@ -46,7 +47,8 @@ const CLIENT_SCHEMAS: Record<string, z.ZodType> = {
   error: ErrorFrame,
 };
 
-type Parsed = { ok: true; frame: ClientFrame } | { ok: false; message: string };
+/** `resultId`: a refused `result` frame names its invoke, which then fails at once instead of waiting for the timeout. */
+type Parsed = { ok: true; frame: ClientFrame } | { ok: false; message: string; resultId?: string };
 
 /** Parses one text frame; the message names what is wrong. */
 export function parseClientFrame(data: RawData, isBinary: boolean): Parsed {
@@ -62,6 +64,11 @@ export function parseClientFrame(data: RawData, isBinary: boolean): Parsed {
   if (typeof type !== 'string') return { ok: false, message: 'frame has no "type" string' };
   const schema = CLIENT_SCHEMAS[type];
   if (!schema) return { ok: false, message: `unknown frame type "${type.slice(0, 64)}"` };
+  // Bounded like HTTP bodies: deeper data would make validation, logging and storage recurse without limit.
+  if (jsonDepth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    const id = (raw as { id?: unknown }).id;
+    return { ok: false, message: `${type} frame nested deeper than ${MAX_JSON_DEPTH} levels`, ...(type === 'result' && typeof id === 'string' ? { resultId: id } : {}) };
+  }
   const r = schema.safeParse(raw);
   if (!r.success) {
     const issues = r.error.issues.map((i) => `${[type, ...i.path.map(String)].join('.')}: ${i.message}`).join('; ');
@@ -149,7 +156,10 @@ export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOption
     socket.on('message', (data, isBinary) => {
       lastPong = Date.now(); // any traffic proves the peer is alive
       const parsed = parseClientFrame(data, isBinary);
-      if (!parsed.ok) return send({ type: 'error', code: 'bad_frame', message: parsed.message });
+      if (!parsed.ok) {
+        if (parsed.resultId) hub.handleResult(connectionId, { type: 'result', id: parsed.resultId, ok: false, error: { code: 'bad_result', message: `The SDK's answer was refused: ${parsed.message}` } });
+        return send({ type: 'error', code: 'bad_frame', message: parsed.message });
+      }
       const frame = parsed.frame;
       switch (frame.type) {
         case 'register': {

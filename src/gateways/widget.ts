@@ -6,6 +6,7 @@ import type { CustomerRepo, Customer } from '../customers/repo.ts';
 import type { ConversationHost } from '../conversations/host.ts';
 import { conversationIdFor, type HistoryRepo } from '../conversations/history.ts';
 import { sendError } from '../http/errors.ts';
+import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
 import { createRateLimiter } from '../limits/rate-limiter.ts';
 import type { Services } from '../services.ts';
 import { sendFrame, type WebSessions } from '../channels/web-sessions.ts';
@@ -125,6 +126,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
       } catch {
         return error('bad_frame', 'Frame is not valid JSON');
       }
+      if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return error('bad_frame', `Frame nested deeper than ${MAX_JSON_DEPTH} levels`);
       const parsed = WidgetClientFrame.safeParse(json);
       if (!parsed.success) {
         return error('bad_frame', parsed.error.issues.map((i) => `${i.path.join('.') || 'frame'}: ${i.message}`).join('; '));
