@@ -62,36 +62,46 @@ export function createProactiveLedger(options: ProactiveLedgerOptions): Proactiv
   const table = store.table<DedupEntry | SentEntry>('proactive');
   const customers = store.table<Customer>('customers');
 
-  /** Sends to this customer in the last 24 h, counting no further than `atMost` (the cap check needs no more). */
-  const countSent = (customerId: string, now: number, atMost = Infinity) => {
+  /** Sends to this customer in the last 24 h (`at > now - 24 h`), counted by LMDB without decoding entries. */
+  const countSent = (customerId: string, now: number) => {
     const since = now - CAP_WINDOW_MS;
-    let n = 0;
-    for (const { key } of table.range({ start: ['sent', customerId, since], end: ['sent', customerId, Infinity] })) {
-      if ((key as [string, string, number, string])[2] > since && ++n >= atMost) break;
+    const fromSince = table.count({ start: ['sent', customerId, since], end: ['sent', customerId, Infinity] });
+    return fromSince === 0 ? 0 : fromSince - table.count({ start: ['sent', customerId, since], end: ['sent', customerId, since, '\uffff'] });
+  };
+
+  /** Dedup, then cap, then window: the first that fails, or undefined when all pass. */
+  const check = (req: ReserveRequest, now: number): ReserveFailure | undefined => {
+    if (req.dedupKey !== undefined) {
+      const seen = table.get(['dedup', req.customerId, req.dedupKey]) as DedupEntry | undefined;
+      if (seen && now - seen.sentAt < dedupWindowMs) return 'duplicate';
     }
-    return n;
+    if (countSent(req.customerId, now) >= dailyCap) return 'cap';
+    if (req.channel === 'whatsapp' && !req.hasTemplate) {
+      const stored = customers.get(req.customerId);
+      const last = stored ? stored.lastInboundAt?.whatsapp : req.lastInboundAt?.whatsapp;
+      if (last === undefined || now - last >= WHATSAPP_WINDOW_MS) return 'window';
+    }
+    return undefined;
   };
 
   return {
-    reserve: (req, onReservedInTx) =>
-      store.transaction((): ReserveResult => {
+    reserve: (req, onReservedInTx) => {
+      // A block decided on committed data holds at this instant (keys and sends are only added, and
+      // only ones no window needs are pruned), so it needs no write transaction; a pass is re-checked
+      // inside the transaction, where no other writer interleaves.
+      const early = check(req, clock.now());
+      if (early) return Promise.resolve({ ok: false, failed: early });
+      return store.transaction((): ReserveResult => {
         const now = clock.now();
-        if (req.dedupKey !== undefined) {
-          const seen = table.get(['dedup', req.customerId, req.dedupKey]) as DedupEntry | undefined;
-          if (seen && now - seen.sentAt < dedupWindowMs) return { ok: false, failed: 'duplicate' };
-        }
-        if (countSent(req.customerId, now, dailyCap) >= dailyCap) return { ok: false, failed: 'cap' };
-        if (req.channel === 'whatsapp' && !req.hasTemplate) {
-          const stored = customers.get(req.customerId);
-          const last = stored ? stored.lastInboundAt?.whatsapp : req.lastInboundAt?.whatsapp;
-          if (last === undefined || now - last >= WHATSAPP_WINDOW_MS) return { ok: false, failed: 'window' };
-        }
+        const failed = check(req, now);
+        if (failed) return { ok: false, failed };
         const messageId = `pm_${randomUUID()}`;
         if (req.dedupKey !== undefined) table.putInTx(['dedup', req.customerId, req.dedupKey], { sentAt: now, messageId });
         table.putInTx(['sent', req.customerId, now, messageId], { channel: req.channel });
         onReservedInTx?.(messageId);
         return { ok: true, messageId };
-      }),
+      });
+    },
 
     prune: () =>
       store.transaction(() => {

@@ -77,6 +77,19 @@ describe('proactive ledger (real LMDB)', () => {
     expect(await ledger.reserve(web('cus_a'))).toEqual({ ok: false, failed: 'cap' });
   });
 
+  it('a block decided on committed data takes no write transaction; a pass does', async () => {
+    const { store, clock } = await setup();
+    let transactions = 0;
+    const counting: Store = { ...store, transaction: (fn) => (transactions++, store.transaction(fn)) };
+    const ledger = createProactiveLedger({ store: counting, clock, dailyCap: 2, dedupWindowHours: 24 });
+    expect((await ledger.reserve(web('cus_a', 'k'))).ok).toBe(true);
+    expect(transactions).toBe(1);
+    expect(await ledger.reserve(web('cus_a', 'k'))).toEqual({ ok: false, failed: 'duplicate' });
+    expect((await ledger.reserve(web('cus_a', 'k2'))).ok).toBe(true);
+    expect(await ledger.reserve(web('cus_a', 'k3'))).toEqual({ ok: false, failed: 'cap' });
+    expect(transactions).toBe(2);
+  });
+
   it('daily_cap 0 blocks every send', async () => {
     const { ledger } = await setup({ dailyCap: 0 });
     expect(await ledger.reserve(web('cus_a'))).toEqual({ ok: false, failed: 'cap' });
