@@ -47,6 +47,7 @@ describe('the demo page in Chromium', () => {
       // who wrote what, for screen readers (visually hidden prefixes)
       expect(await assistant.first().locator('.sr').first().textContent()).toBe('Support: ');
       expect(await page.locator('[data-testid=message][data-role=user] .sr').first().textContent()).toBe('You: ');
+      expect(await page.locator('.dot').getAttribute('aria-hidden')).toBe('true');
 
       await input.fill('Cancel order 1001');
       await page.locator('[data-testid=send]').click();
