@@ -1,7 +1,7 @@
 // The /sdk gateway with the real SDK over a real socket.
-// NOTE: src/app.ts (createParley) did not run yet when this was written (its wiring imports modules still being
-// written), so this builds the minimal app: fastify + @fastify/websocket + sdkGatewayPlugin + a real hub and a real
-// supervisor runtime. Switch to createParley once it starts.
+// Most cases mount just the gateway (fastify + @fastify/websocket + sdkGatewayPlugin with the real hub and
+// supervisor runtime) so they can count upgrade requests and read every telemetry event in order; the restart
+// case runs a whole Parley (support/parley.ts), since what it proves is the SDK finding a real server again.
 import { afterEach, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import websocket from '@fastify/websocket';
@@ -18,6 +18,7 @@ import type { Telemetry, TelemetryEvent } from '../../src/telemetry/types.ts';
 import { createSupervisorRuntime } from '../../src/runtime/supervisor.ts';
 import { createSdkHub } from '../../src/runtime/sdk-hub.ts';
 import { closeWebSocketsGoingAway, sdkGatewayPlugin } from '../../src/gateways/sdk.ts';
+import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 
 const SECRET = 'sdk-test-secret-0123456789';
 const CTX = { customerId: 'cus_1', externalId: 'ext_1', channel: 'web' as const, conversationId: 'conv_1' };
@@ -40,7 +41,7 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-async function startServer(o: { clock?: Clock; port?: number } = {}) {
+async function startServer(o: { clock?: Clock } = {}) {
   const clock = o.clock ?? createManualClock(Date.now());
   const telemetry = recordingTelemetry();
   const logger = createLogger('silent');
@@ -64,7 +65,7 @@ async function startServer(o: { clock?: Clock; port?: number } = {}) {
   const supervisor = createSupervisorRuntime({ clock, logger, telemetry, idleMs: 60_000, passivate: () => {} });
   const hub = createSdkHub({ services, supervisor });
   await app.register(sdkGatewayPlugin, { services, hub, supervisor });
-  const address = await app.listen({ port: o.port ?? 0, host: '127.0.0.1' });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
   let closed = false;
   const close = async () => {
     if (closed) return;
@@ -73,7 +74,7 @@ async function startServer(o: { clock?: Clock; port?: number } = {}) {
     supervisor.stop();
   };
   cleanups.push(close);
-  return { app, hub, supervisor, clock, telemetry, url: address, port: Number(new URL(address).port), wsUrl: `${address.replace('http', 'ws')}/sdk`, close, sdkRequests: () => sdkRequests };
+  return { app, hub, supervisor, clock, telemetry, url: address, wsUrl: `${address.replace('http', 'ws')}/sdk`, close, sdkRequests: () => sdkRequests };
 }
 
 function client(): ParleyClient {
@@ -334,22 +335,29 @@ describe('SDK gateway with the real SDK', () => {
     expect(ingested).toEqual([{ from: '+15550001', text: 'hello', connectionId: 'string' }]);
   });
 
-  it('reconnects and registers again by itself after a server restart on the same port (1001 on shutdown)', async () => {
-    const s1 = await startServer();
+  it('reconnects and registers again by itself after a real Parley restarts on the same port and data (1001 on shutdown)', async () => {
+    const first = await startParley();
+    const { storagePath } = first;
+    const port = Number(new URL(first.url()).port);
+    let current: TestParley = first;
+    cleanups.push(() => current.close());
     const c = exposeShop(client());
     const disconnects: number[] = [];
     let registrations = 0;
     c.on('disconnected', ({ code }) => disconnects.push(code));
     c.on('registered', () => registrations++);
-    await c.listen({ secret: SECRET, url: s1.url });
-    expect(registrations).toBe(1);
+    await c.listen({ secret: TEST_SECRET, url: first.url() });
+    const sdkReady = async (url: string) => (await (await fetch(`${url}/ready`)).json()).checks.sdk;
+    expect(await sdkReady(first.url())).toEqual({ connected: true, functions: 2 });
 
-    await s1.close();
+    await first.close();
     await until(() => disconnects.length === 1);
     expect(disconnects).toEqual([1001]);
-    const s2 = await startServer({ port: s1.port });
-    await until(() => registrations === 2, 10_000);
-    expect(s2.hub.catalog().map((f) => f.name)).toEqual(['lookup_order', 'cancel_order']);
-    await expect(s2.hub.invoke('lookup_order', { orderId: 'Z9' }, CTX)).resolves.toMatchObject({ ok: true, data: { orderId: 'Z9' } });
-  });
+    current = await startParley({ port, storagePath });
+    expect(current.url()).toBe(first.url());
+    await until(() => registrations === 2, 10_000); // nothing but the SDK's own reconnect loop
+    expect(await sdkReady(current.url())).toEqual({ connected: true, functions: 2 });
+    expect(await (await fetch(`${current.url()}/__test__/sdk/functions`)).json()).toEqual(['lookup_order', 'cancel_order']);
+    await expect(current.runtime.hub.invoke('lookup_order', { orderId: 'Z9' }, CTX)).resolves.toMatchObject({ ok: true, data: { orderId: 'Z9' } });
+  }, 20_000);
 });
