@@ -75,10 +75,10 @@ describe('health, readiness, diagnostics', () => {
       return { status: res.status, body: await res.json() };
     };
     const unknownRoute = await absent('/no-such-route');
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { 'x-service-secret': 'wrong' }, { authorization: `Bearer ${TEST_SECRET}x` }]) {
+    for (const headers of <Record<string, string>[]>[{}, { authorization: 'Bearer wrong' }, { 'x-service-secret': 'wrong' }, { authorization: `Bearer ${TEST_SECRET}x` }]) {
       expect(await absent('/diagnostics', headers)).toEqual({ status: 404, body: { error: { code: 'not_found', message: unknownRoute.body.error.message.replace('/no-such-route', '/diagnostics') } } });
     }
-    for (const headers of [{ authorization: `Bearer ${TEST_SECRET}` }, { 'x-service-secret': TEST_SECRET }]) {
+    for (const headers of <Record<string, string>[]>[{ authorization: `Bearer ${TEST_SECRET}` }, { 'x-service-secret': TEST_SECRET }]) {
       const res = await fetch(`${p.url()}/diagnostics`, { headers });
       expect(res.status).toBe(200);
       expect((await res.json()).actors.count).toBeGreaterThan(0);
