@@ -107,12 +107,21 @@ export const APOLOGY_TOO_MANY_STEPS = "Sorry, I couldn't complete that request. 
 export const DECLINED_CONTENT = 'The customer declined this action; it was not carried out.';
 export const EXPIRED_CONTENT = 'The customer did not confirm in time; the action was cancelled and not carried out.';
 
-function toolContent(outcome: InvokeOutcome): string {
-  if (outcome.ok) {
-    const text = typeof outcome.data === 'string' ? outcome.data : JSON.stringify(outcome.data ?? null);
-    return text.length > MAX_TOOL_CONTENT ? `${text.slice(0, MAX_TOOL_CONTENT)}…` : text;
+export const UNREADABLE_RESULT = 'Error (unreadable_result): the function answered with data that could not be read (too deeply nested or not JSON).';
+
+/** The text the LLM gets for a call's outcome. Never throws: a hostile result must not take the conversation down. */
+export function toolContent(outcome: InvokeOutcome): string {
+  let text: string;
+  try {
+    text = outcome.ok
+      ? typeof outcome.data === 'string'
+        ? outcome.data
+        : (JSON.stringify(outcome.data ?? null) ?? 'null')
+      : `Error${outcome.error.code ? ` (${outcome.error.code})` : ''}: ${outcome.error.message}`;
+  } catch {
+    return UNREADABLE_RESULT;
   }
-  return `Error${outcome.error.code ? ` (${outcome.error.code})` : ''}: ${outcome.error.message}`;
+  return text.length > MAX_TOOL_CONTENT ? `${text.slice(0, MAX_TOOL_CONTENT)}…` : text;
 }
 
 /** True when this client message id was already queued or answered (a re-sent message is not answered twice). */
@@ -366,11 +375,16 @@ function toolFinished(context: ConversationContext, outcome: InvokeOutcome, at?:
     turnId: turn.turnId,
     callId: entry.callId,
     name: entry.name,
-    phase: outcome.ok ? 'result' : 'failed',
+    phase: entry.ok ? 'result' : 'failed',
     content: entry.content,
     ...(at !== undefined && turn.callStartedAt !== undefined ? { durationMs: Math.max(0, at - turn.callStartedAt) } : {}),
-    ...(outcome.ok ? {} : { error: outcome.error.message }),
+    ...(entry.ok ? {} : { error: outcome.ok ? 'unreadable result' : outcome.error.message }),
   };
+}
+
+function toolEntry(call: ToolCall, outcome: InvokeOutcome): TurnEntry {
+  const content = toolContent(outcome);
+  return { role: 'tool', callId: call.id, name: call.name, ok: outcome.ok && content !== UNREADABLE_RESULT, content };
 }
 
 function recordResult(context: ConversationContext, outcome: InvokeOutcome, at = context.lastAt): Partial<ConversationContext> {
@@ -381,7 +395,7 @@ function recordResult(context: ConversationContext, outcome: InvokeOutcome, at =
     turn: {
       ...turn,
       callIndex: turn.callIndex + 1,
-      transcript: [...turn.transcript, { role: 'tool', callId: call.id, name: call.name, ok: outcome.ok, content: toolContent(outcome) }],
+      transcript: [...turn.transcript, toolEntry(call, outcome)],
     },
   };
 }

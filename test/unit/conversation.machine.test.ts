@@ -4,6 +4,8 @@ import {
   APOLOGY_LLM_FAILED,
   APOLOGY_TOO_MANY_STEPS,
   conversationMachine,
+  toolContent,
+  UNREADABLE_RESULT,
   type ConversationOutput,
   type InvokeOutcome,
   type InvokeToolInput,
@@ -212,6 +214,25 @@ describe('conversation machine', () => {
     await h.settle();
     expect(h.replies()).toEqual(['not done: Error (timeout): backend down']);
     expect(h.outputs).toContainEqual(expect.objectContaining({ type: 'tool', phase: 'failed', error: 'backend down' }));
+  });
+
+  it('a result that cannot be serialized (30,000 deep, circular) is an unreadable-result error for the LLM, not a crash', async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 30_000; i++) deep = [deep];
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    let n = 0;
+    const h = harness({ llm: toolThenAnswer('getOrderStatus'), tool: () => ({ ok: true, data: n++ === 0 ? deep : circular }) });
+    h.send('status?', 'm1');
+    h.send('status again?', 'm2');
+    await h.settle();
+    expect(h.replies()).toEqual([`not done: ${UNREADABLE_RESULT}`, `not done: ${UNREADABLE_RESULT}`]);
+    expect(h.outputs.filter((o) => o.type === 'tool' && o.phase === 'failed')).toHaveLength(2);
+    expect(h.actor.getSnapshot().status).toBe('active');
+    expect(h.actor.getSnapshot().value).toBe('idle');
+    expect(() => JSON.stringify(h.actor.getPersistedSnapshot())).not.toThrow();
+    expect(toolContent({ ok: true, data: 'x'.repeat(9000) })).toHaveLength(8001);
+    expect(toolContent({ ok: false, error: { message: 'e'.repeat(9000) } }).length).toBeLessThanOrEqual(8001);
   });
 
   it('an LLM failure ends the turn with an apology, and the next message is processed', async () => {
