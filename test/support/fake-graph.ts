@@ -21,6 +21,8 @@ export interface FakeGraph {
   failNext(...failures: Failure[]): void;
   /** Like Meta: post a signed `sent` status (echoing biz_opaque_callback_data) for every accepted message, retrying until 200. */
   sendStatusesTo(webhookUrl: string, appSecret: string): void;
+  /** Holds status webhooks back (queued, not posted) until resumed: Meta being late. */
+  holdStatuses(hold: boolean): void;
   close(): Promise<void>;
 }
 
@@ -33,10 +35,11 @@ export async function startFakeGraph(): Promise<FakeGraph> {
   let n = 0;
   let statusTarget: { url: string; secret: string } | undefined;
   let closed = false;
+  let held = false;
   const pendingStatuses: { status: Record<string, unknown>; phoneId: string; until: number }[] = [];
   // Like Meta, statuses are batched into one webhook call and retried until acknowledged.
   const pump = async () => {
-    while (!closed && statusTarget && pendingStatuses.length) {
+    while (!closed && !held && statusTarget && pendingStatuses.length) {
       const phoneId = pendingStatuses[0].phoneId;
       const batch = pendingStatuses.slice(0, 100).filter((b) => b.phoneId === phoneId);
       const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'WABA', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: phoneId }, statuses: batch.map((b) => b.status) } }] }] });
@@ -92,6 +95,13 @@ export async function startFakeGraph(): Promise<FakeGraph> {
     sendStatusesTo(url, secret) {
       statusTarget = { url, secret };
       if (!pumping && pendingStatuses.length) {
+        pumping = true;
+        void pump();
+      }
+    },
+    holdStatuses(hold) {
+      held = hold;
+      if (!hold && !pumping && statusTarget && pendingStatuses.length) {
         pumping = true;
         void pump();
       }
