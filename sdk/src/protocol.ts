@@ -80,13 +80,16 @@ export type ErrorFrame = z.infer<typeof ErrorFrame>;
 export type ClientFrame = z.infer<typeof ClientFrame>;
 export type ServerFrame = z.infer<typeof ServerFrame>;
 
-/** Close codes used on the SDK socket. */
+/**
+ * Close codes used on the SDK socket: the wire contract. How long the server waits for `register`
+ * is server behaviour, owned by machines/sdkConnection.ts (which may not import sdk/); the
+ * gateway test checks that its close code is `registerTimeout`.
+ */
 export const CloseCodes = {
   goingAway: 1001,
   tooBig: 1009,
   registerTimeout: 4008,
 } as const;
 
-export const REGISTER_TIMEOUT_MS = 15_000;
 // Tool results can be larger than widget frames; still bounded (oversize closes 1009).
 export const MAX_FRAME_BYTES = 1024 * 1024;

@@ -8,7 +8,7 @@ import websocket from '@fastify/websocket';
 import { WebSocket } from 'ws';
 import { z } from 'zod';
 import { createClient, ParleyConnectionError, type ParleyClient } from '../../sdk/src/index.ts';
-import { MAX_FRAME_BYTES } from '../../sdk/src/protocol.ts';
+import { CloseCodes, MAX_FRAME_BYTES } from '../../sdk/src/protocol.ts';
 import { createClock, createManualClock, type Clock, type ManualClock } from '../../src/clock.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { Config } from '../../src/config/schema.ts';
@@ -208,7 +208,7 @@ describe('SDK gateway with the real SDK', () => {
     await raw.opened;
     const openedAt = Date.now();
     const { code, at } = await raw.closed;
-    expect(code).toBe(4008);
+    expect(code).toBe(CloseCodes.registerTimeout); // the machine's code is the protocol's
     expect(at - openedAt).toBeGreaterThanOrEqual(14_950);
     expect(at - openedAt).toBeLessThan(16_000);
     await until(() => s.supervisor.sdkSlotsAvailable() === 32);
