@@ -23,6 +23,7 @@ import type { LlmProvider } from '../llm/types.ts';
 import type { Services } from '../services.ts';
 import type { CycleResult } from '../../machines/daemon.ts';
 import { REFLECTION_PROMPT, renderTranscript } from './transcript.ts';
+import { createReviewIndex } from './review-index.ts';
 
 const SUMMARY_MAX = 2000;
 const FOLLOWUP_MAX = 1000;
@@ -85,14 +86,24 @@ export interface ReflectionDeps {
   history: HistoryRepo;
   /** The proactive service's send: resolves accepted or blocked (one of seven reasons); rejects on an internal failure. */
   sendFollowup: (req: { customerExternalId: string; channel: 'web' | 'whatsapp'; content: string; dedupKey: string }) => Promise<{ accepted: boolean; reason?: string; messageId?: string }>;
+  /**
+   * True when the conversation host keeps the review index (src/daemon/review-index.ts) in step with
+   * lastMessageAt: a cycle then reads index keys instead of every conversation record. Otherwise it scans.
+   */
+  reviewIndex?: boolean;
 }
 
 export function createReflectionCycle(deps: ReflectionDeps) {
   const { services, llm, history } = deps;
   const { store, clock, config, telemetry, logger } = services;
   const records = store.table<ReviewedRecord>('conversations');
+  const index = createReviewIndex(store);
+  let reconciled = false;
 
   const attemptsFor = (r: ReviewedRecord) => (r.reviewAttempt && r.reviewAttempt.lastMessageAt === r.lastMessageAt ? r.reviewAttempt.attempts : 0);
+
+  const needsReview = (r: ReviewedRecord) =>
+    r.lastMessageAt !== undefined && (r.reviewedAt === undefined || r.reviewedAt < r.lastMessageAt) && attemptsFor(r) < MAX_REVIEW_ATTEMPTS;
 
   const eligible = (r: ReviewedRecord, now: number) =>
     !r.busy &&
@@ -153,6 +164,8 @@ export function createReflectionCycle(deps: ReflectionDeps) {
       if (!current || current.lastMessageAt !== r.lastMessageAt) return false;
       if (current.reviewedAt !== undefined && current.reviewedAt >= current.lastMessageAt!) return false; // already has its verdict
       const { reviewAttempt: _, ...rest } = current;
+      index.removeReviewInTx(current.lastMessageAt!, r.conversationId);
+      if (wantsFollowup) index.putFollowupInTx(r.conversationId);
       records.putInTx(r.conversationId, {
         ...rest,
         reviewedAt: now,
@@ -165,7 +178,9 @@ export function createReflectionCycle(deps: ReflectionDeps) {
     return stored;
   };
 
+  /** Inside a transaction: the record without its pending follow-up (and the index without its key). */
   const withoutPending = (r: ReviewedRecord): ReviewedRecord => {
+    index.removeFollowupInTx(r.conversationId);
     const { followupPending: _, ...rest } = r;
     return rest as ReviewedRecord;
   };
@@ -175,7 +190,10 @@ export function createReflectionCycle(deps: ReflectionDeps) {
     store.transaction((): { send: NonNullable<ReviewedRecord['followupPending']>; record: ReviewedRecord } | { dropped: string; record: ReviewedRecord } | undefined => {
       const current = records.get(conversationId);
       const pending = current?.followupPending;
-      if (!current || !pending) return undefined;
+      if (!current || !pending) {
+        index.removeFollowupInTx(conversationId);
+        return undefined;
+      }
       let dropped: string | undefined;
       if (!current.externalId) dropped = 'no customer externalId';
       else if (current.reviewedAt === undefined || (current.lastCustomerMessageAt ?? 0) > pending.decidedAt) dropped = 'the customer wrote again';
@@ -217,14 +235,52 @@ export function createReflectionCycle(deps: ReflectionDeps) {
     return result?.accepted === true;
   };
 
-  return async function runCycle(): Promise<CycleResult> {
-    const now = clock.now();
+  /** Every record once: index keys for what needs a review or has a follow-up pending (data written before the index). */
+  const reconcile = () =>
+    store.transaction(() => {
+      for (const { value } of records.range()) {
+        if (needsReview(value)) index.putReviewInTx(value.lastMessageAt!, value.conversationId);
+        if (value.followupPending) index.putFollowupInTx(value.conversationId);
+      }
+    });
+
+  const selectByScan = (now: number) => {
     const pending: string[] = [];
     const candidates: ReviewedRecord[] = [];
     for (const { value } of records.range()) {
       if (value.followupPending) pending.push(value.conversationId);
       else if (candidates.length < config.daemon.max_per_cycle && eligible(value, now)) candidates.push(value);
     }
+    return { pending, candidates };
+  };
+
+  const selectByIndex = async (now: number) => {
+    if (!reconciled) {
+      await reconcile();
+      reconciled = true;
+    }
+    const candidates: ReviewedRecord[] = [];
+    const stale: { lastMessageAt: number; conversationId: string }[] = [];
+    for (const entry of index.due(now - config.daemon.idle_minutes * 60_000)) {
+      if (candidates.length >= config.daemon.max_per_cycle) break;
+      const r = records.get(entry.conversationId);
+      if (!r || r.lastMessageAt !== entry.lastMessageAt || !needsReview(r)) stale.push(entry);
+      else if (!r.followupPending && eligible(r, now)) candidates.push(r);
+    }
+    if (stale.length) {
+      await store.transaction(() => {
+        for (const e of stale) {
+          const r = records.get(e.conversationId);
+          if (!r || r.lastMessageAt !== e.lastMessageAt || !needsReview(r)) index.removeReviewInTx(e.lastMessageAt, e.conversationId);
+        }
+      });
+    }
+    return { pending: [...index.pendingFollowups()], candidates };
+  };
+
+  return async function runCycle(): Promise<CycleResult> {
+    const now = clock.now();
+    const { pending, candidates } = deps.reviewIndex ? await selectByIndex(now) : selectByScan(now);
     let reviewed = 0;
     let followups = 0;
     for (const r of candidates) {
@@ -234,7 +290,7 @@ export function createReflectionCycle(deps: ReflectionDeps) {
         logger.warn({ err, conversationId: r.conversationId }, 'reflection failed');
       }
     }
-    for (const r of candidates) if (records.get(r.conversationId)?.followupPending) pending.push(r.conversationId);
+    for (const r of candidates) if (records.get(r.conversationId)?.followupPending && !pending.includes(r.conversationId)) pending.push(r.conversationId);
     for (const id of pending) {
       try {
         if (await sendPending(id)) followups++;

@@ -76,10 +76,17 @@ describe('reflection daemon', () => {
     const result = Object.fromEntries(followups.map((f) => [f.conversationId, f.data.accepted ? 'sent' : f.data.reason]));
     expect(result).toEqual({ 'conv_web_unresolved-bob': 'sent', 'conv_web_unresolved-cy': 'Customer has not opted in' });
 
+    // A crash after the send but before the pending follow-up was cleared: put it back as it was.
+    const records = p.services.store.table<Record<string, unknown>>('conversations');
+    const bob = records.get('conv_web_unresolved-bob')!;
+    expect(bob.followupPending).toBeUndefined();
+    await records.put('conv_web_unresolved-bob', { ...bob, followupPending: { content: 'again?', decidedAt: (bob.reflection as { at: number }).at } });
+
     await jump(p, 5 * 3600_000); // more cycles: nothing new to review, nothing sent twice
     await new Promise((r) => setTimeout(r, 500));
     expect(await events(p, 'daemon.verdict')).toHaveLength(3);
     expect((await events(p, 'proactive.accepted')).filter((e) => e.data.dedupKey === 'followup:conv_web_unresolved-bob')).toHaveLength(1);
+    expect((await events(p, 'proactive.blocked')).filter((e) => e.data.dedupKey === 'followup:conv_web_unresolved-bob').map((e) => e.data.reason)).toEqual(['Duplicate (dedupKey already sent)']);
 
     const w = await connectWidget(p.url());
     open.push(w);

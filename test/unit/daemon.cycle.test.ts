@@ -10,6 +10,7 @@ import type { ConversationRecord } from '../../src/conversations/host.ts';
 import { conversationIdFor, createHistoryRepo } from '../../src/conversations/history.ts';
 import { createCustomerRepo } from '../../src/customers/repo.ts';
 import { createReflectionCycle, MAX_FOLLOWUP_ATTEMPTS, MAX_REVIEW_ATTEMPTS, type ReflectionDeps, type ReviewedRecord } from '../../src/daemon/reflection.ts';
+import { noteLastMessageInTx } from '../../src/daemon/review-index.ts';
 import { createOfflineProvider } from '../../src/llm/offline.ts';
 import type { LlmProvider } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -32,7 +33,7 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-async function env(o: { dailyCap?: number; maxPerCycle?: number; idleMinutes?: number; llm?: LlmProvider; send?: (real: ReflectionDeps['sendFollowup']) => ReflectionDeps['sendFollowup'] } = {}) {
+async function env(o: { reviewIndex?: boolean; dailyCap?: number; maxPerCycle?: number; idleMinutes?: number; llm?: LlmProvider; send?: (real: ReflectionDeps['sendFollowup']) => ReflectionDeps['sendFollowup'] } = {}) {
   const store: Store = await openStore({ path: tempDir() });
   const clock: ManualClock = createManualClock(START);
   const logger = createLogger('silent');
@@ -56,11 +57,11 @@ async function env(o: { dailyCap?: number; maxPerCycle?: number; idleMinutes?: n
     deliver: createProactiveDelivery({ services, history, sessions: createWebSessions(clock.now) }),
   });
   const real: ReflectionDeps['sendFollowup'] = (req) => proactive.send(req);
-  const runCycle = createReflectionCycle({ services, llm: o.llm ?? createOfflineProvider(), history, sendFollowup: o.send ? o.send(real) : real });
+  const runCycle = createReflectionCycle({ services, llm: o.llm ?? createOfflineProvider(), history, sendFollowup: o.send ? o.send(real) : real, reviewIndex: o.reviewIndex });
   const records = store.table<ReviewedRecord>('conversations');
 
   /** A web conversation as the host leaves it: history plus the record. `unanswered` → the offline verdict is unresolved. */
-  async function conversation(externalId: string, o2: { agoMs?: number; unanswered?: boolean; optIn?: boolean; noExternalId?: boolean } = {}) {
+  async function conversation(externalId: string, o2: { agoMs?: number; unanswered?: boolean; optIn?: boolean; noExternalId?: boolean; unindexed?: boolean } = {}) {
     const c = await customers.upsert({ externalId, email: `${externalId}@example.com` });
     if (o2.optIn !== false) await customers.setOptIn(externalId, true);
     const id = conversationIdFor(c.customerId, 'web');
@@ -75,6 +76,7 @@ async function env(o: { dailyCap?: number; maxPerCycle?: number; idleMinutes?: n
         snapshot: { big: 'x'.repeat(100) }, state: 'idle', busy: false, updatedAt: at, lastMessageAt: at, lastCustomerMessageAt: at,
       };
       records.putInTx(id, record);
+      if (o.reviewIndex && !o2.unindexed) noteLastMessageInTx(store, id, undefined, at); // the host's line
     });
     return { id, customerId: c.customerId };
   }
@@ -84,134 +86,169 @@ async function env(o: { dailyCap?: number; maxPerCycle?: number; idleMinutes?: n
     store.transaction(() => {
       const r = records.get(id)!;
       records.putInTx(id, { ...r, lastMessageAt: clock.now(), lastCustomerMessageAt: clock.now(), reviewedAt: undefined });
+      if (o.reviewIndex) noteLastMessageInTx(store, id, r.lastMessageAt, clock.now());
     });
 
   const ofType = (type: string, conversationId?: string) => events.filter((e) => e.type === type && (!conversationId || e.conversationId === conversationId));
   return { store, clock, customers, ledger, proactive, runCycle, records, conversation, customerWrites, ofType, events };
 }
 
-describe('reflection cycle: which conversations are reviewed', () => {
-  it('idle_minutes: a conversation younger than that is not reviewed', async () => {
-    const e = await env({ idleMinutes: 30 });
-    const old = await e.conversation('old', { agoMs: 31 * MIN });
-    const young = await e.conversation('young', { agoMs: 29 * MIN });
-    expect(await e.runCycle()).toMatchObject({ reviewed: 1 });
-    expect(e.records.get(old.id)?.reflection?.verdict).toBe('resolved');
-    expect(e.records.get(young.id)?.reflection).toBeUndefined();
-    e.clock.advance(MIN);
-    expect(await e.runCycle()).toMatchObject({ reviewed: 1 });
-    expect(e.records.get(young.id)?.reflection?.verdict).toBe('resolved');
-  });
+for (const mode of ['scan', 'index'] as const) {
+  const envFor = (o: Parameters<typeof env>[0] = {}) => env({ ...o, reviewIndex: mode === 'index' });
 
-  it('max_per_cycle: N+1 idle conversations → N reviews in one cycle, the last one next cycle', async () => {
-    const e = await env({ maxPerCycle: 2 });
-    for (const id of ['a', 'b', 'c']) await e.conversation(id);
-    expect(await e.runCycle()).toMatchObject({ reviewed: 2 });
-    expect(await e.runCycle()).toMatchObject({ reviewed: 1 });
-    expect(await e.runCycle()).toMatchObject({ reviewed: 0 });
-    expect(e.ofType('daemon.verdict')).toHaveLength(3);
-  });
-});
+  describe(`reflection cycle (${mode === 'index' ? 'review index kept by the host' : 'scanning every record'})`, () => {
+    describe('which conversations are reviewed', () => {
+      it('idle_minutes: a conversation younger than that is not reviewed', async () => {
+        const e = await envFor({ idleMinutes: 30 });
+        const old = await e.conversation('old', { agoMs: 31 * MIN });
+        const young = await e.conversation('young', { agoMs: 29 * MIN });
+        expect(await e.runCycle()).toMatchObject({ reviewed: 1 });
+        expect(e.records.get(old.id)?.reflection?.verdict).toBe('resolved');
+        expect(e.records.get(young.id)?.reflection).toBeUndefined();
+        e.clock.advance(MIN);
+        expect(await e.runCycle()).toMatchObject({ reviewed: 1 });
+        expect(e.records.get(young.id)?.reflection?.verdict).toBe('resolved');
+      });
 
-describe('reflection cycle: follow-ups', () => {
-  it('an opted-in customer already at the cap: the follow-up is blocked "Daily proactive limit reached" and not retried', async () => {
-    const e = await env({ dailyCap: 1 });
-    const c = await e.conversation('capped', { unanswered: true });
-    // An earlier accepted proactive message (on the ledger only, so the transcript stays unresolved).
-    expect((await e.ledger.reserve({ customerId: c.customerId, channel: 'web', hasTemplate: false })).ok).toBe(true);
-    expect(await e.runCycle()).toEqual({ reviewed: 1, followups: 0 });
-    expect(e.ofType('daemon.followup', c.id).map((x) => x.data.reason)).toEqual([BLOCK_REASONS.cap]);
-    expect(e.ofType('proactive.blocked').map((x) => x.data)).toEqual([expect.objectContaining({ reason: BLOCK_REASONS.cap, dedupKey: `followup:${c.id}` })]);
-    expect(e.records.get(c.id)?.followupPending).toBeUndefined();
-    await e.runCycle();
-    expect(e.ofType('daemon.followup', c.id)).toHaveLength(1);
-  });
-
-  it('a follow-up decided but not yet sent is dropped, unsent, when the customer wrote again meanwhile', async () => {
-    let fail = true;
-    const e = await env({ send: (real) => (req) => (fail ? Promise.reject(new ProactiveUnavailableError('store busy')) : real(req)) });
-    const c = await e.conversation('back', { unanswered: true });
-    await e.runCycle();
-    expect(e.records.get(c.id)?.followupPending).toMatchObject({ attempts: 1 });
-    e.clock.advance(MIN);
-    await e.customerWrites(c.id);
-    fail = false;
-    await e.runCycle();
-    expect(e.records.get(c.id)?.followupPending).toBeUndefined();
-    expect(e.ofType('proactive.accepted')).toHaveLength(0);
-    expect(e.ofType('daemon.followup', c.id).at(-1)?.data).toMatchObject({ accepted: false, dropped: 'the customer wrote again' });
-  });
-
-  it('a non-guardrail failure keeps the follow-up and retries it; it gives up after the bound (logged in telemetry)', async () => {
-    let calls = 0;
-    const e = await env({ send: () => () => (calls++, Promise.reject(new ProactiveUnavailableError('store busy'))) });
-    const c = await e.conversation('flaky', { unanswered: true });
-    for (let i = 0; i < MAX_FOLLOWUP_ATTEMPTS + 2; i++) await e.runCycle();
-    expect(calls).toBe(MAX_FOLLOWUP_ATTEMPTS);
-    expect(e.records.get(c.id)?.followupPending).toBeUndefined();
-    expect(e.ofType('daemon.gave_up', c.id).map((x) => x.data)).toEqual([expect.objectContaining({ what: 'followup', attempts: MAX_FOLLOWUP_ATTEMPTS, error: 'store busy' })]);
-  });
-
-  it('a record without an externalId drops its follow-up at once instead of being rescanned forever', async () => {
-    const e = await env();
-    const c = await e.conversation('anon', { unanswered: true, noExternalId: true });
-    await e.runCycle();
-    expect(e.records.get(c.id)?.followupPending).toBeUndefined();
-    expect(e.ofType('daemon.followup', c.id).map((x) => x.data.dropped)).toEqual(['no customer externalId']);
-  });
-});
-
-describe('reflection cycle: crash safety', () => {
-  it('a crash after the follow-up was sent (before it was cleared): the next cycle sends nothing — one verdict, one accepted', async () => {
-    let crash = true;
-    const e = await env({
-      send: (real) => async (req) => {
-        const r = await real(req);
-        if (crash) throw new Error('process died after the send');
-        return r;
-      },
+      it('max_per_cycle: N+1 idle conversations → N reviews in one cycle, the last one next cycle', async () => {
+        const e = await envFor({ maxPerCycle: 2 });
+        for (const id of ['a', 'b', 'c']) await e.conversation(id);
+        expect(await e.runCycle()).toMatchObject({ reviewed: 2 });
+        expect(await e.runCycle()).toMatchObject({ reviewed: 1 });
+        expect(await e.runCycle()).toMatchObject({ reviewed: 0 });
+        expect(e.ofType('daemon.verdict')).toHaveLength(3);
+      });
     });
-    const c = await e.conversation('once', { unanswered: true });
-    await e.runCycle();
-    crash = false;
-    expect(e.records.get(c.id)?.followupPending).toBeDefined();
-    await e.runCycle();
-    await e.runCycle();
-    expect(e.ofType('daemon.verdict', c.id)).toHaveLength(1);
-    expect(e.ofType('proactive.accepted')).toHaveLength(1);
-    expect(e.ofType('proactive.blocked').map((x) => x.data.reason)).toEqual([BLOCK_REASONS.duplicate]);
-    expect(e.ledger.sentInWindow(c.customerId)).toBe(1);
-    expect(e.records.get(c.id)?.followupPending).toBeUndefined();
+
+    describe('follow-ups', () => {
+      it('an opted-in customer already at the cap: the follow-up is blocked "Daily proactive limit reached" and not retried', async () => {
+        const e = await envFor({ dailyCap: 1 });
+        const c = await e.conversation('capped', { unanswered: true });
+        // An earlier accepted proactive message (on the ledger only, so the transcript stays unresolved).
+        expect((await e.ledger.reserve({ customerId: c.customerId, channel: 'web', hasTemplate: false })).ok).toBe(true);
+        expect(await e.runCycle()).toEqual({ reviewed: 1, followups: 0 });
+        expect(e.ofType('daemon.followup', c.id).map((x) => x.data.reason)).toEqual([BLOCK_REASONS.cap]);
+        expect(e.ofType('proactive.blocked').map((x) => x.data)).toEqual([expect.objectContaining({ reason: BLOCK_REASONS.cap, dedupKey: `followup:${c.id}` })]);
+        expect(e.records.get(c.id)?.followupPending).toBeUndefined();
+        await e.runCycle();
+        expect(e.ofType('daemon.followup', c.id)).toHaveLength(1);
+      });
+
+      it('a follow-up decided but not yet sent is dropped, unsent, when the customer wrote again meanwhile', async () => {
+        let fail = true;
+        const e = await envFor({ send: (real) => (req) => (fail ? Promise.reject(new ProactiveUnavailableError('store busy')) : real(req)) });
+        const c = await e.conversation('back', { unanswered: true });
+        await e.runCycle();
+        expect(e.records.get(c.id)?.followupPending).toMatchObject({ attempts: 1 });
+        e.clock.advance(MIN);
+        await e.customerWrites(c.id);
+        fail = false;
+        await e.runCycle();
+        expect(e.records.get(c.id)?.followupPending).toBeUndefined();
+        expect(e.ofType('proactive.accepted')).toHaveLength(0);
+        expect(e.ofType('daemon.followup', c.id).at(-1)?.data).toMatchObject({ accepted: false, dropped: 'the customer wrote again' });
+      });
+
+      it('a non-guardrail failure keeps the follow-up and retries it; it gives up after the bound (logged in telemetry)', async () => {
+        let calls = 0;
+        const e = await envFor({ send: () => () => (calls++, Promise.reject(new ProactiveUnavailableError('store busy'))) });
+        const c = await e.conversation('flaky', { unanswered: true });
+        for (let i = 0; i < MAX_FOLLOWUP_ATTEMPTS + 2; i++) await e.runCycle();
+        expect(calls).toBe(MAX_FOLLOWUP_ATTEMPTS);
+        expect(e.records.get(c.id)?.followupPending).toBeUndefined();
+        expect(e.ofType('daemon.gave_up', c.id).map((x) => x.data)).toEqual([expect.objectContaining({ what: 'followup', attempts: MAX_FOLLOWUP_ATTEMPTS, error: 'store busy' })]);
+      });
+
+      it('a record without an externalId drops its follow-up at once instead of being rescanned forever', async () => {
+        const e = await envFor();
+        const c = await e.conversation('anon', { unanswered: true, noExternalId: true });
+        await e.runCycle();
+        expect(e.records.get(c.id)?.followupPending).toBeUndefined();
+        expect(e.ofType('daemon.followup', c.id).map((x) => x.data.dropped)).toEqual(['no customer externalId']);
+      });
+    });
+
+    describe('crash safety', () => {
+      it('a crash after the follow-up was sent (before it was cleared): the next cycle sends nothing — one verdict, one accepted', async () => {
+        let crash = true;
+        const e = await envFor({
+          send: (real) => async (req) => {
+            const r = await real(req);
+            if (crash) throw new Error('process died after the send');
+            return r;
+          },
+        });
+        const c = await e.conversation('once', { unanswered: true });
+        await e.runCycle();
+        crash = false;
+        expect(e.records.get(c.id)?.followupPending).toBeDefined();
+        await e.runCycle();
+        await e.runCycle();
+        expect(e.ofType('daemon.verdict', c.id)).toHaveLength(1);
+        expect(e.ofType('proactive.accepted')).toHaveLength(1);
+        expect(e.ofType('proactive.blocked').map((x) => x.data.reason)).toEqual([BLOCK_REASONS.duplicate]);
+        expect(e.ledger.sentInWindow(c.customerId)).toBe(1);
+        expect(e.records.get(c.id)?.followupPending).toBeUndefined();
+      });
+
+      it('a crash after the LLM call (before the verdict was stored): reviewed again, one verdict; a review that keeps failing stops after the bound', async () => {
+        const offline = createOfflineProvider();
+        let calls = 0;
+        let failUntil = 1;
+        const llm: LlmProvider = {
+          ...offline,
+          complete: async (req) => {
+            const res = await offline.complete(req);
+            if (++calls <= failUntil) throw new Error('process died before the verdict was written');
+            return res;
+          },
+        };
+        const e = await envFor({ llm });
+        const c = await e.conversation('again', { unanswered: true });
+        expect(await e.runCycle()).toMatchObject({ reviewed: 0 });
+        expect(e.records.get(c.id)?.reviewAttempt).toMatchObject({ attempts: 1 });
+        expect(await e.runCycle()).toMatchObject({ reviewed: 1, followups: 1 });
+        await e.runCycle();
+        expect(calls).toBe(2);
+        expect(e.ofType('daemon.verdict', c.id)).toHaveLength(1);
+        expect(e.ofType('proactive.accepted')).toHaveLength(1);
+
+        failUntil = Infinity;
+        const d = await e.conversation('never', { unanswered: true });
+        calls = 0;
+        for (let i = 0; i < MAX_REVIEW_ATTEMPTS + 2; i++) await e.runCycle();
+        expect(calls).toBe(MAX_REVIEW_ATTEMPTS);
+        expect(e.ofType('daemon.verdict', d.id)).toHaveLength(0);
+        expect(e.ofType('daemon.gave_up', d.id).map((x) => x.data.what)).toEqual(['review']);
+      });
+    });
+  });
+}
+
+describe('review index', () => {
+  it('the first cycle indexes records written before the index; later cycles read only the index, and leave no keys behind', async () => {
+    const e = await env({ reviewIndex: true });
+    const before = await e.conversation('before', { unanswered: true, unindexed: true }); // no index key: written before the host kept one
+    expect(await e.runCycle()).toEqual({ reviewed: 1, followups: 1 });
+    expect(e.records.get(before.id)?.reflection?.verdict).toBe('unresolved');
+    const keys = () => [...e.store.table('proactive').range({ start: ['followup'], end: ['review', '\uffff'] })].map((r) => (r.key as unknown[])[0]);
+    expect(keys()).toEqual([]);
+    // A record the host wrote without its index key is not found by a scan any more.
+    const unindexed = await e.conversation('unindexed', { unindexed: true });
+    expect(await e.runCycle()).toEqual({ reviewed: 0, followups: 0 });
+    expect(e.records.get(unindexed.id)?.reflection).toBeUndefined();
   });
 
-  it('a crash after the LLM call (before the verdict was stored): reviewed again, one verdict; a review that keeps failing stops after the bound', async () => {
-    const offline = createOfflineProvider();
-    let calls = 0;
-    let failUntil = 1;
-    const llm: LlmProvider = {
-      ...offline,
-      complete: async (req) => {
-        const res = await offline.complete(req);
-        if (++calls <= failUntil) throw new Error('process died before the verdict was written');
-        return res;
-      },
-    };
-    const e = await env({ llm });
-    const c = await e.conversation('again', { unanswered: true });
-    expect(await e.runCycle()).toMatchObject({ reviewed: 0 });
-    expect(e.records.get(c.id)?.reviewAttempt).toMatchObject({ attempts: 1 });
-    expect(await e.runCycle()).toMatchObject({ reviewed: 1, followups: 1 });
+  it('a stale key (the conversation moved on, or is gone) is dropped without a review', async () => {
+    const e = await env({ reviewIndex: true });
+    const c = await e.conversation('moved');
     await e.runCycle();
-    expect(calls).toBe(2);
+    await e.store.transaction(() => {
+      noteLastMessageInTx(e.store, c.id, undefined, 1); // a leftover key for an old lastMessageAt
+      noteLastMessageInTx(e.store, 'conv_gone', undefined, 2);
+    });
+    expect(await e.runCycle()).toEqual({ reviewed: 0, followups: 0 });
+    expect([...e.store.table('proactive').range({ start: ['review'], end: ['review', '\uffff'] })]).toEqual([]);
     expect(e.ofType('daemon.verdict', c.id)).toHaveLength(1);
-    expect(e.ofType('proactive.accepted')).toHaveLength(1);
-
-    failUntil = Infinity;
-    const d = await e.conversation('never', { unanswered: true });
-    calls = 0;
-    for (let i = 0; i < MAX_REVIEW_ATTEMPTS + 2; i++) await e.runCycle();
-    expect(calls).toBe(MAX_REVIEW_ATTEMPTS);
-    expect(e.ofType('daemon.verdict', d.id)).toHaveLength(0);
-    expect(e.ofType('daemon.gave_up', d.id).map((x) => x.data.what)).toEqual(['review']);
   });
 });
