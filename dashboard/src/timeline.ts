@@ -20,7 +20,7 @@ function describe(e: EventRecord): string {
     case 'turn.started':
       return 'turn started';
     case 'turn.ended':
-      return 'turn ended';
+      return typeof d.startedAt === 'number' ? `turn ended (${fmtMs(e.at - d.startedAt)})` : 'turn ended';
     case 'confirmation.requested':
       return `asked the customer to confirm ${d.name}`;
     case 'confirmation.approved':
@@ -45,21 +45,22 @@ export async function renderTimeline(container: HTMLElement, conversationId: str
   const outside: { at: number; id: string; node: HTMLElement }[] = [];
   const entry = (at: number, kind: string, text: string, extra?: HTMLElement) =>
     h('li', { class: `entry ${kind}`, 'data-testid': 'timeline-entry' }, h('time', {}, new Date(at).toLocaleTimeString()), h('span', { class: 'kind' }, kind), h('span', { class: 'what' }, text), extra);
+  const place = (turnId: string | undefined, item: { at: number; id: string; node: HTMLElement }) => {
+    if (!turnId) return outside.push(item);
+    const t = turns.get(turnId) ?? { started: item.at, items: [] };
+    t.started = Math.min(t.started, item.at);
+    t.items.push(item);
+    turns.set(turnId, t);
+  };
   for (const e of events) {
     const turnId = (e.data.turnId as string | undefined) ?? undefined;
-    const item = { at: e.at, id: e.id, node: entry(e.at, e.type, describe(e)) };
-    if (turnId) {
-      const t = turns.get(turnId) ?? { started: e.at, items: [] };
-      t.items.push(item);
-      turns.set(turnId, t);
-    } else outside.push(item);
+    // A turn's start is not a record of its own: turn.ended carries it.
+    if (e.type === 'turn.ended' && typeof e.data.startedAt === 'number') place(turnId, { at: e.data.startedAt, id: '', node: entry(e.data.startedAt, 'turn.started', 'turn started') });
+    place(turnId, { at: e.at, id: e.id, node: entry(e.at, e.type, describe(e)) });
   }
   for (const c of calls) {
     const detail = h('span', { class: 'llm' }, `${c.model} · ${fmtMs(c.durationMs)} · ${c.promptTokens}+${c.completionTokens} tokens${c.toolCalls.length ? ` · tools: ${c.toolCalls.join(', ')}` : ''}${c.ok ? '' : ` · error: ${c.error ?? ''}`}`);
-    const item = { at: c.at, id: c.id, node: entry(c.at, `llm #${c.sequence}`, c.purpose, detail) };
-    const t = turns.get(c.turnId) ?? { started: c.at, items: [] };
-    t.items.push(item);
-    turns.set(c.turnId, t);
+    place(c.turnId, { at: c.at, id: c.id, node: entry(c.at, `llm #${c.sequence}`, c.purpose, detail) });
   }
   const root = h('div', { 'data-testid': 'timeline', class: 'timeline' }, h('h3', {}, `Timeline — ${conversationId}`));
   const sorted = [...turns.entries()].sort((a, b) => a[1].started - b[1].started);

@@ -1,6 +1,6 @@
 // Key layout of the `telemetry` and `turnCalls` tables.
 //  - records: `<13-digit ms>-<8-digit seq>` (time-ordered ids);
-//  - conversation index: `~<conversationId>\0<id>` → id, written in the same batch as the record and
+//  - conversation index: `~<conversationId>\0<id>` → '' (the id is the key's tail), written in the same batch as the record and
 //    removed with it. `~` sorts after every digit, so time-range scans bounded by RECORDS_END never see it.
 
 /** Sortable id: 13-digit ms timestamp, then a sequence. */
@@ -18,6 +18,7 @@ export const RECORDS_END = ':';
 
 const INDEX = '~';
 export const conversationIndexKey = (conversationId: string, id: string) => `${INDEX}${conversationId}\u0000${id}`;
+export const idOfIndexKey = (key: string) => key.slice(key.lastIndexOf('\u0000') + 1);
 export const conversationIndexPrefix = (conversationId: string) => `${INDEX}${conversationId}\u0000`;
 /** Just past every index key of this conversation. */
 export const conversationIndexEnd = (conversationId: string) => `${INDEX}${conversationId}\u0001`;

@@ -57,20 +57,15 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
     if (!c) bound.set(key, (c = metric.labels(...values) as { inc(v?: number): void; observe(v: number): void }));
     return c;
   };
-  const turnStarts = new Map<string, number>();
   const unsubscribe = telemetry.subscribe({
     event(e) {
       const d = e.data as Record<string, unknown>;
       const type = e.type;
       if (type === 'message.in' || type === 'message.out') child(messages, 'm', e.channel ?? 'unknown', type.slice(8)).inc();
-      else if (type === 'turn.started') turnStarts.set(String(d.turnId), e.at);
       else if (type === 'turn.ended') {
         const channel = e.channel ?? 'unknown';
         child(turns, 'turns', channel).inc();
-        const started = turnStarts.get(String(d.turnId));
-        turnStarts.delete(String(d.turnId));
-        if (started !== undefined) child(turnDuration, 'td', channel).observe(Math.max(0, e.at - started) / 1000);
-        if (turnStarts.size > 10_000) turnStarts.clear();
+        if (typeof d.startedAt === 'number') child(turnDuration, 'td', channel).observe(Math.max(0, e.at - d.startedAt) / 1000);
       } else if (type === 'tool.result' || type === 'tool.failed') child(tools, 't', String(d.name), type === 'tool.result' ? 'ok' : 'failed').inc();
       else if (type === 'proactive.accepted') child(proactive, 'p', 'accepted', '').inc();
       else if (type === 'proactive.blocked' || type === 'proactive.failed') child(proactive, 'p', type.slice(10), String(d.reason ?? '')).inc();

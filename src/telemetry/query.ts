@@ -4,7 +4,7 @@
 // conversation's index keys only (keys.ts), never the whole table.
 import { z } from 'zod';
 import type { Store } from '../store/types.ts';
-import { conversationIndexEnd, conversationIndexPrefix, keyAt, RECORDS_END } from './keys.ts';
+import { conversationIndexEnd, conversationIndexPrefix, idOfIndexKey, keyAt, RECORDS_END } from './keys.ts';
 import type { TelemetryEvent, TurnCallRecord } from './types.ts';
 
 const time = z
@@ -66,7 +66,7 @@ function scan<T extends { id: string }>(store: Store, table: 'telemetry' | 'turn
   let more = false;
   for (const { key, value } of t.range({ start: b.start, end: b.end, reverse: q.order === 'desc' })) {
     if (b.cursor && key === b.cursor) continue;
-    const rec = (indexed ? t.get(value as string) : value) as T | undefined;
+    const rec = (indexed ? t.get(idOfIndexKey(key as string)) : value) as T | undefined;
     if (!rec || typeof rec !== 'object' || !match(rec)) continue;
     if (items.length === limit) {
       more = true;

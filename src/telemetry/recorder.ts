@@ -2,6 +2,7 @@
 // batch, so recording costs a turn an array push. Keys are time-ordered ids;
 // a record with a conversationId also gets an index key in the same batch
 // (see keys.ts), so one conversation's timeline is read without a table scan.
+// `turn.started` is not persisted (see below).
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Store } from '../store/types.ts';
@@ -44,11 +45,11 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
       await o.store.transaction(() => {
         for (const e of ev) {
           events.putInTx(e.id, e);
-          if (e.conversationId !== undefined) events.putInTx(conversationIndexKey(e.conversationId, e.id), e.id);
+          if (e.conversationId !== undefined) events.putInTx(conversationIndexKey(e.conversationId, e.id), '');
         }
         for (const c of tc) {
           calls.putInTx(c.id, c);
-          calls.putInTx(conversationIndexKey(c.conversationId, c.id), c.id);
+          calls.putInTx(conversationIndexKey(c.conversationId, c.id), '');
         }
       });
     } catch (err) {
@@ -81,6 +82,11 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
     }
   };
 
+  // `turn.started` is live only (listeners, metrics): its time is carried by the turn's
+  // `turn.ended` record as `data.startedAt`, one persisted record per turn fewer.
+  const turnStarts = new Map<string, number>();
+  const MAX_OPEN_TURNS = 10_000;
+
   const timeOf = (at: number | undefined) => (at !== undefined && Number.isFinite(at) && at >= 0 ? at : o.clock.now());
 
   return {
@@ -99,6 +105,19 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
         channel: e.channel,
         data: e.data ?? {},
       };
+      if (rec.type === 'turn.started' && typeof rec.data.turnId === 'string') {
+        if (turnStarts.size >= MAX_OPEN_TURNS) turnStarts.clear();
+        turnStarts.set(rec.data.turnId, at);
+        if (listeners.size) eachListener((l) => l.event?.(rec));
+        return;
+      }
+      if (rec.type === 'turn.ended' && typeof rec.data.turnId === 'string') {
+        const startedAt = turnStarts.get(rec.data.turnId);
+        if (startedAt !== undefined) {
+          turnStarts.delete(rec.data.turnId);
+          rec.data = { ...rec.data, startedAt };
+        }
+      }
       if (listeners.size) eachListener((l) => l.event?.(rec));
       if (!enabled) return;
       pendingEvents.push(rec);

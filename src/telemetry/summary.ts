@@ -63,7 +63,7 @@ export function summarize(store: Store, o: { since: number; until: number; bucke
         else s.totals.messagesOut++;
         break;
       }
-      case 'turn.started':
+      case 'turn.ended':
         s.totals.turns++;
         break;
       case 'tool.invoked':

@@ -69,7 +69,13 @@ describe('events API', () => {
     const { items } = await page(`/api/v1/telemetry/events?turnId=${encodeURIComponent(`${conv}:a`)}&limit=1000`);
     expect(items.length).toBeGreaterThanOrEqual(4);
     expect(items.every((e) => e.data.turnId === `${conv}:a`)).toBe(true);
-    expect(items.map((e) => e.type)).toEqual(expect.arrayContaining(['message.in', 'confirmation.requested', 'confirmation.denied', 'message.out']));
+    expect(items.map((e) => e.type)).toEqual(expect.arrayContaining(['message.in', 'confirmation.requested', 'confirmation.denied', 'message.out', 'turn.ended']));
+    // The turn's start travels on turn.ended (one record per turn fewer).
+    expect(items.map((e) => e.type)).not.toContain('turn.started');
+    const ended = items.find((e) => e.type === 'turn.ended');
+    const messageIn = items.find((e) => e.type === 'message.in');
+    expect(ended.data.startedAt).toBeGreaterThanOrEqual(messageIn.at);
+    expect(ended.data.startedAt).toBeLessThanOrEqual(ended.at);
   });
 
   it('customerExternalId finds events that carry only the resolved customerId', async () => {

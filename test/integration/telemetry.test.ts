@@ -57,7 +57,7 @@ describe('telemetry API', () => {
   it('records the conversation as events with the right fields', async () => {
     const { items: ev } = await items(`/api/v1/telemetry/events?conversationId=${conv}&limit=1000`);
     const types = ev.map((e) => e.type);
-    for (const t of ['message.in', 'message.out', 'turn.started', 'turn.ended', 'tool.invoked', 'tool.result', 'tool.failed', 'confirmation.requested', 'confirmation.approved']) expect(types).toContain(t);
+    for (const t of ['message.in', 'message.out', 'turn.ended', 'tool.invoked', 'tool.result', 'tool.failed', 'confirmation.requested', 'confirmation.approved']) expect(types).toContain(t);
     expect(types.filter((t) => t === 'message.in')).toHaveLength(3);
     expect(types.filter((t) => t === 'message.out')).toHaveLength(3);
     const failed = ev.find((e) => e.type === 'tool.failed');
