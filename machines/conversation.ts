@@ -79,7 +79,7 @@ interface QueuedMessage {
   at: number;
 }
 
-interface Turn {
+export interface Turn {
   turnId: string;
   messageId: string;
   step: number;
@@ -358,6 +358,20 @@ export const conversationMachine = setup({
     },
   },
 });
+
+/**
+ * What the runtime records when it has to abandon a turn it cannot make durable: the pending
+ * confirmation (if any) is cancelled, and the customer gets the apology instead of an answer.
+ */
+export function abandonedTurnOutputs(turn: Turn | undefined): ConversationOutput[] {
+  if (!turn) return [];
+  const out: ConversationOutput[] = [];
+  const call = turn.calls[turn.callIndex];
+  if (turn.pending && call) out.push({ type: 'confirmation', id: turn.pending.confirmationId, turnId: turn.turnId, name: call.name, outcome: 'expired' });
+  out.push({ type: 'reply', id: `${turn.turnId}:r`, turnId: turn.turnId, text: APOLOGY_LLM_FAILED, replyTo: turn.messageId });
+  out.push({ type: 'turn', turnId: turn.turnId, phase: 'ended', messageId: turn.messageId });
+  return out;
+}
 
 function toolInvoked(context: ConversationContext): ConversationOutput {
   const call = currentCall(context);

@@ -15,8 +15,10 @@
 // never sent twice and an acknowledged message is never lost.
 import { createActor, fromPromise, type Actor } from 'xstate';
 import {
+  abandonedTurnOutputs,
   conversationMachine,
   isKnownMessage,
+  type ConversationContext,
   type ConversationOutput,
   type InvokeOutcome,
   type LlmStepInput,
@@ -77,6 +79,8 @@ interface Active {
   pending: Pending[];
   persistRequested?: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void };
   writing: boolean;
+  /** Consecutive failed writes (reset by a successful one). */
+  failures: number;
   lastActiveAt: number;
   stopped: boolean;
 }
@@ -112,6 +116,10 @@ export interface ConversationHost {
   /** Resolves when every requested write so far is durable. */
   settle(): Promise<void>;
 }
+
+/** Failed writes in a row before the turn is abandoned; as many again before the actor is dropped. */
+export const MAX_WRITE_ATTEMPTS = 5;
+const retryDelayMs = (failures: number) => Math.min(4000, 250 * 2 ** (failures - 1));
 
 function stateName(value: unknown): string {
   if (typeof value === 'string') return value;
@@ -215,12 +223,18 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         } catch (err) {
           // Keep the outputs; the next write (retried below) carries them.
           a.pending.unshift(...batch);
-          log.error({ err, conversationId: a.meta.conversationId }, 'conversation write failed');
-          telemetry.event({ type: 'error', conversationId: a.meta.conversationId, data: { where: 'conversation.persist', message: (err as Error).message } });
+          a.failures++;
+          log.error({ err, conversationId: a.meta.conversationId, attempt: a.failures }, 'conversation write failed');
+          telemetry.event({ type: 'error', conversationId: a.meta.conversationId, data: { where: 'conversation.persist', message: (err as Error).message, attempt: a.failures } });
           request.reject(err);
-          if (!stopping) clock.setTimeout(() => requestPersist(a).catch(() => undefined), 1000);
+          if (stopping || a.stopped) continue;
+          // Bounded: what can't be written (a snapshot that won't encode, a full disk) must not be retried forever.
+          if (a.failures >= 2 * MAX_WRITE_ATTEMPTS) deactivate(a);
+          else if (a.failures === MAX_WRITE_ATTEMPTS) abandonTurn(a);
+          else clock.setTimeout(() => requestPersist(a).catch(() => undefined), retryDelayMs(a.failures));
           continue;
         }
+        a.failures = 0;
         request.resolve();
         for (const entry of written) {
           emitTelemetry(a.meta, entry);
@@ -287,11 +301,51 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     } as never,
   });
 
-  const activate = (meta: ConversationMeta): Active => {
+  const retire = (a: Active) => {
+    a.stopped = true;
+    a.actor.stop();
+    if (active.get(a.meta.conversationId) === a) active.delete(a.meta.conversationId);
+    deps.lifecycle?.passivated(a.meta.conversationId);
+  };
+
+  /**
+   * The actor's writes keep failing, or the actor itself failed: replace it with an idle one that keeps
+   * its queue and the messages it has seen, drop the current turn's unwritten outputs, and answer that
+   * turn with the apology. Later messages are answered as usual.
+   */
+  const abandonTurn = (a: Active) => {
+    const context = a.actor.getSnapshot().context as ConversationContext;
+    const turn = context.turn;
+    const kept = a.pending.filter((e) => !(turn && 'turnId' in e.o && e.o.turnId === turn.turnId && e.o.type !== 'turn'));
+    log.error({ conversationId: a.meta.conversationId, turnId: turn?.turnId, dropped: a.pending.length - kept.length }, 'conversation turn abandoned: it could not be stored');
+    a.pending = [];
+    const waiting = a.persistRequested;
+    a.persistRequested = undefined;
+    retire(a);
+    const idle = logic.getPersistedSnapshot(logic.resolveState({ value: 'idle', context: { ...context, turn: undefined } }));
+    const fresh = activate(a.meta, idle);
+    fresh.failures = a.failures;
+    const at = clock.now();
+    fresh.pending.push(...kept, ...abandonedTurnOutputs(turn).map((o) => ({ o, at })));
+    const durable = requestPersist(fresh);
+    if (waiting) durable.then(waiting.resolve, waiting.reject);
+    void durable.catch(() => undefined);
+  };
+
+  /** Still failing after the turn was abandoned: stop retrying. The next message resumes from the last stored state. */
+  const deactivate = (a: Active) => {
+    log.error({ conversationId: a.meta.conversationId, dropped: a.pending.length }, 'conversation deactivated after repeated write failures');
+    a.pending = [];
+    a.persistRequested?.reject(new Error('conversation deactivated after repeated write failures'));
+    a.persistRequested = undefined;
+    retire(a);
+  };
+
+  const activate = (meta: ConversationMeta, from?: unknown): Active => {
     const existing = active.get(meta.conversationId);
     if (existing && !existing.stopped) return existing;
-    const saved = records.get(meta.conversationId);
-    const a = { meta, pending: [], writing: false, lastActiveAt: clock.now(), stopped: false } as unknown as Active;
+    const saved = from === undefined ? records.get(meta.conversationId) : { snapshot: from };
+    const a = { meta, pending: [], writing: false, failures: 0, lastActiveAt: clock.now(), stopped: false } as unknown as Active;
     const input = {
       conversationId: meta.conversationId,
       customerId: meta.customerId,
@@ -312,9 +366,10 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       error: (err) => {
         log.error({ err, conversationId: meta.conversationId }, 'conversation actor failed');
         telemetry.event({ type: 'error', conversationId: meta.conversationId, customerId: meta.customerId, data: { where: 'conversation.actor', message: (err as Error)?.message } });
-        a.stopped = true;
-        active.delete(meta.conversationId);
-        deps.lifecycle?.passivated(meta.conversationId);
+        // Not from inside the actor's own notification.
+        queueMicrotask(() => {
+          if (!a.stopped && !stopping) abandonTurn(a);
+        });
       },
     });
     active.set(meta.conversationId, a);

@@ -1,0 +1,116 @@
+// A conversation whose state can't be written (a snapshot that won't encode,
+// a full disk) is retried a bounded number of times; then the turn is
+// abandoned with an apology and the conversation goes on. Nothing is retried
+// forever, and the failures are logged once per attempt.
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { APOLOGY_LLM_FAILED } from '../../machines/conversation.ts';
+import { createClient } from '../../sdk/src/index.ts';
+import { createManualClock } from '../../src/clock.ts';
+import { MAX_WRITE_ATTEMPTS } from '../../src/conversations/host.ts';
+import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { connectWidget } from '../support/widget-client.ts';
+
+const open: { close(): unknown }[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const writeFailures = (p: TestParley) => p.logs.filter((l) => l.includes('conversation write failed')).length;
+
+async function setup() {
+  const clock = createManualClock(Date.now());
+  const p = await startParley({ clock, config: { llm: { provider: 'offline' }, safety: { invoke_timeout_ms: 600_000 } } });
+  open.push(p);
+  const sdk = createClient();
+  let calls = 0;
+  sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }), mode: 'read' }, async () => {
+    calls++;
+    return new Promise(() => {}); // never answers: the turn stays in callingTool
+  });
+  await sdk.listen({ url: p.url(), secret: TEST_SECRET });
+  open.push(sdk);
+  const w = await connectWidget(p.url());
+  open.push(w);
+  w.send({ type: 'init', customerId: 'poison-1', email: 'p@example.com' });
+  await w.next((f) => f.type === 'ready');
+  // Writes of this conversation fail while it is calling the tool (as a snapshot that won't encode would).
+  const store = p.services.store;
+  const real = store.transaction.bind(store);
+  let poisoned = false;
+  const inCall = () => p.runtime.host.list().some((c) => c.conversationId === 'conv_web_poison-1' && c.state === 'callingTool');
+  store.transaction = (<T>(fn: () => T) =>
+    real(() => {
+      const r = fn();
+      if (poisoned && inCall()) throw new Error('snapshot could not be encoded');
+      return r;
+    })) as typeof store.transaction;
+  return { p, w, clock, calls: () => calls, poison: () => (poisoned = true), restore: () => (store.transaction = real) };
+}
+
+describe('bounded persist retries', () => {
+  it('after repeated write failures the turn is abandoned with an apology; the next message is answered', async () => {
+    const { p, w, clock, calls, poison, restore } = await setup();
+    w.send({ type: 'message', id: 'm1', text: 'What is the status of order 1001?' });
+    await w.next((f) => f.type === 'ack' && f.id === 'm1');
+    while (calls() === 0) await sleep(10);
+    poison();
+    // A message queued behind the stuck turn makes the conversation write (and fail).
+    w.send({ type: 'message', id: 'm2', text: 'thanks, bye' });
+    expect(await w.next((f) => f.type === 'error')).toMatchObject({ code: 'unavailable' });
+    for (let i = 0; i < 40 && !w.frames.some((f) => f.type === 'message'); i++) {
+      clock.advance(1000);
+      await sleep(20);
+    }
+    const apology = await w.next((f) => f.type === 'message', 1000);
+    expect(apology.text).toBe(APOLOGY_LLM_FAILED);
+    expect(writeFailures(p)).toBe(MAX_WRITE_ATTEMPTS);
+    // No more retries, however long we wait.
+    for (let i = 0; i < 10; i++) {
+      clock.advance(5000);
+      await sleep(10);
+    }
+    expect(writeFailures(p)).toBe(MAX_WRITE_ATTEMPTS);
+    expect(p.runtime.host.list().find((c) => c.conversationId === 'conv_web_poison-1')?.state).toBe('idle');
+
+    // m2 was kept and is answered after the apology; re-sending it is recognised as a duplicate.
+    const next = await w.next((f) => f.type === 'message');
+    expect(next.text).not.toBe(APOLOGY_LLM_FAILED);
+    w.send({ type: 'message', id: 'm2', text: 'thanks, bye' });
+    await w.next((f) => f.type === 'ack' && f.id === 'm2');
+    w.send({ type: 'message', id: 'm3', text: 'one more thing' });
+    await w.next((f) => f.type === 'ack' && f.id === 'm3');
+    expect((await w.next((f) => f.type === 'message')).text.length).toBeGreaterThan(0);
+    restore();
+  });
+
+  it('a conversation whose writes never succeed is dropped after a bounded number of attempts, and resumes later', async () => {
+    const { p, w, clock, calls, restore } = await setup();
+    const store = p.services.store;
+    w.send({ type: 'message', id: 'm1', text: 'What is the status of order 1001?' });
+    await w.next((f) => f.type === 'ack' && f.id === 'm1');
+    while (calls() === 0) await sleep(10);
+    const failing = store.transaction;
+    store.transaction = (() => Promise.reject(new Error('MDB_MAP_FULL'))) as typeof store.transaction;
+    w.send({ type: 'message', id: 'm2', text: 'thanks, bye' });
+    expect(await w.next((f) => f.type === 'error')).toMatchObject({ code: 'unavailable' });
+    for (let i = 0; i < 60; i++) {
+      clock.advance(1000);
+      await sleep(10);
+    }
+    expect(writeFailures(p)).toBe(2 * MAX_WRITE_ATTEMPTS);
+    expect(p.runtime.host.activeCount()).toBe(0);
+    expect(p.logs.filter((l) => l.includes('conversation deactivated')).length).toBe(1);
+    store.transaction = failing;
+    restore();
+    // Back to health: the next message reactivates the conversation from its last stored state.
+    w.send({ type: 'message', id: 'm3', text: 'hello?' });
+    await w.next((f) => f.type === 'ack' && f.id === 'm3');
+    expect(p.runtime.host.activeCount()).toBe(1);
+    // m1's turn was the last stored state: it resumes, waiting on the same (still unanswered) tool call.
+    await sleep(50);
+    expect(p.runtime.host.list()).toEqual([expect.objectContaining({ conversationId: 'conv_web_poison-1', state: 'callingTool', queued: 1 })]);
+    expect(calls()).toBe(1);
+  });
+});
