@@ -1,8 +1,9 @@
 // Deletes telemetry older than `telemetry.retention_days`, in batches, on a
-// timer of the injected clock.
+// timer of the injected clock. Starting, it first indexes records older than the index.
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Key, Store } from '../store/types.ts';
+import { backfillConversationIndex } from './index-backfill.ts';
 import { conversationIndexKey, keyAt } from './keys.ts';
 
 const BATCH = 5000;
@@ -42,7 +43,10 @@ export function createRetentionPruner(o: { store: Store; clock: Clock; retention
   return {
     prune,
     start() {
-      void prune().catch((err) => o.logger.warn({ err }, 'telemetry prune failed'));
+      void backfillConversationIndex(o.store, o.logger)
+        .catch((err) => o.logger.warn({ err }, 'telemetry index backfill failed'))
+        .then(prune)
+        .catch((err) => o.logger.warn({ err }, 'telemetry prune failed'));
       schedule();
     },
     stop() {

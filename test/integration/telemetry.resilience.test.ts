@@ -2,6 +2,7 @@
 // failure never fails a turn; retention prunes old records (and their index
 // keys) and keeps recent ones; a conversation's timeline reads its own keys.
 import { afterEach, describe, expect, it } from 'vitest';
+import { INDEX_MARKER } from '../../src/telemetry/index-backfill.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { parsePrometheusText, sampleValue } from '../support/prom-text.ts';
@@ -106,8 +107,8 @@ describe('retention', () => {
     expect(after.items.map((e) => e.type)).toEqual(['keep.me']);
     const keys = [...p.services.store.table('telemetry').range()].map((r) => String(r.key));
     expect(keys.filter((k) => k.startsWith('~'))).toHaveLength(1);
-    const callKeys = [...p.services.store.table('turnCalls').range()];
-    expect(callKeys).toHaveLength(0);
+    const callKeys = [...p.services.store.table('turnCalls').range()].map((r) => String(r.key));
+    expect(callKeys.filter((k) => k !== INDEX_MARKER)).toHaveLength(0);
   });
 });
 
@@ -149,5 +150,26 @@ describe('conversation timeline and the recent list', () => {
     conversations.range = convRange;
     expect(recent.items.map((c: { conversationId: string }) => c.conversationId)).toEqual(['conv_web_tl-2']);
     expect(recent.items[0].snapshot).toBeUndefined();
+  });
+});
+
+describe('records older than the conversation index', () => {
+  it('are indexed once when Parley starts, so their timeline is found', async () => {
+    const first = await startParley();
+    const storagePath = first.storagePath;
+    // Make it a store written before the index: records without index keys, no marker.
+    const store = first.services.store;
+    const at = Date.now() - 60_000;
+    await store.table('telemetry').put(`${at}-00000001`, { id: `${at}-00000001`, at, type: 'message.in', conversationId: 'conv_web_legacy', data: {} });
+    await store.table('turnCalls').put(`${at}-00000002`, { id: `${at}-00000002`, turnId: 'conv_web_legacy:1', conversationId: 'conv_web_legacy', customerId: 'legacy', sequence: 1, at, provider: 'offline', model: 'offline-1', purpose: 'chat', durationMs: 1, promptTokens: 1, completionTokens: 1, toolCalls: [], ok: true });
+    await store.table('telemetry').remove(INDEX_MARKER);
+    await store.table('turnCalls').remove(INDEX_MARKER);
+    await first.close();
+
+    const p = await parley({ storagePath });
+    // The backfill runs in the background after start: events first, then turn-calls.
+    await expect.poll(async () => (await page(p, '/api/v1/telemetry/turn-calls?conversationId=conv_web_legacy')).items.length, { timeout: 5000 }).toBe(1);
+    expect((await page(p, '/api/v1/telemetry/events?conversationId=conv_web_legacy')).items.map((e) => e.type)).toEqual(['message.in']);
+    expect(p.services.store.table('telemetry').get(INDEX_MARKER)).toBe(true);
   });
 });
