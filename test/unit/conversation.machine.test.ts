@@ -245,6 +245,22 @@ describe('conversation machine', () => {
     expect(h.actor.getSnapshot().value).toBe('idle');
   });
 
+  it('maxToolSteps N means at most N LLM steps: tools asked for in steps 1…N−1 run, step N may only answer', async () => {
+    const twoToolsThenAnswer: Script = (input) => (input.step < 3 ? { kind: 'tools', calls: [{ ...call('getOrderStatus'), id: `c${input.step}` }] } : { kind: 'reply', text: 'answered' });
+    const three = harness({ llm: twoToolsThenAnswer, maxToolSteps: 3 });
+    three.send('x', 'm1');
+    await three.settle();
+    expect([three.llmInputs.length, three.invocations.length, three.replies()]).toEqual([3, 2, ['answered']]);
+    const two = harness({ llm: twoToolsThenAnswer, maxToolSteps: 2 });
+    two.send('x', 'm1');
+    await two.settle();
+    expect([two.llmInputs.length, two.invocations.length, two.replies()]).toEqual([2, 1, [APOLOGY_TOO_MANY_STEPS]]);
+    const one = harness({ llm: twoToolsThenAnswer, maxToolSteps: 1 });
+    one.send('x', 'm1');
+    await one.settle();
+    expect([one.llmInputs.length, one.invocations.length, one.replies()]).toEqual([1, 0, [APOLOGY_TOO_MANY_STEPS]]);
+  });
+
   it('stops after maxToolSteps with an honest reply', async () => {
     const h = harness({ llm: () => ({ kind: 'tools', calls: [call('getOrderStatus')] }), maxToolSteps: 2 });
     h.send('loop', 'm1');
