@@ -11,19 +11,26 @@ const BATCH = 5000;
 export async function backfillConversationIndex(store: Store, logger: Logger): Promise<number> {
   let added = 0;
   for (const name of ['telemetry', 'turnCalls'] as const) {
-    const table = store.table<{ id: string; conversationId?: string } | string | boolean>(name);
+    const table = store.table<{ id: string; conversationId?: string } | string[] | boolean>(name);
     if (table.get(INDEX_MARKER) === true) continue;
     let start = '';
     for (;;) {
-      const batch: { key: string; conversationId: string }[] = [];
+      const byConversation = new Map<string, string[]>();
       let last: string | undefined;
+      let count = 0;
       for (const { key, value } of table.range({ start, end: RECORDS_END, limit: BATCH })) {
         last = key as string;
-        if (typeof value === 'object' && value.conversationId !== undefined) batch.push({ key: last, conversationId: value.conversationId });
+        const c = typeof value === 'object' && !Array.isArray(value) ? value.conversationId : undefined;
+        if (c === undefined) continue;
+        count++;
+        const ids = byConversation.get(c);
+        if (ids) ids.push(last);
+        else byConversation.set(c, [last]);
       }
       if (last === undefined) break;
-      await store.transaction(() => batch.forEach((b) => table.putInTx(conversationIndexKey(b.conversationId, b.key), '')));
-      added += batch.length;
+      // Keys come in order: each list is sorted, its first id the smallest.
+      await store.transaction(() => byConversation.forEach((ids, c) => table.putInTx(conversationIndexKey(c, ids[0]), ids)));
+      added += count;
       start = `${last}\u0000`;
     }
     await table.put(INDEX_MARKER, true);

@@ -1,7 +1,8 @@
 // Key layout of the `telemetry` and `turnCalls` tables.
 //  - records: `<13-digit ms>-<8-digit seq>` (time-ordered ids);
-//  - conversation index: `~<conversationId>\0<id>` → '' (the id is the key's tail), written in the same batch as the record and
-//    removed with it. `~` sorts after every digit, so time-range scans bounded by RECORDS_END never see it.
+//  - conversation index: `~<conversationId>\0<smallest id>` → the ids (sorted) of that conversation's records in
+//    one write batch: one index key per conversation per batch, not per record. Written in the same
+//    transaction as the records. `~` sorts after every digit, so scans bounded by RECORDS_END never see it.
 
 /** Sortable id: 13-digit ms timestamp, then a sequence. */
 export function timeOrderedId(at: number, seq: number): string {
@@ -18,7 +19,6 @@ export const RECORDS_END = ':';
 
 const INDEX = '~';
 export const conversationIndexKey = (conversationId: string, id: string) => `${INDEX}${conversationId}\u0000${id}`;
-export const idOfIndexKey = (key: string) => key.slice(key.lastIndexOf('\u0000') + 1);
 export const conversationIndexPrefix = (conversationId: string) => `${INDEX}${conversationId}\u0000`;
 /** Just past every index key of this conversation. */
 export const conversationIndexEnd = (conversationId: string) => `${INDEX}${conversationId}\u0001`;

@@ -4,7 +4,7 @@
 // conversation's index keys only (keys.ts), never the whole table.
 import { z } from 'zod';
 import type { Store } from '../store/types.ts';
-import { conversationIndexEnd, conversationIndexPrefix, idOfIndexKey, keyAt, RECORDS_END } from './keys.ts';
+import { conversationIndexEnd, conversationIndexPrefix, keyAt, RECORDS_END } from './keys.ts';
 import type { TelemetryEvent, TurnCallRecord } from './types.ts';
 
 const time = z
@@ -48,26 +48,55 @@ function matchesType(type: string, filter: string | undefined): boolean {
   return type === filter;
 }
 
-/** Where to start and stop in key space, given a key prefix (index) or none (records). */
-function bounds(q: TelemetryQuery, prefix: string, end: string) {
-  const lower = prefix + (q.since !== undefined ? keyAt(q.since) : '');
-  const upper = q.until !== undefined ? prefix + keyAt(q.until + 1) : end;
-  const cursor = q.cursor === undefined ? undefined : prefix + q.cursor;
-  if (q.order === 'desc') return { start: cursor && cursor < upper ? cursor : upper, end: lower, cursor };
-  return { start: cursor && cursor >= lower ? `${cursor}\u0000` : lower, end: upper, cursor };
-}
-
-function scan<T extends { id: string }>(store: Store, table: 'telemetry' | 'turnCalls', q: TelemetryQuery, match: (r: T) => boolean): Page<T> {
+function scanRecords<T extends { id: string }>(store: Store, table: 'telemetry' | 'turnCalls', q: TelemetryQuery, match: (r: T) => boolean): Page<T> {
   const limit = q.limit ?? 100;
-  const t = store.table<T | string>(table);
-  const indexed = q.conversationId !== undefined;
-  const b = indexed ? bounds(q, conversationIndexPrefix(q.conversationId!), conversationIndexEnd(q.conversationId!)) : bounds(q, '', RECORDS_END);
+  const lower = q.since !== undefined ? keyAt(q.since) : '';
+  const upper = q.until !== undefined ? keyAt(q.until + 1) : RECORDS_END;
+  let start: string;
+  let end: string;
+  if (q.order === 'desc') {
+    start = q.cursor && q.cursor < upper ? q.cursor : upper;
+    end = lower;
+  } else {
+    start = q.cursor && q.cursor >= lower ? `${q.cursor}\u0000` : lower;
+    end = upper;
+  }
   const items: T[] = [];
   let more = false;
-  for (const { key, value } of t.range({ start: b.start, end: b.end, reverse: q.order === 'desc' })) {
-    if (b.cursor && key === b.cursor) continue;
-    const rec = (indexed ? t.get(idOfIndexKey(key as string)) : value) as T | undefined;
-    if (!rec || typeof rec !== 'object' || !match(rec)) continue;
+  for (const { key, value } of store.table<T>(table).range({ start, end, reverse: q.order === 'desc' })) {
+    if (q.cursor && key === q.cursor) continue;
+    if (!match(value)) continue;
+    if (items.length === limit) {
+      more = true;
+      break;
+    }
+    items.push(value);
+  }
+  return { items, nextCursor: more ? items[items.length - 1].id : null };
+}
+
+/** Through the conversation index: reads that conversation's ids (never other records), then the page's records. */
+function scanConversation<T extends { id: string }>(store: Store, table: 'telemetry' | 'turnCalls', q: TelemetryQuery & { conversationId: string }, match: (r: T) => boolean): Page<T> {
+  const limit = q.limit ?? 100;
+  const lower = q.since !== undefined ? keyAt(q.since) : '';
+  const upper = q.until !== undefined ? keyAt(q.until + 1) : RECORDS_END;
+  const t = store.table<T | string[]>(table);
+  const prefix = conversationIndexPrefix(q.conversationId);
+  // An entry is keyed by its smallest id: entries past `until` hold nothing older.
+  const ids: string[] = [];
+  for (const { value } of t.range({ start: prefix, end: q.until !== undefined ? prefix + upper : conversationIndexEnd(q.conversationId) })) {
+    for (const id of value as string[]) if (id >= lower && id < upper) ids.push(id);
+  }
+  ids.sort();
+  if (q.order === 'desc') ids.reverse();
+  const items: T[] = [];
+  let more = false;
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i];
+    if (i > 0 && id === ids[i - 1]) continue;
+    if (q.cursor && (q.order === 'desc' ? id >= q.cursor : id <= q.cursor)) continue;
+    const rec = t.get(id) as T | undefined;
+    if (!rec || !match(rec)) continue;
     if (items.length === limit) {
       more = true;
       break;
@@ -77,7 +106,10 @@ function scan<T extends { id: string }>(store: Store, table: 'telemetry' | 'turn
   return { items, nextCursor: more ? items[items.length - 1].id : null };
 }
 
-/** `resolvedCustomerId`: the customer `customerExternalId` names, when known; events carrying either match. */
+function scan<T extends { id: string }>(store: Store, table: 'telemetry' | 'turnCalls', q: TelemetryQuery, match: (r: T) => boolean): Page<T> {
+  return q.conversationId !== undefined ? scanConversation(store, table, { ...q, conversationId: q.conversationId }, match) : scanRecords(store, table, q, match);
+}
+
 export function queryEvents(store: Store, q: TelemetryQuery, resolvedCustomerId?: string): Page<TelemetryEvent> {
   return scan<TelemetryEvent>(store, 'telemetry', q, (e) =>
     matchesType(e.type, q.type) &&

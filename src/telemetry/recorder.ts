@@ -1,6 +1,6 @@
 // Batches telemetry records and writes them to LMDB in one transaction per
 // batch, so recording costs a turn an array push. Keys are time-ordered ids;
-// a record with a conversationId also gets an index key in the same batch
+// each conversation in a batch gets one index key listing its records' ids
 // (see keys.ts), so one conversation's timeline is read without a table scan.
 // `turn.started` is not persisted (see below).
 import type { Clock } from '../clock.ts';
@@ -22,8 +22,8 @@ export interface RecorderOptions {
 
 export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
   const enabled = o.enabled ?? true;
-  const events = o.store.table<TelemetryEvent | string>('telemetry');
-  const calls = o.store.table<TurnCallRecord | string>('turnCalls');
+  const events = o.store.table<TelemetryEvent | string[]>('telemetry');
+  const calls = o.store.table<TurnCallRecord | string[]>('turnCalls');
   const listeners = new Set<{ event?(e: TelemetryEvent): void; turnCall?(r: TurnCallRecord): void }>();
   // Ids are `at-seq`: seeded from the clock so a restarted process does not reuse the
   // previous one's (at, seq) pairs when producers pass an `at` in the past.
@@ -34,6 +34,21 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
   let inFlight: Promise<void> = Promise.resolve();
   let closed = false;
 
+  /** One index entry per conversation in this batch: its smallest id → all its ids, sorted. */
+  const putIndex = (table: { putInTx(k: string, v: string[]): void }, recs: { id: string; conversationId?: string }[]) => {
+    const byConversation = new Map<string, string[]>();
+    for (const r of recs) {
+      if (r.conversationId === undefined) continue;
+      const ids = byConversation.get(r.conversationId);
+      if (ids) ids.push(r.id);
+      else byConversation.set(r.conversationId, [r.id]);
+    }
+    for (const [conversationId, ids] of byConversation) {
+      ids.sort();
+      table.putInTx(conversationIndexKey(conversationId, ids[0]), ids);
+    }
+  };
+
   const write = async () => {
     scheduled = undefined;
     const ev = pendingEvents;
@@ -43,14 +58,10 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
     if (ev.length === 0 && tc.length === 0) return;
     try {
       await o.store.transaction(() => {
-        for (const e of ev) {
-          events.putInTx(e.id, e);
-          if (e.conversationId !== undefined) events.putInTx(conversationIndexKey(e.conversationId, e.id), '');
-        }
-        for (const c of tc) {
-          calls.putInTx(c.id, c);
-          calls.putInTx(conversationIndexKey(c.conversationId, c.id), '');
-        }
+        for (const e of ev) events.putInTx(e.id, e);
+        for (const c of tc) calls.putInTx(c.id, c);
+        putIndex(events, ev);
+        putIndex(calls, tc);
       });
     } catch (err) {
       o.logger.error({ err, dropped: ev.length + tc.length }, 'telemetry write failed');

@@ -4,7 +4,7 @@ import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Key, Store } from '../store/types.ts';
 import { backfillConversationIndex } from './index-backfill.ts';
-import { conversationIndexKey, keyAt } from './keys.ts';
+import { conversationIndexPrefix, keyAt } from './keys.ts';
 
 const BATCH = 5000;
 const EVERY_MS = 3600_000;
@@ -13,18 +13,32 @@ export function createRetentionPruner(o: { store: Store; clock: Clock; retention
   let timer: TimerHandle | undefined;
   const pruneTable = async (name: 'telemetry' | 'turnCalls', cutoff: string) => {
     let total = 0;
+    const table = o.store.table<{ conversationId?: string } | string[]>(name);
     for (;;) {
-      const table = o.store.table<{ conversationId?: string }>(name);
       const keys: Key[] = [];
+      const conversations = new Set<string>();
       for (const { key, value } of table.range({ end: cutoff, limit: BATCH })) {
         keys.push(key);
-        if (value.conversationId !== undefined) keys.push(conversationIndexKey(value.conversationId, key as string));
+        const c = (value as { conversationId?: string }).conversationId;
+        if (c !== undefined) conversations.add(c);
       }
       if (keys.length === 0) return total;
-      await o.store.transaction(() => keys.forEach((k) => table.removeInTx(k)));
-      const records = keys.filter((k) => !String(k).startsWith('~')).length;
-      total += records;
-      if (records < BATCH) return total;
+      // Index entries of these conversations: drop the pruned ids (an entry is keyed by its smallest id).
+      const entries: { key: Key; keep: string[] }[] = [];
+      for (const c of conversations) {
+        for (const { key, value } of table.range({ start: conversationIndexPrefix(c), end: conversationIndexPrefix(c) + cutoff })) {
+          entries.push({ key, keep: (value as string[]).filter((id) => id >= cutoff) });
+        }
+      }
+      await o.store.transaction(() => {
+        keys.forEach((k) => table.removeInTx(k));
+        for (const e of entries) {
+          if (e.keep.length) table.putInTx(e.key, e.keep);
+          else table.removeInTx(e.key);
+        }
+      });
+      total += keys.length;
+      if (keys.length < BATCH) return total;
     }
   };
   const prune = async () => {
