@@ -177,26 +177,27 @@ describe('conversations with the openai provider (real client, fake server)', ()
     expect(at('turn-call')).toBeLessThanOrEqual(at('message.out'));
   });
 
-  it('SDK disconnected mid-invoke → an honest message within the invoke timeout', async () => {
+  it('SDK disconnected mid-invoke → the LLM is told it disconnected, and the customer hears back well before the invoke timeout', async () => {
     const llm = await startFakeOpenAi();
     open.push(llm);
-    llm.script({ toolCalls: [{ name: 'getOrderStatus', args: { orderId: '1001' } }] }, (body: { messages: { role: string; content: string }[] }) => {
-      const tool = body.messages.find((m) => m.role === 'tool');
-      return { text: `Sorry, I could not look that up (${tool?.content ?? 'no result'}).` };
-    });
-    const p = await startParley({ config: { llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' }, safety: { invoke_timeout_ms: 3000 } } });
+    llm.script({ toolCalls: [{ name: 'getOrderStatus', args: { orderId: '1001' } }] }, { text: 'Sorry, our order system is unreachable right now.' });
+    const p = await startParley({ config: { llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' }, safety: { invoke_timeout_ms: 10_000 } } });
     open.push(p);
     const calls: { name: string; args: unknown; invocationId: string }[] = [];
     const sdk = await backend(p.url(), calls, { slow: true });
-    const w = await widget(p);
-    const started = Date.now();
+    const w = await widget(p, 'cust-disc');
     w.send({ type: 'message', id: 'm1', text: 'status of 1001?' });
-    await w.next(() => calls.length > 0 || false, 5000).catch(() => undefined);
     while (calls.length === 0) await new Promise((r) => setTimeout(r, 20));
+    const disconnected = Date.now();
     await sdk.close();
     const reply = await w.next((f) => f.type === 'message', 5000);
-    expect(Date.now() - started).toBeLessThan(3500);
-    expect(reply.text).toMatch(/sorry/i);
+    expect(Date.now() - disconnected).toBeLessThan(2000);
+    expect(reply.text).toBe('Sorry, our order system is unreachable right now.');
+    // What the LLM was given for the call: the disconnect, not a timeout.
+    const tool = (llm.requests[1] as { messages: { role: string; content: string }[] }).messages.find((m) => m.role === 'tool');
+    expect(tool?.content).toMatch(/^Error \(disconnected\)/);
+    const failed = createHistoryRepo(p.services.store).all('conv_web_cust-disc').find((r) => r.role === 'tool' && r.data?.phase === 'failed');
+    expect(failed?.data).toMatchObject({ name: 'getOrderStatus', ok: false, content: tool?.content });
   });
 });
 
