@@ -154,7 +154,10 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
       // message not accepted, and it goes again.
       const done = sent.get(job.id);
       if (done) {
-        if (!deliveries.get(done.providerMessageId)) await store.transaction(() => recordDeliveryInTx(job, done.providerMessageId, done.at));
+        if (!deliveries.get(done.providerMessageId)) {
+          await store.transaction(() => recordDeliveryInTx(job, done.providerMessageId, done.at));
+          telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'accepted', providerMessageId: done.providerMessageId, kind: p.message.kind, sender: sender.name, resolvedBy: 'status', proactive: p.proactive ?? false } });
+        }
         return 'done';
       }
       const attempt = attempts.get(job.id);
@@ -190,6 +193,7 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
             attempts.removeInTx(job.id);
             recordDeliveryInTx(job, confirmed.providerMessageId, confirmed.at);
           });
+          telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'accepted', providerMessageId: confirmed.providerMessageId, kind: p.message.kind, sender: sender.name, resolvedBy: 'status', proactive: p.proactive ?? false } });
           return 'done';
         }
         // The marker stays: the next run waits for a status until the grace period is over.
