@@ -83,6 +83,8 @@ interface Active {
   failures: number;
   lastActiveAt: number;
   stopped: boolean;
+  /** Restored mid-turn: until then, a call to a function not (yet) registered waits for the SDK to come back. */
+  resumeUntil?: number;
 }
 
 export interface HostDeps {
@@ -276,7 +278,8 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       invokeTool: fromPromiseLogic((input: Parameters<HostDeps['invokeTool']>[0]) => {
         const a = active.get(input.conversationId);
         if (!a) return Promise.resolve<Timed<InvokeOutcome>>({ ok: false, error: { message: 'conversation is not active', code: 'inactive' }, at: clock.now() });
-        return deps.invokeTool(input, a.meta).then(
+        const call = a.resumeUntil === undefined ? deps.invokeTool(input, a.meta) : invokeOnceBack(a, input);
+        return call.then(
           (outcome): Timed<InvokeOutcome> => ({ ...outcome, at: clock.now() }),
           (err: unknown): Timed<InvokeOutcome> => ({ ok: false, error: { message: String((err as Error)?.message ?? err) }, at: clock.now() }),
         );
@@ -300,6 +303,19 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       },
     } as never,
   });
+
+  /**
+   * A turn resumed after a restart usually runs before the SDK has reconnected: its call (same
+   * invocationId) waits for the function to be registered again, up to the invoke timeout, instead
+   * of failing as unknown at once.
+   */
+  const invokeOnceBack = async (a: Active, input: Parameters<HostDeps['invokeTool']>[0]): Promise<InvokeOutcome> => {
+    for (;;) {
+      const outcome = await deps.invokeTool(input, a.meta);
+      if (outcome.ok || outcome.error.code !== 'unknown_function' || a.stopped || clock.now() >= (a.resumeUntil ?? 0)) return outcome;
+      await new Promise<void>((resolve) => clock.setTimeout(() => resolve(), 200));
+    }
+  };
 
   const retire = (a: Active) => {
     a.stopped = true;
@@ -344,8 +360,9 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
   const activate = (meta: ConversationMeta, from?: unknown): Active => {
     const existing = active.get(meta.conversationId);
     if (existing && !existing.stopped) return existing;
-    const saved = from === undefined ? records.get(meta.conversationId) : { snapshot: from };
+    const saved = from === undefined ? records.get(meta.conversationId) : { snapshot: from, busy: false };
     const a = { meta, pending: [], writing: false, failures: 0, lastActiveAt: clock.now(), stopped: false } as unknown as Active;
+    if (saved?.busy) a.resumeUntil = clock.now() + config.safety.invoke_timeout_ms;
     const input = {
       conversationId: meta.conversationId,
       customerId: meta.customerId,
