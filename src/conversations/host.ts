@@ -385,7 +385,13 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         telemetry.event({ type: 'error', conversationId: meta.conversationId, customerId: meta.customerId, data: { where: 'conversation.actor', message: (err as Error)?.message } });
         // Not from inside the actor's own notification.
         queueMicrotask(() => {
-          if (!a.stopped && !stopping) abandonTurn(a);
+          if (a.stopped || stopping) return;
+          try {
+            abandonTurn(a);
+          } catch (e) {
+            log.error({ err: e, conversationId: meta.conversationId }, 'conversation could not be recovered');
+            deactivate(a);
+          }
         });
       },
     });

@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { APOLOGY_LLM_FAILED } from '../../machines/conversation.ts';
 import { createClient } from '../../sdk/src/index.ts';
 import { createManualClock } from '../../src/clock.ts';
-import { MAX_WRITE_ATTEMPTS } from '../../src/conversations/host.ts';
+import { createHistoryRepo } from '../../src/conversations/history.ts';
+import { createConversationHost, MAX_WRITE_ATTEMPTS } from '../../src/conversations/host.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { connectWidget } from '../support/widget-client.ts';
 
@@ -112,5 +113,30 @@ describe('bounded persist retries', () => {
     await sleep(50);
     expect(p.runtime.host.list()).toEqual([expect.objectContaining({ conversationId: 'conv_web_poison-1', state: 'callingTool', queued: 1 })]);
     expect(calls()).toBe(1);
+  });
+
+  it('an actor that fails (a malformed LLM step) is replaced: the customer gets the apology, the next message is answered', async () => {
+    const p = await startParley();
+    open.push(p);
+    const history = createHistoryRepo(p.services.store);
+    const delivered: string[] = [];
+    let n = 0;
+    const host = createConversationHost({
+      services: p.services,
+      history,
+      // The first step's output breaks the machine (no calls array); later ones are fine.
+      llmStep: async () => (n++ === 0 ? ({ kind: 'tools', at: p.services.clock.now() } as never) : { kind: 'reply', text: 'fine now', at: p.services.clock.now() }),
+      invokeTool: async () => ({ ok: true, data: null }),
+      sinks: { web: { deliver: (_meta, o) => void (o.type === 'reply' && delivered.push(o.text)) } },
+    });
+    open.push({ close: () => host.stop() });
+    const customer = { customerId: 'broken-1', externalId: 'broken-1' };
+    await host.receive(customer, 'web', { messageId: 'm1', text: 'hello' });
+    for (let i = 0; i < 100 && delivered.length === 0; i++) await sleep(10);
+    expect(delivered).toEqual([APOLOGY_LLM_FAILED]);
+    await host.receive(customer, 'web', { messageId: 'm2', text: 'again' });
+    for (let i = 0; i < 100 && delivered.length < 2; i++) await sleep(10);
+    expect(delivered).toEqual([APOLOGY_LLM_FAILED, 'fine now']);
+    expect(history.all('conv_web_broken-1').filter((r) => r.role !== 'tool').map((r) => `${r.role}:${r.text}`)).toEqual(['user:hello', `assistant:${APOLOGY_LLM_FAILED}`, 'user:again', 'assistant:fine now']);
   });
 });
