@@ -29,6 +29,7 @@ import { xstateClock } from '../clock.ts';
 import type { Customer } from '../customers/repo.ts';
 import type { Services } from '../services.ts';
 import { conversationIdFor, type HistoryRepo } from './history.ts';
+import { noteLastMessageInTx } from '../daemon/review-index.ts';
 
 export type Channel = 'web' | 'whatsapp';
 
@@ -221,6 +222,8 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
             };
             written = batch.filter((o) => writeInTx(a, record, o));
             records.putInTx(a.meta.conversationId, record);
+            // The reflection daemon reads this index instead of scanning every record.
+            noteLastMessageInTx(store, a.meta.conversationId, previous?.lastMessageAt, record.lastMessageAt);
           });
         } catch (err) {
           // Keep the outputs; the next write (retried below) carries them.

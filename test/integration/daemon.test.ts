@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { connectWidget } from '../support/widget-client.ts';
+import { followupKey } from '../../src/daemon/review-index.ts';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -81,6 +82,8 @@ describe('reflection daemon', () => {
     const bob = records.get('conv_web_unresolved-bob')!;
     expect(bob.followupPending).toBeUndefined();
     await records.put('conv_web_unresolved-bob', { ...bob, followupPending: { content: 'again?', decidedAt: (bob.reflection as { at: number }).at } });
+    // The daemon writes the pending follow-up and its index key in one transaction; a crash leaves both.
+    await p.services.store.table('proactive').put(followupKey('conv_web_unresolved-bob'), 1);
 
     await jump(p, 5 * 3600_000); // more cycles: nothing new to review, nothing sent twice
     await new Promise((r) => setTimeout(r, 500));
