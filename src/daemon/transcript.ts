@@ -12,8 +12,11 @@ export function renderTranscript(records: MessageRecord[]): string {
       case 'assistant':
         return `assistant${r.proactive ? ' (proactive)' : ''}: ${r.text}`;
       case 'tool': {
-        const ok = (r.data as { ok?: boolean } | undefined)?.ok;
-        return `tool ${(r.data as { name?: string } | undefined)?.name ?? '?'}: ${ok ? 'ok' : `failed${r.text ? ` — ${r.text}` : ''}`}`;
+        const data = (r.data ?? {}) as { name?: string; ok?: boolean; phase?: string; args?: unknown };
+        const name = data.name ?? '?';
+        // Each call is stored twice: when invoked (with its args), then with its outcome.
+        if (data.phase === 'invoked') return `tool ${name} called${data.args === undefined ? '' : ` with ${JSON.stringify(data.args).slice(0, 200)}`}`;
+        return `tool ${name}: ${data.ok ? 'ok' : `failed${r.text ? ` — ${r.text}` : ''}`}`;
       }
       case 'confirmation':
         return `confirmation ${(r.data as { name?: string } | undefined)?.name ?? ''}: ${(r.data as { outcome?: string } | undefined)?.outcome ?? r.text}`;
