@@ -10,7 +10,8 @@ import { postWebhook, textMessage, WA, webhookBody } from '../support/whatsapp.t
 let p: TestParley;
 let graph: FakeGraph;
 
-const PROTECTED: { method: 'GET' | 'POST'; path: string; body?: unknown }[] = [
+// `hidden`: outside test mode the route is not advertised — a refusal is the 404 of an unknown route, not a 401.
+const PROTECTED: { method: 'GET' | 'POST'; path: string; body?: unknown; hidden?: true }[] = [
   { method: 'POST', path: '/auth/magic-link', body: { email: 'm@example.com', externalId: 'matrix' } },
   { method: 'POST', path: '/proactive', body: { customerExternalId: 'matrix-customer', channel: 'web', content: 'hello', dedupKey: 'k1' } },
   { method: 'POST', path: '/proactive/opt-in', body: { customerExternalId: 'matrix-customer', optIn: true } },
@@ -20,7 +21,7 @@ const PROTECTED: { method: 'GET' | 'POST'; path: string; body?: unknown }[] = [
   { method: 'GET', path: '/api/v1/telemetry/summary' },
   { method: 'GET', path: '/api/v1/telemetry/conversations' },
   { method: 'GET', path: '/metrics' },
-  { method: 'GET', path: '/diagnostics' },
+  { method: 'GET', path: '/diagnostics', hidden: true },
 ];
 
 const CREDENTIALS: { name: string; headers: Record<string, string>; ok: boolean }[] = [
@@ -61,7 +62,7 @@ afterAll(async () => {
 
 describe('authorization matrix', () => {
   for (const route of PROTECTED) {
-    it(`${route.method} ${route.path}: only the right secret passes; refusals have no side effect`, async () => {
+    it(`${route.method} ${route.path}: only the right secret passes; refusals (${route.hidden ? '404 like an unknown route' : '401'}) have no side effect`, async () => {
       for (const cred of CREDENTIALS) {
         const before = snapshotState();
         const res = await fetch(`${p.url()}${route.path}`, {
@@ -71,6 +72,17 @@ describe('authorization matrix', () => {
         });
         if (cred.ok) {
           expect(res.status, `${cred.name}`).toBeLessThan(400);
+          await res.arrayBuffer();
+        } else if (route.hidden) {
+          // Exactly what an unknown route answers: same status, same code, same message shape.
+          const unknown = await fetch(`${p.url()}/no-such-route`, { headers: cred.headers });
+          const unknownBody = await unknown.json();
+          expect(res.status, `${cred.name}`).toBe(404);
+          const body = await res.json();
+          expect(body.error.code).toBe(unknownBody.error.code);
+          expect(body.error.code).toBe('not_found');
+          expect(body.error.message).toBe(unknownBody.error.message.replace('/no-such-route', route.path));
+          expect(snapshotState(), `${cred.name} changed state`).toBe(before);
         } else {
           expect(res.status, `${cred.name}`).toBe(401);
           const body = await res.json();

@@ -92,13 +92,25 @@ describe('faults', () => {
   it('Graph API timeouts are retried with backoff until delivered', async () => {
     const graph = await startFakeGraph();
     open.push(graph);
+    // The first request hangs (never accepted, so no status webhook ever comes), the second gets a 503.
     graph.failNext({ hang: true }, { status: 503 });
-    const p = await startParley({ config: { channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, send_timeout_ms: 300, ...WA } } } });
+    const timeoutMs = 300;
+    // undici notices the timeout up to ~1 s late and the first backoff is ≤ 500 ms: a grace well above both,
+    // so a timeout retried like a 5xx cannot pass for one that waited for a status.
+    const graceMs = 2500;
+    const p = await startParley({ config: { channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, send_timeout_ms: timeoutMs, uncertain_grace_ms: graceMs, ...WA } } } });
     open.push(p);
     await postWebhook(p.url(), webhookBody([textMessage('+15550111222', 'hello')]));
-    for (let i = 0; i < 200 && graph.delivered().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 400 && graph.delivered().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
     expect(graph.delivered()).toHaveLength(1);
     expect(graph.requests).toHaveLength(3);
+    const [hung, unavailable, delivered] = graph.requests;
+    // All three are the same send (one job id echoed as biz_opaque_callback_data).
+    expect(new Set(graph.requests.map((r) => r.body.biz_opaque_callback_data)).size).toBe(1);
+    // After the timeout the send is uncertain (Meta may have it): no resend before the grace for a status is over.
+    expect(unavailable.at - hung.at).toBeGreaterThanOrEqual(graceMs - 20);
+    // After the 503, a backoff (never under 100 ms), not an immediate retry.
+    expect(delivered.at - unavailable.at).toBeGreaterThanOrEqual(100 - 5);
   });
 
   it('an LMDB write failure fails the message cleanly (no ack, an error frame); the process stays up and recovers', async () => {
