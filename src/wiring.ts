@@ -72,10 +72,11 @@ export async function wireComponents(o: {
   const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox });
   const sinks: Partial<Record<'web' | 'whatsapp', ChannelSink>> = { web: sessions, whatsapp: whatsapp.sink };
 
+  const llmStep = createLlmStep({ services, llm, hub, history });
   host = createConversationHost({
     services,
     history,
-    llmStep: createLlmStep({ services, llm, hub, history }),
+    llmStep,
     invokeTool: (input, meta) =>
       hub.invoke(
         input.name,
@@ -88,7 +89,10 @@ export async function wireComponents(o: {
     // would copy its context per message).
     lifecycle: {
       activated: (meta, actor) => supervisor.conversationActivated(meta.conversationId, actor),
-      passivated: (id) => supervisor.conversationPassivated(id),
+      passivated: (id) => {
+        llmStep.forget(id);
+        supervisor.conversationPassivated(id);
+      },
     },
   });
 

@@ -26,6 +26,10 @@ export interface HistoryRepo {
   markSeenInTx(conversationId: string, clientId: string): void;
   /** The last `limit` records, oldest first. */
   recent(conversationId: string, limit: number, roles?: MessageRole[]): MessageRecord[];
+  /** The sequence number of the conversation's last record (0 when it has none). */
+  lastSeq(conversationId: string): number;
+  /** Records after `seq`, oldest first, with their sequence numbers. */
+  since(conversationId: string, seq: number): { seq: number; record: MessageRecord }[];
   all(conversationId: string): MessageRecord[];
 }
 
@@ -57,6 +61,14 @@ export function createHistoryRepo(store: Store): HistoryRepo {
     seen: (c, id) => messages.get(seenKey(c, id)) !== undefined,
     markSeenInTx: (c, id) => messages.putInTx(seenKey(c, id), true),
     recent,
+    lastSeq: (c) => (messages.get(seqKey(c)) as number | undefined) ?? 0,
+    since(c, seq) {
+      const out: { seq: number; record: MessageRecord }[] = [];
+      for (const { key, value } of messages.range({ start: msgKey(c, seq + 1), end: msgKey(c, Number.MAX_SAFE_INTEGER) })) {
+        out.push({ seq: (key as [string, string, number])[2], record: value as MessageRecord });
+      }
+      return out;
+    },
     all: (c) => recent(c, Number.MAX_SAFE_INTEGER),
   };
 }

@@ -6,7 +6,7 @@ import type { Config } from '../config/schema.ts';
 import type { ObservedLlmRequest } from '../llm/resilient.ts';
 import type { ChatMessage, LlmProvider, ToolSpec } from '../llm/types.ts';
 import type { SdkHub, Services } from '../services.ts';
-import type { HistoryRepo } from './history.ts';
+import type { HistoryRepo, MessageRecord } from './history.ts';
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are a customer support assistant. Use the available tools to look up or change the customer's data; " +
@@ -39,23 +39,36 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
   const { services, llm, hub, history } = deps;
   const { config } = services;
 
-  // The stored history before a turn does not change while the turn runs: read it once per turn
-  // (a turn with tools makes several LLM steps). Bounded; the oldest entries go first.
-  const pastByTurn = new Map<string, ChatMessage[]>();
+  // The conversation as the LLM sees it: the last customer and assistant messages, kept per active
+  // conversation and extended with the records stored since the last step (a turn reads a few new
+  // records, not the whole window; tool records, which now sit between the messages, are skipped).
+  // Reading by sequence also picks up messages other writers appended (proactive sends).
+  const keep = config.session.history_window + 10;
+  const windows = new Map<string, { seq: number; entries: { turnId?: string; message: ChatMessage }[] }>();
+  const toChat = (r: MessageRecord) => ({ turnId: r.turnId, message: { role: r.role as 'user' | 'assistant', content: r.text } as ChatMessage });
   const pastFor = (input: LlmStepInput): ChatMessage[] => {
-    const cached = pastByTurn.get(input.turnId);
-    if (cached) return cached;
-    const past: ChatMessage[] = [];
-    for (const r of history.recent(input.conversationId, config.session.history_window + 10, ['user', 'assistant'])) {
-      if (r.turnId === input.turnId) break;
-      past.push(r.role === 'user' ? { role: 'user', content: r.text } : { role: 'assistant', content: r.text });
+    let w = windows.get(input.conversationId);
+    if (!w) {
+      const seq = history.lastSeq(input.conversationId);
+      w = { seq, entries: history.recent(input.conversationId, keep, ['user', 'assistant']).map(toChat) };
+      windows.set(input.conversationId, w);
+    } else {
+      for (const { seq, record } of history.since(input.conversationId, w.seq)) {
+        w.seq = seq;
+        if (record.role === 'user' || record.role === 'assistant') w.entries.push(toChat(record));
+      }
+      if (w.entries.length > keep) w.entries.splice(0, w.entries.length - keep);
     }
-    pastByTurn.set(input.turnId, past);
-    if (pastByTurn.size > 2000) pastByTurn.delete(pastByTurn.keys().next().value!);
+    // Everything before this turn's own records (its customer message is already stored).
+    const past: ChatMessage[] = [];
+    for (const e of w.entries) {
+      if (e.turnId === input.turnId) break;
+      past.push(e.message);
+    }
     return past;
   };
 
-  return async (input: LlmStepInput): Promise<Timed<LlmStepOutput>> => {
+  const step = async (input: LlmStepInput): Promise<Timed<LlmStepOutput>> => {
     const catalog = hub.catalog();
     const tools: ToolSpec[] = catalog.map((f) => ({ name: f.name, description: f.description, parameters: f.parameters }));
     const past = pastFor(input);
@@ -119,4 +132,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       throw err;
     }
   };
+  /** The conversation was passivated: drop its window (it is read again from the store when it returns). */
+  const forget = (conversationId: string) => void windows.delete(conversationId);
+  return Object.assign(step, { forget });
 }
