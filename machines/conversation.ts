@@ -99,7 +99,10 @@ export interface ConversationContext extends ConversationInput {
   turn?: Turn;
 }
 
-const RECENT_IDS = 50;
+// Only messages not yet durable need the actor's memory: once stored, the durable seen-set (checked
+// before the actor and inside the write) is the authority. A few ids cover the commit lag; each one is
+// carried in every snapshot write.
+const RECENT_IDS = 8;
 const MAX_TOOL_CONTENT = 8000;
 
 export const APOLOGY_LLM_FAILED = "Sorry — I'm having trouble right now. Please try again in a moment.";
