@@ -1,0 +1,42 @@
+// The telemetry recorder alone: the records of one turn (message in/out, turn
+// start/end, a tool call, two LLM calls) for many turns across 200
+// conversations, written to a real LMDB; CPU µs per turn (all threads).
+// TELEMETRY_OFF=1 measures the same loop with persistence off (the loop's own cost).
+//   npx tsx bench/telemetry-recorder.ts
+import { createClock } from '../src/clock.ts';
+import { createLogger } from '../src/logger.ts';
+import { openStore } from '../src/store/lmdb.ts';
+import { createTelemetryRecorder } from '../src/telemetry/recorder.ts';
+import { tempDir } from '../test/support/parley.ts';
+import { log } from './lib.ts';
+
+const TURNS = Number(process.env.BENCH_TURNS ?? 20_000);
+const store = await openStore({ path: tempDir('parley-recorder-') });
+const t = createTelemetryRecorder({ store, clock: createClock(), logger: createLogger('error'), enabled: process.env.TELEMETRY_OFF !== '1' });
+
+async function run(n: number) {
+  for (let i = 0; i < n; i++) {
+    const conversationId = `conv_web_t-${i % 200}`;
+    const customerId = `t-${i % 200}`;
+    const turnId = `${conversationId}:b${i}`;
+    const base = { conversationId, customerId, customerExternalId: customerId, channel: 'web' };
+    const call = { turnId, conversationId, customerId, provider: 'offline', model: 'offline-1', purpose: 'chat', durationMs: 1, ok: true };
+    t.event({ ...base, type: 'message.in', data: { messageId: `b${i}`, turnId, length: 33 } });
+    t.event({ ...base, type: 'turn.started', data: { turnId, messageId: `b${i}` } });
+    t.turnCall({ ...call, sequence: 1, promptTokens: 60, completionTokens: 8, toolCalls: ['getOrderStatus'] });
+    t.event({ ...base, type: 'tool.invoked', data: { turnId, callId: 'c1', name: 'getOrderStatus' } });
+    t.event({ ...base, type: 'tool.result', data: { turnId, callId: 'c1', name: 'getOrderStatus', durationMs: 1 } });
+    t.turnCall({ ...call, sequence: 2, promptTokens: 70, completionTokens: 9, toolCalls: [] });
+    t.event({ ...base, type: 'message.out', data: { id: `o${i}`, turnId, length: 40 } });
+    t.event({ ...base, type: 'turn.ended', data: { turnId, messageId: `b${i}` } });
+    if (i % 100 === 99) await new Promise((r) => setImmediate(r));
+  }
+  await t.flush();
+}
+
+await run(2000); // warm-up
+const before = process.cpuUsage();
+await run(TURNS);
+const cpu = process.cpuUsage(before);
+log(`recorder (${process.env.TELEMETRY_OFF === '1' ? 'persistence off' : 'persisting'}): ${((cpu.user + cpu.system) / TURNS).toFixed(1)} µs CPU per turn over ${TURNS} turns`);
+await store.close();
