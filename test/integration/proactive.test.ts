@@ -165,13 +165,16 @@ describe('POST /proactive guardrails', () => {
 
   it('a web customer who never connected sees the proactive message on the first ready', async () => {
     const { p } = await proactiveParley();
-    await webCustomer(p, 'never-seen');
+    // The integrator's customer signs in the usual way (magic link → session token) but has not opened the widget yet.
+    const headers = { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' };
+    const { url } = await (await fetch(`${p.url()}/auth/magic-link`, { method: 'POST', headers, body: JSON.stringify({ email: 'never-seen@example.com', externalId: 'never-seen' }) })).json();
+    const session = await (await fetch(url)).json();
     await optIn(p, 'never-seen');
     const r = await send(p, { customerExternalId: 'never-seen', channel: 'web', content: 'Welcome aboard' });
     expect(r.accepted).toBe(true);
     const w = await connectWidget(p.url());
     open.push(w);
-    w.send({ type: 'init', customerId: 'never-seen', email: 'never-seen@example.com' });
+    w.send({ type: 'init', customerId: session.customerId, authToken: session.sessionToken });
     const ready = await w.next((f) => f.type === 'ready');
     expect(ready.history).toEqual([expect.objectContaining({ id: r.messageId, role: 'assistant', text: 'Welcome aboard', proactive: true })]);
   });
