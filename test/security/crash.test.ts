@@ -1,20 +1,35 @@
-// Issue 8 part 1: crash recovery. A real process is SIGKILLed during a burst
-// of 500 widget messages and 500 signed WhatsApp messages, at a random point
-// (seeded; the seed is printed), then restarted on the same data directory.
-// Every acknowledged message gets exactly one reply, no WhatsApp message is
-// delivered twice, conversations restore idle, proactive keys and caps hold.
+// Issue 8 part 1: crash recovery. A real process is SIGKILLed during a burst of
+// 500 widget messages and 500 signed WhatsApp messages, sent interleaved (each
+// step: 5 widget messages and one webhook with 5 messages, 4 steps in flight),
+// while concurrent proactive sends race for one dedup key and for a capped
+// customer. The kill comes after a seeded random number of acknowledgements
+// (the seed is printed); the process restarts on the same data directory and
+// port. Then:
+// - every acknowledged widget message has exactly one assistant reply record;
+// - every acknowledged WhatsApp message was delivered to the Graph API exactly
+//   once (matched per message id via biz_opaque_callback_data), and nothing was
+//   delivered twice — also after Meta redelivers acknowledged webhooks;
+// - replies equal customer messages exactly (proactive records excluded);
+// - every conversation's record is idle, not busy, its snapshot has nothing
+//   queued and no turn, no confirmation is pending, and its history answers
+//   every customer message;
+// - at most one proactive send per dedup key was ever accepted, none over the cap.
 // CRASH_SEED=<n> replays a run; CRASH_RUNS=<n> changes the number of runs (default 5).
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/lmdb.ts';
 import { startFakeGraph, type FakeGraph } from '../support/fake-graph.ts';
 import { spawnParley, TEST_SECRET, tempDir, type ParleyProcess } from '../support/parley.ts';
 import { connectWidget, type WidgetClient } from '../support/widget-client.ts';
-import { postWebhook, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
+import { postWebhook, sleep, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
 
 const RUNS = Number(process.env.CRASH_RUNS ?? 5);
 const SEED = Number(process.env.CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const CUSTOMERS = 50;
 const PER_CUSTOMER = 10;
+const STEP = 5; // widget messages and WhatsApp messages per step
+const LANES = 4; // steps in flight at once
+const RACERS = 12; // customers raced for a dedup key, and customers raced past the cap
+const DAILY_CAP = 3;
 
 function prng(seed: number) {
   let a = seed >>> 0;
@@ -34,43 +49,73 @@ afterEach(async () => {
 
 const phone = (i: number) => `+1555200${String(i).padStart(4, '0')}`;
 const auth = { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' };
+/** out:conv_whatsapp_<customer>:wa:<wamid>:r → wamid */
+const answeredWamid = (callbackData: string | undefined) => /:wa:(.+):r$/.exec(callbackData ?? '')?.[1];
 
-async function proactive(url: string, body: Record<string, unknown>) {
-  return (await fetch(`${url}/proactive`, { method: 'POST', headers: auth, body: JSON.stringify(body) })).json();
+type Record_ = { id: string; conversationId: string; role: string; proactive?: boolean; data?: Record<string, unknown> };
+type ConvRecord = { conversationId: string; state: string; busy: boolean; pendingConfirmation?: unknown; snapshot: { status?: string; value?: unknown; context?: { queue?: unknown[]; turn?: unknown } } };
+
+/** Proactive sends racing each other: every accepted messageId, per customer. */
+function proactiveRace(urlOf: () => string) {
+  const accepted = new Map<string, string[]>();
+  let inFlight = 0;
+  let inFlightAtKill = 0;
+  const send = async (customer: string, dedupKey?: string) => {
+    inFlight++;
+    try {
+      const res = await fetch(`${urlOf()}/proactive`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: customer, channel: 'web', content: `offer for ${customer}`, ...(dedupKey ? { dedupKey } : {}) }) });
+      const body = await res.json();
+      if (res.status === 200 && body.accepted === true) accepted.set(customer, [...(accepted.get(customer) ?? []), body.messageId]);
+    } catch {
+      /* the process died mid-request: not accepted as far as the caller knows */
+    } finally {
+      inFlight--;
+    }
+  };
+  /** One round: n concurrent sends with one dedup key to d<i>, n concurrent sends to c<i> (cap 3). */
+  const round = (i: number, n = 6) => Promise.all([...Array.from({ length: n }, () => send(`d${i}`, `race-${i}`)), ...Array.from({ length: n }, () => send(`c${i}`))]);
+  return { accepted, round, noteKill: () => (inFlightAtKill = inFlight), inFlightAtKill: () => inFlightAtKill, acceptedCount: () => [...accepted.values()].flat().length };
 }
 
 async function oneRun(run: number, seed: number, graph: FakeGraph) {
   const random = prng(seed);
-  const killAfter = 100 + Math.floor(random() * 800); // acknowledgements before the kill
+  // Acknowledgements before the kill (of 1000): at least ~100 of each kind, since the streams are interleaved.
+  const killAfter = 200 + Math.floor(random() * 700);
   const storagePath = tempDir();
   const config = {
     identity: { allow_anonymous: true },
-    proactive: { enabled: true, daily_cap: 3 },
+    proactive: { enabled: true, daily_cap: DAILY_CAP },
     channels: { web: { rate_limit_per_minute: 100_000 }, whatsapp: { enabled: true, provider: 'meta' as const, graph_url: graph.url, uncertain_grace_ms: 5000, ...WA } },
   };
-  const first: ParleyProcess = await spawnParley({ storagePath, config});
+  const first: ParleyProcess = await spawnParley({ storagePath, config });
+  cleanups.push(() => first.kill());
   const port = Number(new URL(first.url).port);
   // Meta's status webhooks reach whichever process listens on the port (the restarted one after the kill).
   graph.sendStatusesTo(`${first.url}/wa/webhook`, WA.app_secret);
-  cleanups.push(() => first.kill());
 
-  // Proactive state before the burst: one key sent, the cap reached.
-  const ws: WidgetClient[] = [];
-  for (let i = 0; i < CUSTOMERS; i++) {
-    const w = await connectWidget(first.url);
-    w.send({ type: 'init', customerId: `w${i}`, email: `w${i}@example.com` });
-    ws.push(w);
-  }
+  // Burst customers (widget), and the proactive racers: d<i> (one dedup key each) and c<i> (capped), opted in.
+  const ws: WidgetClient[] = await Promise.all(Array.from({ length: CUSTOMERS }, () => connectWidget(first.url)));
+  ws.forEach((w, i) => w.send({ type: 'init', customerId: `w${i}`, email: `w${i}@example.com` }));
   await Promise.all(ws.map((w) => w.next((f) => f.type === 'ready')));
-  await fetch(`${first.url}/proactive/opt-in`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: 'w0', optIn: true }) });
-  expect((await proactive(first.url, { customerExternalId: 'w0', channel: 'web', content: 'a', dedupKey: 'crash-key' })).accepted).toBe(true);
-  expect((await proactive(first.url, { customerExternalId: 'w0', channel: 'web', content: 'b' })).accepted).toBe(true);
-  expect((await proactive(first.url, { customerExternalId: 'w0', channel: 'web', content: 'c' })).accepted).toBe(true);
+  const racers = Array.from({ length: RACERS }, (_, i) => [`d${i}`, `c${i}`]).flat();
+  await Promise.all(
+    racers.map(async (id) => {
+      const w = await connectWidget(first.url);
+      w.send({ type: 'init', customerId: id, email: `${id}@example.com` });
+      await w.next((f) => f.type === 'ready');
+      w.close();
+      const res = await fetch(`${first.url}/proactive/opt-in`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: id, optIn: true }) });
+      expect(res.status).toBe(200);
+    }),
+  );
 
+  let url = first.url;
+  const race = proactiveRace(() => url);
   let acks = 0;
   let killed = false;
   const ackedWidget = new Set<string>();
   const ackedWa = new Set<string>();
+  const ackedBodies: unknown[] = [];
   let resolveKill!: () => void;
   const killNow = new Promise<void>((r) => (resolveKill = r));
   const acked = () => {
@@ -79,100 +124,164 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
       resolveKill();
     }
   };
+  const ackWaiters = new Map<string, () => void>();
   for (const w of ws) {
     w.socket.on('message', (d) => {
       const f = JSON.parse(d.toString());
       if (f.type === 'ack') {
         ackedWidget.add(f.id);
         acked();
+        ackWaiters.get(f.id)?.();
       }
     });
   }
-  const widgetBurst = (async () => {
-    for (let k = 0; k < PER_CUSTOMER && !killed; k++) {
-      ws.forEach((w, i) => {
-        if (w.socket.readyState === w.socket.OPEN) w.send({ type: 'message', id: `w${i}-m${k}`, text: `hello ${k}` });
-      });
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  })();
-  const waBurst = (async () => {
-    for (let k = 0; k < PER_CUSTOMER && !killed; k++) {
-      await Promise.all(
-        Array.from({ length: CUSTOMERS / 5 }, async (_, b) => {
-          const msgs = Array.from({ length: 5 }, (_, j) => textMessage(phone(b * 5 + j), `hi ${k}`, `wamid.c${run}.${b * 5 + j}.${k}`));
-          try {
-            const res = await postWebhook(first.url, webhookBody(msgs));
-            if (res.status === 200) {
-              for (const m of msgs) ackedWa.add(m.id);
-              for (let j = 0; j < msgs.length; j++) acked();
-            }
-          } catch {
-            /* the process died mid-request: not acknowledged */
-          }
-        }),
-      );
-    }
-  })();
-  await Promise.race([killNow, Promise.all([widgetBurst, waBurst])]);
-  await first.kill('SIGKILL');
-  const killedAt = Date.now();
-  killed = true;
-  await Promise.allSettled([widgetBurst, waBurst]);
-  for (const w of ws) w.close();
-  const ackedBeforeKill = { widget: ackedWidget.size, whatsapp: ackedWa.size };
 
-  // Restart on the same data directory and let it finish.
-  const second = await spawnParley({ storagePath, config, port});
+  // Message n (0..499) of each stream: customer n % 50, its message floor(n / 50); a customer's messages go in order.
+  const widgetMsg = (n: number) => ({ w: ws[n % CUSTOMERS], id: `w${n % CUSTOMERS}-m${Math.floor(n / CUSTOMERS)}` });
+  const waMsg = (n: number) => textMessage(phone(n % CUSTOMERS), `hi ${Math.floor(n / CUSTOMERS)}`, `wamid.c${run}.${n % CUSTOMERS}.${Math.floor(n / CUSTOMERS)}`);
+  const steps = (CUSTOMERS * PER_CUSTOMER) / STEP;
+  let nextStep = 0;
+  const lane = async () => {
+    while (nextStep < steps && !killed) {
+      const s = nextStep++;
+      const widgetAcks = Array.from({ length: STEP }, (_, j) => {
+        const { w, id } = widgetMsg(s * STEP + j);
+        const ack = new Promise<void>((r) => ackWaiters.set(id, r));
+        if (w.socket.readyState === w.socket.OPEN) w.send({ type: 'message', id, text: `hello ${id}` });
+        return ack;
+      });
+      const body = webhookBody(Array.from({ length: STEP }, (_, j) => waMsg(s * STEP + j)));
+      const webhook = postWebhook(first.url, body)
+        .then((res) => {
+          if (res.status !== 200) return;
+          ackedBodies.push(body);
+          for (const m of body.entry[0].changes[0].value.messages!) {
+            ackedWa.add((m as { id: string }).id);
+            acked();
+          }
+        })
+        .catch(() => undefined); // the process died mid-request: not acknowledged
+      await Promise.race([Promise.all([...widgetAcks, webhook]), killNow]);
+    }
+  };
+  // Racers 0..5 are raced all through the burst; racers 6..11 are fresh when the kill comes: their first
+  // sends (reservations being committed) are in flight when the process dies, a seeded few ms in.
+  const raceLoop = (async () => {
+    for (let r = 0; !killed; r++) await race.round(r % (RACERS / 2));
+  })();
+  const burst = Promise.all(Array.from({ length: LANES }, lane));
+  await Promise.race([killNow, burst]);
+  const atKill = Promise.all(Array.from({ length: RACERS / 2 }, (_, i) => race.round(RACERS / 2 + i)));
+  await sleep(Math.floor(random() * 60));
+  race.noteKill();
+  await first.kill('SIGKILL');
+  await atKill;
+  killed = true;
+  await Promise.allSettled([burst, raceLoop]);
+  for (const w of ws) w.close();
+  const ackedBeforeKill = { widget: ackedWidget.size, whatsapp: ackedWa.size, proactive: race.acceptedCount() };
+
+  // Restart on the same data directory and port; Meta redelivers a few acknowledged webhooks (must not be answered again).
+  const second = await spawnParley({ storagePath, config, port });
   cleanups.push(() => second.kill());
+  url = second.url;
+  for (const body of ackedBodies.slice(0, 10)) expect((await postWebhook(second.url, body)).status).toBe(200);
+  // The race goes on after the restart: every d<i> key and c<i> cap is tried again, concurrently.
+  await Promise.all(Array.from({ length: RACERS }, (_, i) => race.round(i, 4)));
+
   const end = Date.now() + 60_000;
   for (;;) {
     const d = await (await fetch(`${second.url}/diagnostics`)).json();
     const busy = d.conversations.list.filter((c: { state: string; queued: number }) => c.state !== 'idle' || c.queued > 0).length;
-    if (d.whatsapp.inbound.depth === 0 && d.whatsapp.outbound.depth === 0 && busy === 0) break;
-    if (Date.now() > end) throw new Error(`seed ${seed}: not settled after restart: ${JSON.stringify(d.whatsapp)} busy=${busy}`);
-    await new Promise((r) => setTimeout(r, 100));
+    const answered = new Set(graph.delivered().map((r) => answeredWamid(r.body.biz_opaque_callback_data)));
+    const unanswered = [...ackedWa].filter((id) => !answered.has(id)).length;
+    if (d.whatsapp.inbound.depth === 0 && d.whatsapp.outbound.depth === 0 && busy === 0 && unanswered === 0) break;
+    if (Date.now() > end) throw new Error(`seed ${seed}: not settled after restart: ${JSON.stringify(d.whatsapp)} busy=${busy} unanswered=${unanswered}`);
+    await sleep(100);
   }
-  // Proactive state survived: the key is still a duplicate, the cap still reached.
-  expect(await proactive(second.url, { customerExternalId: 'w0', channel: 'web', content: 'a', dedupKey: 'crash-key' })).toEqual({ accepted: false, reason: 'Duplicate (dedupKey already sent)' });
-  expect(await proactive(second.url, { customerExternalId: 'w0', channel: 'web', content: 'd' })).toEqual({ accepted: false, reason: 'Daily proactive limit reached' });
+  await sleep(300); // a resend that was about to go out would show up now
   expect(await second.kill('SIGTERM')).toBe(0);
+
+  // WhatsApp: each acknowledged message answered by exactly one delivery; nothing delivered twice.
+  const deliveredPerCallback = new Map<string, number>();
+  for (const r of graph.delivered()) deliveredPerCallback.set(r.body.biz_opaque_callback_data, (deliveredPerCallback.get(r.body.biz_opaque_callback_data) ?? 0) + 1);
+  expect([...deliveredPerCallback].filter(([, n]) => n > 1), `seed ${seed}: delivered twice`).toEqual([]);
+  const deliveriesPerWamid = new Map<string, number>();
+  for (const r of graph.delivered()) {
+    const id = answeredWamid(r.body.biz_opaque_callback_data);
+    expect(id, `seed ${seed}: a delivery without a recognisable callback: ${JSON.stringify(r.body)}`).toBeDefined();
+    deliveriesPerWamid.set(id!, (deliveriesPerWamid.get(id!) ?? 0) + 1);
+  }
+  const notOnce = [...ackedWa].filter((id) => deliveriesPerWamid.get(id) !== 1).map((id) => [id, deliveriesPerWamid.get(id) ?? 0]);
+  expect(notOnce, `seed ${seed}: acknowledged WhatsApp messages not answered exactly once`).toEqual([]);
 
   // Read the data directory directly.
   const store = await openStore({ path: storagePath });
   try {
-    const records = [...store.table<{ id: string; conversationId: string; role: string; turnId?: string }>('messages').range({ start: ['m'], end: ['m', '\uffff'] })].map((r) => r.value);
-    const byId = new Map<string, number>();
-    for (const r of records) byId.set(`${r.conversationId}|${r.id}`, (byId.get(`${r.conversationId}|${r.id}`) ?? 0) + 1);
-    const dupes = [...byId.entries()].filter(([, n]) => n > 1);
-    expect(dupes, `seed ${seed}: duplicated records`).toEqual([]);
+    const messages = store.table<Record_>('messages');
+    const records = [...messages.range({ start: ['m'], end: ['m', '\uffff'] })].map((r) => r.value);
+    const keyed = new Map<string, number>();
+    for (const r of records) keyed.set(`${r.conversationId}|${r.id}`, (keyed.get(`${r.conversationId}|${r.id}`) ?? 0) + 1);
+    expect([...keyed].filter(([, n]) => n > 1), `seed ${seed}: duplicated records`).toEqual([]);
+
     const userMsgs = records.filter((r) => r.role === 'user');
-    const replies = new Set(records.filter((r) => r.role === 'assistant').map((r) => r.id));
-    const unanswered = userMsgs.filter((u) => !replies.has(`${u.conversationId}:${u.id}:r`));
-    expect(unanswered, `seed ${seed}: stored messages without a reply`).toEqual([]);
-    const storedWidget = new Set(userMsgs.filter((u) => u.conversationId.startsWith('conv_web_')).map((u) => u.id));
-    const lostWidget = [...ackedWidget].filter((id) => !storedWidget.has(id));
-    expect(lostWidget, `seed ${seed}: acknowledged widget messages lost`).toEqual([]);
+    const replies = records.filter((r) => r.role === 'assistant' && !r.proactive);
+    const repliesPerId = new Map<string, number>();
+    for (const r of replies) repliesPerId.set(r.id, (repliesPerId.get(r.id) ?? 0) + 1);
+    // Widget: exactly one assistant reply record per acknowledged message.
+    const widgetNotOnce = [...ackedWidget].map((id) => [id, repliesPerId.get(`conv_web_${id.split('-')[0]}:${id}:r`) ?? 0]).filter(([, n]) => n !== 1);
+    expect(widgetNotOnce, `seed ${seed}: acknowledged widget messages not answered exactly once`).toEqual([]);
     const storedWa = new Set(userMsgs.filter((u) => u.conversationId.startsWith('conv_whatsapp_')).map((u) => u.id.replace(/^wa:/, '')));
-    const lostWa = [...ackedWa].filter((id) => !storedWa.has(id));
-    expect(lostWa, `seed ${seed}: acknowledged WhatsApp messages lost`).toEqual([]);
-    // Every WhatsApp reply went out exactly once.
-    const waReplyRecords = records.filter((r) => r.role === 'assistant' && r.conversationId.startsWith('conv_whatsapp_'));
-    const waReplies = waReplyRecords.length;
-    if (graph.delivered().length !== waReplies) {
-      const sentTable = store.table<unknown>('sent');
-      const missing = waReplyRecords.filter((r) => !sentTable.get(`out:${r.id}`)).map((r) => r.id); // replies never sent
-      const jobs = [...store.table<unknown>('jobs').range()].map((r) => [r.key, r.value]);
-      const attemptsLeft = [...store.table<unknown>('sendAttempts').range()].map((r) => r.key);
-      const counts = new Map<string, number[]>();
-      for (const r of graph.delivered()) counts.set(r.body.biz_opaque_callback_data, [...(counts.get(r.body.biz_opaque_callback_data) ?? []), r.at]);
-      const dup = [...counts.entries()].filter(([, v]) => v.length > 1).map(([k, v]) => [k, v.map((t) => t - killedAt)]);
-      console.log(JSON.stringify({ missing, dup, jobs: jobs.slice(0, 6), attemptsLeft }));
+    expect([...ackedWa].filter((id) => !storedWa.has(id)), `seed ${seed}: acknowledged WhatsApp messages lost`).toEqual([]);
+    // Every stored customer message (acknowledged or not) has its reply, and there are no other replies.
+    expect(userMsgs.filter((u) => repliesPerId.get(`${u.conversationId}:${u.id}:r`) !== 1), `seed ${seed}: stored messages without exactly one reply`).toEqual([]);
+    expect(replies.length, `seed ${seed}: replies vs customer messages`).toBe(userMsgs.length);
+    // Every WhatsApp reply went out (once, checked above).
+    const waReplies = replies.filter((r) => r.conversationId.startsWith('conv_whatsapp_'));
+    expect(waReplies.filter((r) => deliveredPerCallback.get(`out:${r.id}`) !== 1), `seed ${seed}: WhatsApp replies not delivered`).toEqual([]);
+    expect(graph.delivered().length, `seed ${seed}: WhatsApp deliveries vs replies`).toBe(waReplies.length);
+
+    // Snapshots restored consistent: idle, nothing queued, no turn; nothing in this burst asks for a
+    // confirmation, so none may be pending; each history ends answered.
+    const convs = [...store.table<ConvRecord>('conversations').range()].map((r) => r.value);
+    const inconsistent = convs.filter(
+      (c) => c.busy || c.state !== 'idle' || c.snapshot?.status !== 'active' || c.snapshot?.value !== 'idle' || (c.snapshot?.context?.queue?.length ?? 0) > 0 || c.snapshot?.context?.turn !== undefined || c.pendingConfirmation !== undefined,
+    );
+    expect(inconsistent.map((c) => ({ id: c.conversationId, state: c.state, busy: c.busy, value: c.snapshot?.value, queue: c.snapshot?.context?.queue, pending: c.pendingConfirmation })), `seed ${seed}: inconsistent conversations`).toEqual([]);
+    const byConv = new Map<string, Record_[]>();
+    for (const { key, value } of messages.range({ start: ['m'], end: ['m', '\uffff'] })) {
+      const c = (key as [string, string, number])[1];
+      byConv.set(c, [...(byConv.get(c) ?? []), value]);
     }
-    expect(graph.delivered().length, `seed ${seed}: WhatsApp deliveries vs replies`).toBe(waReplies);
-    const convs = [...store.table<{ busy: boolean; state: string }>('conversations').range()].map((r) => r.value);
-    expect(convs.filter((c) => c.busy || c.state !== 'idle'), `seed ${seed}: conversations not idle`).toEqual([]);
-    return { killAfter, ackedBeforeKill, stored: userMsgs.length, replies: replies.size, delivered: graph.delivered().length };
+    const unansweredHistories: string[] = [];
+    for (const [c, history] of byConv) {
+      const own = history.filter((r) => !r.proactive);
+      // Each customer message is followed (later in the history) by its reply, and the history ends with a reply.
+      const open = new Set<string>();
+      for (const r of own) {
+        if (r.role === 'user') open.add(`${c}:${r.id}:r`);
+        if (r.role === 'assistant') open.delete(r.id);
+      }
+      if (open.size > 0 || (own.length > 0 && own.at(-1)!.role !== 'assistant')) unansweredHistories.push(c);
+    }
+    expect(unansweredHistories, `seed ${seed}: histories not ending answered`).toEqual([]);
+
+    // Proactive: at most one accepted per dedup key, ever; never over the cap; every accepted send stored.
+    const proactiveIn = (customer: string) => (byConv.get(`conv_web_${customer}`) ?? []).filter((r) => r.proactive).map((r) => r.id);
+    const ledger = store.table<{ messageId?: string }>('proactive');
+    for (let i = 0; i < RACERS; i++) {
+      const dStored = proactiveIn(`d${i}`);
+      expect(dStored, `seed ${seed}: d${i} proactive messages (one dedup key)`).toHaveLength(1);
+      expect((race.accepted.get(`d${i}`) ?? []).length, `seed ${seed}: d${i} accepted`).toBeLessThanOrEqual(1);
+      for (const id of race.accepted.get(`d${i}`) ?? []) expect(dStored).toContain(id);
+      expect(ledger.get(['dedup', `d${i}`, `race-${i}`])?.messageId).toBe(dStored[0]);
+      const cStored = proactiveIn(`c${i}`);
+      expect(cStored, `seed ${seed}: c${i} proactive messages (cap ${DAILY_CAP})`).toHaveLength(DAILY_CAP);
+      expect((race.accepted.get(`c${i}`) ?? []).length, `seed ${seed}: c${i} accepted`).toBeLessThanOrEqual(DAILY_CAP);
+      for (const id of race.accepted.get(`c${i}`) ?? []) expect(cStored).toContain(id);
+      expect(ledger.count({ start: ['sent', `c${i}`], end: ['sent', `c${i}`, Infinity] }), `seed ${seed}: c${i} cap counter`).toBe(DAILY_CAP);
+    }
+    return { killAfter, ackedBeforeKill, proactiveInFlight: race.inFlightAtKill(), stored: userMsgs.length, replies: replies.length, delivered: graph.delivered().length };
   } finally {
     await store.close();
   }
@@ -186,7 +295,9 @@ describe('crash recovery under a burst', () => {
       const graph = await startFakeGraph();
       cleanups.push(() => graph.close());
       const result = await oneRun(run, seed, graph);
-      console.log(`run ${run + 1}/${RUNS} seed ${seed}: killed after ${result.killAfter} acks; acked widget ${result.ackedBeforeKill.widget}, whatsapp ${result.ackedBeforeKill.whatsapp}; stored ${result.stored}, replies ${result.replies}, WhatsApp delivered ${result.delivered}`);
+      console.log(
+        `run ${run + 1}/${RUNS} seed ${seed}: killed after ${result.killAfter} acks; acked widget ${result.ackedBeforeKill.widget}, whatsapp ${result.ackedBeforeKill.whatsapp}; proactive accepted ${result.ackedBeforeKill.proactive}, in flight at the kill ${result.proactiveInFlight}; stored ${result.stored}, replies ${result.replies}, WhatsApp delivered ${result.delivered}`,
+      );
     }
   }, 300_000);
 });
