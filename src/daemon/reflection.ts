@@ -24,6 +24,7 @@ import type { Services } from '../services.ts';
 import type { CycleResult } from '../../machines/daemon.ts';
 import { REFLECTION_PROMPT, renderTranscript } from './transcript.ts';
 import { createReviewIndex } from './review-index.ts';
+import type { ObservedLlmRequest } from '../llm/resilient.ts';
 
 const SUMMARY_MAX = 2000;
 const FOLLOWUP_MAX = 1000;
@@ -131,26 +132,33 @@ export function createReflectionCycle(deps: ReflectionDeps) {
     const transcript = renderTranscript(history.recent(r.conversationId, 50));
     const turnId = `${r.conversationId}:reflection:${r.lastMessageAt}`;
     let verdict: Verdict;
+    const base = { turnId, conversationId: r.conversationId, customerId: r.customerId, sequence: attempt, purpose: 'reflection' as const };
+    // Each failed attempt (a retry or the fallback follows) is its own turn-call, as for chat turns.
+    let failedAttempts = 0;
+    const request: ObservedLlmRequest = {
+      messages: [
+        { role: 'system', content: REFLECTION_PROMPT },
+        { role: 'user', content: transcript },
+      ],
+      tools: [],
+      purpose: 'reflection',
+      responseFormat: 'json',
+      onAttemptFailed: (a) => {
+        failedAttempts++;
+        telemetry.turnCall({ ...base, provider: a.provider, model: a.model, durationMs: a.durationMs, promptTokens: 0, completionTokens: 0, toolCalls: [], ok: false, error: a.error });
+      },
+    };
     try {
-      const res = await llm.complete({
-        messages: [
-          { role: 'system', content: REFLECTION_PROMPT },
-          { role: 'user', content: transcript },
-        ],
-        tools: [],
-        purpose: 'reflection',
-        responseFormat: 'json',
-      });
+      const res = await llm.complete(request);
       telemetry.turnCall({
         turnId, conversationId: r.conversationId, customerId: r.customerId, sequence: attempt, provider: res.provider, model: res.model,
         purpose: 'reflection', durationMs: res.durationMs, promptTokens: res.usage.promptTokens, completionTokens: res.usage.completionTokens, toolCalls: [], ok: true,
       });
       verdict = parseVerdict(res.text);
     } catch (err) {
-      telemetry.turnCall({
-        turnId, conversationId: r.conversationId, customerId: r.customerId, sequence: attempt, provider: llm.name, model: llm.model,
-        purpose: 'reflection', durationMs: 0, promptTokens: 0, completionTokens: 0, toolCalls: [], ok: false, error: (err as Error).message,
-      });
+      if (failedAttempts === 0) {
+        telemetry.turnCall({ ...base, provider: llm.name, model: llm.model, durationMs: 0, promptTokens: 0, completionTokens: 0, toolCalls: [], ok: false, error: (err as Error).message });
+      }
       if (attempt >= MAX_REVIEW_ATTEMPTS) {
         logger.warn({ err, conversationId: r.conversationId, attempts: attempt }, 'reflection gave up');
         event(r, 'daemon.gave_up', { what: 'review', attempts: attempt, error: (err as Error).message });

@@ -12,6 +12,8 @@ import { createCustomerRepo } from '../../src/customers/repo.ts';
 import { createReflectionCycle, MAX_FOLLOWUP_ATTEMPTS, MAX_REVIEW_ATTEMPTS, type ReflectionDeps, type ReviewedRecord } from '../../src/daemon/reflection.ts';
 import { noteLastMessageInTx } from '../../src/daemon/review-index.ts';
 import { createOfflineProvider } from '../../src/llm/offline.ts';
+import { createResilientLlm } from '../../src/llm/resilient.ts';
+import { LlmError } from '../../src/llm/types.ts';
 import type { LlmProvider } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createProactiveDelivery } from '../../src/proactive/delivery.ts';
@@ -21,7 +23,7 @@ import type { Services } from '../../src/services.ts';
 import { openStore } from '../../src/store/lmdb.ts';
 import type { Store } from '../../src/store/types.ts';
 import { createTelemetryRecorder } from '../../src/telemetry/recorder.ts';
-import type { TelemetryEvent } from '../../src/telemetry/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from '../../src/telemetry/types.ts';
 import { testConfig } from '../support/parley.ts';
 import { tempDir } from '../support/tmp.ts';
 
@@ -40,7 +42,8 @@ async function env(o: { reviewIndex?: boolean; dailyCap?: number; maxPerCycle?: 
   const telemetry = createTelemetryRecorder({ store, clock, logger });
   cleanup.push(() => store.close(), () => telemetry.close());
   const events: TelemetryEvent[] = [];
-  telemetry.subscribe({ event: (e) => void events.push(e) });
+  const turnCalls: TurnCallRecord[] = [];
+  telemetry.subscribe({ event: (e) => void events.push(e), turnCall: (r) => void turnCalls.push(r) });
   const config = ConfigSchema.parse(
     testConfig({
       proactive: { enabled: true, daily_cap: o.dailyCap ?? 3 },
@@ -90,7 +93,7 @@ async function env(o: { reviewIndex?: boolean; dailyCap?: number; maxPerCycle?: 
     });
 
   const ofType = (type: string, conversationId?: string) => events.filter((e) => e.type === type && (!conversationId || e.conversationId === conversationId));
-  return { store, clock, customers, ledger, proactive, runCycle, records, conversation, customerWrites, ofType, events };
+  return { store, clock, customers, ledger, proactive, runCycle, records, conversation, customerWrites, ofType, events, turnCalls };
 }
 
 for (const mode of ['scan', 'index'] as const) {
@@ -250,5 +253,27 @@ describe('review index', () => {
     expect(await e.runCycle()).toEqual({ reviewed: 0, followups: 0 });
     expect([...e.store.table('proactive').range({ start: ['review'], end: ['review', '\uffff'] })]).toEqual([]);
     expect(e.ofType('daemon.verdict', c.id)).toHaveLength(1);
+  });
+});
+
+describe('reflection LLM calls in telemetry', () => {
+  it('a failed attempt and the fallback that answered are two turn-calls of the review', async () => {
+    const down: LlmProvider = {
+      name: 'primary',
+      model: 'down-1',
+      complete: async () => {
+        throw new LlmError('http_503', 'HTTP 503 from the provider', 'primary');
+      },
+    };
+    const e = await env({ llm: createResilientLlm({ primary: down, fallback: createOfflineProvider(), retries: 1 }) });
+    const c = await e.conversation('flaky', { unanswered: true });
+    expect(await e.runCycle()).toMatchObject({ reviewed: 1 });
+    const calls = e.turnCalls.filter((t) => t.conversationId === c.id && t.purpose === 'reflection');
+    expect(calls.map((t) => [t.provider, t.ok])).toEqual([
+      ['primary', false],
+      ['primary', false],
+      ['offline', true],
+    ]);
+    expect(new Set(calls.map((t) => t.turnId)).size).toBe(1);
   });
 });
