@@ -2,10 +2,9 @@
 // ordering across webhook posts, de-dup after the reply, statuses, test mode,
 // identity links and the confirmation replay.
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createClient } from '../../sdk/src/index.ts';
 import { conversationIdFor } from '../../src/conversations/history.ts';
-import { startFakeGraph, type FakeGraph } from '../support/fake-graph.ts';
+import type { FakeGraph } from '../support/fake-graph.ts';
+import { telemetryEvents, whatsappParley } from '../support/whatsapp-parley.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { buttonReply, postWebhook, sleep, textMessage, textMessageAt, until, WA, webhookBody, webhookBodyFor } from '../support/whatsapp.ts';
 
@@ -14,34 +13,8 @@ afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
 });
 
-async function setup(o: { whatsapp?: Record<string, unknown>; statuses?: boolean; proactive?: boolean } = {}) {
-  const graph = await startFakeGraph();
-  open.push(graph);
-  const p = await startParley({
-    config: { proactive: { enabled: o.proactive ?? false }, channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA, ...o.whatsapp } } },
-  });
-  open.push(p);
-  if (o.statuses) graph.sendStatusesTo(`${p.url()}/wa/webhook`, WA.app_secret);
-  const invoked: { name: string; args: unknown }[] = [];
-  const sdk = createClient();
-  sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async (args: { orderId: string }) => {
-    invoked.push({ name: 'getOrderStatus', args });
-    return { orderId: args.orderId, status: 'shipped' };
-  });
-  sdk.expose('cancelOrder', { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' }, async (args: { orderId: string }) => {
-    invoked.push({ name: 'cancelOrder', args });
-    return { orderId: args.orderId, status: 'cancelled' };
-  });
-  await sdk.listen({ url: p.url(), secret: TEST_SECRET });
-  open.push(sdk);
-  return { graph, p, invoked };
-}
-
-const events = async (p: TestParley, type: string) => {
-  await p.services.telemetry.flush();
-  const r = await fetch(`${p.url()}/api/v1/telemetry/events?type=${encodeURIComponent(type)}&limit=1000`, { headers: { authorization: `Bearer ${TEST_SECRET}` } });
-  return ((await r.json()) as { items: { type: string; customerId?: string; data: Record<string, unknown> }[] }).items;
-};
+const setup = (o: Parameters<typeof whatsappParley>[1] = {}) => whatsappParley(open, o);
+const events = telemetryEvents;
 
 const storedJobs = (p: TestParley) => [...p.services.store.table<unknown>('jobs').range()];
 const deliveries = (p: TestParley) => [...p.services.store.table<{ status: string; jobId?: string }>('outbox').range()];

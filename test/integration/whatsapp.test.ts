@@ -4,52 +4,18 @@ import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
 import { ConfigSchema } from '../../src/config/schema.ts';
 import { createParley } from '../../src/app.ts';
-import { startFakeGraph, type FakeGraph } from '../support/fake-graph.ts';
-import { startParley, TEST_SECRET, tempDir, type TestParley } from '../support/parley.ts';
-import { buttonReply, postWebhook, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
+import { startFakeGraph } from '../support/fake-graph.ts';
+import { telemetryEvents, whatsappParley } from '../support/whatsapp-parley.ts';
+import { startParley, TEST_SECRET, tempDir } from '../support/parley.ts';
+import { buttonReply, postWebhook, textMessage, until, WA, webhookBody } from '../support/whatsapp.ts';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
 });
 
-async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 8000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out; last value: ${JSON.stringify(v).slice(0, 1500)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-async function setup(o: { graph?: FakeGraph; whatsapp?: Record<string, unknown>; backend?: boolean } = {}) {
-  const graph = o.graph ?? (await startFakeGraph());
-  if (!o.graph) open.push(graph);
-  const p = await startParley({ config: { channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA, ...o.whatsapp } } } });
-  open.push(p);
-  const invoked: { name: string; args: unknown }[] = [];
-  if (o.backend !== false) {
-    const sdk = createClient();
-    sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async (args: { orderId: string }) => {
-      invoked.push({ name: 'getOrderStatus', args });
-      return { orderId: args.orderId, status: 'shipped' };
-    });
-    sdk.expose('cancelOrder', { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' }, async (args: { orderId: string }) => {
-      invoked.push({ name: 'cancelOrder', args });
-      return { orderId: args.orderId, status: 'cancelled' };
-    });
-    await sdk.listen({ url: p.url(), secret: TEST_SECRET });
-    open.push(sdk);
-  }
-  return { graph, p, invoked };
-}
-
-const events = async (p: TestParley, type: string) => {
-  await p.services.telemetry.flush();
-  const r = await fetch(`${p.url()}/api/v1/telemetry/events?type=${encodeURIComponent(type)}&limit=1000`, { headers: { authorization: `Bearer ${TEST_SECRET}` } });
-  return ((await r.json()) as { items: { type: string; data: Record<string, unknown> }[] }).items;
-};
+const setup = (o: Parameters<typeof whatsappParley>[1] = {}) => whatsappParley(open, o);
+const events = telemetryEvents;
 
 describe('WhatsApp webhook', () => {
   it('subscription challenge: right token → the challenge as text; wrong → 403', async () => {
