@@ -126,7 +126,8 @@ export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOption
     for (const socket of sockets) socket.close(CloseCodes.goingAway, 'server shutting down');
   });
 
-  app.get('/sdk', { websocket: true, onRequest, onResponse }, (socket: WebSocket, request: FastifyRequest) => {
+  // A plain GET (no upgrade) gets a 426 error body; @fastify/websocket's default is an empty 404.
+  app.route({ method: 'GET', url: '/sdk', onRequest, onResponse, handler: (_request, reply) => sendError(reply.header('upgrade', 'websocket'), 426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'), wsHandler: (socket: WebSocket, request: FastifyRequest) => {
     const connectionId = reservations.get(request);
     reservations.delete(request);
     if (!connectionId) {
@@ -195,6 +196,6 @@ export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOption
       sockets.delete(socket);
       hub.detach(connectionId, code);
     });
-  });
+  } });
 }
 

@@ -54,7 +54,8 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
     }
   };
 
-  app.get('/widget/ws', { websocket: true, onRequest }, (socket: WebSocket) => {
+  // A plain GET (no upgrade) gets a 426 error body; @fastify/websocket's default is an empty 404.
+  app.route({ method: 'GET', url: '/widget/ws', onRequest, handler: (_request, reply) => sendError(reply.header('upgrade', 'websocket'), 426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'), wsHandler: (socket: WebSocket) => {
     let customer: Customer | undefined;
     let conversationId = '';
     const error = (code: string, message: string) => sendFrame(socket, { type: 'error', code, message });
@@ -156,5 +157,5 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
       if (customer) sessions.remove(customer.customerId, socket);
     });
     socket.on('error', (err) => log.debug({ err }, 'widget socket error'));
-  });
+  } });
 }

@@ -1,27 +1,41 @@
 // Issue 8 part 3: hostile input, property-based (fast-check). Every HTTP
-// route, every widget and SDK frame, the WhatsApp webhook: never a 500, never
-// a crash or an unhandled rejection; errors are {error:{code,message}} 4xx.
+// route (API, webhook, metrics, diagnostics, static assets, test-mode routes,
+// the WebSocket routes asked for without an upgrade) with random bodies,
+// queries and header names and values; every widget and SDK frame; the
+// WhatsApp webhook signed and unsigned: never a 500, never a crash or an
+// unhandled rejection (a process-level listener collects them); errors are
+// {error:{code,message}} 4xx. Hop-by-hop headers (connection, upgrade,
+// transfer-encoding, content-length, expect, host, keep-alive, te, trailer)
+// are not generated: the HTTP client refuses to send them.
 import fc from 'fast-check';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_FRAME_BYTES } from '../../sdk/src/protocol.ts';
 import { signPayload } from '../../src/whatsapp/signature.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { WA } from '../support/whatsapp.ts';
 
 let p: TestParley;
+/** The same configuration outside test mode: /diagnostics and /__test__/* must look like unknown routes. */
+let prod: TestParley;
 const unhandled: unknown[] = [];
 const onUnhandled = (e: unknown) => unhandled.push(e);
 
+const config = { proactive: { enabled: true }, channels: { whatsapp: { enabled: true, provider: 'meta' as const, ...WA, graph_url: 'http://127.0.0.1:9/v21.0' } } };
 beforeAll(async () => {
   process.on('unhandledRejection', onUnhandled);
-  p = await startParley({ config: { proactive: { enabled: true }, channels: { whatsapp: { enabled: true, provider: 'meta', ...WA, graph_url: 'http://127.0.0.1:9/v21.0' } } } });
+  p = await startParley({ config });
+  prod = await startParley({ config, testMode: false });
 });
 afterAll(async () => {
   await p?.close();
+  await prod?.close();
   process.off('unhandledRejection', onUnhandled);
 });
 
-const ROUTES: { method: string; path: string; auth?: boolean }[] = [
+/** `unknown`: must answer exactly like an unknown route given the same request; `refused`: never a 2xx. */
+type Route = { method: string; path: string; auth?: boolean; prod?: boolean; unknown?: true; refused?: true };
+const ROUTES: Route[] = [
   { method: 'GET', path: '/health' },
   { method: 'GET', path: '/ready' },
   { method: 'POST', path: '/auth/magic-link', auth: true },
@@ -33,11 +47,39 @@ const ROUTES: { method: string; path: string; auth?: boolean }[] = [
   { method: 'GET', path: '/api/v1/telemetry/turn-calls', auth: true },
   { method: 'GET', path: '/api/v1/telemetry/summary', auth: true },
   { method: 'GET', path: '/api/v1/telemetry/conversations', auth: true },
+  { method: 'GET', path: '/metrics', auth: true },
+  { method: 'GET', path: '/diagnostics' },
+  { method: 'GET', path: '/diagnostics', auth: true, prod: true },
+  { method: 'GET', path: '/widget.js' },
+  { method: 'GET', path: '/demo.html' },
+  { method: 'GET', path: '/telemetry' },
+  { method: 'GET', path: '/dashboard.js' },
+  { method: 'GET', path: '/__test__/clock' },
   { method: 'POST', path: '/__test__/clock' },
+  { method: 'GET', path: '/__test__/sdk/functions' },
+  { method: 'GET', path: '/__test__/whatsapp/outbox' },
+  { method: 'DELETE', path: '/__test__/whatsapp/outbox' },
+  { method: 'GET', path: '/__test__/clock', prod: true, unknown: true },
+  { method: 'POST', path: '/__test__/clock', prod: true, unknown: true },
+  { method: 'GET', path: '/__test__/sdk/functions', prod: true, unknown: true },
+  { method: 'GET', path: '/__test__/whatsapp/outbox', prod: true, unknown: true },
+  { method: 'DELETE', path: '/__test__/whatsapp/outbox', prod: true, unknown: true },
   { method: 'GET', path: '/wa/webhook' },
+  { method: 'POST', path: '/wa/webhook', refused: true },
+  // WebSocket routes asked for over plain HTTP (no upgrade): a 4xx with an error body.
+  { method: 'GET', path: '/sdk', auth: true },
+  { method: 'GET', path: '/widget/ws' },
 ];
 
 const jsonValue = fc.jsonValue({ maxDepth: 4 });
+// Header names: a few that Parley reads, plus random tokens. Values: printable ASCII and Latin-1.
+const HOP_BY_HOP = new Set(['connection', 'upgrade', 'transfer-encoding', 'content-length', 'expect', 'host', 'keep-alive', 'te', 'trailer', 'proxy-connection', 'http2-settings']);
+const headerName = fc.oneof(
+  fc.constantFrom('authorization', 'x-service-secret', 'x-hub-signature-256', 'origin', 'cookie', 'accept', 'accept-encoding', 'accept-language', 'x-forwarded-for', 'x-forwarded-proto', 'content-type', 'content-encoding', 'if-none-match', 'if-modified-since', 'range', 'referer', 'user-agent', 'x-request-id'),
+  fc.stringMatching(/^[a-z][a-z0-9_.!#$%&'*+^`|~-]{0,20}$/),
+).filter((n) => !HOP_BY_HOP.has(n));
+const headerValue = fc.oneof(fc.stringMatching(/^[\x20-\x7e]{0,80}$/), fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 40 }));
+const randomHeaders = fc.dictionary(headerName, headerValue, { maxKeys: 5 });
 const queryString = fc.array(fc.tuple(fc.constantFrom('token', 'limit', 'since', 'until', 'type', 'cursor', 'order', 'hub.mode', 'hub.verify_token', 'hub.challenge', 'x'), fc.string({ maxLength: 30 })), { maxLength: 4 });
 
 async function expectGoodError(res: Response, what: string) {
@@ -51,25 +93,76 @@ async function expectGoodError(res: Response, what: string) {
 
 describe('hostile HTTP input', () => {
   for (const route of ROUTES) {
-    it(`${route.method} ${route.path}: random bodies, queries and headers never 500`, async () => {
+    const where = route.prod ? ' (not test mode)' : '';
+    const promise = route.unknown ? '; answered like an unknown route' : route.refused ? '; refused' : '';
+    it(`${route.method} ${route.path}${where}: random bodies, queries and headers never 500${promise}`, async () => {
+      const server = route.prod ? prod : p;
       await fc.assert(
         fc.asyncProperty(
           fc.oneof(jsonValue.map((v) => JSON.stringify(v)), fc.string({ maxLength: 200 })),
           queryString,
           fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-8'),
           fc.boolean(),
-          async (body, query, contentType, withAuth) => {
+          randomHeaders,
+          async (body, query, contentType, withAuth, extra) => {
             const qs = new URLSearchParams(query).toString();
-            const headers: Record<string, string> = { 'content-type': contentType };
+            const headers: Record<string, string> = { 'content-type': contentType, ...extra };
             if (route.auth && withAuth) headers.authorization = `Bearer ${TEST_SECRET}`;
-            const res = await fetch(`${p.url()}${route.path}${qs ? `?${qs}` : ''}`, { method: route.method, headers, body: route.method === 'GET' ? undefined : body });
-            await expectGoodError(res, `${route.method} ${route.path} ${qs} ${body.slice(0, 80)}`);
+            const ask = (path: string) => fetch(`${server.url()}${path}${qs ? `?${qs}` : ''}`, { method: route.method, headers, body: route.method === 'GET' ? undefined : body });
+            const res = await ask(route.path);
+            const what = `${route.method} ${route.path} ${qs} ${JSON.stringify(extra).slice(0, 200)} ${body.slice(0, 80)}`;
+            if (route.refused) expect(res.status, what).toBeGreaterThanOrEqual(400);
+            if (route.unknown) {
+              const unknown = await ask('/__test__/no-such-route');
+              const [a, b] = [await res.clone().json(), await unknown.json()];
+              expect([res.status, a.error?.code], what).toEqual([unknown.status, b.error?.code]);
+            }
+            if (route.prod && route.path === '/diagnostics' && headers.authorization !== `Bearer ${TEST_SECRET}`) expect(res.status, what).toBe(404);
+            await expectGoodError(res, what);
           },
         ),
         { numRuns: 40 },
       );
     });
   }
+
+  it('unsigned, wrongly signed and random POST /wa/webhook → 401; nothing is queued or recorded', async () => {
+    const store = p.services.store;
+    const footprint = () =>
+      JSON.stringify([
+        [...store.table('webhookSeen').range()].length,
+        [...store.table('outbox').range()].length,
+        [...store.table('jobs').range({ start: ['id', 'wa-inbound'], end: ['id', 'wa-inbound', '\uffff'] })].length,
+        [...store.table('jobs').range({ start: ['q', 'wa-inbound'], end: ['q', 'wa-inbound', '\uffff'] })].length,
+        store.table('jobs').get(['seq', 'wa-inbound']) ?? 0,
+      ]);
+    const before = footprint();
+    const plausible = fc.record({ object: fc.constant('whatsapp_business_account'), entry: fc.constant([{ id: 'WABA', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: WA.phone_id }, messages: [{ from: '15550001234', id: 'wamid.unsigned', timestamp: '1700000000', type: 'text', text: { body: 'hi' } }] } }] }]) });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(plausible, jsonValue),
+        fc.oneof(
+          fc.constant(undefined),
+          headerValue,
+          fc.stringMatching(/^[0-9a-f]{64}$/).map((h) => `sha256=${h}`),
+          fc.constant('wrong-secret'),
+        ),
+        randomHeaders,
+        async (payload, signature, extra) => {
+          const raw = JSON.stringify(payload);
+          const headers: Record<string, string> = { ...extra, 'content-type': 'application/json' };
+          delete headers['x-hub-signature-256'];
+          if (signature === 'wrong-secret') headers['x-hub-signature-256'] = signPayload(raw, 'not-the-app-secret');
+          else if (signature !== undefined) headers['x-hub-signature-256'] = signature;
+          const res = await fetch(`${p.url()}/wa/webhook`, { method: 'POST', headers, body: raw });
+          expect(res.status, raw.slice(0, 200)).toBe(401);
+          await expectGoodError(res, raw.slice(0, 200));
+        },
+      ),
+      { numRuns: 80 },
+    );
+    expect(footprint()).toBe(before);
+  });
 
   it('a body over 1 MiB → 413', async () => {
     const res = await fetch(`${p.url()}/proactive`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_SECRET}` }, body: JSON.stringify({ content: 'x'.repeat(1024 * 1024 + 10) }) });
@@ -148,6 +241,12 @@ describe('hostile WebSocket frames', () => {
     expect(await closed).toBe(1009);
   });
 
+  it('SDK: a frame over the SDK limit (MAX_FRAME_BYTES) closes with 1009', async () => {
+    const { ws, closed } = await socket('/sdk', { authorization: `Bearer ${TEST_SECRET}` });
+    ws.send(JSON.stringify({ type: 'register', functions: [], pad: 'y'.repeat(MAX_FRAME_BYTES) }));
+    expect(await closed).toBe(1009);
+  });
+
   it('SDK: every random frame gets an error frame and the connection stays up', async () => {
     const { ws, frames } = await socket('/sdk', { authorization: `Bearer ${TEST_SECRET}` });
     await fc.assert(
@@ -162,5 +261,13 @@ describe('hostile WebSocket frames', () => {
     expect(frames.length).toBeGreaterThan(40);
     ws.close();
     expect(unhandled).toEqual([]);
+  });
+});
+
+describe('the whole file', () => {
+  it('saw no unhandled rejection, and both servers still answer', async () => {
+    expect(unhandled).toEqual([]);
+    expect((await fetch(`${p.url()}/health`)).status).toBe(200);
+    expect((await fetch(`${prod.url()}/health`)).status).toBe(200);
   });
 });
