@@ -4,7 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
 import { startParley, TEST_SECRET } from '../support/parley.ts';
 import { connectWidget } from '../support/widget-client.ts';
-import { postWebhook, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
+import { createClient } from '../../sdk/src/index.ts';
+import { startFakeGraph } from '../support/fake-graph.ts';
+import { postWebhook, sleep, textMessage, until, WA, webhookBody } from '../support/whatsapp.ts';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -31,9 +33,21 @@ describe('rate limits', () => {
   it('/auth/verify per IP → 429 with Retry-After, before the token is even looked at', async () => {
     const p = await startParley({ config: { identity: { rate_limit_per_ip_per_minute: 5 } } });
     open.push(p);
-    const codes = [];
-    for (let i = 0; i < 7; i++) codes.push((await fetch(`${p.url()}/auth/verify?token=guess-${i}`)).status);
-    expect(codes).toEqual([401, 401, 401, 401, 401, 429, 429]);
+    const answers = [];
+    for (let i = 0; i < 7; i++) answers.push(await fetch(`${p.url()}/auth/verify?token=guess-${i}`));
+    expect(answers.map((r) => r.status)).toEqual([401, 401, 401, 401, 401, 429, 429]);
+    for (const limited of answers.slice(5)) {
+      // Seconds until the per-minute window lets this IP in again: a whole number in 1..60.
+      const retryAfter = limited.headers.get('retry-after');
+      expect(retryAfter).toMatch(/^\d+$/);
+      expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+      expect(Number(retryAfter)).toBeLessThanOrEqual(60);
+      expect((await limited.json()).error).toMatchObject({ code: 'rate_limited', message: expect.any(String) });
+    }
+    for (const r of answers.slice(0, 5)) {
+      expect(r.headers.get('retry-after')).toBeNull();
+      await r.arrayBuffer();
+    }
   });
 
   it('the widget answers a message flood from one customer with a clear error frame', async () => {
@@ -82,23 +96,51 @@ describe('SDK connection flood', () => {
 });
 
 describe('fairness', () => {
-  it('a webhook flood does not starve widget turns', async () => {
-    const p = await startParley({ config: { channels: { whatsapp: { enabled: true, provider: 'meta', verify_token: WA.verify_token, app_secret: WA.app_secret } } } });
+  // Each WhatsApp customer asks for an order status: a turn that calls an SDK function taking SLOW_MS.
+  // The widget customer's turn calls nothing. A design that queued turns first-in first-out behind
+  // the flood would answer the widget only after the flood's turns (300 × SLOW_MS of SDK time), so the
+  // widget answer must come well inside one SLOW_MS, while most WhatsApp turns are still running.
+  const FLOOD = 300;
+  const SLOW_MS = 1000;
+
+  it('a webhook flood of slow turns does not starve widget turns', async () => {
+    const graph = await startFakeGraph();
+    open.push(graph);
+    const p = await startParley({ config: { safety: { invoke_timeout_ms: 30_000 }, channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA } } } });
     open.push(p);
+    let started = 0;
+    let finished = 0;
+    const sdk = createClient();
+    open.push(sdk);
+    sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } }, async (args) => {
+      started++;
+      await sleep(SLOW_MS);
+      finished++;
+      return { orderId: String(args.orderId), status: 'shipped' };
+    });
+    await sdk.listen({ url: p.url(), secret: TEST_SECRET });
     const w = await connectWidget(p.url());
     open.push(w);
     w.send({ type: 'init', customerId: 'fair', email: 'fair@example.com' });
     await w.next((f) => f.type === 'ready');
+
     const flood = Promise.all(
-      Array.from({ length: 30 }, (_, b) => postWebhook(p.url(), webhookBody(Array.from({ length: 10 }, (_, i) => textMessage(`+1555100${String(b).padStart(2, '0')}${i}0`, `flood ${b}-${i}`))))),
+      Array.from({ length: FLOOD / 10 }, (_, b) =>
+        postWebhook(p.url(), webhookBody(Array.from({ length: 10 }, (_, i) => textMessage(`+1555100${String(b).padStart(2, '0')}${i}0`, `What is the status of order ${b * 10 + i + 1000}?`)))),
+      ),
     );
-    await new Promise((r) => setTimeout(r, 20));
-    const started = Date.now();
+    await until(() => started, (n) => n >= 1, 5000); // the flood's turns have reached their SDK calls
+    const sentAt = Date.now();
     w.send({ type: 'message', id: 'vip', text: 'hello' });
-    await w.next((f) => f.type === 'message', 10_000);
-    const latency = Date.now() - started;
-    const responses = await flood;
-    expect(responses.every((r) => r.status === 200)).toBe(true);
-    expect(latency).toBeLessThan(1500);
-  });
+    await w.next((f) => f.type === 'message', 3 * SLOW_MS).catch(() => undefined); // too late is judged below
+    const latency = Date.now() - sentAt;
+    const finishedAtReply = finished;
+    console.log(`fairness: widget waited ${latency} ms; WhatsApp turns then started ${started}, finished ${finishedAtReply}`);
+    expect((await flood).every((r) => r.status === 200)).toBe(true);
+    expect(latency, `widget answered after ${latency} ms`).toBeLessThan(SLOW_MS / 2);
+    expect(finishedAtReply, 'WhatsApp turns finished before the widget was answered').toBeLessThan(FLOOD / 2);
+    // The flood was real: every WhatsApp turn reached the slow SDK function and was answered.
+    await until(() => graph.delivered().length, (n) => n >= FLOOD, 20_000);
+    expect(started).toBe(FLOOD);
+  }, 40_000);
 });
