@@ -18,7 +18,12 @@ export function isLoopback(ip: string): boolean {
 function readCookie(header: string | undefined, name: string): string | undefined {
   for (const part of (header ?? '').split(';')) {
     const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
+    if (k !== name) continue;
+    try {
+      return decodeURIComponent(v.join('='));
+    } catch {
+      return undefined; // not valid percent-encoding (e.g. a lone `%`): no visitor id, a new one is made
+    }
   }
   return undefined;
 }

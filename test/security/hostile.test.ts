@@ -24,7 +24,8 @@ const onUnhandled = (e: unknown) => unhandled.push(e);
 const config = { proactive: { enabled: true }, channels: { whatsapp: { enabled: true, provider: 'meta' as const, ...WA, graph_url: 'http://127.0.0.1:9/v21.0' } } };
 beforeAll(async () => {
   process.on('unhandledRejection', onUnhandled);
-  p = await startParley({ config });
+  // The test-mode server also serves the demo backend's /demo/session.
+  p = await startParley({ config: { ...config, demo: { backend: true } } });
   prod = await startParley({ config, testMode: false });
 });
 afterAll(async () => {
@@ -50,6 +51,7 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/metrics', auth: true },
   { method: 'GET', path: '/diagnostics' },
   { method: 'GET', path: '/diagnostics', auth: true, prod: true },
+  { method: 'GET', path: '/demo/session' },
   { method: 'GET', path: '/widget.js' },
   { method: 'GET', path: '/demo.html' },
   { method: 'GET', path: '/telemetry' },
@@ -78,7 +80,12 @@ const headerName = fc.oneof(
   fc.constantFrom('authorization', 'x-service-secret', 'x-hub-signature-256', 'origin', 'cookie', 'accept', 'accept-encoding', 'accept-language', 'x-forwarded-for', 'x-forwarded-proto', 'content-type', 'content-encoding', 'if-none-match', 'if-modified-since', 'range', 'referer', 'user-agent', 'x-request-id'),
   fc.stringMatching(/^[a-z][a-z0-9_.!#$%&'*+^`|~-]{0,20}$/),
 ).filter((n) => !HOP_BY_HOP.has(n));
-const headerValue = fc.oneof(fc.stringMatching(/^[\x20-\x7e]{0,80}$/), fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 40 }));
+const headerValue = fc.oneof(
+  fc.stringMatching(/^[\x20-\x7e]{0,80}$/),
+  fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 40 }),
+  // Cookies Parley reads (the demo visitor), with values that are not valid percent-encoding.
+  fc.stringMatching(/^[%a-fA-F0-9\x20-\x7e]{0,40}$/).map((v) => `parley_demo_visitor=${v}`),
+);
 const randomHeaders = fc.dictionary(headerName, headerValue, { maxKeys: 5 });
 const queryString = fc.array(fc.tuple(fc.constantFrom('token', 'limit', 'since', 'until', 'type', 'cursor', 'order', 'hub.mode', 'hub.verify_token', 'hub.challenge', 'x'), fc.string({ maxLength: 30 })), { maxLength: 4 });
 
