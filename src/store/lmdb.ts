@@ -21,7 +21,13 @@ interface TxBuffer {
   writes: Map<string, { db: Database<unknown, Key>; key: Key; value: unknown }>;
 }
 
-function wrapTable<V>(name: string, db: Database<V, Key>, active: () => TxBuffer | undefined, flushed: () => Promise<unknown>): Table<V> {
+function wrapTable<V>(
+  name: string,
+  db: Database<V, Key>,
+  active: () => TxBuffer | undefined,
+  flushed: () => Promise<unknown>,
+  open: () => void,
+): Table<V> {
   const bufferKey = (key: Key) => `${name}\u0000${JSON.stringify(key)}`;
   const inTx = (what: string) => {
     const tx = active();
@@ -30,6 +36,7 @@ function wrapTable<V>(name: string, db: Database<V, Key>, active: () => TxBuffer
   };
   return {
     get: (key) => {
+      open();
       const tx = active();
       const w = tx?.writes.get(bufferKey(key));
       if (w) return w.value === DELETE ? undefined : (w.value as V);
@@ -43,8 +50,14 @@ function wrapTable<V>(name: string, db: Database<V, Key>, active: () => TxBuffer
       await db.remove(key);
       await flushed();
     },
-    range: (o: RangeOptions = {}) => db.getRange(o) as Iterable<{ key: Key; value: V }>,
-    count: (o: RangeOptions = {}) => db.getKeysCount(o),
+    range: (o: RangeOptions = {}) => {
+      open();
+      return db.getRange(o) as Iterable<{ key: Key; value: V }>;
+    },
+    count: (o: RangeOptions = {}) => {
+      open();
+      return db.getKeysCount(o);
+    },
     putInTx: (key, value) => {
       inTx('putInTx').writes.set(bufferKey(key), { db: db as Database<unknown, Key>, key, value });
     },
@@ -62,12 +75,17 @@ export function openLmdbStore(options: OpenStoreOptions): Store {
     maxDbs: 32,
   });
   let activeTx: TxBuffer | undefined;
+  let closed = false;
+  // Reads after close() began would open a new shared read transaction that lmdb-js resets on a timer,
+  // which throws out of the event loop once the environment is closed.
+  const assertOpen = () => {
+    if (closed) throw new Error('the store is closed');
+  };
   const tables = new Map<TableName, Table<unknown>>();
-  for (const name of TABLES) tables.set(name, wrapTable(name, root.openDB({ name, encoding: 'msgpack' }), () => activeTx, () => root.flushed));
+  for (const name of TABLES) tables.set(name, wrapTable(name, root.openDB({ name, encoding: 'msgpack' }), () => activeTx, () => root.flushed, assertOpen));
 
   const list = options.migrations ?? defaultMigrations;
   const latest = Math.max(0, ...list.map((m) => m.version));
-  let closed = false;
   const migrationState = () => {
     const v = store.schemaVersion();
     return v === latest ? 'ok' : v < latest ? `pending (at ${v}, latest ${latest})` : `data is newer (${v}) than this build (${latest})`;
@@ -118,6 +136,8 @@ export function openLmdbStore(options: OpenStoreOptions): Store {
       if (closed) return;
       closed = true;
       await root.flushed;
+      // lmdb-js resets its shared read transaction on a setTimeout(0) after reads: let a pending reset run first.
+      await new Promise((resolve) => setTimeout(resolve, 0));
       await root.close();
     },
   };

@@ -75,3 +75,27 @@ describe('transactions', () => {
     await store.close();
   });
 });
+
+describe('closing', () => {
+  it('reads after close() began fail with a clear error instead of reaching LMDB; no timer throws after close', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => void uncaught.push(err);
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      for (let i = 0; i < 5; i++) {
+        const store = await openStore({ path: tempDir() });
+        const t = store.table<number>('meta');
+        await t.put('k', 1);
+        expect(t.get('k')).toBe(1); // lmdb-js schedules a reset of its shared read transaction
+        const closing = store.close();
+        expect(() => t.get('k')).toThrow('the store is closed');
+        expect(() => [...t.range()]).toThrow('the store is closed');
+        await closing;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.removeListener('uncaughtException', onUncaught);
+    }
+  });
+});
