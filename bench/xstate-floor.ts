@@ -1,0 +1,86 @@
+// What XState alone costs on Parley's two actor-per-unit paths, with effects that resolve at once:
+// a conversation turn (LLM step, SDK call, LLM step as `fromPromise` invokes) and a proactive
+// request (one actor walking the checks). The turn and proactive benchmarks compare against
+// baselines that do a whole turn / request in less time than this; BENCHMARKS.md ("The XState
+// floor") derives the best ratio those targets allow.
+//   npx tsx bench/xstate-floor.ts
+import { assign, createActor, fromPromise, setup, toPromise, type AnyActorLogic } from 'xstate';
+import { conversationMachine, type LlmStepInput } from '../machines/conversation.ts';
+import { proactiveMachine } from '../machines/proactive.ts';
+import { log } from './lib.ts';
+
+const ACTORS = 1000;
+const TURNS = Number(process.env.BENCH_TURNS ?? 40_000);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 50_000);
+const ROUNDS = 4;
+
+/** The least a turn can be in XState: three fromPromise invokes (LLM, tool, LLM) and nothing else. */
+const minimalTurn = setup({
+  actors: {
+    llm: fromPromise(async ({ input }: { input: { step: number } }) => (input.step === 1 ? 'tools' : 'reply')),
+    tool: fromPromise(async () => ({ ok: true })),
+  },
+}).createMachine({
+  context: { step: 0 },
+  initial: 'idle',
+  states: {
+    idle: { on: { msg: { target: 'thinking', actions: assign({ step: 1 }) } } },
+    thinking: {
+      invoke: {
+        src: 'llm',
+        input: ({ context }) => ({ step: context.step }),
+        onDone: [{ guard: ({ event }) => event.output === 'reply', target: 'idle' }, { target: 'callingTool' }],
+      },
+    },
+    callingTool: { invoke: { src: 'tool', onDone: { target: 'thinking', actions: assign({ step: ({ context }) => context.step + 1 }) } } },
+  },
+});
+
+/** Parley's conversation machine with an instant LLM (a tool call, then a reply) and an instant tool. */
+const conversationTurn = conversationMachine.provide({
+  actors: {
+    llm: fromPromise(async ({ input }: { input: LlmStepInput }) =>
+      input.step === 1
+        ? { kind: 'tools' as const, calls: [{ id: 'c1', name: 'getOrderStatus', args: { orderId: '1001' }, requiresConfirmation: false, summary: 'Get order status' }], at: 0 }
+        : { kind: 'reply' as const, text: 'Order 1001 is shipped.', at: 0 },
+    ),
+    invokeTool: fromPromise(async () => ({ ok: true as const, data: { orderId: '1001', status: 'shipped' }, at: 0 })),
+  } as never,
+});
+
+async function turns(name: string, logic: AnyActorLogic, send: (i: number) => Record<string, unknown>, isIdle: (s: { value: unknown; context: unknown }) => boolean, input?: (i: number) => unknown) {
+  const actors = Array.from({ length: ACTORS }, (_, i) => createActor(logic, input ? { input: input(i) } : {}).start());
+  const waiting = new Map<number, () => void>();
+  actors.forEach((a, i) => a.subscribe((s) => isIdle(s as never) && waiting.get(i)?.()));
+  let seq = 0;
+  for (let round = 1; round <= ROUNDS; round++) {
+    const t0 = performance.now();
+    for (let done = 0; done < TURNS; done += ACTORS) {
+      await Promise.all(actors.map((a, i) => new Promise<void>((resolve) => (waiting.set(i, resolve), a.send(send(seq++) as never)))));
+    }
+    log(`${name}: round ${round}/${ROUNDS}: ${(((performance.now() - t0) / TURNS) * 1000).toFixed(1)} µs per turn`);
+  }
+}
+
+await turns('minimal turn (3 fromPromise invokes)', minimalTurn, () => ({ type: 'msg' }), (s) => s.value === 'idle');
+await turns(
+  'Parley conversation turn',
+  conversationTurn,
+  (i) => ({ type: 'customer.message', at: 0, messageId: `m${i}`, text: 'what is the status of order 1001?' }),
+  (s) => s.value === 'idle' && !(s.context as { turn?: unknown; queue: unknown[] }).turn && (s.context as { queue: unknown[] }).queue.length === 0,
+  (i) => ({ conversationId: `c${i}`, customerId: `u${i}`, channel: 'web', maxToolSteps: 5, confirmationTimeoutMs: 300_000 }),
+);
+
+const proactive = proactiveMachine.provide({ actors: { reserve: fromPromise(async () => ({ ok: true as const, messageId: 'pm_1' })) } as never });
+const customer = { customerId: 'c1', externalId: 'e1', optIn: true };
+for (let round = 1; round <= ROUNDS; round++) {
+  const t0 = performance.now();
+  for (let i = 0; i < REQUESTS; i++) {
+    const actor = createActor(proactive, { input: { request: { customerExternalId: 'e1', channel: 'web', content: 'x', dedupKey: `k${i}` }, enabled: true, customer, whatsappEnabled: true } as never });
+    const done = toPromise(actor);
+    actor.start();
+    await done;
+  }
+  log(`proactive actor per request: round ${round}/${ROUNDS}: ${(((performance.now() - t0) / REQUESTS) * 1000).toFixed(1)} µs`);
+}
+process.exit(0);
