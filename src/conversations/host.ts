@@ -460,8 +460,11 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
           deps.lifecycle?.passivated(id);
           continue;
         }
-        if (a.actor.getSnapshot().value !== 'idle' || a.pending.length > 0 || a.writing) continue;
+        const quiet = () => a.actor.getSnapshot().value === 'idle' && a.pending.length === 0 && !a.writing && !a.persistRequested;
+        if (!quiet()) continue;
         await requestPersist(a).catch(() => undefined);
+        // A message may have arrived while the last write was in flight: it was acknowledged to this actor.
+        if (a.stopped || active.get(id) !== a || !quiet()) continue;
         a.stopped = true;
         a.actor.stop();
         active.delete(id);

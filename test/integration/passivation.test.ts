@@ -2,7 +2,9 @@
 // and comes back from its snapshot on the next message.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
-import { startParley } from '../support/parley.ts';
+import { z } from 'zod';
+import { createClient } from '../../sdk/src/index.ts';
+import { startParley, TEST_SECRET } from '../support/parley.ts';
 import { connectWidget } from '../support/widget-client.ts';
 
 const open: { close(): unknown }[] = [];
@@ -38,5 +40,34 @@ describe('passivation', () => {
     w2.send({ type: 'init', customerId: 'idle-1', email: 'i@example.com' });
     const ready = await w2.next((f) => f.type === 'ready');
     expect(ready.history.map((h: { role: string }) => h.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+  });
+
+  it('a message that arrives while the conversation is being passivated is answered (the actor is not stopped under it)', async () => {
+    const p = await startParley();
+    open.push(p);
+    // The tool takes a while, so the turn is still running when passivation's write returns.
+    const sdk = createClient();
+    sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => {
+      await new Promise((r) => setTimeout(r, 200));
+      return { orderId, status: 'shipped' };
+    });
+    await sdk.listen({ url: p.url(), secret: TEST_SECRET });
+    open.push(sdk);
+    const w = await connectWidget(p.url());
+    open.push(w);
+    w.send({ type: 'init', customerId: 'race-1', email: 'r@example.com' });
+    await w.next((f) => f.type === 'ready');
+    w.send({ type: 'message', id: 'm1', text: 'hello' });
+    await w.next((f) => f.type === 'message');
+    const host = p.runtime.host;
+    // Passivation awaits the actor's last write; the message is acknowledged during that await.
+    const passivating = host.passivate(['conv_web_race-1']);
+    const received = host.receive({ customerId: 'race-1', externalId: 'race-1' }, 'web', { messageId: 'm2', text: 'what is the status of order 1001?' });
+    await Promise.all([passivating, received]);
+    const reply = await w.next((f) => f.type === 'message', 5000);
+    expect(reply.text).toContain('shipped');
+    const record = p.runtime.host.record('conv_web_race-1') as { snapshot: { status: string }; busy: boolean };
+    expect(record.snapshot.status).toBe('active');
+    expect(record.busy).toBe(false);
   });
 });
