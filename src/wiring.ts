@@ -112,7 +112,7 @@ export async function wireComponents(o: {
   const daemon = config.daemon.enabled
     ? createActor(
         daemonMachine.provide({
-          actors: { runCycle: fromPromise(createReflectionCycle({ services, llm, history, reviewIndex: true, sendFollowup: (req) => proactive.send(req) })) },
+          actors: { runCycle: fromPromise(createReflectionCycle({ services, llm, history, sendFollowup: (req) => proactive.send(req) })) },
         }),
         { input: { intervalMs: config.daemon.interval_seconds * 1000 }, clock: xstateClock(clock) },
       )

@@ -87,11 +87,6 @@ export interface ReflectionDeps {
   history: HistoryRepo;
   /** The proactive service's send: resolves accepted or blocked (one of seven reasons); rejects on an internal failure. */
   sendFollowup: (req: { customerExternalId: string; channel: 'web' | 'whatsapp'; content: string; dedupKey: string }) => Promise<{ accepted: boolean; reason?: string; messageId?: string }>;
-  /**
-   * True when the conversation host keeps the review index (src/daemon/review-index.ts) in step with
-   * lastMessageAt: a cycle then reads index keys instead of every conversation record. Otherwise it scans.
-   */
-  reviewIndex?: boolean;
 }
 
 export function createReflectionCycle(deps: ReflectionDeps) {
@@ -99,8 +94,6 @@ export function createReflectionCycle(deps: ReflectionDeps) {
   const { store, clock, config, telemetry, logger } = services;
   const records = store.table<ReviewedRecord>('conversations');
   const index = createReviewIndex(store);
-  let reconciled = false;
-
   const attemptsFor = (r: ReviewedRecord) => (r.reviewAttempt && r.reviewAttempt.lastMessageAt === r.lastMessageAt ? r.reviewAttempt.attempts : 0);
 
   const needsReview = (r: ReviewedRecord) =>
@@ -243,30 +236,8 @@ export function createReflectionCycle(deps: ReflectionDeps) {
     return result?.accepted === true;
   };
 
-  /** Every record once: index keys for what needs a review or has a follow-up pending (data written before the index). */
-  const reconcile = () =>
-    store.transaction(() => {
-      for (const { value } of records.range()) {
-        if (needsReview(value)) index.putReviewInTx(value.lastMessageAt!, value.conversationId);
-        if (value.followupPending) index.putFollowupInTx(value.conversationId);
-      }
-    });
-
-  const selectByScan = (now: number) => {
-    const pending: string[] = [];
-    const candidates: ReviewedRecord[] = [];
-    for (const { value } of records.range()) {
-      if (value.followupPending) pending.push(value.conversationId);
-      else if (candidates.length < config.daemon.max_per_cycle && eligible(value, now)) candidates.push(value);
-    }
-    return { pending, candidates };
-  };
-
+  // Conversations written before the index existed were indexed by the schema-2 migration.
   const selectByIndex = async (now: number) => {
-    if (!reconciled) {
-      await reconcile();
-      reconciled = true;
-    }
     const candidates: ReviewedRecord[] = [];
     const stale: { lastMessageAt: number; conversationId: string }[] = [];
     for (const entry of index.due(now - config.daemon.idle_minutes * 60_000)) {
@@ -288,7 +259,7 @@ export function createReflectionCycle(deps: ReflectionDeps) {
 
   return async function runCycle(): Promise<CycleResult> {
     const now = clock.now();
-    const { pending, candidates } = deps.reviewIndex ? await selectByIndex(now) : selectByScan(now);
+    const { pending, candidates } = await selectByIndex(now);
     let reviewed = 0;
     let followups = 0;
     for (const r of candidates) {

@@ -17,6 +17,21 @@ export const migrations: Migration[] = [
       // Tables are created on open; nothing to move yet.
     },
   },
+  {
+    version: 2,
+    description: "reflection daemon's review index for conversations written before it existed",
+    up(store) {
+      // The key layout as it was when this shipped (src/daemon/review-index.ts); a migration never follows later changes.
+      type Conversation = { conversationId: string; lastMessageAt?: number; reviewedAt?: number; followupPending?: unknown };
+      const proactive = store.table<1>('proactive');
+      for (const { value } of store.table<Conversation>('conversations').range()) {
+        if (value.lastMessageAt !== undefined && (value.reviewedAt === undefined || value.reviewedAt < value.lastMessageAt)) {
+          proactive.putInTx(['review', value.lastMessageAt, value.conversationId], 1);
+        }
+        if (value.followupPending) proactive.putInTx(['followup', value.conversationId], 1);
+      }
+    },
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1].version;

@@ -21,6 +21,7 @@ import { createProactiveLedger } from '../../src/proactive/ledger.ts';
 import { createProactiveService, ProactiveUnavailableError } from '../../src/proactive/service.ts';
 import type { Services } from '../../src/services.ts';
 import { openStore } from '../../src/store/lmdb.ts';
+import { migrations } from '../../src/store/migrations.ts';
 import type { Store } from '../../src/store/types.ts';
 import { createTelemetryRecorder } from '../../src/telemetry/recorder.ts';
 import type { TelemetryEvent, TurnCallRecord } from '../../src/telemetry/types.ts';
@@ -35,7 +36,7 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-async function env(o: { reviewIndex?: boolean; dailyCap?: number; maxPerCycle?: number; idleMinutes?: number; llm?: LlmProvider; send?: (real: ReflectionDeps['sendFollowup']) => ReflectionDeps['sendFollowup'] } = {}) {
+async function env(o: { dailyCap?: number; maxPerCycle?: number; idleMinutes?: number; llm?: LlmProvider; send?: (real: ReflectionDeps['sendFollowup']) => ReflectionDeps['sendFollowup'] } = {}) {
   const store: Store = await openStore({ path: tempDir() });
   const clock: ManualClock = createManualClock(START);
   const logger = createLogger('silent');
@@ -60,7 +61,7 @@ async function env(o: { reviewIndex?: boolean; dailyCap?: number; maxPerCycle?: 
     deliver: createProactiveDelivery({ services, history, sessions: createWebSessions(clock.now) }),
   });
   const real: ReflectionDeps['sendFollowup'] = (req) => proactive.send(req);
-  const runCycle = createReflectionCycle({ services, llm: o.llm ?? createOfflineProvider(), history, sendFollowup: o.send ? o.send(real) : real, reviewIndex: o.reviewIndex });
+  const runCycle = createReflectionCycle({ services, llm: o.llm ?? createOfflineProvider(), history, sendFollowup: o.send ? o.send(real) : real });
   const records = store.table<ReviewedRecord>('conversations');
 
   /** A web conversation as the host leaves it: history plus the record. `unanswered` → the offline verdict is unresolved. */
@@ -79,7 +80,7 @@ async function env(o: { reviewIndex?: boolean; dailyCap?: number; maxPerCycle?: 
         snapshot: { big: 'x'.repeat(100) }, state: 'idle', busy: false, updatedAt: at, lastMessageAt: at, lastCustomerMessageAt: at,
       };
       records.putInTx(id, record);
-      if (o.reviewIndex && !o2.unindexed) noteLastMessageInTx(store, id, undefined, at); // the host's line
+      if (!o2.unindexed) noteLastMessageInTx(store, id, undefined, at); // the host's line
     });
     return { id, customerId: c.customerId };
   }
@@ -89,17 +90,17 @@ async function env(o: { reviewIndex?: boolean; dailyCap?: number; maxPerCycle?: 
     store.transaction(() => {
       const r = records.get(id)!;
       records.putInTx(id, { ...r, lastMessageAt: clock.now(), lastCustomerMessageAt: clock.now(), reviewedAt: undefined });
-      if (o.reviewIndex) noteLastMessageInTx(store, id, r.lastMessageAt, clock.now());
+      noteLastMessageInTx(store, id, r.lastMessageAt, clock.now());
     });
 
   const ofType = (type: string, conversationId?: string) => events.filter((e) => e.type === type && (!conversationId || e.conversationId === conversationId));
   return { store, clock, customers, ledger, proactive, runCycle, records, conversation, customerWrites, ofType, events, turnCalls };
 }
 
-for (const mode of ['scan', 'index'] as const) {
-  const envFor = (o: Parameters<typeof env>[0] = {}) => env({ ...o, reviewIndex: mode === 'index' });
+{
+  const envFor = env;
 
-  describe(`reflection cycle (${mode === 'index' ? 'review index kept by the host' : 'scanning every record'})`, () => {
+  describe('reflection cycle (review index kept by the host)', () => {
     describe('which conversations are reviewed', () => {
       it('idle_minutes: a conversation younger than that is not reviewed', async () => {
         const e = await envFor({ idleMinutes: 30 });
@@ -229,21 +230,39 @@ for (const mode of ['scan', 'index'] as const) {
 }
 
 describe('review index', () => {
-  it('the first cycle indexes records written before the index; later cycles read only the index, and leave no keys behind', async () => {
-    const e = await env({ reviewIndex: true });
-    const before = await e.conversation('before', { unanswered: true, unindexed: true }); // no index key: written before the host kept one
+  it('cycles read only the index (a record without its key is not found), and leave no keys behind', async () => {
+    const e = await env();
+    const indexed = await e.conversation('indexed', { unanswered: true });
     expect(await e.runCycle()).toEqual({ reviewed: 1, followups: 1 });
-    expect(e.records.get(before.id)?.reflection?.verdict).toBe('unresolved');
+    expect(e.records.get(indexed.id)?.reflection?.verdict).toBe('unresolved');
     const keys = () => [...e.store.table('proactive').range({ start: ['followup'], end: ['review', '\uffff'] })].map((r) => (r.key as unknown[])[0]);
     expect(keys()).toEqual([]);
-    // A record the host wrote without its index key is not found by a scan any more.
     const unindexed = await e.conversation('unindexed', { unindexed: true });
     expect(await e.runCycle()).toEqual({ reviewed: 0, followups: 0 });
     expect(e.records.get(unindexed.id)?.reflection).toBeUndefined();
   });
 
+  it('the schema-2 migration indexes conversations written before the index existed', async () => {
+    const path = tempDir();
+    // Data as a build at schema 1 left it: records, no index keys.
+    const old = await openStore({ path, migrations: migrations.filter((m) => m.version === 1) });
+    const base = { customerId: 'c', channel: 'web' as const, snapshot: {}, state: 'idle', busy: false, updatedAt: 1 };
+    await old.transaction(() => {
+      const records = old.table<ConversationRecord>('conversations');
+      records.putInTx('conv_a', { ...base, conversationId: 'conv_a', lastMessageAt: 100 });
+      records.putInTx('conv_b', { ...base, conversationId: 'conv_b', lastMessageAt: 200, reviewedAt: 250 });
+      records.putInTx('conv_c', { ...base, conversationId: 'conv_c', lastMessageAt: 300, reviewedAt: 310, followupPending: { content: 'x', decidedAt: 310 } });
+    });
+    await old.close();
+    const store = await openStore({ path });
+    cleanup.push(() => store.close());
+    expect(store.schemaVersion()).toBe(2);
+    const keys = [...store.table('proactive').range({ start: ['followup'], end: ['review', '\uffff'] })].map((r) => r.key);
+    expect(keys).toEqual([['followup', 'conv_c'], ['review', 100, 'conv_a']]);
+  });
+
   it('a stale key (the conversation moved on, or is gone) is dropped without a review', async () => {
-    const e = await env({ reviewIndex: true });
+    const e = await env();
     const c = await e.conversation('moved');
     await e.runCycle();
     await e.store.transaction(() => {
