@@ -301,6 +301,8 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
           }
           return;
         }
+        // The turn resumed after a restart is over: later calls to an unknown function fail at once.
+        if (params.type === 'turn' && params.phase === 'ended') a.resumeUntil = undefined;
         a.pending.push({ o: params, at: clock.now() });
         void requestPersist(a).catch(() => undefined);
       },

@@ -42,18 +42,15 @@ export function createMagicLinks(o: { store: Store; clock: Clock; ttlMinutes: nu
         return { ok: true, email: link.email, externalId: link.externalId };
       });
     },
-    prune() {
+    async prune() {
+      // Used links are kept until they would have expired, so reuse stays "used", not "unknown".
+      const expired = (now: number) => [...links.range()].filter(({ value }) => value.expiresAt <= now).map(({ key }) => key);
+      // Read first: most ticks find nothing, and need no write transaction (nor its flush).
+      if (expired(o.clock.now()).length === 0) return 0;
       return o.store.transaction(() => {
-        let n = 0;
-        const now = o.clock.now();
-        for (const { key, value } of links.range()) {
-          // Used links are kept until they would have expired, so reuse stays "used", not "unknown".
-          if (value.expiresAt <= now) {
-            links.removeInTx(key);
-            n++;
-          }
-        }
-        return n;
+        const keys = expired(o.clock.now());
+        for (const key of keys) links.removeInTx(key);
+        return keys.length;
       });
     },
   };

@@ -65,8 +65,8 @@ export function createProactiveLedger(options: ProactiveLedgerOptions): Proactiv
   /** Sends to this customer in the last 24 h (`at > now - 24 h`), counted by LMDB without decoding entries. */
   const countSent = (customerId: string, now: number) => {
     const since = now - CAP_WINDOW_MS;
-    const fromSince = table.count({ start: ['sent', customerId, since], end: ['sent', customerId, Infinity] });
-    return fromSince === 0 ? 0 : fromSince - table.count({ start: ['sent', customerId, since], end: ['sent', customerId, since, '\uffff'] });
+    // Keys are ['sent', customerId, at, messageId]: starting after every key at exactly `since` counts `at > since`.
+    return table.count({ start: ['sent', customerId, since, '\uffff'], end: ['sent', customerId, Infinity] });
   };
 
   /** Dedup, then cap, then window: the first that fails, or undefined when all pass. */
