@@ -108,7 +108,7 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
   const log = logger.child({ component: 'whatsapp' });
   const retentionMs = wa.retention_days * 24 * 3600_000;
   // De-dup of inbound ids lives in the inbound queue's id index (kept after the job is done);
-  // this table holds de-dup records written before that, and inbound jobs finished by a confirmation.
+  // this table holds inbound messages answered by a confirmation (see the sink).
   const seen = store.table<number>('webhookSeen');
   const handledKey = (waMessageId: string) => `handled:wa:${waMessageId}`;
   const deliveries = store.table<DeliveryRecord | EarlyStatus>('outbox');
@@ -337,14 +337,9 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
   /** Webhook de-dup + queueing in one transaction; resolves with the number queued. */
   const acceptInbound = async (messages: InboundWhatsApp[], source: 'webhook' | 'sdk') => {
     if (!messages.length) return 0;
-    // The inbound queue's id index is the de-dup record (kept after the job is done, pruned after retention_days).
-    const jobs = await store.transaction(() =>
-      messages.map((m) => {
-        const key = `wa:${m.waMessageId}`;
-        return seen.get(key) === undefined ? inbound.prepareInTx(m, { id: key }) : undefined;
-      }),
-    );
-    inbound.accept(jobs);
+    // The inbound queue's id index is the de-dup record (kept after the job is done, pruned after retention_days):
+    // each message is stored only if its id is new, checked inside the commit.
+    const jobs = await inbound.enqueueAll(messages.map((m) => ({ payload: m, options: { id: `wa:${m.waMessageId}` } })));
     messages.forEach((m, i) => {
       if (jobs[i]) telemetry.event({ type: 'whatsapp.inbound', channel: 'whatsapp', data: { waMessageId: m.waMessageId, kind: m.kind, source } });
     });

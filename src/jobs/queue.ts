@@ -62,6 +62,8 @@ export interface JobQueue<P> {
   accept(jobs: (Job<P> | undefined)[]): void;
   /** Stores and schedules; resolves false when a job with this id already exists. */
   enqueue(payload: P, options?: { id?: string; runAt?: number }): Promise<boolean>;
+  /** `enqueue` for several jobs at once; resolves with each stored job, or undefined for a known id. */
+  enqueueAll(items: { payload: P; options?: { id?: string; runAt?: number } }[]): Promise<(Job<P> | undefined)[]>;
   start(): void;
   stop(): Promise<void>;
   /** Runs what is due now. */
@@ -222,16 +224,29 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     notifyIdle();
   }
 
+  const newJob = (payload: P, options: { id?: string; runAt?: number }): Job<P> => {
+    // Taken even if the job is never stored (a throwing transaction, a duplicate id): a gap in the sequence is harmless.
+    const seq = ++lastSeq;
+    const now = clock.now();
+    return { id: options.id ?? `${name}-${seq}`, seq, key: o.orderingKey(payload), payload, attempts: 0, runAt: options.runAt ?? now, enqueuedAt: now };
+  };
+
   const prepareInTx = (payload: P, options: { id?: string; runAt?: number } = {}): Job<P> | undefined => {
     if (options.id && table.get(idKey(options.id)) !== undefined) return undefined;
-    // Taken even if the caller's transaction later throws: a gap in the sequence is harmless.
-    const seq = ++lastSeq;
-    const id = options.id ?? `${name}-${seq}`;
-    const now = clock.now();
-    const job: Job<P> = { id, seq, key: o.orderingKey(payload), payload, attempts: 0, runAt: options.runAt ?? now, enqueuedAt: now };
-    table.putInTx(jobKey(seq), job);
-    table.putInTx(idKey(id), seq);
+    const job = newJob(payload, options);
+    table.putInTx(jobKey(job.seq), job);
+    table.putInTx(idKey(job.id), job.seq);
     return job;
+  };
+
+  /** Stores a job unless its id is known, as one conditional write (no transaction callback); resolves with it once durable. */
+  const insert = async (payload: P, options: { id?: string; runAt?: number }): Promise<Job<P> | undefined> => {
+    const job = newJob(payload, options);
+    const stored = await store.insertIfAbsent({ table: 'jobs', key: idKey(job.id) }, [
+      { table: 'jobs', key: jobKey(job.seq), value: job },
+      { table: 'jobs', key: idKey(job.id), value: job.seq },
+    ]);
+    return stored ? job : undefined;
   };
 
   const accept = (jobs: (Job<P> | undefined)[]) => {
@@ -242,10 +257,16 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   return {
     prepareInTx,
     accept,
-    async enqueue(payload, options) {
-      const job = await store.transaction(() => prepareInTx(payload, options));
+    async enqueue(payload, options = {}) {
+      const job = await insert(payload, options);
       accept([job]);
       return job !== undefined;
+    },
+    async enqueueAll(items) {
+      // Issued together so they share a commit; accepted in the order given once all are durable.
+      const jobs = await Promise.all(items.map((i) => insert(i.payload, i.options ?? {})));
+      accept(jobs);
+      return jobs;
     },
     start() {
       if (started) return;

@@ -32,6 +32,21 @@ export const migrations: Migration[] = [
       }
     },
   },
+  {
+    version: 3,
+    description: "WhatsApp de-dup records move from webhookSeen into the inbound queue's id index",
+    up(store) {
+      // Key layouts as they were when this shipped (src/channels/whatsapp.ts, src/jobs/queue.ts).
+      const seen = store.table<number>('webhookSeen');
+      const jobs = store.table<unknown>('jobs');
+      for (const { key, value } of seen.range()) {
+        if (typeof key !== 'string' || !key.startsWith('wa:')) continue;
+        const idKey = ['id', 'wa-inbound', key];
+        if (jobs.get(idKey) === undefined) jobs.putInTx(idKey, { doneAt: value });
+        seen.removeInTx(key);
+      }
+    },
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1].version;

@@ -48,6 +48,12 @@ export const TABLES = [
 ] as const;
 export type TableName = (typeof TABLES)[number];
 
+export interface StoreWrite {
+  table: TableName;
+  key: Key;
+  value: unknown;
+}
+
 export interface StoreChecks {
   database: 'ok' | string;
   migrations: 'ok' | string;
@@ -59,6 +65,18 @@ export interface Store {
   transaction<T>(fn: () => T): Promise<T>;
   checks(): StoreChecks;
   schemaVersion(): number;
+  /**
+   * Applies `writes` atomically, and only if `guard` is absent (checked inside the commit);
+   * resolves with whether they were applied, once durable. Unlike `transaction`, nothing runs on
+   * the caller's thread inside the commit, so many of these share one commit cheaply: use it for
+   * insert-once writes on hot paths (de-dup records, idempotent enqueues).
+   */
+  insertIfAbsent(guard: { table: TableName; key: Key }, writes: StoreWrite[]): Promise<boolean>;
+  /**
+   * Applies `writes` atomically in one commit, with no reads or conditions; resolves once durable.
+   * Nothing runs on the caller's thread inside the commit: for write-only batches (telemetry).
+   */
+  writeBatch(writes: StoreWrite[]): Promise<void>;
   /** Resolves when every write so far is on disk. */
   flushed(): Promise<void>;
   close(): Promise<void>;

@@ -5,7 +5,7 @@
 // `turn.started` is not persisted (see below).
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
-import type { Store } from '../store/types.ts';
+import type { Store, StoreWrite } from '../store/types.ts';
 import { conversationIndexKey, timeOrderedId } from './keys.ts';
 import type { NewEvent, NewTurnCall, Telemetry, TelemetryEvent, TurnCallRecord } from './types.ts';
 
@@ -22,8 +22,6 @@ export interface RecorderOptions {
 
 export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
   const enabled = o.enabled ?? true;
-  const events = o.store.table<TelemetryEvent | string[]>('telemetry');
-  const calls = o.store.table<TurnCallRecord | string[]>('turnCalls');
   const listeners = new Set<{ event?(e: TelemetryEvent): void; turnCall?(r: TurnCallRecord): void }>();
   // Ids are `at-seq`: seeded from the clock so a restarted process does not reuse the
   // previous one's (at, seq) pairs when producers pass an `at` in the past.
@@ -35,7 +33,7 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
   let closed = false;
 
   /** One index entry per conversation in this batch: its smallest id → all its ids, sorted. */
-  const putIndex = (table: { putInTx(k: string, v: string[]): void }, recs: { id: string; conversationId?: string }[]) => {
+  const indexWrites = (table: 'telemetry' | 'turnCalls', recs: { id: string; conversationId?: string }[], out: StoreWrite[]) => {
     const byConversation = new Map<string, string[]>();
     for (const r of recs) {
       if (r.conversationId === undefined) continue;
@@ -45,7 +43,7 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
     }
     for (const [conversationId, ids] of byConversation) {
       ids.sort();
-      table.putInTx(conversationIndexKey(conversationId, ids[0]), ids);
+      out.push({ table, key: conversationIndexKey(conversationId, ids[0]), value: ids });
     }
   };
 
@@ -57,12 +55,12 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
     pendingCalls = [];
     if (ev.length === 0 && tc.length === 0) return;
     try {
-      await o.store.transaction(() => {
-        for (const e of ev) events.putInTx(e.id, e);
-        for (const c of tc) calls.putInTx(c.id, c);
-        putIndex(events, ev);
-        putIndex(calls, tc);
-      });
+      const writes: StoreWrite[] = [];
+      for (const e of ev) writes.push({ table: 'telemetry', key: e.id, value: e });
+      for (const c of tc) writes.push({ table: 'turnCalls', key: c.id, value: c });
+      indexWrites('telemetry', ev, writes);
+      indexWrites('turnCalls', tc, writes);
+      await o.store.writeBatch(writes);
     } catch (err) {
       o.logger.error({ err, dropped: ev.length + tc.length }, 'telemetry write failed');
     }

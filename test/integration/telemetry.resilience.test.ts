@@ -74,8 +74,7 @@ describe('failed LLM attempts', () => {
 describe('a telemetry write failure', () => {
   it('is logged and never fails the turn', async () => {
     const p = await parley();
-    const table = p.services.store.table('telemetry');
-    table.putInTx = () => {
+    p.services.store.writeBatch = async () => {
       throw new Error('disk full (test)');
     };
     const replies = await converse(p, 'wf-1', ['status of order 1001', 'thanks']);

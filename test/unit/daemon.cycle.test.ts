@@ -21,7 +21,7 @@ import { createProactiveLedger } from '../../src/proactive/ledger.ts';
 import { createProactiveService, ProactiveUnavailableError } from '../../src/proactive/service.ts';
 import type { Services } from '../../src/services.ts';
 import { openStore } from '../../src/store/lmdb.ts';
-import { migrations } from '../../src/store/migrations.ts';
+import { LATEST_SCHEMA_VERSION, migrations } from '../../src/store/migrations.ts';
 import type { Store } from '../../src/store/types.ts';
 import { createTelemetryRecorder } from '../../src/telemetry/recorder.ts';
 import type { TelemetryEvent, TurnCallRecord } from '../../src/telemetry/types.ts';
@@ -256,7 +256,7 @@ describe('review index', () => {
     await old.close();
     const store = await openStore({ path });
     cleanup.push(() => store.close());
-    expect(store.schemaVersion()).toBe(2);
+    expect(store.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
     const keys = [...store.table('proactive').range({ start: ['followup'], end: ['review', '\uffff'] })].map((r) => r.key);
     expect(keys).toEqual([['followup', 'conv_c'], ['review', 100, 'conv_a']]);
   });

@@ -3,6 +3,7 @@ import { createManualClock } from '../../src/clock.ts';
 import { createJobQueue, type Job, type JobOutcome } from '../../src/jobs/queue.ts';
 import { createLogger } from '../../src/logger.ts';
 import { openStore } from '../../src/store/lmdb.ts';
+import { migrations } from '../../src/store/migrations.ts';
 import { tempDir } from '../support/tmp.ts';
 
 const logger = createLogger('silent');
@@ -52,6 +53,21 @@ describe('durable job queue', () => {
     release();
     await q.idle();
     expect(runs).toBe(1);
+  });
+
+  it('enqueueAll: concurrent calls with overlapping ids store each id once; jobs run in the order given', async () => {
+    const ran: number[] = [];
+    const { q, store } = await setup({ handler: async (job) => (ran.push(job.payload.n), 'done') });
+    const batch = (ns: number[]) => q.enqueueAll(ns.map((n) => ({ payload: { key: 'k', n }, options: { id: `id-${n}` } })));
+    const [a, b] = await Promise.all([batch([1, 2, 3, 2]), batch([3, 4, 1])]);
+    expect(a.map((j) => j?.payload.n)).toEqual([1, 2, 3, undefined]);
+    expect(b.map((j) => j?.payload.n)).toEqual([undefined, 4, undefined]);
+    expect(q.depth()).toBe(4);
+    // Each stored id points at its stored job.
+    for (const n of [1, 2, 3, 4]) expect(store.table('jobs').get(['id', 'test', `id-${n}`])).toBe(a.concat(b).find((j) => j?.payload.n === n)?.seq);
+    q.start();
+    await q.idle();
+    expect(ran).toEqual([1, 2, 3, 4]);
   });
 
   it('retries at retryAt (clock-driven, not polling) and dead-letters after maxAttempts', async () => {
@@ -200,5 +216,27 @@ describe('durable job queue', () => {
     await second.q.idle();
     expect(ran).toEqual([2, 3]);
     expect(second.q.deadLetters().map((d) => d.payload.n)).toEqual([1]);
+  });
+
+  it('the schema-3 migration turns WhatsApp de-dup records kept in webhookSeen into the inbound queue’s id tombstones', async () => {
+    const path = tempDir();
+    const old = await openStore({ path, migrations: migrations.filter((m) => m.version <= 2) });
+    await old.transaction(() => {
+      old.table<number>('webhookSeen').putInTx('wa:wamid.old', 123);
+      old.table<number>('webhookSeen').putInTx('handled:wa:wamid.confirmed', 456);
+    });
+    await old.close();
+    const store = await openStore({ path });
+    const clock = createManualClock(1_000_000);
+    const q = createJobQueue<P>({ store, clock, name: 'wa-inbound', logger, handler: async () => 'done', orderingKey: (p) => p.key, keepDoneIds: true });
+    expect(q.knows('wa:wamid.old')).toBe(true);
+    expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'wa:wamid.old' })).toBe(false);
+    expect(store.table('webhookSeen').get('wa:wamid.old')).toBeUndefined();
+    // Records of confirmations stay where the channel reads them.
+    expect(store.table('webhookSeen').get('handled:wa:wamid.confirmed')).toBe(456);
+    // The tombstone keeps its time, so retention prunes it like any other.
+    expect(await q.prune(124)).toBe(1);
+    expect(q.knows('wa:wamid.old')).toBe(false);
+    await store.close();
   });
 });

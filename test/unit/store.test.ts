@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { open } from 'lmdb';
 import { migrate, openStore } from '../../src/store/lmdb.ts';
 import { tempDir } from '../support/tmp.ts';
 
@@ -73,6 +74,72 @@ describe('transactions', () => {
     expect(t.get('b')).toBeUndefined();
     expect(() => t.putInTx('c', 3)).toThrow(/outside store.transaction/);
     await store.close();
+  });
+});
+
+describe('insertIfAbsent and writeBatch', () => {
+  it('inserts once per guard key, atomically across tables, under concurrency; the result is durable', async () => {
+    const path = tempDir();
+    const store = await openStore({ path });
+    const jobs = store.table<unknown>('jobs');
+    const seen = store.table<number>('webhookSeen');
+    const attempts = Array.from({ length: 50 }, (_, i) =>
+      store.insertIfAbsent({ table: 'jobs', key: ['id', 'x'] }, [
+        { table: 'jobs', key: ['id', 'x'], value: i },
+        { table: 'webhookSeen', key: `x-${i}`, value: i },
+      ]),
+    );
+    const results = await Promise.all(attempts);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const winner = results.indexOf(true);
+    expect(jobs.get(['id', 'x'])).toBe(winner);
+    // The losers wrote nothing, in either table.
+    expect([...seen.range()].map((r) => r.key)).toEqual([`x-${winner}`]);
+    expect(await store.insertIfAbsent({ table: 'jobs', key: ['id', 'y'] }, [{ table: 'jobs', key: ['id', 'y'], value: 1 }])).toBe(true);
+    await store.close();
+    const again = await openStore({ path });
+    expect(again.table('jobs').get(['id', 'x'])).toBe(winner);
+    expect(again.table('jobs').get(['id', 'y'])).toBe(1);
+    await again.close();
+  });
+
+  it('writeBatch stores every write across tables; both refuse to run inside a transaction', async () => {
+    const path = tempDir();
+    const store = await openStore({ path });
+    await store.writeBatch([
+      { table: 'telemetry', key: 'a', value: { n: 1 } },
+      { table: 'turnCalls', key: 'b', value: ['x', 'y'] },
+    ]);
+    await store.writeBatch([]);
+    await expect(store.transaction(() => store.writeBatch([{ table: 'meta', key: 'k', value: 1 }]))).rejects.toThrow(/inside store.transaction/);
+    await expect(store.transaction(() => store.insertIfAbsent({ table: 'meta', key: 'k' }, []))).rejects.toThrow(/inside store.transaction/);
+    await store.close();
+    const again = await openStore({ path });
+    expect(again.table('telemetry').get('a')).toEqual({ n: 1 });
+    expect(again.table('turnCalls').get('b')).toEqual(['x', 'y']);
+    expect(again.table('meta').get('k')).toBeUndefined();
+    await again.close();
+  });
+});
+
+describe('encoding', () => {
+  it('reads values written with msgpack records (the encoding before plain maps)', async () => {
+    const path = tempDir();
+    const value = { id: 'e1', at: 1, data: { nested: [{ a: 1 }, { a: 2, b: 'x' }], list: ['p', 'q'] }, flag: true, missing: null };
+    const raw = open({ path, maxDbs: 32 });
+    const db = raw.openDB({ name: 'telemetry', encoding: 'msgpack', useRecords: true } as { name: string; encoding: 'msgpack' });
+    await db.put('old', value);
+    await raw.close();
+    const store = await openStore({ path });
+    expect(store.table('telemetry').get('old')).toEqual(value);
+    await store.table('telemetry').put('new', value);
+    expect(store.table('telemetry').get('new')).toEqual(value);
+    await store.close();
+    // The two really are different encodings of the same value.
+    const check = open({ path, maxDbs: 32 });
+    const bytes = check.openDB({ name: 'telemetry', encoding: 'binary' });
+    expect(Buffer.compare(bytes.getBinary('old') as Buffer, bytes.getBinary('new') as Buffer)).not.toBe(0);
+    await check.close();
   });
 });
 
