@@ -17,6 +17,7 @@
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Store } from '../store/types.ts';
+import { createSchedule } from './schedule.ts';
 
 export interface Job<P> {
   id: string;
@@ -102,9 +103,10 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   let lastSeq = Math.max(lastStoredSeq('q'), lastStoredSeq('dead'), (table.get(['seq', name]) as number | undefined) ?? 0);
   const idGone = (job: Job<P>) => (o.keepDoneIds ? table.putInTx(idKey(job.id), { doneAt: clock.now() } satisfies IdEntry) : table.removeInTx(idKey(job.id)));
 
-  const pending = new Map<number, Job<P>>(); // by seq; scheduled in seq order
+  const waiting = createSchedule<Job<P>>();
   const running = new Map<number, { job: Job<P>; lease: TimerHandle; token: number }>();
-  const busyKeys = new Set<string>();
+  /** Back in the schedule; `job` only when the stored record is older than it (its write is in flight). */
+  const wait = (job: Job<P>, fresher?: Job<P>) => waiting.add({ seq: job.seq, key: job.key, runAt: (fresher ?? job).runAt, ...(fresher ? { job: fresher } : {}) });
   let timer: TimerHandle | undefined;
   let timerAt = Infinity;
   let started = false;
@@ -113,7 +115,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   const idleWaiters = new Set<() => void>();
 
   const notifyIdle = () => {
-    if (pending.size === 0 && running.size === 0) for (const w of [...idleWaiters]) w();
+    if (waiting.size === 0 && running.size === 0) for (const w of [...idleWaiters]) w();
   };
 
   const armTimer = (at: number) => {
@@ -138,7 +140,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     if ('waitUntil' in outcome) {
       const next: Job<P> = { ...job, runAt: outcome.waitUntil, lastError: outcome.reason };
       await table.put(jobKey(job.seq), next);
-      pending.set(job.seq, next);
+      wait(next);
       return;
     }
     const error = 'fail' in outcome ? outcome.fail : outcome.error ?? 'retry';
@@ -156,27 +158,26 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     }
     const next: Job<P> = { ...job, attempts, runAt: outcome.retryAt, lastError: error };
     await table.put(jobKey(job.seq), next);
-    pending.set(job.seq, next);
+    wait(next);
   };
 
   const run = (job: Job<P>) => {
     const myToken = ++token;
-    busyKeys.add(job.key);
-    pending.delete(job.seq);
     const lease = clock.setTimeout(() => {
       // The handler hung: give the job back (same attempt count + 1) and free its key.
       const r = running.get(job.seq);
       if (!r || r.token !== myToken) return;
       running.delete(job.seq);
-      busyKeys.delete(job.key);
       log.warn({ jobId: job.id }, 'job lease expired; running it again');
       if (job.attempts + 1 >= maxAttempts) {
+        waiting.release(job.key);
         void finish(job, { fail: 'lease expired' }).then(pump, pump);
         return;
       }
-      // Back in the index at once (so nobody sees the queue idle), persisted after.
+      // Back in the schedule at once (so nobody sees the queue idle), persisted after.
       const next: Job<P> = { ...job, attempts: job.attempts + 1, runAt: clock.now(), lastError: 'lease expired' };
-      pending.set(job.seq, next);
+      wait(job, next);
+      waiting.release(job.key);
       void table.put(jobKey(job.seq), next).catch((err) => log.error({ err }, 'lease bookkeeping failed'));
       pump();
     }, leaseMs);
@@ -195,31 +196,22 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
         await finish(job, outcome);
       } catch (err) {
         log.error({ err, jobId: job.id }, 'job bookkeeping failed; it will run again');
-        pending.set(job.seq, { ...job, runAt: clock.now() + 1000 });
+        wait(job, { ...job, runAt: clock.now() + 1000 });
       }
       running.delete(job.seq);
-      busyKeys.delete(job.key);
+      waiting.release(job.key);
       pump();
     })();
   };
 
   function pump() {
     if (!started || stopping) return;
-    const now = clock.now();
-    let earliest = Infinity;
-    const blocked = new Set<string>();
-    const ordered = [...pending.values()].sort((a, b) => a.seq - b.seq);
-    for (const job of ordered) {
-      if (running.size >= concurrency) break;
-      if (busyKeys.has(job.key) || blocked.has(job.key)) continue;
-      if (job.runAt > now) {
-        // Later jobs of the same key wait behind this one.
-        blocked.add(job.key);
-        earliest = Math.min(earliest, job.runAt);
-        continue;
-      }
-      run(job);
+    for (const entry of waiting.take(clock.now(), concurrency - running.size)) {
+      const job = entry.job ?? (table.get(jobKey(entry.seq)) as Job<P> | undefined);
+      if (job) run(job);
+      else waiting.release(entry.key); // no longer stored: nothing to run
     }
+    const earliest = waiting.nextWakeAt();
     if (earliest < Infinity) armTimer(earliest);
     notifyIdle();
   }
@@ -250,7 +242,8 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   };
 
   const accept = (jobs: (Job<P> | undefined)[]) => {
-    for (const j of jobs) if (j && !running.has(j.seq)) pending.set(j.seq, j);
+    // Stored and committed: the schedule keeps only where each job stands.
+    for (const j of jobs) if (j && !running.has(j.seq)) wait(j);
     pump();
   };
 
@@ -271,11 +264,8 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     start() {
       if (started) return;
       started = true;
-      for (const { value } of table.range({ start: ['q', name], end: ['q', name, Infinity] })) {
-        const job = value as Job<P>;
-        pending.set(job.seq, job);
-      }
-      if (pending.size) log.info({ jobs: pending.size }, 'resuming stored jobs');
+      for (const { value } of table.range({ start: ['q', name], end: ['q', name, Infinity] })) wait(value as Job<P>);
+      if (waiting.size) log.info({ jobs: waiting.size }, 'resuming stored jobs');
       pump();
     },
     async stop() {
@@ -287,11 +277,10 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     },
     wake: () => pump(),
     expedite() {
-      const now = clock.now();
-      for (const [seq, job] of pending) if (job.runAt > now) pending.set(seq, { ...job, runAt: now });
+      waiting.expedite(clock.now());
       pump();
     },
-    depth: () => pending.size + running.size,
+    depth: () => waiting.size + running.size,
     inFlight: () => running.size,
     deadLetters(limit = 100) {
       const out: DeadJob<P>[] = [];
@@ -318,10 +307,10 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
         return n;
       }),
     idle() {
-      if (pending.size === 0 && running.size === 0) return Promise.resolve();
+      if (waiting.size === 0 && running.size === 0) return Promise.resolve();
       return new Promise<void>((resolve) => {
         const w = () => {
-          if (pending.size === 0 && running.size === 0) {
+          if (waiting.size === 0 && running.size === 0) {
             idleWaiters.delete(w);
             resolve();
           }
