@@ -1,6 +1,7 @@
 // Shared benchmark helpers: percentiles, fixed-concurrency HTTP load, and
 // alternating measurement blocks (so a baseline and the system under test see
 // the same machine noise).
+import { fork } from 'node:child_process';
 import { Pool } from 'undici';
 
 export const log = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
@@ -67,6 +68,68 @@ export async function httpLoad(o: {
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
   return { requests, errors, seconds, rps: requests / seconds, latenciesMs: latencies };
+}
+
+/**
+ * Open-loop load: starts requests at a fixed rate whatever the server does (a server that falls
+ * behind is not quietly sent less), each measured from when it was handed to the connection pool,
+ * so waiting for a free connection counts; the 1 ms pacing timer's own lateness does not.
+ */
+export async function httpRateLoad(o: {
+  origin: string;
+  path: string;
+  method?: 'GET' | 'POST';
+  headers?: (i: number) => Record<string, string>;
+  body?: (i: number) => string;
+  ratePerSecond: number;
+  durationMs: number;
+  maxConnections?: number;
+  ok?: (status: number) => boolean;
+}): Promise<LoadResult> {
+  const pool = new Pool(o.origin, { connections: o.maxConnections ?? 256, pipelining: 1 });
+  const latencies: number[] = [];
+  let errors = 0;
+  let sent = 0;
+  const inFlight = new Set<Promise<void>>();
+  const started = performance.now();
+  const total = Math.floor((o.ratePerSecond * o.durationMs) / 1000);
+  const send = (n: number) => {
+    const body = o.body?.(n);
+    const sentAt = performance.now();
+    const p = (async () => {
+      try {
+        const res = await pool.request({ path: o.path, method: o.method ?? 'POST', headers: o.headers?.(n), body });
+        await res.body.arrayBuffer();
+        if (!(o.ok ?? ((s) => s < 400))(res.statusCode)) errors++;
+      } catch {
+        errors++;
+      }
+      latencies.push(performance.now() - sentAt);
+    })();
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  };
+  while (sent < total) {
+    const elapsed = performance.now() - started;
+    const due = Math.min(total, Math.floor((elapsed * o.ratePerSecond) / 1000) + 1);
+    for (; sent < due; sent++) send(sent);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  await Promise.all(inFlight);
+  const seconds = (performance.now() - started) / 1000;
+  await pool.close();
+  return { requests: sent, errors, seconds, rps: sent / seconds, latenciesMs: latencies };
+}
+
+/** `httpRateLoad` from a child process, with the requests prepared here (request i uses requests[i]). */
+export function httpRateLoadInChild(o: { origin: string; path: string; ratePerSecond: number; durationMs: number; requests: { body: string; headers: Record<string, string> }[] }): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = fork(new URL('./rate-load-child.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'] });
+    child.once('message', (r) => resolve(r as LoadResult));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`load generator exited with ${code}`))));
+    child.send(o);
+  });
 }
 
 /** Runs `rounds` alternating blocks of each contender; returns all blocks per contender. */

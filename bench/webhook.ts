@@ -2,18 +2,19 @@
 // enqueue (one LMDB transaction), the turn excluded (the inbound workers are
 // stopped), against a bare fastify route that only returns 200 — same client,
 // same process, alternating blocks. p99 is client-side (request sent → 200 body
-// read), reported twice: with 32 in flight (mostly queueing on 2 cores) and one
-// request at a time (the route's own ack latency).
+// read), reported three ways: with 32 in flight (mostly queueing on 2 cores), one
+// request at a time (the route's own ack latency), and at steady offered rates.
 //   npx tsx bench/webhook.ts
 import Fastify from 'fastify';
 import { signPayload } from '../src/whatsapp/signature.ts';
 import { startParley } from '../test/support/parley.ts';
 import { textMessage, WA, webhookBody } from '../test/support/whatsapp.ts';
-import { alternate, httpLoad, log, summarize } from './lib.ts';
+import { alternate, httpLoad, httpRateLoadInChild, log, summarize } from './lib.ts';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+const RATES = (process.env.BENCH_RATES ?? '1000,3000').split(',').map(Number);
 
 const p = await startParley({ config: { logging: { level: 'warn' }, telemetry: { enabled: false }, channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: 'http://127.0.0.1:9/v21.0', ...WA } } } });
 await p.runtime.whatsapp.inbound.stop(); // ingestion only: nothing dequeues
@@ -56,6 +57,21 @@ const single = await alternate(2, {
   bare: () => httpLoad({ origin: bareUrl, path: '/wa/webhook', concurrency: 1, durationMs: 2000, body, headers: (i) => headers(i) }),
 });
 log(`sequential: parley ${JSON.stringify(summarize(single.parley))}; bare ${JSON.stringify(summarize(single.bare))} (target p99 < 5 ms)`);
+// Ack latency under a steady offered load (open loop, generated from a child process so its timers
+// are not delayed by the server's work): Meta allows one business number up to 1,000
+// messages/s (inbound and outbound together), and each reply comes back as up to 3 status webhooks.
+for (const rate of RATES) {
+  log(`ack latency at ${rate} webhooks/s, open loop:`);
+  const requests = () => Array.from({ length: rate * 4 }, () => {
+    const b = signedBody();
+    return { body: b.raw, headers: { 'content-type': 'application/json', 'x-hub-signature-256': b.sig } };
+  });
+  const steady = await alternate(2, {
+    parley: () => httpRateLoadInChild({ origin: p.url(), path: '/wa/webhook', ratePerSecond: rate, durationMs: 3000, requests: requests() }),
+    bare: () => httpRateLoadInChild({ origin: bareUrl, path: '/wa/webhook', ratePerSecond: rate, durationMs: 3000, requests: requests() }),
+  });
+  log(`at ${rate}/s: parley ${JSON.stringify(summarize(steady.parley))}; bare ${JSON.stringify(summarize(steady.bare))} (target p99 < 5 ms)`);
+}
 log(`queued jobs: ${p.runtime.whatsapp.inbound.depth()}`);
 await bare.close();
 await p.close();
