@@ -114,6 +114,10 @@ const rssParts = (pid: number) => {
 
 const samples: { t: number; heap: number; rss: number; rssAnon: number; rssFile: number; lagP99: number }[] = [];
 const sample = async () => {
+  // Parley runs in test mode here (for ?gc=1), where every WhatsApp send is also kept in the test outbox
+  // (up to 10,000, for /__test__/whatsapp/outbox): the soak reads none of it, so it is emptied, or its
+  // filling up over the first minutes would read as growth.
+  await fetch(`${p.url()}/__test__/whatsapp/outbox`, { method: 'DELETE' });
   const d = await (await fetch(`${p.url()}/diagnostics?gc=1`)).json();
   const metrics = await (await fetch(`${p.url()}/metrics`)).text();
   const lagP99 = Number(/parley_event_loop_lag_seconds\{quantile="0.99"\} ([\d.e-]+)/.exec(metrics)?.[1] ?? NaN) * 1000;

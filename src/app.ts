@@ -3,7 +3,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import websocket from '@fastify/websocket';
 import type { DestinationStream } from 'pino';
 import { createClock, type Clock } from './clock.ts';
 import { PROJECT_ROOT } from './config/load.ts';
@@ -20,8 +19,6 @@ import { openStore } from './store/lmdb.ts';
 import { createTelemetryRecorder } from './telemetry/recorder.ts';
 import type { Services } from './services.ts';
 import { wireComponents, type WiredComponents } from './wiring.ts';
-import { closeWebSocketsGoingAway } from './gateways/sdk.ts';
-import { MAX_FRAME_BYTES } from '../sdk/src/protocol.ts';
 
 export interface ParleyOptions {
   config: Config;
@@ -75,8 +72,6 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   });
   installErrorHandling(app);
   installJsonBodyParser(app);
-  // Shutdown closes every socket (SDK and widget) with 1001 Going Away.
-  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES }, preClose: closeWebSocketsGoingAway });
 
   const shutdownHooks: (() => Promise<void> | void)[] = [];
   const components = await wireComponents({ app, services, onShutdown: (fn) => shutdownHooks.push(fn) });

@@ -31,6 +31,7 @@ import { whatsappTestPlugin } from './http/test-mode.ts';
 import { createMetrics } from './telemetry/metrics.ts';
 import { createRetentionPruner } from './telemetry/retention.ts';
 import { telemetryPlugin } from './telemetry/routes.ts';
+import { registerWebSocketSupport, routeUpgrades } from './gateways/websocket-scope.ts';
 
 export interface WiredComponents {
   hub: ReturnType<typeof createSdkHub>;
@@ -118,8 +119,13 @@ export async function wireComponents(o: {
       )
     : undefined;
 
-  await app.register(sdkGatewayPlugin, { services, hub, supervisor });
-  await app.register(widgetGatewayPlugin, { services, customers, history, host, sessions, tokens: identity.tokens });
+  // The WebSocket routes in their own scope: only they pay for @fastify/websocket's per-request hooks.
+  const upgrades = routeUpgrades(app.server, ['/sdk', '/widget/ws']);
+  await app.register(async (scope) => {
+    await registerWebSocketSupport(scope, upgrades);
+    await scope.register(sdkGatewayPlugin, { services, hub, supervisor });
+    await scope.register(widgetGatewayPlugin, { services, customers, history, host, sessions, tokens: identity.tokens });
+  });
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
   await app.register(proactivePlugin, { services, proactive });
   await app.register(customersPlugin, { services, customers, normalizePhone });
