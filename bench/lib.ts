@@ -30,17 +30,29 @@ export function merge(results: LoadResult[]): LoadResult {
   return { requests, errors: results.reduce((n, r) => n + r.errors, 0), seconds, rps: requests / seconds, latenciesMs: results.flatMap((r) => r.latenciesMs) };
 }
 
-/** Keeps `concurrency` requests in flight for `durationMs`. */
-export async function httpLoad(o: {
+/** What every load generator sends: request i has body(i) and headers(i). */
+interface RequestSpec {
   origin: string;
   path: string;
   method?: 'GET' | 'POST';
   headers?: (i: number) => Record<string, string>;
   body?: (i: number) => string;
-  concurrency: number;
-  durationMs: number;
   ok?: (status: number) => boolean;
-}): Promise<LoadResult> {
+}
+
+/** Sends request `n` (its body already made, so making it is not timed) and reads the answer; resolves with whether it failed. */
+async function sendOne(pool: Pool, o: RequestSpec, n: number, body: string | undefined): Promise<boolean> {
+  try {
+    const res = await pool.request({ path: o.path, method: o.method ?? 'POST', headers: o.headers?.(n), body });
+    await res.body.arrayBuffer();
+    return !(o.ok ?? ((s) => s < 400))(res.statusCode);
+  } catch {
+    return true;
+  }
+}
+
+/** Keeps `concurrency` requests in flight for `durationMs`. */
+export async function httpLoad(o: RequestSpec & { concurrency: number; durationMs: number }): Promise<LoadResult> {
   const pool = new Pool(o.origin, { connections: o.concurrency, pipelining: 1 });
   const latencies: number[] = [];
   let requests = 0;
@@ -53,13 +65,7 @@ export async function httpLoad(o: {
       const n = i++;
       const body = o.body?.(n);
       const t0 = performance.now();
-      try {
-        const res = await pool.request({ path: o.path, method: o.method ?? 'POST', headers: o.headers?.(n), body });
-        await res.body.arrayBuffer();
-        if (!(o.ok ?? ((s) => s < 400))(res.statusCode)) errors++;
-      } catch {
-        errors++;
-      }
+      if (await sendOne(pool, o, n, body)) errors++;
       latencies.push(performance.now() - t0);
       requests++;
     }
@@ -75,17 +81,7 @@ export async function httpLoad(o: {
  * behind is not quietly sent less), each measured from when it was handed to the connection pool,
  * so waiting for a free connection counts; the 1 ms pacing timer's own lateness does not.
  */
-export async function httpRateLoad(o: {
-  origin: string;
-  path: string;
-  method?: 'GET' | 'POST';
-  headers?: (i: number) => Record<string, string>;
-  body?: (i: number) => string;
-  ratePerSecond: number;
-  durationMs: number;
-  maxConnections?: number;
-  ok?: (status: number) => boolean;
-}): Promise<LoadResult> {
+export async function httpRateLoad(o: RequestSpec & { ratePerSecond: number; durationMs: number; maxConnections?: number }): Promise<LoadResult> {
   const pool = new Pool(o.origin, { connections: o.maxConnections ?? 256, pipelining: 1 });
   const latencies: number[] = [];
   let errors = 0;
@@ -96,16 +92,10 @@ export async function httpRateLoad(o: {
   const send = (n: number) => {
     const body = o.body?.(n);
     const sentAt = performance.now();
-    const p = (async () => {
-      try {
-        const res = await pool.request({ path: o.path, method: o.method ?? 'POST', headers: o.headers?.(n), body });
-        await res.body.arrayBuffer();
-        if (!(o.ok ?? ((s) => s < 400))(res.statusCode)) errors++;
-      } catch {
-        errors++;
-      }
+    const p = sendOne(pool, o, n, body).then((failed) => {
+      if (failed) errors++;
       latencies.push(performance.now() - sentAt);
-    })();
+    });
     inFlight.add(p);
     void p.finally(() => inFlight.delete(p));
   };
