@@ -256,9 +256,14 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
       return job !== undefined;
     },
     async enqueueAll(items) {
-      // Issued together so they share a commit; accepted in the order given once all are durable.
-      const jobs = await Promise.all(items.map((i) => insert(i.payload, i.options ?? {})));
+      // Issued together so they share a commit; accepted in the order given once all are settled. A job
+      // stored while another write failed is still scheduled: its id is known from now on, so a retried
+      // delivery would not queue it again.
+      const settled = await Promise.allSettled(items.map((i) => insert(i.payload, i.options ?? {})));
+      const jobs = settled.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
       accept(jobs);
+      const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
       return jobs;
     },
     start() {

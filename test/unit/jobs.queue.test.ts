@@ -70,6 +70,22 @@ describe('durable job queue', () => {
     expect(ran).toEqual([1, 2, 3, 4]);
   });
 
+  it('enqueueAll: when one write fails, the jobs that were stored still run, and the call rejects', async () => {
+    const path = tempDir();
+    const store = await openStore({ path });
+    const failing = { ...store, insertIfAbsent: (guard: Parameters<typeof store.insertIfAbsent>[0], writes: Parameters<typeof store.insertIfAbsent>[1]) => (JSON.stringify(guard.key).includes('bad') ? Promise.reject(new Error('disk full (test)')) : store.insertIfAbsent(guard, writes)) };
+    const ran: number[] = [];
+    const q = createJobQueue<P>({ store: failing, clock: createManualClock(1_000_000), name: 'test', logger, handler: async (job) => (ran.push(job.payload.n), 'done'), orderingKey: (p) => p.key, keepDoneIds: true });
+    q.start();
+    const items = [{ payload: { key: 'a', n: 1 }, options: { id: 'ok-1' } }, { payload: { key: 'a', n: 2 }, options: { id: 'bad' } }, { payload: { key: 'b', n: 3 }, options: { id: 'ok-3' } }];
+    await expect(q.enqueueAll(items)).rejects.toThrow('disk full (test)');
+    await q.idle();
+    expect(ran.sort()).toEqual([1, 3]);
+    // A retried delivery finds the stored ones known: they are not queued twice.
+    expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'ok-1' })).toBe(false);
+    await store.close();
+  });
+
   it('retries at retryAt (clock-driven, not polling) and dead-letters after maxAttempts', async () => {
     const attempts: number[] = [];
     const { q, clock, dead } = await setup({ maxAttempts: 3, handler: async (job) => (attempts.push(job.attempts), { retryAt: clock.now() + 5000, error: 'nope' }) });
