@@ -334,7 +334,7 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
     }
   };
 
-  /** Webhook de-dup + queueing in one transaction; resolves with the number queued. */
+  /** Webhook de-dup + queueing, one conditional write per message; resolves with the number queued. */
   const acceptInbound = async (messages: InboundWhatsApp[], source: 'webhook' | 'sdk') => {
     if (!messages.length) return 0;
     // The inbound queue's id index is the de-dup record (kept after the job is done, pruned after retention_days):

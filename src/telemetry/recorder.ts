@@ -1,5 +1,5 @@
-// Batches telemetry records and writes them to LMDB in one transaction per
-// batch, so recording costs a turn an array push. Keys are time-ordered ids;
+// Collects telemetry records and writes them to LMDB every 100 ms as one
+// write-only batch, so recording costs a turn an array push. Keys are time-ordered ids;
 // each conversation in a batch gets one index key listing its records' ids
 // (see keys.ts), so one conversation's timeline is read without a table scan.
 // `turn.started` is not persisted (see below).
