@@ -7,19 +7,31 @@ import { HttpError } from './errors.ts';
 
 export const MAX_JSON_DEPTH = 32;
 
-/** Depth of nested arrays/objects, iteratively (no recursion on hostile input). */
-export function jsonDepth(value: unknown, limit = Infinity): number {
-  let max = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    const depth = d + 1;
-    if (depth > max) max = depth;
-    if (max > limit) return max;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth]);
-  }
-  return max;
+/**
+ * Depth of nested arrays/objects, or the first depth found above `limit` (the walk stops there, so it
+ * recurses at most limit + 1 levels on hostile input, and allocates nothing on the way).
+ */
+export function jsonDepth(value: unknown, limit: number): number {
+  const walk = (v: unknown, depth: number): number => {
+    if (v === null || typeof v !== 'object') return depth;
+    const here = depth + 1;
+    if (here > limit) return here;
+    let max = here;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const d = walk(v[i], here);
+        if (d > max && (max = d) > limit) return max;
+      }
+    } else {
+      for (const key in v) {
+        if (!Object.hasOwn(v, key)) continue;
+        const d = walk((v as Record<string, unknown>)[key], here);
+        if (d > max && (max = d) > limit) return max;
+      }
+    }
+    return max;
+  };
+  return walk(value, 0);
 }
 
 export function installJsonBodyParser(app: FastifyInstance) {
