@@ -1,54 +1,56 @@
-// Meta's webhook format (WhatsApp Cloud API). Lenient about fields Meta adds;
+// Meta's webhook format (WhatsApp Cloud API). Lenient about fields Meta adds (dropped:
+// only what is listed here is read, and copying the rest would be garbage);
 // strict about the ones we read.
 import { z } from 'zod';
 import { normalizePhone } from './phone.ts';
 
-const Text = z.looseObject({ body: z.string() });
-const Media = z.looseObject({ caption: z.string().optional(), id: z.string().optional(), filename: z.string().optional() });
+const Text = z.object({ body: z.string() });
+const Media = z.object({ caption: z.string().optional(), id: z.string().optional(), filename: z.string().optional() });
 
-const Message = z.looseObject({
+const Message = z.object({
   id: z.string().min(1),
   from: z.string().min(1),
   timestamp: z.string().optional(),
   type: z.string(),
   text: Text.optional(),
   interactive: z
-    .looseObject({
+    .object({
       type: z.string(),
-      button_reply: z.looseObject({ id: z.string(), title: z.string() }).optional(),
-      list_reply: z.looseObject({ id: z.string(), title: z.string(), description: z.string().optional() }).optional(),
+      button_reply: z.object({ id: z.string(), title: z.string() }).optional(),
+      list_reply: z.object({ id: z.string(), title: z.string(), description: z.string().optional() }).optional(),
     })
     .optional(),
-  button: z.looseObject({ payload: z.string().optional(), text: z.string() }).optional(),
+  button: z.object({ payload: z.string().optional(), text: z.string() }).optional(),
   image: Media.optional(),
   audio: Media.optional(),
   video: Media.optional(),
   document: Media.optional(),
   sticker: Media.optional(),
-  location: z.looseObject({ latitude: z.number().optional(), longitude: z.number().optional(), name: z.string().optional() }).optional(),
+  location: z.object({ latitude: z.number().optional(), longitude: z.number().optional(), name: z.string().optional() }).optional(),
 });
 
-const Status = z.looseObject({
+const Status = z.object({
   id: z.string().min(1),
   status: z.string(),
   recipient_id: z.string().optional(),
   timestamp: z.string().optional(),
   biz_opaque_callback_data: z.string().optional(),
+  // Kept whole: Meta's error_data.details goes to telemetry with the code.
   errors: z.array(z.looseObject({ code: z.union([z.number(), z.string()]), title: z.string().optional(), message: z.string().optional() })).optional(),
 });
 
-export const WebhookPayload = z.looseObject({
+export const WebhookPayload = z.object({
   object: z.literal('whatsapp_business_account'),
   entry: z.array(
-    z.looseObject({
+    z.object({
       id: z.string().optional(),
       changes: z.array(
-        z.looseObject({
+        z.object({
           field: z.string().optional(),
-          value: z.looseObject({
+          value: z.object({
             messaging_product: z.string().optional(),
-            metadata: z.looseObject({ phone_number_id: z.string(), display_phone_number: z.string().optional() }).optional(),
-            contacts: z.array(z.looseObject({ wa_id: z.string(), profile: z.looseObject({ name: z.string().optional() }).optional() })).optional(),
+            metadata: z.object({ phone_number_id: z.string(), display_phone_number: z.string().optional() }).optional(),
+            contacts: z.array(z.object({ wa_id: z.string(), profile: z.object({ name: z.string().optional() }).optional() })).optional(),
             messages: z.array(Message).optional(),
             statuses: z.array(Status).optional(),
           }),

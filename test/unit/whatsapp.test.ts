@@ -57,6 +57,19 @@ describe('webhook payloads', () => {
     expect(statuses).toEqual([{ providerMessageId: 'wamid.out', status: 'failed', recipient: '15550001111', timestampMs: 1700000001000, errors: [{ code: 131047, title: 'Re-engagement message' }], phoneNumberId: '1234567890' }]);
   });
 
+  it('fields Meta adds anywhere are accepted; a status error keeps its details', () => {
+    const body = webhookBody([{ ...textMessage('+15550001111', 'hi', 'w1'), context: { from: '1555', id: 'prev' }, referral: { source_url: 'https://x' } }], [
+      { id: 'wamid.out', status: 'failed', recipient_id: '15550001111', timestamp: '1700000001', pricing: { billable: false }, errors: [{ code: 131026, title: 'Undeliverable', error_data: { details: 'Receiver incapable' } }] },
+    ]) as { entry: { id: string; extra?: unknown; changes: { extra?: unknown; value: Record<string, unknown> }[] }[]; extra?: unknown };
+    body.extra = 1;
+    body.entry[0].extra = 2;
+    body.entry[0].changes[0].extra = 3;
+    body.entry[0].changes[0].value.new_field = { anything: true };
+    const { messages, statuses } = parseWebhook(body);
+    expect(messages.map((m) => m.text)).toEqual(['hi']);
+    expect(statuses[0].errors).toEqual([{ code: 131026, title: 'Undeliverable', error_data: { details: 'Receiver incapable' } }]);
+  });
+
   it('malformed payloads are a typed error', () => {
     expect(() => parseWebhook({ object: 'page', entry: [] })).toThrow(WebhookPayloadError);
     expect(() => parseWebhook({ object: 'whatsapp_business_account', entry: [{ changes: [{ value: { messages: [{ id: 1 }] } }] }] })).toThrow(/entry\.0\.changes\.0\.value\.messages\.0/);
