@@ -2,8 +2,8 @@
 // scope it is registered in (~2.5 µs on each HTTP request, measured with a bare
 // fastify). Parley registers it only in a scope around its WebSocket routes and
 // routes upgrade requests itself: one for a WebSocket path goes to the plugin,
-// any other is answered 404 and closed (the plugin answered those with a
-// handshake it then closed, or a 404 on a socket it kept open).
+// any other is answered 404 and closed (at the root, the plugin completed a
+// handshake for an HTTP route and then closed it).
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
