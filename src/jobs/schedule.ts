@@ -26,24 +26,29 @@ export interface Schedule<J> {
   readonly size: number;
 }
 
-class MinHeap {
-  private items: number[] = [];
+/** A binary min-heap ordered by `before`. */
+class Heap<T> {
+  private items: T[] = [];
+  constructor(private readonly before: (a: T, b: T) => boolean) {}
   get length() {
     return this.items.length;
   }
-  push(v: number) {
+  peek(): T | undefined {
+    return this.items[0];
+  }
+  push(v: T) {
     const a = this.items;
     a.push(v);
     let i = a.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (a[p] <= v) break;
+      if (!this.before(v, a[p])) break;
       a[i] = a[p];
       i = p;
     }
     a[i] = v;
   }
-  pop(): number | undefined {
+  pop(): T | undefined {
     const a = this.items;
     const top = a[0];
     const last = a.pop();
@@ -52,13 +57,16 @@ class MinHeap {
     for (;;) {
       const l = 2 * i + 1;
       if (l >= a.length) break;
-      const c = l + 1 < a.length && a[l + 1] < a[l] ? l + 1 : l;
-      if (a[c] >= last) break;
+      const c = l + 1 < a.length && this.before(a[l + 1], a[l]) ? l + 1 : l;
+      if (!this.before(a[c], last)) break;
       a[i] = a[c];
       i = c;
     }
     a[i] = last;
     return top;
+  }
+  clear() {
+    this.items = [];
   }
 }
 
@@ -66,8 +74,10 @@ export function createSchedule<J>(): Schedule<J> {
   const entries = new Map<number, ScheduleEntry<J>>();
   const byKey = new Map<string, number[]>(); // waiting seqs per key, ascending
   const running = new Set<string>();
-  const heads = new MinHeap(); // candidate heads; stale items are skipped when popped
-  const delayed = new Set<number>(); // heads popped before their runAt
+  const heads = new Heap<number>((a, b) => a < b); // candidate heads by seq; stale items are skipped when popped
+  // Heads popped before their runAt, by runAt (stale items skipped too); `delayed` says which are current.
+  const wakeups = new Heap<{ at: number; seq: number }>((a, b) => a.at < b.at);
+  const delayed = new Set<number>();
 
   const headOf = (key: string) => byKey.get(key)?.[0];
   const offerHead = (key: string) => {
@@ -104,13 +114,9 @@ export function createSchedule<J>(): Schedule<J> {
       if (list[0] === entry.seq && !running.has(entry.key)) heads.push(entry.seq);
     },
     take(now, max) {
-      for (const seq of delayed) {
-        const e = entries.get(seq);
-        if (!e || headOf(e.key) !== seq) delayed.delete(seq);
-        else if (e.runAt <= now) {
-          delayed.delete(seq);
-          heads.push(seq);
-        }
+      for (let w = wakeups.peek(); w !== undefined && w.at <= now; w = wakeups.peek()) {
+        wakeups.pop();
+        if (delayed.delete(w.seq)) heads.push(w.seq);
       }
       const due: ScheduleEntry<J>[] = [];
       while (due.length < max && heads.length > 0) {
@@ -119,6 +125,7 @@ export function createSchedule<J>(): Schedule<J> {
         if (!e || running.has(e.key) || headOf(e.key) !== seq || delayed.has(seq)) continue;
         if (e.runAt > now) {
           delayed.add(seq);
+          wakeups.push({ at: e.runAt, seq });
           continue;
         }
         removeHead(e);
@@ -128,12 +135,9 @@ export function createSchedule<J>(): Schedule<J> {
       return due;
     },
     nextWakeAt() {
-      let at = Infinity;
-      for (const seq of delayed) {
-        const e = entries.get(seq);
-        if (e && headOf(e.key) === seq && !running.has(e.key)) at = Math.min(at, e.runAt);
-      }
-      return at;
+      // Drop wake-ups of heads that are gone or were expedited.
+      for (let w = wakeups.peek(); w !== undefined && !delayed.has(w.seq); w = wakeups.peek()) wakeups.pop();
+      return wakeups.peek()?.at ?? Infinity;
     },
     release(key) {
       running.delete(key);
@@ -143,6 +147,7 @@ export function createSchedule<J>(): Schedule<J> {
       for (const e of entries.values()) if (e.runAt > now) e.runAt = now;
       for (const seq of delayed) heads.push(seq);
       delayed.clear();
+      wakeups.clear();
     },
     get size() {
       return entries.size;

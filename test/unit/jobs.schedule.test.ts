@@ -82,4 +82,23 @@ describe('job schedule', () => {
     // A sort of the whole backlog per take (the old way) would take minutes here.
     expect(performance.now() - started).toBeLessThan(3000);
   });
+
+  it('stays fast with many heads waiting for their time: 40,000 retries due one after another', () => {
+    const s = createSchedule<never>();
+    const started = performance.now();
+    for (let i = 1; i <= 40_000; i++) s.add(e(i, `k${i}`, 40_001 - i)); // the newest job is due first
+    const order: number[] = [];
+    for (let now = 0; now <= 40_000; now++) {
+      for (const x of s.take(now, 16)) {
+        order.push(x.seq);
+        s.release(x.key);
+      }
+      if (s.size > 0) expect(s.nextWakeAt()).toBe(now + 1);
+    }
+    expect(order).toHaveLength(40_000);
+    expect(order[0]).toBe(40_000);
+    expect(order[39_999]).toBe(1);
+    // Scanning every waiting head on each take (the first version of this schedule) takes many seconds here.
+    expect(performance.now() - started).toBeLessThan(3000);
+  });
 });
