@@ -96,6 +96,15 @@ export function openLmdbStore(options: OpenStoreOptions): Store {
     dbs.set(name, db);
     tables.set(name, wrapTable(name, db, () => activeTx, () => root.flushed, assertOpen));
   }
+  /** The puts of a write-thread block (no main-thread transaction), checked before anything is queued. */
+  const writeBlock = (what: string, writes: StoreWrite[]) => {
+    assertOpen();
+    if (activeTx) throw new Error(`${what} inside store.transaction`);
+    const targets = writes.map((w) => ({ db: dbFor(w.table), key: w.key, value: w.value }));
+    return () => {
+      for (const t of targets) void t.db.put(t.key, t.value);
+    };
+  };
   const dbFor = (name: TableName) => {
     const db = dbs.get(name);
     if (!db) throw new Error(`unknown table ${name}`);
@@ -139,24 +148,15 @@ export function openLmdbStore(options: OpenStoreOptions): Store {
       return result;
     },
     insertIfAbsent: async (guard, writes: StoreWrite[]) => {
-      assertOpen();
-      if (activeTx) throw new Error('insertIfAbsent inside store.transaction');
       // A conditional block lmdb-js runs on its write thread: the puts apply only if the guard key is absent then.
-      const targets = writes.map((w) => ({ db: dbFor(w.table), key: w.key, value: w.value }));
-      const applied = await dbFor(guard.table).ifNoExists(guard.key, () => {
-        for (const t of targets) void t.db.put(t.key, t.value);
-      });
+      const applied = await dbFor(guard.table).ifNoExists(guard.key, writeBlock('insertIfAbsent', writes));
       await root.flushed;
       return applied;
     },
     writeBatch: async (writes: StoreWrite[]) => {
-      assertOpen();
-      if (activeTx) throw new Error('writeBatch inside store.transaction');
+      const block = writeBlock('writeBatch', writes);
       if (writes.length === 0) return;
-      const targets = writes.map((w) => ({ db: dbFor(w.table), key: w.key, value: w.value }));
-      await root.batch(() => {
-        for (const t of targets) void t.db.put(t.key, t.value);
-      });
+      await root.batch(block);
       await root.flushed;
     },
     checks() {
