@@ -12,26 +12,28 @@ export const MAX_JSON_DEPTH = 32;
  * recurses at most limit + 1 levels on hostile input, and allocates nothing on the way).
  */
 export function jsonDepth(value: unknown, limit: number): number {
-  const walk = (v: unknown, depth: number): number => {
-    if (v === null || typeof v !== 'object') return depth;
-    const here = depth + 1;
-    if (here > limit) return here;
-    let max = here;
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) {
-        const d = walk(v[i], here);
-        if (d > max && (max = d) > limit) return max;
-      }
-    } else {
-      for (const key in v) {
-        if (!Object.hasOwn(v, key)) continue;
-        const d = walk((v as Record<string, unknown>)[key], here);
-        if (d > max && (max = d) > limit) return max;
-      }
+  return depthBelow(value, 0, limit);
+}
+
+// Module-level rather than a closure: a closure would be allocated (and named) on every call.
+function depthBelow(v: unknown, depth: number, limit: number): number {
+  if (v === null || typeof v !== 'object') return depth;
+  const here = depth + 1;
+  if (here > limit) return here;
+  let max = here;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const d = depthBelow(v[i], here, limit);
+      if (d > max && (max = d) > limit) return max;
     }
-    return max;
-  };
-  return walk(value, 0);
+  } else {
+    for (const key in v) {
+      if (!Object.hasOwn(v, key)) continue;
+      const d = depthBelow((v as Record<string, unknown>)[key], here, limit);
+      if (d > max && (max = d) > limit) return max;
+    }
+  }
+  return max;
 }
 
 export function installJsonBodyParser(app: FastifyInstance) {
