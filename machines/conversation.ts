@@ -163,7 +163,7 @@ export const conversationMachine = setup({
   },
 }).createMachine({
   id: 'conversation',
-  context: ({ input }) => ({ ...input, queue: [], recent: [], lastAt: 0 }),
+  context: ({ input }) => Object.assign({}, input, { queue: [], recent: [], lastAt: 0 }),
   initial: 'idle',
   on: {
     'customer.message': {
@@ -210,13 +210,13 @@ export const conversationMachine = setup({
           {
             guard: ({ event }) => event.output.kind === 'reply',
             target: 'replying',
-            actions: assign(({ context, event }) => ({ lastAt: event.output.at, turn: { ...context.turn!, replyText: (event.output as { text: string }).text } })),
+            actions: assign(({ context, event }) => ({ lastAt: event.output.at, turn: Object.assign({}, context.turn!, { replyText: (event.output as { text: string }).text }) })),
           },
           {
             // At most maxToolSteps LLM steps per turn: the last one may only answer.
             guard: ({ context }) => context.turn!.step >= context.maxToolSteps,
             target: 'replying',
-            actions: assign(({ context, event }) => ({ lastAt: event.output.at, turn: { ...context.turn!, replyText: APOLOGY_TOO_MANY_STEPS } })),
+            actions: assign(({ context, event }) => ({ lastAt: event.output.at, turn: Object.assign({}, context.turn!, { replyText: APOLOGY_TOO_MANY_STEPS }) })),
           },
           {
             target: 'nextCall',
@@ -225,19 +225,14 @@ export const conversationMachine = setup({
               const out = event.output as Timed<Extract<LlmStepOutput, { kind: 'tools' }>>;
               return {
                 lastAt: out.at,
-                turn: {
-                  ...context.turn!,
-                  calls: out.calls,
-                  callIndex: 0,
-                  transcript: [...context.turn!.transcript, { role: 'assistant' as const, text: out.text, toolCalls: out.calls }],
-                },
+                turn: Object.assign({}, context.turn!, { calls: out.calls, callIndex: 0, transcript: [...context.turn!.transcript, { role: 'assistant' as const, text: out.text, toolCalls: out.calls }] }),
               };
             }),
           },
         ],
         onError: {
           target: 'replying',
-          actions: assign(({ context }) => ({ turn: { ...context.turn!, replyText: APOLOGY_LLM_FAILED } })),
+          actions: assign(({ context }) => ({ turn: Object.assign({}, context.turn!, { replyText: APOLOGY_LLM_FAILED }) })),
         },
       },
     },
@@ -247,7 +242,7 @@ export const conversationMachine = setup({
         {
           guard: 'callsDone',
           target: 'thinking',
-          actions: assign(({ context }) => ({ turn: { ...context.turn!, step: context.turn!.step + 1, calls: [], callIndex: 0 } })),
+          actions: assign(({ context }) => ({ turn: Object.assign({}, context.turn!, { step: context.turn!.step + 1, calls: [], callIndex: 0 }) })),
         },
         {
           guard: 'needsConfirmation',
@@ -255,7 +250,7 @@ export const conversationMachine = setup({
           actions: [
             assign(({ context }) => {
               const call = currentCall(context);
-              return { turn: { ...context.turn!, pending: { confirmationId: invocationIdFor(context.turn!, call), deadline: context.lastAt + context.confirmationTimeoutMs } } };
+              return { turn: Object.assign({}, context.turn!, { pending: { confirmationId: invocationIdFor(context.turn!, call), deadline: context.lastAt + context.confirmationTimeoutMs } }) };
             }),
             {
               type: 'emit',
@@ -271,7 +266,7 @@ export const conversationMachine = setup({
         {
           target: 'callingTool',
           actions: [
-            assign(({ context }) => ({ turn: { ...context.turn!, callStartedAt: context.lastAt } })),
+            assign(({ context }) => ({ turn: Object.assign({}, context.turn!, { callStartedAt: context.lastAt }) })),
             { type: 'emit', params: ({ context }) => toolInvoked(context) },
           ],
         },
@@ -298,7 +293,7 @@ export const conversationMachine = setup({
             target: 'callingTool',
             actions: [
               { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, turnId: context.turn!.turnId, name: currentCall(context).name, outcome: 'approved' }) },
-              assign(({ context, event }) => ({ lastAt: event.at, turn: { ...context.turn!, pending: undefined, callStartedAt: event.at } })),
+              assign(({ context, event }) => ({ lastAt: event.at, turn: Object.assign({}, context.turn!, { pending: undefined, callStartedAt: event.at }) })),
               { type: 'emit', params: { type: 'typing', on: true } },
               { type: 'emit', params: ({ context }) => toolInvoked(context) },
             ],
@@ -409,21 +404,12 @@ function recordResult(context: ConversationContext, outcome: InvokeOutcome, at =
   const call = turn.calls[turn.callIndex];
   return {
     lastAt: Math.max(context.lastAt, at),
-    turn: {
-      ...turn,
-      callIndex: turn.callIndex + 1,
-      transcript: [...turn.transcript, toolEntry(call, outcome)],
-    },
+    turn: Object.assign({}, turn, { callIndex: turn.callIndex + 1, transcript: [...turn.transcript, toolEntry(call, outcome)] }),
   };
 }
 
 function skipCall(context: ConversationContext, content: string): Turn {
   const turn = context.turn!;
   const call = turn.calls[turn.callIndex];
-  return {
-    ...turn,
-    pending: undefined,
-    callIndex: turn.callIndex + 1,
-    transcript: [...turn.transcript, { role: 'tool', callId: call.id, name: call.name, ok: false, content }],
-  };
+  return Object.assign({}, turn, { pending: undefined, callIndex: turn.callIndex + 1, transcript: [...turn.transcript, { role: 'tool', callId: call.id, name: call.name, ok: false, content }] });
 }

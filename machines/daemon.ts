@@ -54,7 +54,7 @@ export const daemonMachine = setup({
             cycles: context.cycles + 1,
             reviewedTotal: context.reviewedTotal + event.output.reviewed,
             followupsTotal: context.followupsTotal + event.output.followups,
-            lastCycle: { ...event.output, ok: true },
+            lastCycle: Object.assign({}, event.output, { ok: true }),
           })),
         },
         onError: {

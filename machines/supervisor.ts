@@ -94,7 +94,7 @@ export const supervisorMachine = setup({
           {
             guard: 'sdkSlotFree',
             actions: [
-              assign({ sdkConnections: ({ context, event }) => ({ ...context.sdkConnections, [event.connectionId]: event.at ?? 0 }) }),
+              assign({ sdkConnections: ({ context, event }) => Object.assign({}, context.sdkConnections, { [event.connectionId]: event.at ?? 0 }) }),
               spawnChild('sdkConnection', {
                 id: ({ event }) => (event as { connectionId: string }).connectionId,
                 input: ({ event }) => {

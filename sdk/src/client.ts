@@ -203,9 +203,9 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
     const context: InvocationContext = {
       invocationId: frame.id,
       customerId: frame.context.customerId,
-      ...(frame.context.externalId !== undefined ? { externalId: frame.context.externalId } : {}),
       channel: frame.context.channel,
       conversationId: frame.context.conversationId,
+      ...(frame.context.externalId !== undefined ? { externalId: frame.context.externalId } : {}),
     };
     const ok = (data: unknown): ClientFrame => ({ type: 'result', id: frame.id, ok: true, data: data === undefined ? null : data });
     const failed = (err: unknown): ClientFrame => ({ type: 'result', id: frame.id, ok: false, error: toolError(err) });

@@ -156,7 +156,7 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
       if (done) {
         if (!deliveries.get(done.providerMessageId)) {
           await store.transaction(() => recordDeliveryInTx(job, done.providerMessageId, done.at));
-          telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'accepted', providerMessageId: done.providerMessageId, kind: p.message.kind, sender: sender.name, resolvedBy: 'status', proactive: p.proactive ?? false } });
+          telemetry.event({ type: 'whatsapp.outbound', data: { status: 'accepted', providerMessageId: done.providerMessageId, kind: p.message.kind, sender: sender.name, resolvedBy: 'status', proactive: p.proactive ?? false }, ...base });
         }
         return 'done';
       }
@@ -171,10 +171,10 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
       }
       if (attempt) {
         log.debug({ jobId: job.id, startedAt: attempt.startedAt }, 'resending an unanswered send');
-        telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'resending', reason: 'no status arrived for an unanswered send', jobId: job.id } });
+        telemetry.event({ type: 'whatsapp.outbound', data: { status: 'resending', reason: 'no status arrived for an unanswered send', jobId: job.id }, ...base });
       }
       await attempts.put(job.id, { startedAt: now });
-      const result = await sender.send({ ...p.message, callbackData: job.id });
+      const result = await sender.send(Object.assign({}, p.message, { callbackData: job.id }));
       if (result.ok) {
         const at = clock.now();
         await store.transaction(() => {
@@ -182,7 +182,7 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
           attempts.removeInTx(job.id);
           recordDeliveryInTx(job, result.providerMessageId, at);
         });
-        telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'accepted', providerMessageId: result.providerMessageId, kind: p.message.kind, sender: sender.name, attempts: job.attempts + 1, proactive: p.proactive ?? false } });
+        telemetry.event({ type: 'whatsapp.outbound', data: { status: 'accepted', providerMessageId: result.providerMessageId, kind: p.message.kind, sender: sender.name, attempts: job.attempts + 1, proactive: p.proactive ?? false }, ...base });
         return 'done';
       }
       if (result.uncertain) {
@@ -193,15 +193,15 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
             attempts.removeInTx(job.id);
             recordDeliveryInTx(job, confirmed.providerMessageId, confirmed.at);
           });
-          telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'accepted', providerMessageId: confirmed.providerMessageId, kind: p.message.kind, sender: sender.name, resolvedBy: 'status', proactive: p.proactive ?? false } });
+          telemetry.event({ type: 'whatsapp.outbound', data: { status: 'accepted', providerMessageId: confirmed.providerMessageId, kind: p.message.kind, sender: sender.name, resolvedBy: 'status', proactive: p.proactive ?? false }, ...base });
           return 'done';
         }
         // The marker stays: the next run waits for a status until the grace period is over.
-        telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: 'uncertain', code: result.code, message: result.message, attempt: job.attempts + 1, jobId: job.id } });
+        telemetry.event({ type: 'whatsapp.outbound', data: { status: 'uncertain', code: result.code, message: result.message, attempt: job.attempts + 1, jobId: job.id }, ...base });
         return { retryAt: now + wa.uncertain_grace_ms, error: `${result.message} (waiting for a status before resending)` };
       }
       await attempts.remove(job.id);
-      telemetry.event({ ...base, type: 'whatsapp.outbound', data: { status: result.retryable ? 'retrying' : 'failed', httpStatus: result.status, code: result.code, message: result.message, attempt: job.attempts + 1 } });
+      telemetry.event({ type: 'whatsapp.outbound', data: { status: result.retryable ? 'retrying' : 'failed', httpStatus: result.status, code: result.code, message: result.message, attempt: job.attempts + 1 }, ...base });
       if (result.retryable) return { retryAt: clock.now() + backoffDelay(job.attempts, result.retryAfterMs), error: result.message };
       return { fail: `${result.code ?? result.status ?? 'error'}: ${result.message}` };
     },
@@ -314,7 +314,7 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
         const current = d ? d.status : (deliveries.get(earlyKey(s.providerMessageId)) as EarlyStatus | undefined)?.status;
         const next = advanceStatus(current, s.status);
         const applied = next !== current;
-        if (d && applied) deliveries.putInTx(s.providerMessageId, { ...d, status: next, updatedAt: now, ...errors });
+        if (d && applied) deliveries.putInTx(s.providerMessageId, Object.assign({}, d, { status: next, updatedAt: now }, errors));
         if (!d && applied) deliveries.putInTx(earlyKey(s.providerMessageId), { status: next, at: now, ...errors });
         // A status for a send whose answer we never got (crash, timeout): it was accepted.
         const jobId = s.callbackData;

@@ -90,7 +90,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv, source = 'conf
   // `secret` defaults to ${SERVICE_SDK_SECRET}: a profile without the key still honours the variable
   // (unset → empty → a secret generated once and kept in the data directory).
   const doc = raw as Record<string, unknown>;
-  const withDefaults = 'secret' in doc ? doc : { ...doc, secret: '${SERVICE_SDK_SECRET}' };
+  const withDefaults = 'secret' in doc ? doc : { secret: '${SERVICE_SDK_SECRET}', ...doc };
   const resolved = resolveEnvRefs(withDefaults, env, [], (p) => OPTIONAL_ENV_KEYS.has(p));
   const result = ConfigSchema.safeParse(resolved);
   if (!result.success) throw new ConfigError(result.error.issues.map((i) => formatIssue(i as never)).join('; '));

@@ -142,17 +142,17 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     const base = { at, conversationId: meta.conversationId, customerId: meta.customerId, customerExternalId: meta.externalId, channel: meta.channel };
     switch (o.type) {
       case 'customer':
-        return telemetry.event({ ...base, type: 'message.in', data: { messageId: o.messageId, turnId: `${meta.conversationId}:${o.messageId}`, length: o.text.length } });
+        return telemetry.event({ type: 'message.in', data: { messageId: o.messageId, turnId: `${meta.conversationId}:${o.messageId}`, length: o.text.length }, ...base });
       case 'reply':
-        return telemetry.event({ ...base, type: 'message.out', data: { id: o.id, turnId: o.turnId, length: o.text.length } });
+        return telemetry.event({ type: 'message.out', data: { id: o.id, turnId: o.turnId, length: o.text.length }, ...base });
       case 'turn':
-        return telemetry.event({ ...base, type: `turn.${o.phase}`, data: { turnId: o.turnId, messageId: o.messageId } });
+        return telemetry.event({ type: `turn.${o.phase}`, data: { turnId: o.turnId, messageId: o.messageId }, ...base });
       case 'tool':
-        return telemetry.event({ ...base, type: `tool.${o.phase}`, data: o.phase === 'invoked' ? { turnId: o.turnId, callId: o.callId, name: o.name } : { turnId: o.turnId, callId: o.callId, name: o.name, durationMs: o.durationMs, error: o.error } });
+        return telemetry.event({ type: `tool.${o.phase}`, data: o.phase === 'invoked' ? { turnId: o.turnId, callId: o.callId, name: o.name } : { turnId: o.turnId, callId: o.callId, name: o.name, durationMs: o.durationMs, error: o.error }, ...base });
       case 'confirm':
-        return telemetry.event({ ...base, type: 'confirmation.requested', data: { id: o.id, turnId: o.turnId, name: o.name } });
+        return telemetry.event({ type: 'confirmation.requested', data: { id: o.id, turnId: o.turnId, name: o.name }, ...base });
       case 'confirmation':
-        return telemetry.event({ ...base, type: `confirmation.${o.outcome}`, data: { id: o.id, turnId: o.turnId, name: o.name } });
+        return telemetry.event({ type: `confirmation.${o.outcome}`, data: { id: o.id, turnId: o.turnId, name: o.name }, ...base });
       default:
         return undefined;
     }
@@ -212,14 +212,12 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         try {
           await store.transaction(() => {
             const previous = records.get(a.meta.conversationId);
-            const record: ConversationRecord = {
-              ...(previous ?? {}),
-              ...a.meta,
+            const record: ConversationRecord = Object.assign({}, previous, a.meta, {
               snapshot,
               state: stateName(value),
               busy: value !== 'idle',
               updatedAt: clock.now(),
-            };
+            });
             written = batch.filter((o) => writeInTx(a, record, o));
             records.putInTx(a.meta.conversationId, record);
             // The reflection daemon reads this index instead of scanning every record.
@@ -283,7 +281,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         if (!a) return Promise.resolve<Timed<InvokeOutcome>>({ ok: false, error: { message: 'conversation is not active', code: 'inactive' }, at: clock.now() });
         const call = a.resumeUntil === undefined ? deps.invokeTool(input, a.meta) : invokeOnceBack(a, input);
         return call.then(
-          (outcome): Timed<InvokeOutcome> => ({ ...outcome, at: clock.now() }),
+          (outcome): Timed<InvokeOutcome> => Object.assign({}, outcome, { at: clock.now() }),
           (err: unknown): Timed<InvokeOutcome> => ({ ok: false, error: { message: String((err as Error)?.message ?? err) }, at: clock.now() }),
         );
       }),
@@ -343,7 +341,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     const waiting = a.persistRequested;
     a.persistRequested = undefined;
     retire(a);
-    const idle = logic.getPersistedSnapshot(logic.resolveState({ value: 'idle', context: { ...context, turn: undefined } }));
+    const idle = logic.getPersistedSnapshot(logic.resolveState({ value: 'idle', context: Object.assign({}, context, { turn: undefined }) }));
     const fresh = activate(a.meta, idle);
     fresh.failures = a.failures;
     const at = clock.now();

@@ -87,13 +87,12 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       purpose: 'chat',
       onAttemptFailed: (a) => {
         failedAttempts++;
-        services.telemetry.turnCall({ ...base, provider: a.provider, model: a.model, durationMs: a.durationMs, promptTokens: 0, completionTokens: 0, toolCalls: [], ok: false, error: a.error });
+        services.telemetry.turnCall({ provider: a.provider, model: a.model, durationMs: a.durationMs, promptTokens: 0, completionTokens: 0, toolCalls: [], ok: false, error: a.error, ...base });
       },
     };
     try {
       const res = await llm.complete(req);
       services.telemetry.turnCall({
-        ...base,
         provider: res.provider,
         model: res.model,
         durationMs: res.durationMs,
@@ -101,6 +100,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
         completionTokens: res.usage.completionTokens,
         toolCalls: res.toolCalls.map((c) => c.name),
         ok: true,
+        ...base,
       });
       const at = services.clock.now();
       if (res.toolCalls.length === 0) return { kind: 'reply', text: res.text?.trim() || "Sorry, I don't have an answer for that.", at };
@@ -119,7 +119,6 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       };
     } catch (err) {
       if (failedAttempts === 0) services.telemetry.turnCall({
-        ...base,
         provider: llm.name,
         model: llm.model,
         durationMs: services.clock.now() - started,
@@ -128,6 +127,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
         toolCalls: [],
         ok: false,
         error: (err as Error).message,
+        ...base,
       });
       throw err;
     }

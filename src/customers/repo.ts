@@ -87,7 +87,7 @@ export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
           const { phone: _, ...rest } = previousOwner;
           customers.putInTx(previousOwner.customerId, rest as Customer);
         }
-        const next = { ...c, phone };
+        const next = Object.assign({}, c, { phone });
         customers.putInTx(c.customerId, next);
         identities.putInTx(identityKey('phone', phone), c.customerId);
         return { ok: true, customer: next };
@@ -95,10 +95,10 @@ export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
     setOptIn: async (externalId, optIn) => {
       const c = findBy('ext', externalId);
       if (!c) return undefined;
-      return update(c.customerId, (cur) => ({ ...cur, optIn }));
+      return update(c.customerId, (cur) => Object.assign({}, cur, { optIn }));
     },
     touchInbound: async (customerId, channel, at) => {
-      await update(customerId, (cur) => ({ ...cur, lastInboundAt: { ...cur.lastInboundAt, [channel]: Math.max(at, cur.lastInboundAt?.[channel] ?? 0) } }));
+      await update(customerId, (cur) => Object.assign({}, cur, { lastInboundAt: Object.assign({}, cur.lastInboundAt, { [channel]: Math.max(at, cur.lastInboundAt?.[channel] ?? 0) }) }));
     },
   };
 }

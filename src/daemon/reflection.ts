@@ -115,7 +115,7 @@ export function createReflectionCycle(deps: ReflectionDeps) {
       const current = records.get(r.conversationId);
       if (!current || current.lastMessageAt !== r.lastMessageAt || !eligible(current, now)) return 0;
       const attempts = attemptsFor(current) + 1;
-      records.putInTx(r.conversationId, { ...current, reviewAttempt: { lastMessageAt: current.lastMessageAt!, attempts, at: now } });
+      records.putInTx(r.conversationId, Object.assign({}, current, { reviewAttempt: { lastMessageAt: current.lastMessageAt!, attempts, at: now } }));
       return attempts;
     });
 
@@ -138,7 +138,7 @@ export function createReflectionCycle(deps: ReflectionDeps) {
       responseFormat: 'json',
       onAttemptFailed: (a) => {
         failedAttempts++;
-        telemetry.turnCall({ ...base, provider: a.provider, model: a.model, durationMs: a.durationMs, promptTokens: 0, completionTokens: 0, toolCalls: [], ok: false, error: a.error });
+        telemetry.turnCall({ provider: a.provider, model: a.model, durationMs: a.durationMs, promptTokens: 0, completionTokens: 0, toolCalls: [], ok: false, error: a.error, ...base });
       },
     };
     try {
@@ -150,7 +150,7 @@ export function createReflectionCycle(deps: ReflectionDeps) {
       verdict = parseVerdict(res.text);
     } catch (err) {
       if (failedAttempts === 0) {
-        telemetry.turnCall({ ...base, provider: llm.name, model: llm.model, durationMs: 0, promptTokens: 0, completionTokens: 0, toolCalls: [], ok: false, error: (err as Error).message });
+        telemetry.turnCall({ provider: llm.name, model: llm.model, durationMs: 0, promptTokens: 0, completionTokens: 0, toolCalls: [], ok: false, error: (err as Error).message, ...base });
       }
       if (attempt >= MAX_REVIEW_ATTEMPTS) {
         logger.warn({ err, conversationId: r.conversationId, attempts: attempt }, 'reflection gave up');
@@ -167,12 +167,15 @@ export function createReflectionCycle(deps: ReflectionDeps) {
       const { reviewAttempt: _, ...rest } = current;
       index.removeReviewInTx(current.lastMessageAt!, r.conversationId);
       if (wantsFollowup) index.putFollowupInTx(r.conversationId);
-      records.putInTx(r.conversationId, {
-        ...rest,
-        reviewedAt: now,
-        reflection: { verdict: verdict.verdict, summary: verdict.summary, at: now },
-        ...(wantsFollowup ? { followupPending: { content: verdict.followup ?? DEFAULT_FOLLOWUP, decidedAt: now } } : {}),
-      });
+      records.putInTx(
+        r.conversationId,
+        Object.assign(
+          {},
+          rest,
+          { reviewedAt: now, reflection: { verdict: verdict.verdict, summary: verdict.summary, at: now } },
+          wantsFollowup ? { followupPending: { content: verdict.followup ?? DEFAULT_FOLLOWUP, decidedAt: now } } : {},
+        ),
+      );
       return true;
     });
     if (stored) event(r, 'daemon.verdict', { verdict: verdict.verdict, summary: verdict.summary, followup: wantsFollowup });
@@ -226,7 +229,7 @@ export function createReflectionCycle(deps: ReflectionDeps) {
     await store.transaction(() => {
       const current = records.get(conversationId);
       if (current?.followupPending?.decidedAt !== taken.send.decidedAt) return;
-      records.putInTx(conversationId, settled || gaveUp ? withoutPending(current) : { ...current, followupPending: { ...current.followupPending, attempts } });
+      records.putInTx(conversationId, settled || gaveUp ? withoutPending(current) : Object.assign({}, current, { followupPending: Object.assign({}, current.followupPending, { attempts }) }));
     });
     if (gaveUp) {
       logger.warn({ conversationId, attempts, reason: result?.reason, error }, 'follow-up gave up');

@@ -38,7 +38,7 @@ export function createMagicLinks(o: { store: Store; clock: Clock; ttlMinutes: nu
         if (!link) return { ok: false, reason: 'unknown' };
         if (link.usedAt !== undefined) return { ok: false, reason: 'used' };
         if (o.clock.now() >= link.expiresAt) return { ok: false, reason: 'expired' };
-        links.putInTx(key, { ...link, usedAt: o.clock.now() });
+        links.putInTx(key, Object.assign({}, link, { usedAt: o.clock.now() }));
         return { ok: true, email: link.email, externalId: link.externalId };
       });
     },

@@ -138,7 +138,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
       return;
     }
     if ('waitUntil' in outcome) {
-      const next: Job<P> = { ...job, runAt: outcome.waitUntil, lastError: outcome.reason };
+      const next: Job<P> = Object.assign({}, job, { runAt: outcome.waitUntil, lastError: outcome.reason });
       await table.put(jobKey(job.seq), next);
       wait(next);
       return;
@@ -146,7 +146,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     const error = 'fail' in outcome ? outcome.fail : outcome.error ?? 'retry';
     const attempts = job.attempts + 1;
     if ('fail' in outcome || attempts >= maxAttempts) {
-      const dead: DeadJob<P> = { ...job, attempts, failedAt: clock.now(), error };
+      const dead: DeadJob<P> = Object.assign({}, job, { attempts, failedAt: clock.now(), error });
       await store.transaction(() => {
         table.removeInTx(jobKey(job.seq));
         idGone(job);
@@ -156,7 +156,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
       o.onDeadLetter?.(dead);
       return;
     }
-    const next: Job<P> = { ...job, attempts, runAt: outcome.retryAt, lastError: error };
+    const next: Job<P> = Object.assign({}, job, { attempts, runAt: outcome.retryAt, lastError: error });
     await table.put(jobKey(job.seq), next);
     wait(next);
   };
@@ -175,7 +175,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
         return;
       }
       // Back in the schedule at once (so nobody sees the queue idle), persisted after.
-      const next: Job<P> = { ...job, attempts: job.attempts + 1, runAt: clock.now(), lastError: 'lease expired' };
+      const next: Job<P> = Object.assign({}, job, { attempts: job.attempts + 1, runAt: clock.now(), lastError: 'lease expired' });
       wait(job, next);
       waiting.release(job.key);
       void table.put(jobKey(job.seq), next).catch((err) => log.error({ err }, 'lease bookkeeping failed'));
@@ -196,7 +196,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
         await finish(job, outcome);
       } catch (err) {
         log.error({ err, jobId: job.id }, 'job bookkeeping failed; it will run again');
-        wait(job, { ...job, runAt: clock.now() + 1000 });
+        wait(job, Object.assign({}, job, { runAt: clock.now() + 1000 }));
       }
       running.delete(job.seq);
       waiting.release(job.key);

@@ -79,7 +79,7 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
     if (index) return index;
     index = new Map();
     const bySeq = [...registrations.entries()].sort((a, b) => a[1].seq - b[1].seq);
-    for (const [connectionId, r] of bySeq) for (const f of r.functions) index.set(f.name, { ...f, connectionId });
+    for (const [connectionId, r] of bySeq) for (const f of r.functions) index.set(f.name, Object.assign({}, f, { connectionId }));
     return index;
   };
 

@@ -107,7 +107,7 @@ function scanConversation<T extends { id: string }>(store: Store, table: 'teleme
 }
 
 function scan<T extends { id: string }>(store: Store, table: 'telemetry' | 'turnCalls', q: TelemetryQuery, match: (r: T) => boolean): Page<T> {
-  return q.conversationId !== undefined ? scanConversation(store, table, { ...q, conversationId: q.conversationId }, match) : scanRecords(store, table, q, match);
+  return q.conversationId !== undefined ? scanConversation(store, table, Object.assign({}, q, { conversationId: q.conversationId }), match) : scanRecords(store, table, q, match);
 }
 
 export function queryEvents(store: Store, q: TelemetryQuery, resolvedCustomerId?: string): Page<TelemetryEvent> {

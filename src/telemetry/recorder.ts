@@ -124,7 +124,7 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
         const startedAt = turnStarts.get(rec.data.turnId);
         if (startedAt !== undefined) {
           turnStarts.delete(rec.data.turnId);
-          rec.data = { ...rec.data, startedAt };
+          rec.data = Object.assign({}, rec.data, { startedAt });
         }
       }
       if (listeners.size) eachListener((l) => l.event?.(rec));

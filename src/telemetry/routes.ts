@@ -27,7 +27,7 @@ export async function telemetryPlugin(app: FastifyInstance, o: { services: Servi
     if (!q.customerExternalId) return q;
     const c = o.customers.findBy('ext', q.customerExternalId);
     if (!c) return undefined;
-    return { ...q, customerId: q.customerId ?? c.customerId };
+    return Object.assign({}, q, { customerId: q.customerId ?? c.customerId });
   };
 
   app.get('/api/v1/telemetry/events', { onRequest }, async (request) => {

@@ -13,26 +13,26 @@ export interface GraphClientOptions {
 
 export function graphBody(m: OutboundWhatsApp): Record<string, unknown> {
   const base = { messaging_product: 'whatsapp', recipient_type: 'individual', to: toWaId(m.to), ...(m.callbackData ? { biz_opaque_callback_data: m.callbackData.slice(0, 512) } : {}) };
-  if (m.kind === 'text') return { ...base, type: 'text', text: { preview_url: false, body: m.text } };
+  if (m.kind === 'text') return { type: 'text', text: { preview_url: false, body: m.text }, ...base };
   if (m.kind === 'template') {
     return {
-      ...base,
       type: 'template',
       template: {
         name: m.template.name,
         language: { code: m.template.language },
         ...(m.template.parameters?.length ? { components: [{ type: 'body', parameters: m.template.parameters.map((text) => ({ type: 'text', text })) }] } : {}),
       },
+      ...base,
     };
   }
   return {
-    ...base,
     type: 'interactive',
     interactive: {
       type: 'button',
       body: { text: m.text.slice(0, 1024) },
       action: { buttons: m.buttons.slice(0, 3).map((b) => ({ type: 'reply', reply: { id: b.id.slice(0, 256), title: b.title.slice(0, 20) } })) },
     },
+    ...base,
   };
 }
 
