@@ -1,6 +1,8 @@
 // The telemetry recorder alone: the records of one turn (message in/out, turn
 // start/end, a tool call, two LLM calls) for many turns across 200
 // conversations, written to a real LMDB; CPU µs per turn (all threads).
+// The records are built the way ConversationHost builds them (properties first, then the shared
+// fields: see test/unit/object-spread.test.ts).
 // TELEMETRY_OFF=1 measures the same loop with persistence off (the loop's own cost).
 //   npx tsx bench/telemetry-recorder.ts
 import { createClock } from '../src/clock.ts';
@@ -21,14 +23,14 @@ async function run(n: number) {
     const turnId = `${conversationId}:b${i}`;
     const base = { conversationId, customerId, customerExternalId: customerId, channel: 'web' };
     const call = { turnId, conversationId, customerId, provider: 'offline', model: 'offline-1', purpose: 'chat', durationMs: 1, ok: true };
-    t.event({ ...base, type: 'message.in', data: { messageId: `b${i}`, turnId, length: 33 } });
-    t.event({ ...base, type: 'turn.started', data: { turnId, messageId: `b${i}` } });
-    t.turnCall({ ...call, sequence: 1, promptTokens: 60, completionTokens: 8, toolCalls: ['getOrderStatus'] });
-    t.event({ ...base, type: 'tool.invoked', data: { turnId, callId: 'c1', name: 'getOrderStatus' } });
-    t.event({ ...base, type: 'tool.result', data: { turnId, callId: 'c1', name: 'getOrderStatus', durationMs: 1 } });
-    t.turnCall({ ...call, sequence: 2, promptTokens: 70, completionTokens: 9, toolCalls: [] });
-    t.event({ ...base, type: 'message.out', data: { id: `o${i}`, turnId, length: 40 } });
-    t.event({ ...base, type: 'turn.ended', data: { turnId, messageId: `b${i}` } });
+    t.event({ type: 'message.in', data: { messageId: `b${i}`, turnId, length: 33 }, ...base });
+    t.event({ type: 'turn.started', data: { turnId, messageId: `b${i}` }, ...base });
+    t.turnCall({ sequence: 1, promptTokens: 60, completionTokens: 8, toolCalls: ['getOrderStatus'], ...call });
+    t.event({ type: 'tool.invoked', data: { turnId, callId: 'c1', name: 'getOrderStatus' }, ...base });
+    t.event({ type: 'tool.result', data: { turnId, callId: 'c1', name: 'getOrderStatus', durationMs: 1 }, ...base });
+    t.turnCall({ sequence: 2, promptTokens: 70, completionTokens: 9, toolCalls: [], ...call });
+    t.event({ type: 'message.out', data: { id: `o${i}`, turnId, length: 40 }, ...base });
+    t.event({ type: 'turn.ended', data: { turnId, messageId: `b${i}` }, ...base });
     if (i % 100 === 99) await new Promise((r) => setImmediate(r));
   }
   await t.flush();
