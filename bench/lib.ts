@@ -111,14 +111,18 @@ export async function httpRateLoad(o: RequestSpec & { ratePerSecond: number; dur
   return { requests: sent, errors, seconds, rps: sent / seconds, latenciesMs: latencies };
 }
 
-/** `httpRateLoad` from a child process, with the requests prepared here (request i uses requests[i]). */
-export function httpRateLoadInChild(o: { origin: string; path: string; ratePerSecond: number; durationMs: number; requests: { body: string; headers: Record<string, string> }[] }): Promise<LoadResult> {
+/**
+ * `httpRateLoad` from a child process. The child builds its own requests with `generator` (a module
+ * whose default export is `(count, args) => requests`): prepared here, thousands of bodies would live
+ * in the measured server's heap and be promoted by its GC during the run.
+ */
+export function httpRateLoadInChild(o: { origin: string; path: string; ratePerSecond: number; durationMs: number; generator: { module: URL; args: unknown } }): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const child = fork(new URL('./rate-load-child.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'] });
     child.once('message', (r) => resolve(r as LoadResult));
     child.once('error', reject);
     child.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`load generator exited with ${code}`))));
-    child.send(o);
+    child.send({ ...o, generator: { module: o.generator.module.href, args: o.generator.args } });
   });
 }
 
