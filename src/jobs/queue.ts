@@ -256,6 +256,12 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
       return job !== undefined;
     },
     async enqueueAll(items) {
+      if (items.length === 1) {
+        // The common webhook (one message): no settle bookkeeping.
+        const job = await insert(items[0].payload, items[0].options ?? {});
+        accept([job]);
+        return [job];
+      }
       // Issued together so they share a commit; accepted in the order given once all are settled. A job
       // stored while another write failed is still scheduled: its id is known from now on, so a retried
       // delivery would not queue it again.

@@ -100,9 +100,9 @@ export function openLmdbStore(options: OpenStoreOptions): Store {
   const writeBlock = (what: string, writes: StoreWrite[]) => {
     assertOpen();
     if (activeTx) throw new Error(`${what} inside store.transaction`);
-    const targets = writes.map((w) => ({ db: dbFor(w.table), key: w.key, value: w.value }));
+    for (const w of writes) dbFor(w.table); // an unknown table throws here, before anything is queued
     return () => {
-      for (const t of targets) void t.db.put(t.key, t.value);
+      for (const w of writes) void dbFor(w.table).put(w.key, w.value);
     };
   };
   const dbFor = (name: TableName) => {

@@ -83,6 +83,12 @@ describe('durable job queue', () => {
     expect(ran.sort()).toEqual([1, 3]);
     // A retried delivery finds the stored ones known: they are not queued twice.
     expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'ok-1' })).toBe(false);
+    // One item (the webhook's usual case) takes a shorter path with the same outcomes.
+    await expect(q.enqueueAll([{ payload: { key: 'c', n: 4 }, options: { id: 'bad' } }])).rejects.toThrow('disk full (test)');
+    expect((await q.enqueueAll([{ payload: { key: 'c', n: 5 }, options: { id: 'ok-5' } }])).map((j) => j?.payload.n)).toEqual([5]);
+    expect(await q.enqueueAll([{ payload: { key: 'c', n: 5 }, options: { id: 'ok-5' } }])).toEqual([undefined]);
+    await q.idle();
+    expect(ran.sort()).toEqual([1, 3, 5]);
     await store.close();
   });
 
