@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
 import { startFakeOpenAi } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET } from '../support/parley.ts';
-import { connectWidget } from '../support/widget-client.ts';
+import { startWidgetSession } from '../support/widget-client.ts';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -31,10 +31,8 @@ describe('the history the LLM is given', () => {
     await sdk.listen({ url: p.url(), secret: TEST_SECRET });
     open.push(sdk);
 
-    const w = await connectWidget(p.url());
+    const w = await startWidgetSession(p.url(), { customerId: 'hw-1', email: 'hw-1@example.com' });
     open.push(w);
-    w.send({ type: 'init', customerId: 'hw-1', email: 'hw-1@example.com' });
-    await w.next((f) => f.type === 'ready');
     const ask = async (id: string, text: string) => {
       w.send({ type: 'message', id, text });
       return (await w.next((f) => f.type === 'message' && f.role === 'assistant' && !f.proactive)).text;

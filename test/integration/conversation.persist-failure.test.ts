@@ -10,7 +10,7 @@ import { createManualClock } from '../../src/clock.ts';
 import { createHistoryRepo } from '../../src/conversations/history.ts';
 import { createConversationHost, MAX_WRITE_ATTEMPTS } from '../../src/conversations/host.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
-import { connectWidget } from '../support/widget-client.ts';
+import { startWidgetSession } from '../support/widget-client.ts';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -32,10 +32,8 @@ async function setup() {
   });
   await sdk.listen({ url: p.url(), secret: TEST_SECRET });
   open.push(sdk);
-  const w = await connectWidget(p.url());
+  const w = await startWidgetSession(p.url(), { customerId: 'poison-1', email: 'p@example.com' });
   open.push(w);
-  w.send({ type: 'init', customerId: 'poison-1', email: 'p@example.com' });
-  await w.next((f) => f.type === 'ready');
   // Writes of this conversation fail while it is calling the tool (as a snapshot that won't encode would).
   const store = p.services.store;
   const real = store.transaction.bind(store);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../sdk/src/index.ts';
 import { spawnParley, startParley, TEST_SECRET, tempDir } from '../support/parley.ts';
-import { connectWidget } from '../support/widget-client.ts';
+import { startWidgetSession } from '../support/widget-client.ts';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -53,10 +53,8 @@ describe('health, readiness, diagnostics', () => {
     expect(d.actors.list.find((a: { id: string }) => a.id === 'supervisor').context.conversations).toBe(0);
 
     // A conversation activates: the supervisor counts it (lifecycle events from the host).
-    const w = await connectWidget(p.url());
+    const w = await startWidgetSession(p.url(), { customerId: 'diag-1', email: 'd@example.com' });
     open.push(w);
-    w.send({ type: 'init', customerId: 'diag-1', email: 'd@example.com' });
-    await w.next((f) => f.type === 'ready');
     w.send({ type: 'message', id: 'm1', text: 'hello' });
     await w.next((f) => f.type === 'message');
     const after = await (await fetch(`${p.url()}/diagnostics`)).json();

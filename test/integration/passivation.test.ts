@@ -5,7 +5,7 @@ import { createManualClock } from '../../src/clock.ts';
 import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
 import { startParley, TEST_SECRET } from '../support/parley.ts';
-import { connectWidget } from '../support/widget-client.ts';
+import { connectWidget, startWidgetSession } from '../support/widget-client.ts';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -17,10 +17,8 @@ describe('passivation', () => {
     const clock = createManualClock(Date.now());
     const p = await startParley({ clock, config: { session: { idle_minutes: 15 } } });
     open.push(p);
-    const w = await connectWidget(p.url());
+    const w = await startWidgetSession(p.url(), { customerId: 'idle-1', email: 'i@example.com' });
     open.push(w);
-    w.send({ type: 'init', customerId: 'idle-1', email: 'i@example.com' });
-    await w.next((f) => f.type === 'ready');
     w.send({ type: 'message', id: 'm1', text: 'hello' });
     await w.next((f) => f.type === 'message');
     const conversations = async () => (await (await fetch(`${p.url()}/diagnostics`)).json()).actors.list.filter((a: { machine: string }) => a.machine === 'conversation');
@@ -53,10 +51,8 @@ describe('passivation', () => {
     });
     await sdk.listen({ url: p.url(), secret: TEST_SECRET });
     open.push(sdk);
-    const w = await connectWidget(p.url());
+    const w = await startWidgetSession(p.url(), { customerId: 'race-1', email: 'r@example.com' });
     open.push(w);
-    w.send({ type: 'init', customerId: 'race-1', email: 'r@example.com' });
-    await w.next((f) => f.type === 'ready');
     w.send({ type: 'message', id: 'm1', text: 'hello' });
     await w.next((f) => f.type === 'message');
     const host = p.runtime.host;

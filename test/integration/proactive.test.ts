@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BLOCK_REASONS } from '../../machines/proactive.ts';
 import { startFakeGraph } from '../support/fake-graph.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
-import { connectWidget } from '../support/widget-client.ts';
+import { connectWidget, startWidgetSession } from '../support/widget-client.ts';
 import { postWebhook, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
 
 const open: { close(): unknown }[] = [];
@@ -119,10 +119,8 @@ describe('POST /proactive guardrails', () => {
 
   it('web: appears at once in a connected widget, and on the next ready for a disconnected customer', async () => {
     const { p } = await proactiveParley();
-    const w = await connectWidget(p.url());
+    const w = await startWidgetSession(p.url(), { customerId: 'live', email: 'live@example.com' });
     open.push(w);
-    w.send({ type: 'init', customerId: 'live', email: 'live@example.com' });
-    await w.next((f) => f.type === 'ready');
     await optIn(p, 'live');
     const r = await send(p, { customerExternalId: 'live', channel: 'web', content: 'Your order has shipped' });
     const frame = await w.next((f) => f.type === 'message');

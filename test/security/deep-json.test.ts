@@ -5,7 +5,7 @@
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
-import { connectWidget } from '../support/widget-client.ts';
+import { connectWidget, startWidgetSession } from '../support/widget-client.ts';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -62,10 +62,8 @@ describe('deeply nested JSON', () => {
       sdk.ws.send(`{"type":"result","id":${JSON.stringify(f.id)},"ok":true,"data":${data}}`);
     });
 
-    const w = await connectWidget(p.url());
+    const w = await startWidgetSession(p.url(), { customerId: 'deep-1', email: 'deep@example.com' });
     open.push(w);
-    w.send({ type: 'init', customerId: 'deep-1', email: 'deep@example.com' });
-    await w.next((f) => f.type === 'ready');
     const started = Date.now();
     w.send({ type: 'message', id: 'm1', text: 'What is the status of order 1001?' });
     const first = await w.next((f) => f.type === 'message', 8000);

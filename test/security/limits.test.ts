@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
 import { startParley, TEST_SECRET } from '../support/parley.ts';
-import { connectWidget } from '../support/widget-client.ts';
+import { startWidgetSession } from '../support/widget-client.ts';
 import { createClient } from '../../sdk/src/index.ts';
 import { startFakeGraph } from '../support/fake-graph.ts';
 import { postWebhook, sleep, textMessage, until, WA, webhookBody } from '../support/whatsapp.ts';
@@ -53,10 +53,8 @@ describe('rate limits', () => {
   it('the widget answers a message flood from one customer with a clear error frame', async () => {
     const p = await startParley({ config: { channels: { web: { rate_limit_per_minute: 6 } } } });
     open.push(p);
-    const w = await connectWidget(p.url());
+    const w = await startWidgetSession(p.url(), { customerId: 'flood', email: 'f@example.com' });
     open.push(w);
-    w.send({ type: 'init', customerId: 'flood', email: 'f@example.com' });
-    await w.next((f) => f.type === 'ready');
     for (let i = 0; i < 10; i++) w.send({ type: 'message', id: `m${i}`, text: 'hi' });
     const err = await w.next((f) => f.type === 'error');
     expect(err).toMatchObject({ code: 'rate_limited', message: expect.stringMatching(/Too many messages/) });
@@ -119,10 +117,8 @@ describe('fairness', () => {
       return { orderId: String(args.orderId), status: 'shipped' };
     });
     await sdk.listen({ url: p.url(), secret: TEST_SECRET });
-    const w = await connectWidget(p.url());
+    const w = await startWidgetSession(p.url(), { customerId: 'fair', email: 'fair@example.com' });
     open.push(w);
-    w.send({ type: 'init', customerId: 'fair', email: 'fair@example.com' });
-    await w.next((f) => f.type === 'ready');
 
     const flood = Promise.all(
       Array.from({ length: FLOOD / 10 }, (_, b) =>

@@ -55,3 +55,16 @@ export async function connectWidget(baseUrl: string, headers: Record<string, str
     close: () => socket.close(),
   };
 }
+
+/** A widget connected and initialised (`init` answered by `ready`); the socket is closed if that fails. */
+export async function startWidgetSession(baseUrl: string, init: { customerId: string; email: string }): Promise<WidgetClient> {
+  const w = await connectWidget(baseUrl);
+  try {
+    w.send({ type: 'init', ...init });
+    await w.next((f) => f.type === 'ready');
+    return w;
+  } catch (err) {
+    w.close();
+    throw err;
+  }
+}
