@@ -5,6 +5,7 @@ import { parseOr400 } from './errors.ts';
 import type { SdkHub, Services } from '../services.ts';
 
 const ClockBody = z.object({ offsetMs: z.number().finite() });
+const TelemetryBody = z.strictObject({ persist: z.boolean() });
 
 export async function testModePlugin(app: FastifyInstance, o: { services: Services; hub: Pick<SdkHub, 'catalog'> }) {
   app.get('/__test__/sdk/functions', async () => o.hub.catalog().map((f) => f.name));
@@ -14,6 +15,12 @@ export async function testModePlugin(app: FastifyInstance, o: { services: Servic
     return { offsetMs: o.services.clock.offset(), now: o.services.clock.now() };
   });
   app.get('/__test__/clock', async () => ({ offsetMs: o.services.clock.offset(), now: o.services.clock.now() }));
+  // The telemetry cost benchmark compares persisting and not in one process, block by block.
+  app.post('/__test__/telemetry', async (request) => {
+    const { persist } = parseOr400(TelemetryBody, request.body, 'body');
+    o.services.telemetry.setPersisting?.(persist);
+    return { persist };
+  });
 }
 
 /** GET|DELETE /__test__/whatsapp/outbox: what the test-mode WhatsApp sender sent. */

@@ -1,10 +1,12 @@
 // Reads telemetry back: events and turn-call records, filtered, paginated by
-// an opaque cursor (the last id returned). Keys are time-ordered ids, so a
-// `since`/`until` window is a range scan; a `conversationId` filter walks that
-// conversation's index keys only (keys.ts), never the whole table.
+// an opaque cursor (the last id returned). Segments are keyed by time-ordered ids,
+// so a `since`/`until` window reads only the segments around it; a `conversationId`
+// filter decodes only that conversation's records, found through its index (keys.ts).
 import { z } from 'zod';
 import type { Store } from '../store/types.ts';
-import { conversationIndexEnd, conversationIndexPrefix, keyAt, RECORDS_END } from './keys.ts';
+import { eventCodec, turnCallCodec, type RecordCodec } from './codec.ts';
+import { keyAt } from './keys.ts';
+import { readConversation, readRange, type TelemetryTable } from './segment-reader.ts';
 import type { TelemetryEvent, TurnCallRecord } from './types.ts';
 
 const time = z
@@ -48,70 +50,31 @@ function matchesType(type: string, filter: string | undefined): boolean {
   return type === filter;
 }
 
-function scanRecords<T extends { id: string }>(store: Store, table: 'telemetry' | 'turnCalls', q: TelemetryQuery, match: (r: T) => boolean): Page<T> {
+/** One page: records in id order inside the window, after the cursor, that match. */
+function scan<T extends { id: string; conversationId?: string }>(store: Store, table: TelemetryTable, codec: RecordCodec<T>, q: TelemetryQuery, match: (r: T) => boolean): Page<T> {
   const limit = q.limit ?? 100;
-  const lower = q.since !== undefined ? keyAt(q.since) : '';
-  const upper = q.until !== undefined ? keyAt(q.until + 1) : RECORDS_END;
-  let start: string;
-  let end: string;
-  if (q.order === 'desc') {
-    start = q.cursor && q.cursor < upper ? q.cursor : upper;
-    end = lower;
-  } else {
-    start = q.cursor && q.cursor >= lower ? `${q.cursor}\u0000` : lower;
-    end = upper;
-  }
+  const desc = q.order === 'desc';
+  let lower = q.since !== undefined ? keyAt(q.since) : undefined;
+  let upper = q.until !== undefined ? keyAt(q.until + 1) : undefined;
+  if (q.cursor && desc && (upper === undefined || q.cursor < upper)) upper = q.cursor;
+  if (q.cursor && !desc && (lower === undefined || q.cursor >= lower)) lower = `${q.cursor}\u0000`;
+  const bounds = { lower, upper, reverse: desc };
+  const records = q.conversationId !== undefined ? readConversation(store, table, codec, q.conversationId, bounds) : readRange(store, table, codec, bounds);
   const items: T[] = [];
   let more = false;
-  for (const { key, value } of store.table<T>(table).range({ start, end, reverse: q.order === 'desc' })) {
-    if (q.cursor && key === q.cursor) continue;
-    if (!match(value)) continue;
+  for (const r of records) {
+    if (!match(r)) continue;
     if (items.length === limit) {
       more = true;
       break;
     }
-    items.push(value);
+    items.push(r);
   }
   return { items, nextCursor: more ? items[items.length - 1].id : null };
-}
-
-/** Through the conversation index: reads that conversation's ids (never other records), then the page's records. */
-function scanConversation<T extends { id: string }>(store: Store, table: 'telemetry' | 'turnCalls', q: TelemetryQuery & { conversationId: string }, match: (r: T) => boolean): Page<T> {
-  const limit = q.limit ?? 100;
-  const lower = q.since !== undefined ? keyAt(q.since) : '';
-  const upper = q.until !== undefined ? keyAt(q.until + 1) : RECORDS_END;
-  const t = store.table<T | string[]>(table);
-  const prefix = conversationIndexPrefix(q.conversationId);
-  // An entry is keyed by its smallest id: entries past `until` hold nothing older.
-  const ids: string[] = [];
-  for (const { value } of t.range({ start: prefix, end: q.until !== undefined ? prefix + upper : conversationIndexEnd(q.conversationId) })) {
-    for (const id of value as string[]) if (id >= lower && id < upper) ids.push(id);
-  }
-  ids.sort();
-  if (q.order === 'desc') ids.reverse();
-  const items: T[] = [];
-  let more = false;
-  for (let i = 0; i < ids.length; i++) {
-    const id = ids[i];
-    if (i > 0 && id === ids[i - 1]) continue;
-    if (q.cursor && (q.order === 'desc' ? id >= q.cursor : id <= q.cursor)) continue;
-    const rec = t.get(id) as T | undefined;
-    if (!rec || !match(rec)) continue;
-    if (items.length === limit) {
-      more = true;
-      break;
-    }
-    items.push(rec);
-  }
-  return { items, nextCursor: more ? items[items.length - 1].id : null };
-}
-
-function scan<T extends { id: string }>(store: Store, table: 'telemetry' | 'turnCalls', q: TelemetryQuery, match: (r: T) => boolean): Page<T> {
-  return q.conversationId !== undefined ? scanConversation(store, table, Object.assign({}, q, { conversationId: q.conversationId }), match) : scanRecords(store, table, q, match);
 }
 
 export function queryEvents(store: Store, q: TelemetryQuery, resolvedCustomerId?: string): Page<TelemetryEvent> {
-  return scan<TelemetryEvent>(store, 'telemetry', q, (e) =>
+  return scan<TelemetryEvent>(store, 'telemetry', eventCodec(), q, (e) =>
     matchesType(e.type, q.type) &&
     (!q.conversationId || e.conversationId === q.conversationId) &&
     (!q.customerId || e.customerId === q.customerId) &&
@@ -121,7 +84,7 @@ export function queryEvents(store: Store, q: TelemetryQuery, resolvedCustomerId?
 }
 
 export function queryTurnCalls(store: Store, q: TelemetryQuery): Page<TurnCallRecord> {
-  return scan<TurnCallRecord>(store, 'turnCalls', q, (r) =>
+  return scan<TurnCallRecord>(store, 'turnCalls', turnCallCodec(), q, (r) =>
     matchesType(r.purpose, q.type) &&
     (!q.conversationId || r.conversationId === q.conversationId) &&
     (!q.customerId || r.customerId === q.customerId) &&

@@ -2,7 +2,8 @@
 // walking the newest telemetry events (bounded), not by reading every conversation.
 import type { ConversationRecord } from '../conversations/host.ts';
 import type { Store } from '../store/types.ts';
-import { RECORDS_END } from './keys.ts';
+import { eventCodec } from './codec.ts';
+import { readRange } from './segment-reader.ts';
 import type { TelemetryEvent } from './types.ts';
 
 export type ConversationRow = Omit<ConversationRecord, 'snapshot'>;
@@ -22,8 +23,8 @@ export function recentConversations(store: Store, limit: number): ConversationRo
     rows.push(rest);
   };
   let scanned = 0;
-  for (const { value } of store.table<TelemetryEvent>('telemetry').range({ start: RECORDS_END, reverse: true, limit: MAX_EVENTS_SCANNED })) {
-    scanned++;
+  for (const value of readRange<TelemetryEvent>(store, 'telemetry', eventCodec(), { reverse: true })) {
+    if (++scanned > MAX_EVENTS_SCANNED) break;
     if (value.conversationId && !seen.has(value.conversationId)) add(conversations.get(value.conversationId));
     if (rows.length >= limit) break;
   }

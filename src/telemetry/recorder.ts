@@ -1,12 +1,16 @@
-// Collects telemetry records and writes them to LMDB every 100 ms as one
-// write-only batch, so recording costs a turn an array push. Keys are time-ordered ids;
-// each conversation in a batch gets one index key listing its records' ids
-// (see keys.ts), so one conversation's timeline is read without a table scan.
-// `turn.started` is not persisted (see below).
+// Collects telemetry records and writes them to LMDB every 100 ms as one write-only
+// batch, so recording costs a turn an array push. Records are encoded to bytes in the
+// event-loop turn that made them (they never live long enough for the GC to move them),
+// and a flush writes them as one segment per table plus one key of conversation
+// references (segment.ts, SEGMENTS.md); those are folded into the conversation index
+// every few seconds (compaction.ts). `turn.started` is not persisted (see below).
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Store, StoreWrite } from '../store/types.ts';
-import { conversationIndexKey, timeOrderedId } from './keys.ts';
+import { codecs } from './codec.ts';
+import { compactConversationIndex, type PendingRefs } from './compaction.ts';
+import { pendingRefsKey, timeOrderedId } from './keys.ts';
+import { createSegmentBuilder } from './segment.ts';
 import type { NewEvent, NewTurnCall, Telemetry, TelemetryEvent, TurnCallRecord } from './types.ts';
 
 export { timeOrderedId } from './keys.ts';
@@ -18,56 +22,79 @@ export interface RecorderOptions {
   enabled?: boolean;
   flushIntervalMs?: number;
   maxBatch?: number;
+  compactEveryMs?: number;
 }
 
+const TABLES = ['telemetry', 'turnCalls'] as const;
+
 export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
-  const enabled = o.enabled ?? true;
+  let persisting = o.enabled ?? true;
   const listeners = new Set<{ event?(e: TelemetryEvent): void; turnCall?(r: TurnCallRecord): void }>();
   // Ids are `at-seq`: seeded from the clock so a restarted process does not reuse the
   // previous one's (at, seq) pairs when producers pass an `at` in the past.
   let seq = Math.floor(o.clock.now() * 1000) % 1e8;
-  let pendingEvents: TelemetryEvent[] = [];
-  let pendingCalls: TurnCallRecord[] = [];
+  const codec = codecs();
+  const builders = { telemetry: createSegmentBuilder(), turnCalls: createSegmentBuilder() };
+  let unencodedEvents: TelemetryEvent[] = [];
+  let unencodedCalls: TurnCallRecord[] = [];
+  let encodeQueued = false;
   let scheduled: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> = Promise.resolve();
   let closed = false;
 
-  /** One index entry per conversation in this batch: its smallest id → all its ids, sorted. */
-  const indexWrites = (table: 'telemetry' | 'turnCalls', recs: { id: string; conversationId?: string }[], out: StoreWrite[]) => {
-    const byConversation = new Map<string, string[]>();
-    for (const r of recs) {
-      if (r.conversationId === undefined) continue;
-      const ids = byConversation.get(r.conversationId);
-      if (ids) ids.push(r.id);
-      else byConversation.set(r.conversationId, [r.id]);
+  const encodePending = () => {
+    encodeQueued = false;
+    const events = unencodedEvents;
+    const calls = unencodedCalls;
+    if (events.length) unencodedEvents = [];
+    if (calls.length) unencodedCalls = [];
+    for (const e of events) {
+      try {
+        builders.telemetry.add(e.id, e.conversationId, codec.telemetry.encode(e));
+      } catch (err) {
+        o.logger.warn({ err, type: e.type }, 'telemetry event not encodable, dropped');
+      }
     }
-    for (const [conversationId, ids] of byConversation) {
-      ids.sort();
-      out.push({ table, key: conversationIndexKey(conversationId, ids[0]), value: ids });
+    for (const c of calls) {
+      try {
+        builders.turnCalls.add(c.id, c.conversationId, codec.turnCalls.encode(c));
+      } catch (err) {
+        o.logger.warn({ err }, 'telemetry turn call not encodable, dropped');
+      }
     }
   };
 
   const write = async () => {
     scheduled = undefined;
-    const ev = pendingEvents;
-    const tc = pendingCalls;
-    pendingEvents = [];
-    pendingCalls = [];
-    if (ev.length === 0 && tc.length === 0) return;
+    encodePending();
+    const writes: StoreWrite[] = [];
+    let records = 0;
+    const flushId = timeOrderedId(o.clock.now(), (seq = (seq + 1) % 1e8));
+    for (const table of TABLES) {
+      records += builders[table].count;
+      const pending: PendingRefs = [];
+      for (const segment of builders[table].cut()) {
+        writes.push({ table, key: segment.key, value: segment.value });
+        for (const [conversationId, offsets] of segment.refs) pending.push([conversationId, segment.key, offsets]);
+      }
+      if (pending.length) writes.push({ table, key: pendingRefsKey(flushId), value: pending });
+    }
+    if (writes.length === 0) return;
     try {
-      const writes: StoreWrite[] = [];
-      for (const e of ev) writes.push({ table: 'telemetry', key: e.id, value: e });
-      for (const c of tc) writes.push({ table: 'turnCalls', key: c.id, value: c });
-      indexWrites('telemetry', ev, writes);
-      indexWrites('turnCalls', tc, writes);
       await o.store.writeBatch(writes);
     } catch (err) {
-      o.logger.error({ err, dropped: ev.length + tc.length }, 'telemetry write failed');
+      o.logger.error({ err, dropped: records }, 'telemetry write failed');
     }
   };
 
+  const pendingCount = () => unencodedEvents.length + unencodedCalls.length + builders.telemetry.count + builders.turnCalls.count;
+
   const schedule = () => {
-    if (pendingEvents.length + pendingCalls.length >= (o.maxBatch ?? 2000)) {
+    if (!encodeQueued) {
+      encodeQueued = true;
+      setImmediate(encodePending);
+    }
+    if (pendingCount() >= (o.maxBatch ?? 2000)) {
       if (scheduled) clearTimeout(scheduled);
       scheduled = undefined;
       inFlight = inFlight.then(write);
@@ -80,6 +107,14 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
       scheduled.unref?.();
     }
   };
+
+  const compact = async () => {
+    for (const table of TABLES) await compactConversationIndex(o.store, table);
+  };
+  const compactTimer = setInterval(() => {
+    compact().catch((err) => o.logger.warn({ err }, 'telemetry index compaction failed'));
+  }, o.compactEveryMs ?? 5000);
+  compactTimer.unref?.();
 
   const eachListener = (fn: (l: { event?(e: TelemetryEvent): void; turnCall?(r: TurnCallRecord): void }) => void) => {
     for (const l of listeners) {
@@ -128,8 +163,8 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
         }
       }
       if (listeners.size) eachListener((l) => l.event?.(rec));
-      if (!enabled) return;
-      pendingEvents.push(rec);
+      if (!persisting) return;
+      unencodedEvents.push(rec);
       schedule();
     },
     turnCall(r: NewTurnCall) {
@@ -153,8 +188,8 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
         error: r.error,
       };
       if (listeners.size) eachListener((l) => l.turnCall?.(rec));
-      if (!enabled) return;
-      pendingCalls.push(rec);
+      if (!persisting) return;
+      unencodedCalls.push(rec);
       schedule();
     },
     subscribe(listener) {
@@ -167,9 +202,14 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
       inFlight = inFlight.then(write);
       await inFlight;
     },
+    setPersisting(on: boolean) {
+      persisting = on;
+    },
     async close() {
+      clearInterval(compactTimer);
       await this.flush();
       closed = true;
+      await compact().catch((err) => o.logger.warn({ err }, 'telemetry index compaction failed'));
     },
   };
 }

@@ -1,44 +1,68 @@
-// Deletes telemetry older than `telemetry.retention_days`, in batches, on a
-// timer of the injected clock. Starting, it first indexes records older than the index.
+// Deletes telemetry older than `telemetry.retention_days`, a segment at a time
+// (once its newest record is past), in batches, on a timer of the injected clock. Starting, it first indexes records older than the index.
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Key, Store } from '../store/types.ts';
+import type { PendingRefs } from './compaction.ts';
 import { backfillConversationIndex } from './index-backfill.ts';
-import { conversationIndexPrefix, keyAt } from './keys.ts';
+import { conversationIndexPrefix, keyAt, PENDING_END, PENDING_START } from './keys.ts';
+import { conversationsOf, countOf, maxIdOf } from './segment.ts';
+import type { TelemetryTable } from './segment-reader.ts';
 
-const BATCH = 5000;
+const BATCH = 200; // segments (or legacy one-record values) per transaction
 const EVERY_MS = 3600_000;
+
+/** Drops references to `gone` segments from an index entry or a pending-references value; undefined when unchanged. */
+function withoutRefs(value: unknown, gone: Set<string>, pending: boolean): unknown[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const keyOf = (ref: unknown) => (pending ? (ref as PendingRefs[number])[1] : typeof ref === 'string' ? ref : (ref as unknown[])[0]) as string;
+  const kept = value.filter((ref) => !gone.has(keyOf(ref)));
+  return kept.length === value.length ? undefined : kept;
+}
 
 export function createRetentionPruner(o: { store: Store; clock: Clock; retentionDays: number; logger: Logger }) {
   let timer: TimerHandle | undefined;
-  const pruneTable = async (name: 'telemetry' | 'turnCalls', cutoff: string) => {
+  /** Removes the segments whose newest record is older than `cutoff`, and every reference to them. */
+  const pruneTable = async (name: TelemetryTable, cutoff: string) => {
     let total = 0;
-    const table = o.store.table<{ conversationId?: string } | string[]>(name);
+    let start = '';
+    const table = o.store.table<unknown>(name);
     for (;;) {
-      const keys: Key[] = [];
+      const gone = new Set<string>();
       const conversations = new Set<string>();
-      for (const { key, value } of table.range({ end: cutoff, limit: BATCH })) {
-        keys.push(key);
-        const c = (value as { conversationId?: string }).conversationId;
-        if (c !== undefined) conversations.add(c);
+      let records = 0;
+      let last: string | undefined;
+      for (const { key, value } of table.range({ start, end: cutoff, limit: BATCH })) {
+        last = key as string;
+        // A segment straddling the cutoff stays until its newest record is past it.
+        if (maxIdOf(last, value) >= cutoff) continue;
+        gone.add(last);
+        records += countOf(value);
+        for (const c of conversationsOf(value)) conversations.add(c);
       }
-      if (keys.length === 0) return total;
-      // Index entries of these conversations: drop the pruned ids (an entry is keyed by its smallest id).
-      const entries: { key: Key; keep: string[] }[] = [];
+      if (last === undefined) return total;
+      start = `${last}\u0000`;
+      if (gone.size === 0) continue;
+      const rewrites: { key: Key; value: unknown[] }[] = [];
+      // Index entries are keyed by their smallest segment: those at or past the cutoff reference nothing pruned.
       for (const c of conversations) {
         for (const { key, value } of table.range({ start: conversationIndexPrefix(c), end: conversationIndexPrefix(c) + cutoff })) {
-          entries.push({ key, keep: (value as string[]).filter((id) => id >= cutoff) });
+          const kept = withoutRefs(value, gone, false);
+          if (kept) rewrites.push({ key, value: kept });
         }
       }
+      for (const { key, value } of table.range({ start: PENDING_START, end: PENDING_END })) {
+        const kept = withoutRefs(value, gone, true);
+        if (kept) rewrites.push({ key, value: kept });
+      }
       await o.store.transaction(() => {
-        keys.forEach((k) => table.removeInTx(k));
-        for (const e of entries) {
-          if (e.keep.length) table.putInTx(e.key, e.keep);
-          else table.removeInTx(e.key);
+        for (const k of gone) table.removeInTx(k);
+        for (const r of rewrites) {
+          if (r.value.length) table.putInTx(r.key, r.value);
+          else table.removeInTx(r.key);
         }
       });
-      total += keys.length;
-      if (keys.length < BATCH) return total;
+      total += records;
     }
   };
   const prune = async () => {

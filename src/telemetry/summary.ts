@@ -1,7 +1,9 @@
 // Pre-aggregated series for the dashboard, computed from one range scan of
 // the window (bounded), so the browser draws charts without raw records.
 import type { Store } from '../store/types.ts';
+import { eventCodec, turnCallCodec } from './codec.ts';
 import { keyAt } from './keys.ts';
+import { readRange } from './segment-reader.ts';
 import type { TelemetryEvent, TurnCallRecord } from './types.ts';
 
 export interface Summary {
@@ -44,8 +46,8 @@ export function summarize(store: Store, o: { since: number; until: number; bucke
     totals: { events: 0, turnCalls: 0, conversations: 0, turns: 0, messagesIn: 0, messagesOut: 0, truncated: false },
   };
   const conversations = new Set<string>();
-  const range = { start: keyAt(o.since), end: keyAt(o.until + 1) };
-  for (const { value: e } of store.table<TelemetryEvent>('telemetry').range(range)) {
+  const window = { lower: keyAt(o.since), upper: keyAt(o.until + 1) };
+  for (const e of readRange<TelemetryEvent>(store, 'telemetry', eventCodec(), window)) {
     if (++s.totals.events > MAX_RECORDS) {
       s.totals.truncated = true;
       break;
@@ -100,7 +102,7 @@ export function summarize(store: Store, o: { since: number; until: number; bucke
   }
   s.totals.conversations = conversations.size;
   const latencies: number[][] = Array.from({ length: n }, () => []);
-  for (const { value: c } of store.table<TurnCallRecord>('turnCalls').range(range)) {
+  for (const c of readRange<TurnCallRecord>(store, 'turnCalls', turnCallCodec(), window)) {
     if (++s.totals.turnCalls > MAX_RECORDS) {
       s.totals.truncated = true;
       break;

@@ -36,6 +36,8 @@ export interface Telemetry {
   turnCall(r: NewTurnCall): void;
   /** Called synchronously for each recorded event/turn call (metrics, live views). */
   subscribe(listener: { event?(e: TelemetryEvent): void; turnCall?(r: TurnCallRecord): void }): () => void;
+  /** Persist records or not from now on (listeners are called either way); the cost benchmark compares both in one process. */
+  setPersisting?(on: boolean): void;
   /** Resolves once everything recorded so far is durable. */
   flush(): Promise<void>;
   close(): Promise<void>;
