@@ -75,6 +75,7 @@ export interface Store {
   /**
    * Applies `writes` atomically in one commit, with no reads or conditions; resolves once durable.
    * Nothing runs on the caller's thread inside the commit: for write-only batches (telemetry).
+   * The values are encoded before it returns, so the caller may reuse their buffers at once.
    */
   writeBatch(writes: StoreWrite[]): Promise<void>;
   /** Resolves when every write so far is on disk. */

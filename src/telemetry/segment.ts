@@ -2,7 +2,7 @@
 // (codec.ts), stored under its smallest id. One LMDB write per flush instead of one per
 // record, and nothing kept as JS objects between flushes: see SEGMENTS.md.
 import type { RecordCodec } from './codec.ts';
-import { msOf, SEGMENT_SPAN_MS } from './keys.ts';
+import { SEGMENT_SPAN_MS, timeOrderedId } from './keys.ts';
 
 export interface SegmentValue {
   v: 1;
@@ -49,29 +49,36 @@ export function conversationsOf(value: unknown): string[] {
   return typeof c === 'string' ? [c] : [];
 }
 
-/** Collects encoded records between flushes; `cut` turns them into segments. */
+/** Collects encoded records between flushes; `cut` turns them into segments. Ids are kept as
+ * numbers (ms, sequence), not strings: whatever lives until the next flush outlasts a young-generation
+ * GC, and numbers in an array cost the GC nothing. The byte buffer is reused from flush to flush. */
 export function createSegmentBuilder(initialBytes = 64 * 1024) {
   let bytes = Buffer.allocUnsafe(initialBytes);
   let length = 0;
-  let ids: string[] = [];
-  let starts: number[] = [];
-  let conversations: (string | undefined)[] = [];
+  const ms: number[] = [];
+  const seqs: number[] = [];
+  const starts: number[] = [];
+  const conversations: (string | undefined)[] = [];
 
-  const segment = (key: string, maxId: string, body: Uint8Array, conversationOf: (i: number) => string | undefined, offsets: number[]): BuiltSegment => {
+  const idOf = (i: number) => timeOrderedId(ms[i], seqs[i]);
+  const before = (i: number, j: number) => ms[i] < ms[j] || (ms[i] === ms[j] && seqs[i] < seqs[j]);
+
+  const segment = (members: number[], body: Uint8Array, offsets: number[]): BuiltSegment => {
     const refs = new Map<string, number[]>();
-    for (let i = 0; i < offsets.length; i++) {
-      const c = conversationOf(i);
+    for (let k = 0; k < members.length; k++) {
+      const c = conversations[members[k]];
       if (c === undefined) continue;
       const list = refs.get(c);
-      if (list) list.push(offsets[i]);
-      else refs.set(c, [offsets[i]]);
+      if (list) list.push(offsets[k]);
+      else refs.set(c, [offsets[k]]);
     }
-    return { key, value: { v: 1, maxId, count: offsets.length, conversations: [...refs.keys()], body }, refs };
+    const maxId = idOf(members[members.length - 1]);
+    return { key: idOf(members[0]), value: { v: 1, maxId, count: members.length, conversations: [...refs.keys()], body }, refs };
   };
 
   return {
     get count() {
-      return ids.length;
+      return ms.length;
     },
     add(id: string, conversationId: string | undefined, encoded: Uint8Array) {
       if (length + encoded.length > bytes.length) {
@@ -80,47 +87,52 @@ export function createSegmentBuilder(initialBytes = 64 * 1024) {
         bytes = grown;
       }
       bytes.set(encoded, length);
+      const dash = id.indexOf('-');
+      ms.push(Number(id.slice(0, dash)));
+      seqs.push(Number(id.slice(dash + 1)));
       starts.push(length);
-      ids.push(id);
       conversations.push(conversationId);
       length += encoded.length;
     },
-    /** Everything added since the last cut, as segments (usually one); the builder starts empty again. */
+    /**
+     * Everything added since the last cut, as segments (usually one); the builder starts empty again.
+     * A segment's body may be a view of the builder's buffer: write it before the next `add`.
+     */
     cut(): BuiltSegment[] {
-      const n = ids.length;
+      const n = ms.length;
       if (n === 0) return [];
-      const [b, len, idList, startList, convList] = [bytes, length, ids, starts, conversations];
-      bytes = Buffer.allocUnsafe(Math.max(initialBytes, Math.min(len * 2, 1 << 22)));
-      length = 0;
-      ids = [];
-      starts = [];
-      conversations = [];
-
+      const len = length;
+      const sizeOf = (i: number) => (i + 1 < n ? starts[i + 1] : len) - starts[i];
       let sorted = true;
-      for (let i = 1; i < n && sorted; i++) sorted = idList[i - 1] < idList[i];
-      if (sorted && msOf(idList[n - 1]) - msOf(idList[0]) < SEGMENT_SPAN_MS) {
-        return [segment(idList[0], idList[n - 1], b.subarray(0, len), (i) => convList[i], startList)];
-      }
-      // Producer-given times out of order (or far apart): sort, then cut wherever a segment would span too long.
-      const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => (idList[x] < idList[y] ? -1 : 1));
-      const sizeOf = (i: number) => (i + 1 < n ? startList[i + 1] : len) - startList[i];
-      const out: BuiltSegment[] = [];
-      for (let from = 0; from < n; ) {
-        const firstMs = msOf(idList[order[from]]);
-        let to = from + 1;
-        while (to < n && msOf(idList[order[to]]) - firstMs < SEGMENT_SPAN_MS) to++;
-        const members = order.slice(from, to);
-        const body = Buffer.allocUnsafe(members.reduce((s, i) => s + sizeOf(i), 0));
-        const offsets: number[] = [];
-        let at = 0;
-        for (const i of members) {
-          offsets.push(at);
-          b.copy(body, at, startList[i], startList[i] + sizeOf(i));
-          at += sizeOf(i);
+      for (let i = 1; i < n && sorted; i++) sorted = before(i - 1, i);
+      let out: BuiltSegment[];
+      if (sorted && ms[n - 1] - ms[0] < SEGMENT_SPAN_MS) {
+        out = [segment(Array.from({ length: n }, (_, i) => i), bytes.subarray(0, len), starts.slice())];
+      } else {
+        // Producer-given times out of order (or far apart): sort, then cut wherever a segment would span too long.
+        const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => (before(x, y) ? -1 : 1));
+        out = [];
+        for (let from = 0; from < n; ) {
+          let to = from + 1;
+          while (to < n && ms[order[to]] - ms[order[from]] < SEGMENT_SPAN_MS) to++;
+          const members = order.slice(from, to);
+          const body = Buffer.allocUnsafe(members.reduce((sum, i) => sum + sizeOf(i), 0));
+          const offsets: number[] = [];
+          let at = 0;
+          for (const i of members) {
+            offsets.push(at);
+            bytes.copy(body, at, starts[i], starts[i] + sizeOf(i));
+            at += sizeOf(i);
+          }
+          out.push(segment(members, body, offsets));
+          from = to;
         }
-        out.push(segment(idList[members[0]], idList[members[members.length - 1]], body, (k) => convList[members[k]], offsets));
-        from = to;
       }
+      length = 0;
+      ms.length = 0;
+      seqs.length = 0;
+      starts.length = 0;
+      conversations.length = 0;
       return out;
     },
   };

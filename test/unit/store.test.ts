@@ -120,6 +120,18 @@ describe('insertIfAbsent and writeBatch', () => {
     expect(again.table('meta').get('k')).toBeUndefined();
     await again.close();
   });
+
+  it('writeBatch has encoded its values when it returns: the caller may reuse a buffer before the write is durable', async () => {
+    const store = await openStore({ path: tempDir() });
+    const buffer = Buffer.alloc(200_000, 1); // large enough for LMDB's overflow pages, as a telemetry segment is
+    const written = store.writeBatch([{ table: 'telemetry', key: 'seg', value: { body: buffer.subarray(0, 150_000) } }]);
+    buffer.fill(2);
+    await written;
+    const body = store.table<{ body: Uint8Array }>('telemetry').get('seg')!.body;
+    expect(body.length).toBe(150_000);
+    expect(body.every((b) => b === 1)).toBe(true);
+    await store.close();
+  });
 });
 
 describe('encoding', () => {
