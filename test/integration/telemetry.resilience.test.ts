@@ -181,3 +181,21 @@ describe('records older than the conversation index', () => {
     expect(p.services.store.table('telemetry').get(INDEX_MARKER)).toBe(true);
   });
 });
+
+describe('switching persistence at run time (test mode, for the cost benchmark)', () => {
+  it('POST /__test__/telemetry stops and resumes persisting; listeners see every record; a bad body is a 400', async () => {
+    const p = await parley();
+    const post = (body: unknown) => fetch(`${p.url()}/__test__/telemetry`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const seen: string[] = [];
+    p.services.telemetry.subscribe({ event: (e) => void seen.push(e.type) });
+    expect(await (await post({ persist: false })).json()).toEqual({ persist: false });
+    p.services.telemetry.event({ type: 'switch.off', data: {} });
+    expect(await (await post({ persist: true })).json()).toEqual({ persist: true });
+    p.services.telemetry.event({ type: 'switch.on', data: {} });
+    expect((await page(p, '/api/v1/telemetry/events?type=switch.*')).items.map((e) => e.type)).toEqual(['switch.on']);
+    expect(seen).toEqual(['switch.off', 'switch.on']);
+    const bad = await post({ persist: 'yes' });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.code).toBeDefined();
+  });
+});
