@@ -98,15 +98,24 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
     if (pendingCount() >= (o.maxBatch ?? 2000)) {
       if (scheduled) clearTimeout(scheduled);
       scheduled = undefined;
-      inFlight = inFlight.then(write);
+      queueWrite();
       return;
     }
     if (!scheduled) {
-      scheduled = setTimeout(() => {
-        inFlight = inFlight.then(write);
-      }, o.flushIntervalMs ?? 100);
+      scheduled = setTimeout(queueWrite, o.flushIntervalMs ?? 100);
       scheduled.unref?.();
     }
+  };
+
+  // One write waiting at most: it takes everything recorded before it starts.
+  let writeQueued = false;
+  const queueWrite = () => {
+    if (writeQueued) return;
+    writeQueued = true;
+    inFlight = inFlight.then(() => {
+      writeQueued = false;
+      return write();
+    });
   };
 
   // Read back from the store, not kept in memory: references kept for seconds would be promoted to
@@ -202,7 +211,7 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
     async flush() {
       if (scheduled) clearTimeout(scheduled);
       scheduled = undefined;
-      inFlight = inFlight.then(write);
+      queueWrite();
       await inFlight;
     },
     setPersisting(on: boolean) {
