@@ -11,6 +11,7 @@ import { codecs } from './codec.ts';
 import { compactConversationIndex, type PendingRefs } from './compaction.ts';
 import { pendingRefsKey, timeOrderedId } from './keys.ts';
 import { createSegmentBuilder } from './segment.ts';
+import type { TelemetryTable } from './segment-reader.ts';
 import type { NewEvent, NewTurnCall, Telemetry, TelemetryEvent, TurnCallRecord } from './types.ts';
 
 export { timeOrderedId } from './keys.ts';
@@ -42,32 +43,27 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
   let inFlight: Promise<void> = Promise.resolve();
   let closed = false;
 
+  // The arrays are emptied in place, not replaced: a fresh array per event-loop turn was ~1 KB of garbage per turn.
+  const encodeInto = <T extends { id: string; conversationId?: string }>(table: TelemetryTable, what: string, records: T[], encode: (r: T) => Uint8Array) => {
+    for (const r of records) {
+      try {
+        builders[table].add(r.id, r.conversationId, encode(r));
+      } catch (err) {
+        o.logger.warn({ err, type: (r as { type?: string }).type }, `telemetry ${what} not encodable, dropped`);
+      }
+    }
+    records.length = 0;
+  };
   const encodePending = () => {
     encodeQueued = false;
-    // The two arrays are emptied in place, not replaced: a fresh array per event-loop turn was ~1 KB of garbage per turn.
-    const events = unencodedEvents;
-    const calls = unencodedCalls;
-    for (const e of events) {
-      try {
-        builders.telemetry.add(e.id, e.conversationId, codec.telemetry.encode(e));
-      } catch (err) {
-        o.logger.warn({ err, type: e.type }, 'telemetry event not encodable, dropped');
-      }
-    }
-    for (const c of calls) {
-      try {
-        builders.turnCalls.add(c.id, c.conversationId, codec.turnCalls.encode(c));
-      } catch (err) {
-        o.logger.warn({ err }, 'telemetry turn call not encodable, dropped');
-      }
-    }
-    events.length = 0;
-    calls.length = 0;
+    encodeInto('telemetry', 'event', unencodedEvents, codec.telemetry.encode);
+    encodeInto('turnCalls', 'turn call', unencodedCalls, codec.turnCalls.encode);
   };
 
   const write = async () => {
     scheduled = undefined;
     encodePending();
+    if (builders.telemetry.count + builders.turnCalls.count === 0) return;
     const writes: StoreWrite[] = [];
     let records = 0;
     const flushId = timeOrderedId(o.clock.now(), (seq = (seq + 1) % 1e8));
