@@ -116,7 +116,13 @@ export async function httpRateLoad(o: RequestSpec & { ratePerSecond: number; dur
  * whose default export is `(count, args) => requests`): prepared here, thousands of bodies would live
  * in the measured server's heap and be promoted by its GC during the run.
  */
-export function httpRateLoadInChild(o: { origin: string; path: string; ratePerSecond: number; durationMs: number; generator: { module: URL; args: unknown } }): Promise<LoadResult> {
+export function httpRateLoadInChild(o: {
+  origin: string;
+  path: string;
+  ratePerSecond: number;
+  durationMs: number;
+  generator: { module: URL; args: unknown };
+}): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const child = fork(new URL('./rate-load-child.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'] });
     child.once('message', (r) => resolve(r as LoadResult));

@@ -116,7 +116,10 @@ for (let i = 0; i < WARMUP; i++) {
 const BLOCK = 250;
 const samples = { raw: [] as number[], sdk: [] as number[] };
 for (let done = 0; done < N; done += BLOCK) {
-  for (const [name, path] of [['raw', raw], ['sdk', sdk]] as const) {
+  for (const [name, path] of [
+    ['raw', raw],
+    ['sdk', sdk],
+  ] as const) {
     for (let i = 0; i < BLOCK; i++) {
       const t = performance.now();
       await path.once();

@@ -38,7 +38,11 @@ const p = { url: () => server.url };
 graph.sendStatusesTo(`${p.url()}/wa/webhook`, WA.app_secret);
 
 const expose = (c: ReturnType<typeof createClient>) =>
-  c.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }));
+  c.expose(
+    'getOrderStatus',
+    { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) },
+    async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }),
+  );
 let sdk = createClient();
 expose(sdk);
 await sdk.listen({ url: p.url(), secret: TEST_SECRET });
@@ -51,7 +55,11 @@ for (let i = 0; i < WIDGETS; i++) {
   await w.next((f) => f.type === 'ready');
   widgets.push(w);
 }
-await fetch(`${p.url()}/proactive/opt-in`, { method: 'POST', headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' }, body: JSON.stringify({ customerExternalId: 'soak-0', optIn: true }) });
+await fetch(`${p.url()}/proactive/opt-in`, {
+  method: 'POST',
+  headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
+  body: JSON.stringify({ customerExternalId: 'soak-0', optIn: true }),
+});
 
 const started = Date.now();
 let turns = 0;
@@ -86,7 +94,11 @@ const webhookLoop = async () => {
 };
 const proactiveLoop = async () => {
   while (!stopping) {
-    const res = await fetch(`${p.url()}/proactive`, { method: 'POST', headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' }, body: JSON.stringify({ customerExternalId: 'soak-0', channel: 'web', content: 'update', dedupKey: `k${++seq % 500}` }) }).catch(() => undefined);
+    const res = await fetch(`${p.url()}/proactive`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ customerExternalId: 'soak-0', channel: 'web', content: 'update', dedupKey: `k${++seq % 500}` }),
+    }).catch(() => undefined);
     if (res?.ok) proactives++;
     else failures++;
     await new Promise((r) => setTimeout(r, 100));
@@ -124,7 +136,9 @@ const sample = async () => {
   const { anon, file } = rssParts(server.child.pid!);
   const s = { t: Date.now() - started, heap: d.memory.heapUsed as number, rss: d.memory.rss as number, rssAnon: anon, rssFile: file, lagP99 };
   samples.push(s);
-  log(`t=${Math.round(s.t / 1000)}s heap=${(s.heap / 2 ** 20).toFixed(1)}MB rss=${(s.rss / 2 ** 20).toFixed(1)}MB (anon ${(anon / 2 ** 20).toFixed(1)}MB, file ${(file / 2 ** 20).toFixed(1)}MB) lagP99=${s.lagP99.toFixed(1)}ms turns=${turns} webhooks=${webhooks} proactive=${proactives} reconnects=${reconnects} failures=${failures}`);
+  log(
+    `t=${Math.round(s.t / 1000)}s heap=${(s.heap / 2 ** 20).toFixed(1)}MB rss=${(s.rss / 2 ** 20).toFixed(1)}MB (anon ${(anon / 2 ** 20).toFixed(1)}MB, file ${(file / 2 ** 20).toFixed(1)}MB) lagP99=${s.lagP99.toFixed(1)}ms turns=${turns} webhooks=${webhooks} proactive=${proactives} reconnects=${reconnects} failures=${failures}`,
+  );
 };
 const sampler = setInterval(() => void sample().catch((err) => log(`sample failed: ${err.message}`)), 10_000);
 
@@ -134,7 +148,10 @@ stopping = true;
 clearInterval(sampler);
 await Promise.race([Promise.allSettled(loops), new Promise((r) => setTimeout(r, 35_000))]);
 
-const errorsLogged = server.output().split('\n').filter((l) => /"level":(50|60)/.test(l));
+const errorsLogged = server
+  .output()
+  .split('\n')
+  .filter((l) => /"level":(50|60)/.test(l));
 const warm = samples.filter((s) => s.t >= durationMs * 0.2);
 const first = warm[0];
 const last = warm[warm.length - 1];

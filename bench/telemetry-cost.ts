@@ -27,14 +27,30 @@ function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
 }
 
-const p = await spawnParley({ storagePath: tempDir('parley-telemetry-'), config: { telemetry: { enabled: true }, channels: { web: { rate_limit_per_minute: 1_000_000 } } } });
+const p = await spawnParley({
+  storagePath: tempDir('parley-telemetry-'),
+  config: { telemetry: { enabled: true }, channels: { web: { rate_limit_per_minute: 1_000_000 } } },
+});
 const sdk = createClient();
-sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }));
+sdk.expose(
+  'getOrderStatus',
+  { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) },
+  async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }),
+);
 await sdk.listen({ url: p.url, secret: TEST_SECRET });
-const load = await clients(CONNECTIONS, `${p.url.replace('http', 'ws')}/widget/ws`, (i) => JSON.stringify({ type: 'init', customerId: `t-${i}`, email: `t${i}@example.com` }), (f) => f.type === 'message');
+const load = await clients(
+  CONNECTIONS,
+  `${p.url.replace('http', 'ws')}/widget/ws`,
+  (i) => JSON.stringify({ type: 'init', customerId: `t-${i}`, email: `t${i}@example.com` }),
+  (f) => f.type === 'message',
+);
 
 const persist = async (on: boolean) => {
-  const res = await fetch(`${p.url}/__test__/telemetry`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ persist: AA ? false : on }) });
+  const res = await fetch(`${p.url}/__test__/telemetry`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ persist: AA ? false : on }),
+  });
   if (!res.ok) throw new Error(`switching telemetry: ${res.status} ${await res.text()}`);
   await new Promise((resolve) => setTimeout(resolve, 300)); // the previous block's last flush
 };
@@ -68,14 +84,22 @@ const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 const median = (xs: number[]) => [...xs].sort((m, n) => m - n)[xs.length >> 1];
 const show = (blocks: Block[]) => {
   const l = blocks.flatMap((b) => b.latenciesMs).sort((a, b) => a - b);
-  return { turnsPerSecond: Math.round(mean(blocks.map((b) => b.rps))), p50: +percentile(l, 0.5).toFixed(1), p99: +percentile(l, 0.99).toFixed(1), serverCpuUsPerTurn: +mean(blocks.map((b) => b.cpuUsPerTurn)).toFixed(1) };
+  return {
+    turnsPerSecond: Math.round(mean(blocks.map((b) => b.rps))),
+    p50: +percentile(l, 0.5).toFixed(1),
+    p99: +percentile(l, 0.99).toFixed(1),
+    serverCpuUsPerTurn: +mean(blocks.map((b) => b.cpuUsPerTurn)).toFixed(1),
+  };
 };
 const a = show(on);
 const b = show(off);
 log(`telemetry on : ${JSON.stringify(a)}`);
 log(`telemetry off: ${JSON.stringify(b)}`);
 // Each round's two blocks ran back to back: the median of the per-round costs shrugs off a round that something else disturbed.
-const perRound = on.map((x, i) => ({ throughput: (100 * (off[i].rps - x.rps)) / off[i].rps, cpu: (100 * (x.cpuUsPerTurn - off[i].cpuUsPerTurn)) / off[i].cpuUsPerTurn }));
+const perRound = on.map((x, i) => ({
+  throughput: (100 * (off[i].rps - x.rps)) / off[i].rps,
+  cpu: (100 * (x.cpuUsPerTurn - off[i].cpuUsPerTurn)) / off[i].cpuUsPerTurn,
+}));
 log(`per round: throughput cost ${perRound.map((x) => `${x.throughput.toFixed(1)}%`).join(', ')}`);
 log(
   `throughput cost = ${((100 * (b.turnsPerSecond - a.turnsPerSecond)) / b.turnsPerSecond).toFixed(1)}% (median of rounds ${median(perRound.map((x) => x.throughput)).toFixed(1)}%); ` +

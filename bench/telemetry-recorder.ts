@@ -40,5 +40,7 @@ await run(2000); // warm-up
 const before = process.cpuUsage();
 await run(TURNS);
 const cpu = process.cpuUsage(before);
-log(`recorder (${process.env.TELEMETRY_OFF === '1' ? 'persistence off' : 'persisting'}): ${((cpu.user + cpu.system) / TURNS).toFixed(1)} µs CPU per turn over ${TURNS} turns`);
+log(
+  `recorder (${process.env.TELEMETRY_OFF === '1' ? 'persistence off' : 'persisting'}): ${((cpu.user + cpu.system) / TURNS).toFixed(1)} µs CPU per turn over ${TURNS} turns`,
+);
 await store.close();

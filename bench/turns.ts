@@ -58,13 +58,27 @@ const summary = (r: LoadResult) => {
 
 const p: TestParley = await startParley({ config: { logging: { level: 'warn' }, channels: { web: { rate_limit_per_minute: 1_000_000 } } } });
 const sdk = createClient();
-sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }));
+sdk.expose(
+  'getOrderStatus',
+  { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) },
+  async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }),
+);
 await sdk.listen({ url: p.url(), secret: TEST_SECRET });
 const base = await relay();
 
 log(`turns: ${CONNECTIONS} connections, ${ROUNDS} rounds × ${BLOCK_MS} ms per contender (offline LLM, one SDK call per turn)`);
-const parleyClients = await clients(CONNECTIONS, `${p.url().replace('http', 'ws')}/widget/ws`, (i) => JSON.stringify({ type: 'init', customerId: `bench-${i}`, email: `b${i}@example.com` }), (f) => f.type === 'message');
-const relayClients = await clients(CONNECTIONS, base.url, () => undefined, (f) => f.type === 'message');
+const parleyClients = await clients(
+  CONNECTIONS,
+  `${p.url().replace('http', 'ws')}/widget/ws`,
+  (i) => JSON.stringify({ type: 'init', customerId: `bench-${i}`, email: `b${i}@example.com` }),
+  (f) => f.type === 'message',
+);
+const relayClients = await clients(
+  CONNECTIONS,
+  base.url,
+  () => undefined,
+  (f) => f.type === 'message',
+);
 const results = await alternate(ROUNDS, { parley: () => parleyClients.block(BLOCK_MS), relay: () => relayClients.block(BLOCK_MS) });
 const parley = summary(results.parley);
 const relayed = summary(results.relay);

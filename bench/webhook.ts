@@ -16,7 +16,13 @@ const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const RATES = (process.env.BENCH_RATES ?? '1000,3000').split(',').map(Number);
 
-const p = await startParley({ config: { logging: { level: 'warn' }, telemetry: { enabled: false }, channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: 'http://127.0.0.1:9/v21.0', ...WA } } } });
+const p = await startParley({
+  config: {
+    logging: { level: 'warn' },
+    telemetry: { enabled: false },
+    channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: 'http://127.0.0.1:9/v21.0', ...WA } },
+  },
+});
 await p.runtime.whatsapp.inbound.stop(); // ingestion only: nothing dequeues
 const bare = Fastify({ logger: false });
 bare.post('/wa/webhook', async () => ({ ok: true }));
@@ -49,7 +55,9 @@ const parley = summarize(results.parley);
 const baseline = summarize(results.bare);
 log(`parley : ${JSON.stringify(parley)}`);
 log(`bare   : ${JSON.stringify(baseline)}`);
-log(`throughput ratio parley/bare = ${(parley.rps / baseline.rps).toFixed(2)} (target ≥ 0.60); p99 with ${CONCURRENCY} in flight = ${parley.p99} ms (bare ${baseline.p99} ms): queueing at saturation, the ack p99 is measured below`);
+log(
+  `throughput ratio parley/bare = ${(parley.rps / baseline.rps).toFixed(2)} (target ≥ 0.60); p99 with ${CONCURRENCY} in flight = ${parley.p99} ms (bare ${baseline.p99} ms): queueing at saturation, the ack p99 is measured below`,
+);
 // Ack latency without queueing in front of it: one request at a time.
 log('ack latency, one request in flight:');
 const single = await alternate(2, {

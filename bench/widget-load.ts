@@ -51,4 +51,3 @@ async function clients(n: number, url: string, init: (i: number) => string | und
     });
   return { block, close: () => sockets.forEach((s) => s.terminate()) };
 }
-

@@ -41,14 +41,24 @@ const conversationTurn = conversationMachine.provide({
   actors: {
     llm: fromPromise(async ({ input }: { input: LlmStepInput }) =>
       input.step === 1
-        ? { kind: 'tools' as const, calls: [{ id: 'c1', name: 'getOrderStatus', args: { orderId: '1001' }, requiresConfirmation: false, summary: 'Get order status' }], at: 0 }
+        ? {
+            kind: 'tools' as const,
+            calls: [{ id: 'c1', name: 'getOrderStatus', args: { orderId: '1001' }, requiresConfirmation: false, summary: 'Get order status' }],
+            at: 0,
+          }
         : { kind: 'reply' as const, text: 'Order 1001 is shipped.', at: 0 },
     ),
     invokeTool: fromPromise(async () => ({ ok: true as const, data: { orderId: '1001', status: 'shipped' }, at: 0 })),
   } as never,
 });
 
-async function turns(name: string, logic: AnyActorLogic, send: (i: number) => Record<string, unknown>, isIdle: (s: { value: unknown; context: unknown }) => boolean, input?: (i: number) => unknown) {
+async function turns(
+  name: string,
+  logic: AnyActorLogic,
+  send: (i: number) => Record<string, unknown>,
+  isIdle: (s: { value: unknown; context: unknown }) => boolean,
+  input?: (i: number) => unknown,
+) {
   const actors = Array.from({ length: ACTORS }, (_, i) => createActor(logic, input ? { input: input(i) } : {}).start());
   const waiting = new Map<number, () => void>();
   actors.forEach((a, i) => a.subscribe((s) => isIdle(s as never) && waiting.get(i)?.()));
@@ -62,7 +72,12 @@ async function turns(name: string, logic: AnyActorLogic, send: (i: number) => Re
   }
 }
 
-await turns('minimal turn (3 fromPromise invokes)', minimalTurn, () => ({ type: 'msg' }), (s) => s.value === 'idle');
+await turns(
+  'minimal turn (3 fromPromise invokes)',
+  minimalTurn,
+  () => ({ type: 'msg' }),
+  (s) => s.value === 'idle',
+);
 await turns(
   'Parley conversation turn',
   conversationTurn,
@@ -76,7 +91,14 @@ const customer = { customerId: 'c1', externalId: 'e1', optIn: true };
 for (let round = 1; round <= ROUNDS; round++) {
   const t0 = performance.now();
   for (let i = 0; i < REQUESTS; i++) {
-    const actor = createActor(proactive, { input: { request: { customerExternalId: 'e1', channel: 'web', content: 'x', dedupKey: `k${i}` }, enabled: true, customer, whatsappEnabled: true } as never });
+    const actor = createActor(proactive, {
+      input: {
+        request: { customerExternalId: 'e1', channel: 'web', content: 'x', dedupKey: `k${i}` },
+        enabled: true,
+        customer,
+        whatsappEnabled: true,
+      } as never,
+    });
     const done = toPromise(actor);
     actor.start();
     await done;

@@ -210,13 +210,19 @@ export const conversationMachine = setup({
           {
             guard: ({ event }) => event.output.kind === 'reply',
             target: 'replying',
-            actions: assign(({ context, event }) => ({ lastAt: event.output.at, turn: Object.assign({}, context.turn!, { replyText: (event.output as { text: string }).text }) })),
+            actions: assign(({ context, event }) => ({
+              lastAt: event.output.at,
+              turn: Object.assign({}, context.turn!, { replyText: (event.output as { text: string }).text }),
+            })),
           },
           {
             // At most maxToolSteps LLM steps per turn: the last one may only answer.
             guard: ({ context }) => context.turn!.step >= context.maxToolSteps,
             target: 'replying',
-            actions: assign(({ context, event }) => ({ lastAt: event.output.at, turn: Object.assign({}, context.turn!, { replyText: APOLOGY_TOO_MANY_STEPS }) })),
+            actions: assign(({ context, event }) => ({
+              lastAt: event.output.at,
+              turn: Object.assign({}, context.turn!, { replyText: APOLOGY_TOO_MANY_STEPS }),
+            })),
           },
           {
             target: 'nextCall',
@@ -225,7 +231,11 @@ export const conversationMachine = setup({
               const out = event.output as Timed<Extract<LlmStepOutput, { kind: 'tools' }>>;
               return {
                 lastAt: out.at,
-                turn: Object.assign({}, context.turn!, { calls: out.calls, callIndex: 0, transcript: [...context.turn!.transcript, { role: 'assistant' as const, text: out.text, toolCalls: out.calls }] }),
+                turn: Object.assign({}, context.turn!, {
+                  calls: out.calls,
+                  callIndex: 0,
+                  transcript: [...context.turn!.transcript, { role: 'assistant' as const, text: out.text, toolCalls: out.calls }],
+                }),
               };
             }),
           },
@@ -250,13 +260,24 @@ export const conversationMachine = setup({
           actions: [
             assign(({ context }) => {
               const call = currentCall(context);
-              return { turn: Object.assign({}, context.turn!, { pending: { confirmationId: invocationIdFor(context.turn!, call), deadline: context.lastAt + context.confirmationTimeoutMs } }) };
+              return {
+                turn: Object.assign({}, context.turn!, {
+                  pending: { confirmationId: invocationIdFor(context.turn!, call), deadline: context.lastAt + context.confirmationTimeoutMs },
+                }),
+              };
             }),
             {
               type: 'emit',
               params: ({ context }) => {
                 const call = currentCall(context);
-                return { type: 'confirm', id: context.turn!.pending!.confirmationId, turnId: context.turn!.turnId, name: call.name, args: call.args, summary: call.summary };
+                return {
+                  type: 'confirm',
+                  id: context.turn!.pending!.confirmationId,
+                  turnId: context.turn!.turnId,
+                  name: call.name,
+                  args: call.args,
+                  summary: call.summary,
+                };
               },
             },
             // The customer's turn now: no typing indicator while we wait.
@@ -278,7 +299,16 @@ export const conversationMachine = setup({
         confirmationLeft: {
           target: 'nextCall',
           actions: [
-            { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, turnId: context.turn!.turnId, name: currentCall(context).name, outcome: 'expired' }) },
+            {
+              type: 'emit',
+              params: ({ context }) => ({
+                type: 'confirmation',
+                id: context.turn!.pending!.confirmationId,
+                turnId: context.turn!.turnId,
+                name: currentCall(context).name,
+                outcome: 'expired',
+              }),
+            },
             assign(({ context }) => ({
               lastAt: Math.max(context.lastAt, context.turn!.pending!.deadline),
               turn: skipCall(context, EXPIRED_CONTENT),
@@ -292,7 +322,16 @@ export const conversationMachine = setup({
             guard: and(['matchesPending', 'approved']),
             target: 'callingTool',
             actions: [
-              { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, turnId: context.turn!.turnId, name: currentCall(context).name, outcome: 'approved' }) },
+              {
+                type: 'emit',
+                params: ({ context }) => ({
+                  type: 'confirmation',
+                  id: context.turn!.pending!.confirmationId,
+                  turnId: context.turn!.turnId,
+                  name: currentCall(context).name,
+                  outcome: 'approved',
+                }),
+              },
               assign(({ context, event }) => ({ lastAt: event.at, turn: Object.assign({}, context.turn!, { pending: undefined, callStartedAt: event.at }) })),
               { type: 'emit', params: { type: 'typing', on: true } },
               { type: 'emit', params: ({ context }) => toolInvoked(context) },
@@ -303,7 +342,16 @@ export const conversationMachine = setup({
             target: 'nextCall',
             actions: [
               { type: 'emit', params: { type: 'typing', on: true } },
-              { type: 'emit', params: ({ context }) => ({ type: 'confirmation', id: context.turn!.pending!.confirmationId, turnId: context.turn!.turnId, name: currentCall(context).name, outcome: 'denied' }) },
+              {
+                type: 'emit',
+                params: ({ context }) => ({
+                  type: 'confirmation',
+                  id: context.turn!.pending!.confirmationId,
+                  turnId: context.turn!.turnId,
+                  name: currentCall(context).name,
+                  outcome: 'denied',
+                }),
+              },
               assign(({ context, event }) => ({ lastAt: event.at, turn: skipCall(context, DECLINED_CONTENT) })),
             ],
           },
@@ -321,7 +369,13 @@ export const conversationMachine = setup({
         src: 'invokeTool',
         input: ({ context }) => {
           const call = currentCall(context);
-          return { invocationId: invocationIdFor(context.turn!, call), name: call.name, args: call.args, conversationId: context.conversationId, customerId: context.customerId };
+          return {
+            invocationId: invocationIdFor(context.turn!, call),
+            name: call.name,
+            args: call.args,
+            conversationId: context.conversationId,
+            customerId: context.customerId,
+          };
         },
         onDone: {
           target: 'nextCall',
@@ -346,7 +400,13 @@ export const conversationMachine = setup({
         actions: [
           {
             type: 'emit',
-            params: ({ context }) => ({ type: 'reply', id: `${context.turn!.turnId}:r`, turnId: context.turn!.turnId, text: context.turn!.replyText ?? '', replyTo: context.turn!.messageId }),
+            params: ({ context }) => ({
+              type: 'reply',
+              id: `${context.turn!.turnId}:r`,
+              turnId: context.turn!.turnId,
+              text: context.turn!.replyText ?? '',
+              replyTo: context.turn!.messageId,
+            }),
           },
           { type: 'emit', params: { type: 'typing', on: false } },
           { type: 'emit', params: ({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'ended', messageId: context.turn!.messageId }) },
@@ -411,5 +471,9 @@ function recordResult(context: ConversationContext, outcome: InvokeOutcome, at =
 function skipCall(context: ConversationContext, content: string): Turn {
   const turn = context.turn!;
   const call = turn.calls[turn.callIndex];
-  return Object.assign({}, turn, { pending: undefined, callIndex: turn.callIndex + 1, transcript: [...turn.transcript, { role: 'tool', callId: call.id, name: call.name, ok: false, content }] });
+  return Object.assign({}, turn, {
+    pending: undefined,
+    callIndex: turn.callIndex + 1,
+    transcript: [...turn.transcript, { role: 'tool', callId: call.id, name: call.name, ok: false, content }],
+  });
 }

@@ -55,7 +55,6 @@ export interface ProactiveCustomerFacts {
   lastInboundAt?: { web?: number; whatsapp?: number };
 }
 
-
 export interface ProactiveReserveInput {
   customerId: string;
   channel: ProactiveChannel;
@@ -131,10 +130,7 @@ export const proactiveMachine = setup({
   output: ({ context }) => context.result ?? { accepted: false, reason: 'Proactive send ended without a result' },
   states: {
     checkEnabled: {
-      always: [
-        { guard: 'disabled', target: 'blocked', actions: { type: 'block', params: { reason: BLOCK_REASONS.disabled } } },
-        { target: 'checkCustomer' },
-      ],
+      always: [{ guard: 'disabled', target: 'blocked', actions: { type: 'block', params: { reason: BLOCK_REASONS.disabled } } }, { target: 'checkCustomer' }],
     },
     checkCustomer: {
       always: [
@@ -143,10 +139,7 @@ export const proactiveMachine = setup({
       ],
     },
     checkAddress: {
-      always: [
-        { guard: 'noAddress', target: 'blocked', actions: { type: 'block', params: { reason: BLOCK_REASONS.noAddress } } },
-        { target: 'checkOptIn' },
-      ],
+      always: [{ guard: 'noAddress', target: 'blocked', actions: { type: 'block', params: { reason: BLOCK_REASONS.noAddress } } }, { target: 'checkOptIn' }],
     },
     checkOptIn: {
       always: [
@@ -180,17 +173,17 @@ export const proactiveMachine = setup({
             result: ({ event }) => ({
               accepted: false as const,
               // The delivery is written in the reservation's transaction; its failure aborts both.
-              reason: (event.error as { name?: string })?.name === 'DeliveryError' ? `Delivery failed: ${errorText(event.error)}` : `Guardrail check failed: ${errorText(event.error)}`,
+              reason:
+                (event.error as { name?: string })?.name === 'DeliveryError'
+                  ? `Delivery failed: ${errorText(event.error)}`
+                  : `Guardrail check failed: ${errorText(event.error)}`,
             }),
           }),
         },
       },
     },
     checkCap: {
-      always: [
-        { guard: 'capReached', target: 'blocked', actions: { type: 'block', params: { reason: BLOCK_REASONS.cap } } },
-        { target: 'checkWindow' },
-      ],
+      always: [{ guard: 'capReached', target: 'blocked', actions: { type: 'block', params: { reason: BLOCK_REASONS.cap } } }, { target: 'checkWindow' }],
     },
     checkWindow: {
       always: [

@@ -37,8 +37,7 @@ export interface SdkConnectionContext {
 }
 
 export type SdkConnectionEvent =
-  | { type: 'register'; functions: SdkFunctionDeclaration[]; sdk: SdkInfo; sendProvider: boolean; at: number }
-  | { type: 'socket.closed'; code?: number };
+  { type: 'register'; functions: SdkFunctionDeclaration[]; sdk: SdkInfo; sendProvider: boolean; at: number } | { type: 'socket.closed'; code?: number };
 
 /** Parameters the runtime's injected actions receive. */
 export interface SdkConnectionEffects {

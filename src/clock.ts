@@ -24,11 +24,14 @@ export function createClock(realNow: () => number = Date.now): Clock {
   const arm = (p: Pending) => {
     const delay = Math.max(0, p.deadline - now());
     // Node caps timers at 2^31-1 ms; longer deadlines re-arm when they wake.
-    p.timer = setTimeout(() => {
-      if (p.deadline > now()) return arm(p);
-      pending.delete(p.handle.id);
-      p.fn();
-    }, Math.min(delay, 2_147_483_647));
+    p.timer = setTimeout(
+      () => {
+        if (p.deadline > now()) return arm(p);
+        pending.delete(p.handle.id);
+        p.fn();
+      },
+      Math.min(delay, 2_147_483_647),
+    );
     p.timer.unref?.();
   };
 

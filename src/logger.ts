@@ -8,8 +8,11 @@ const CENSOR = '[redacted]';
 // object or one level down, so a secret can't leak through a logged object.
 const SECRET_KEYS = ['secret', 'token', 'authToken', 'sessionToken', 'api_key', 'apiKey', 'app_secret', 'verify_token', 'authorization', 'password'];
 const HEADER_PATHS = [
-  'req.headers.authorization', 'req.headers["x-service-secret"]', 'req.headers["x-hub-signature-256"]',
-  'headers.authorization', 'headers["x-service-secret"]',
+  'req.headers.authorization',
+  'req.headers["x-service-secret"]',
+  'req.headers["x-hub-signature-256"]',
+  'headers.authorization',
+  'headers["x-service-secret"]',
 ];
 
 /**

@@ -32,7 +32,9 @@ async function main() {
   }
   if (!loaded.config.secret) {
     // Shown once on the console (not in the log stream) so the operator can connect an SDK.
-    process.stderr.write(`\nParley is running at ${url}\n  demo:        ${url}/demo.html\n  dashboard:   ${url}/telemetry\n  service secret (generated, kept in ${loaded.config.storage.path}/service-secret): ${parley.services.secret}\n  set SERVICE_SDK_SECRET to choose your own.\n\n`);
+    process.stderr.write(
+      `\nParley is running at ${url}\n  demo:        ${url}/demo.html\n  dashboard:   ${url}/telemetry\n  service secret (generated, kept in ${loaded.config.storage.path}/service-secret): ${parley.services.secret}\n  set SERVICE_SDK_SECRET to choose your own.\n\n`,
+    );
   } else {
     process.stderr.write(`\nParley is running at ${url}  (demo: ${url}/demo.html, dashboard: ${url}/telemetry)\n\n`);
   }

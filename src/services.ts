@@ -18,9 +18,7 @@ export interface CatalogEntry extends FunctionDeclaration {
   connectionId: string;
 }
 
-export type InvokeOutcome =
-  | { ok: true; data: unknown }
-  | { ok: false; error: { message: string; code?: string } };
+export type InvokeOutcome = { ok: true; data: unknown } | { ok: false; error: { message: string; code?: string } };
 
 export interface SdkHub {
   /** Functions callable now. A name registered by two connections resolves to the most recent registration. */
@@ -37,7 +35,10 @@ export interface SdkHub {
   /** True when a registered connection declared `sendProvider`. */
   canSend(): boolean;
   /** Deliver an outbound message through an SDK `onSend` handler (provider `sdk`). */
-  send(message: { id: string; channel: 'web' | 'whatsapp'; to: string; content: string }, timeoutMs?: number): Promise<{ ok: boolean; messageId?: string; error?: string }>;
+  send(
+    message: { id: string; channel: 'web' | 'whatsapp'; to: string; content: string },
+    timeoutMs?: number,
+  ): Promise<{ ok: boolean; messageId?: string; error?: string }>;
   /** Listen for catalog changes (register / close). */
   onChange(listener: () => void): () => void;
 }

@@ -57,7 +57,15 @@ export function bars(title: string, rows: { label: string; value: number; tone?:
   for (const r of rows) {
     const fill = h('div', { class: `bar-fill ${r.tone ?? ''}` });
     fill.style.width = `${(100 * r.value) / max}%`;
-    list.append(h('div', { class: 'bar', role: 'listitem' }, h('span', { class: 'bar-label' }, r.label), h('div', { class: 'bar-track' }, fill), h('span', { class: 'bar-value' }, String(r.value))));
+    list.append(
+      h(
+        'div',
+        { class: 'bar', role: 'listitem' },
+        h('span', { class: 'bar-label' }, r.label),
+        h('div', { class: 'bar-track' }, fill),
+        h('span', { class: 'bar-value' }, String(r.value)),
+      ),
+    );
   }
   body.append(list);
   return root;
@@ -72,12 +80,39 @@ export function summaryCharts(s: Summary): HTMLElement[] {
   ];
   return [
     timeSeries('Messages per channel', s.buckets, msgSeries),
-    timeSeries('LLM latency (p50 / p95)', s.buckets, [{ label: 'p50', values: s.llm.p50 }, { label: 'p95', values: s.llm.p95 }], ' ms'),
+    timeSeries(
+      'LLM latency (p50 / p95)',
+      s.buckets,
+      [
+        { label: 'p50', values: s.llm.p50 },
+        { label: 'p95', values: s.llm.p95 },
+      ],
+      ' ms',
+    ),
     timeSeries('Tokens per model', s.buckets, tokenSeries),
     timeSeries('Proactive: accepted vs blocked by reason', s.buckets, proactiveSeries),
-    timeSeries('Tool failures', s.buckets, [{ label: 'failures', values: s.toolFailures }, { label: 'LLM calls', values: s.llm.calls }]),
-    bars('Tool calls by name', Object.entries(s.tools).flatMap(([name, t]) => [{ label: `${name}`, value: t.invoked }, ...(t.failed ? [{ label: `${name} failed`, value: t.failed, tone: 'bad' as const }] : [])])),
-    bars('Confirmations', Object.entries(s.confirmations).map(([label, value]) => ({ label, value, tone: label === 'approved' ? ('good' as const) : label === 'requested' ? undefined : ('bad' as const) }))),
-    bars('WhatsApp delivery', Object.entries(s.whatsappStatuses).map(([label, value]) => ({ label, value, tone: label === 'failed' ? ('bad' as const) : undefined }))),
+    timeSeries('Tool failures', s.buckets, [
+      { label: 'failures', values: s.toolFailures },
+      { label: 'LLM calls', values: s.llm.calls },
+    ]),
+    bars(
+      'Tool calls by name',
+      Object.entries(s.tools).flatMap(([name, t]) => [
+        { label: `${name}`, value: t.invoked },
+        ...(t.failed ? [{ label: `${name} failed`, value: t.failed, tone: 'bad' as const }] : []),
+      ]),
+    ),
+    bars(
+      'Confirmations',
+      Object.entries(s.confirmations).map(([label, value]) => ({
+        label,
+        value,
+        tone: label === 'approved' ? ('good' as const) : label === 'requested' ? undefined : ('bad' as const),
+      })),
+    ),
+    bars(
+      'WhatsApp delivery',
+      Object.entries(s.whatsappStatuses).map(([label, value]) => ({ label, value, tone: label === 'failed' ? ('bad' as const) : undefined })),
+    ),
   ];
 }

@@ -17,7 +17,14 @@ function installStyles() {
 }
 
 function loginView(app: HTMLElement, message?: string) {
-  const input = h('input', { type: 'password', id: 'secret', 'data-testid': 'secret-input', autocomplete: 'off', required: '', 'aria-describedby': 'secret-help' });
+  const input = h('input', {
+    type: 'password',
+    id: 'secret',
+    'data-testid': 'secret-input',
+    autocomplete: 'off',
+    required: '',
+    'aria-describedby': 'secret-help',
+  });
   const form = h(
     'form',
     { class: 'login card', 'data-testid': 'secret-form' },
@@ -51,7 +58,21 @@ async function dashboardView(app: HTMLElement) {
   const kpis = h('div', { class: 'kpis' });
   const charts = h('div', { class: 'charts' });
   const rows = h('tbody', {});
-  const list = h('section', { class: 'card', 'aria-label': 'Recent conversations' }, h('h3', {}, 'Recent conversations (live)'), h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Conversation'), h('th', {}, 'Channel'), h('th', {}, 'State'), h('th', {}, 'Last message'), h('th', {}, 'Review'))), rows));
+  const list = h(
+    'section',
+    { class: 'card', 'aria-label': 'Recent conversations' },
+    h('h3', {}, 'Recent conversations (live)'),
+    h(
+      'table',
+      {},
+      h(
+        'thead',
+        {},
+        h('tr', {}, h('th', {}, 'Conversation'), h('th', {}, 'Channel'), h('th', {}, 'State'), h('th', {}, 'Last message'), h('th', {}, 'Review')),
+      ),
+      rows,
+    ),
+  );
   const timeline = h('section', { class: 'card', 'aria-live': 'polite' }, h('p', { class: 'empty' }, 'Click a conversation to read its timeline.'));
   const updated = h('span', {}, '');
   app.replaceChildren(

@@ -37,14 +37,18 @@ function describe(e: EventRecord): string {
 export async function renderTimeline(container: HTMLElement, conversationId: string) {
   container.replaceChildren(h('p', {}, 'Loading…'));
   const q = `conversationId=${encodeURIComponent(conversationId)}`;
-  const [events, calls] = await Promise.all([
-    allPages<EventRecord>(`/api/v1/telemetry/events?${q}`),
-    allPages<TurnCall>(`/api/v1/telemetry/turn-calls?${q}`),
-  ]);
+  const [events, calls] = await Promise.all([allPages<EventRecord>(`/api/v1/telemetry/events?${q}`), allPages<TurnCall>(`/api/v1/telemetry/turn-calls?${q}`)]);
   const turns = new Map<string, { started: number; items: { at: number; id: string; node: HTMLElement }[] }>();
   const outside: { at: number; id: string; node: HTMLElement }[] = [];
   const entry = (at: number, kind: string, text: string, extra?: HTMLElement) =>
-    h('li', { class: `entry ${kind}`, 'data-testid': 'timeline-entry' }, h('time', {}, new Date(at).toLocaleTimeString()), h('span', { class: 'kind' }, kind), h('span', { class: 'what' }, text), extra);
+    h(
+      'li',
+      { class: `entry ${kind}`, 'data-testid': 'timeline-entry' },
+      h('time', {}, new Date(at).toLocaleTimeString()),
+      h('span', { class: 'kind' }, kind),
+      h('span', { class: 'what' }, text),
+      extra,
+    );
   const place = (turnId: string | undefined, item: { at: number; id: string; node: HTMLElement }) => {
     if (!turnId) return outside.push(item);
     const t = turns.get(turnId) ?? { started: item.at, items: [] };
@@ -55,11 +59,16 @@ export async function renderTimeline(container: HTMLElement, conversationId: str
   for (const e of events) {
     const turnId = (e.data.turnId as string | undefined) ?? undefined;
     // A turn's start is not a record of its own: turn.ended carries it.
-    if (e.type === 'turn.ended' && typeof e.data.startedAt === 'number') place(turnId, { at: e.data.startedAt, id: '', node: entry(e.data.startedAt, 'turn.started', 'turn started') });
+    if (e.type === 'turn.ended' && typeof e.data.startedAt === 'number')
+      place(turnId, { at: e.data.startedAt, id: '', node: entry(e.data.startedAt, 'turn.started', 'turn started') });
     place(turnId, { at: e.at, id: e.id, node: entry(e.at, e.type, describe(e)) });
   }
   for (const c of calls) {
-    const detail = h('span', { class: 'llm' }, `${c.model} · ${fmtMs(c.durationMs)} · ${c.promptTokens}+${c.completionTokens} tokens${c.toolCalls.length ? ` · tools: ${c.toolCalls.join(', ')}` : ''}${c.ok ? '' : ` · error: ${c.error ?? ''}`}`);
+    const detail = h(
+      'span',
+      { class: 'llm' },
+      `${c.model} · ${fmtMs(c.durationMs)} · ${c.promptTokens}+${c.completionTokens} tokens${c.toolCalls.length ? ` · tools: ${c.toolCalls.join(', ')}` : ''}${c.ok ? '' : ` · error: ${c.error ?? ''}`}`,
+    );
     place(c.turnId, { at: c.at, id: c.id, node: entry(c.at, `llm #${c.sequence}`, c.purpose, detail) });
   }
   const root = h('div', { 'data-testid': 'timeline', class: 'timeline' }, h('h3', {}, `Timeline — ${conversationId}`));

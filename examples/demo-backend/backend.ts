@@ -52,7 +52,10 @@ export async function startDemoBackend(o: { url: string; secret: string; logger?
       // The invocationId is stable across retries: apply the write once.
       if (appliedCancellations.has(context.invocationId)) return { orderId: order.orderId, status: order.status };
       if (order.status === 'shipped' || order.status === 'delivered') {
-        throw Object.assign(new Error(`Order ${orderId} has already ${order.status === 'shipped' ? 'shipped' : 'been delivered'} and can no longer be cancelled`), { code: 'not_cancellable' });
+        throw Object.assign(
+          new Error(`Order ${orderId} has already ${order.status === 'shipped' ? 'shipped' : 'been delivered'} and can no longer be cancelled`),
+          { code: 'not_cancellable' },
+        );
       }
       order.status = 'cancelled';
       appliedCancellations.add(context.invocationId);

@@ -136,7 +136,6 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
   const ingestTimeoutMs = options.ingestTimeoutMs ?? 30_000;
 
   const functions = new Map<string, Exposed>();
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const listeners = new Map<keyof ClientEvents, Set<(...args: any[]) => void>>();
   const inflight = new Map<string, Promise<ClientFrame>>();
   const pendingIngests = new Map<string, { resolve: (a: AckFrame) => void; timer: NodeJS.Timeout }>();
@@ -152,7 +151,8 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
   let reconnectTimer: NodeJS.Timeout | undefined;
   let watchdog: NodeJS.Timeout | undefined;
   let lastHeard = 0;
-  let listening: { promise: Promise<{ functions: number }>; resolve: (v: { functions: number }) => void; reject: (e: Error) => void; settled: boolean } | undefined;
+  let listening:
+    { promise: Promise<{ functions: number }>; resolve: (v: { functions: number }) => void; reject: (e: Error) => void; settled: boolean } | undefined;
 
   const emit = <E extends keyof ClientEvents>(event: E, ...args: ClientEvents[E]) => {
     for (const l of listeners.get(event) ?? []) {
@@ -188,9 +188,12 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
   const startWatchdog = (socket: WebSocket) => {
     clearInterval(watchdog);
     heard();
-    watchdog = setInterval(() => {
-      if (Date.now() - lastHeard >= heartbeatTimeoutMs) socket.terminate();
-    }, Math.max(50, Math.floor(heartbeatTimeoutMs / 5)));
+    watchdog = setInterval(
+      () => {
+        if (Date.now() - lastHeard >= heartbeatTimeoutMs) socket.terminate();
+      },
+      Math.max(50, Math.floor(heartbeatTimeoutMs / 5)),
+    );
     watchdog.unref();
   };
 
@@ -398,7 +401,14 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
 
     ingest(message) {
       const id = randomUUID();
-      const frame: ClientFrame = { type: 'ingest', id, channel: message.channel, from: message.from, text: message.text, ...(message.messageId ? { messageId: message.messageId } : {}) };
+      const frame: ClientFrame = {
+        type: 'ingest',
+        id,
+        channel: message.channel,
+        from: message.from,
+        text: message.text,
+        ...(message.messageId ? { messageId: message.messageId } : {}),
+      };
       if (!isRegistered || !send(frame)) return Promise.resolve({ type: 'ack', id, ok: false, error: 'not connected' });
       return new Promise<AckFrame>((resolve) => {
         const timer = setTimeout(() => {

@@ -5,7 +5,11 @@ import { z } from 'zod';
 export const FunctionMode = z.enum(['read', 'write', 'destructive']);
 export type FunctionMode = z.infer<typeof FunctionMode>;
 
-const name = z.string().min(1).max(64).regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, 'letters, digits, _ and -, not starting with a digit');
+const name = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, 'letters, digits, _ and -, not starting with a digit');
 const id = z.string().min(1).max(128);
 const channel = z.enum(['web', 'whatsapp']);
 

@@ -13,8 +13,7 @@ export interface PreparedParameters {
 
 const isZod = (p: unknown): p is z.ZodType => p instanceof z.ZodType || (!!p && typeof p === 'object' && '_zod' in p && 'safeParse' in p);
 
-const describe = (error: z.ZodError) =>
-  error.issues.map((i) => `${i.path.length ? i.path.map(String).join('.') : '(args)'}: ${i.message}`).join('; ');
+const describe = (error: z.ZodError) => error.issues.map((i) => `${i.path.length ? i.path.map(String).join('.') : '(args)'}: ${i.message}`).join('; ');
 
 export function prepareParameters(parameters: Parameters | undefined): PreparedParameters {
   if (parameters === undefined) {

@@ -90,7 +90,12 @@ export function checkWhatsAppConfig(services: Services): void {
   const needed: [keyof typeof wa, string][] = [
     ['verify_token', 'WA_VERIFY_TOKEN'],
     ['app_secret', 'WA_APP_SECRET'],
-    ...(services.testMode ? [] : ([['phone_id', 'WA_PHONE_ID'], ['token', 'WA_TOKEN']] as [keyof typeof wa, string][])),
+    ...(services.testMode
+      ? []
+      : ([
+          ['phone_id', 'WA_PHONE_ID'],
+          ['token', 'WA_TOKEN'],
+        ] as [keyof typeof wa, string][])),
   ];
   const missing = needed.filter(([k]) => !wa[k]);
   if (missing.length) {
@@ -100,7 +105,13 @@ export function checkWhatsAppConfig(services: Services): void {
   }
 }
 
-export function createWhatsAppChannel(deps: { services: Services; customers: CustomerRepo; hub: SdkHub; host: () => ConversationHost; outbox: Outbox }): WhatsAppChannel {
+export function createWhatsAppChannel(deps: {
+  services: Services;
+  customers: CustomerRepo;
+  hub: SdkHub;
+  host: () => ConversationHost;
+  outbox: Outbox;
+}): WhatsAppChannel {
   const { services, customers, hub } = deps;
   const { store, clock, config, telemetry, logger } = services;
   const wa = config.channels.whatsapp;
@@ -143,7 +154,13 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
     maxAttempts: wa.max_send_attempts,
     concurrency: 16,
     onDeadLetter: (job) =>
-      telemetry.event({ type: 'whatsapp.dead_letter', customerId: job.payload.customerId, conversationId: job.payload.conversationId, channel: 'whatsapp', data: { jobId: job.id, attempts: job.attempts, error: job.error } }),
+      telemetry.event({
+        type: 'whatsapp.dead_letter',
+        customerId: job.payload.customerId,
+        conversationId: job.payload.conversationId,
+        channel: 'whatsapp',
+        data: { jobId: job.id, attempts: job.attempts, error: job.error },
+      }),
     keepDoneIds: true,
     handler: async (job) => {
       const p = job.payload;
@@ -156,13 +173,25 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
       if (done) {
         if (!deliveries.get(done.providerMessageId)) {
           await store.transaction(() => recordDeliveryInTx(job, done.providerMessageId, done.at));
-          telemetry.event({ type: 'whatsapp.outbound', data: { status: 'accepted', providerMessageId: done.providerMessageId, kind: p.message.kind, sender: sender.name, resolvedBy: 'status', proactive: p.proactive ?? false }, ...base });
+          telemetry.event({
+            type: 'whatsapp.outbound',
+            data: {
+              status: 'accepted',
+              providerMessageId: done.providerMessageId,
+              kind: p.message.kind,
+              sender: sender.name,
+              resolvedBy: 'status',
+              proactive: p.proactive ?? false,
+            },
+            ...base,
+          });
         }
         return 'done';
       }
       const attempt = attempts.get(job.id);
       const now = clock.now();
-      if (attempt && now < attempt.startedAt + wa.uncertain_grace_ms) return { waitUntil: attempt.startedAt + wa.uncertain_grace_ms, reason: 'waiting for a status of an unanswered send' };
+      if (attempt && now < attempt.startedAt + wa.uncertain_grace_ms)
+        return { waitUntil: attempt.startedAt + wa.uncertain_grace_ms, reason: 'waiting for a status of an unanswered send' };
       if (sender.ready && !sender.ready()) {
         // Waiting for a sender uses no attempts; registering one expedites the queue.
         const deadline = job.enqueuedAt + wa.sdk_wait_ms;
@@ -171,7 +200,11 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
       }
       if (attempt) {
         log.debug({ jobId: job.id, startedAt: attempt.startedAt }, 'resending an unanswered send');
-        telemetry.event({ type: 'whatsapp.outbound', data: { status: 'resending', reason: 'no status arrived for an unanswered send', jobId: job.id }, ...base });
+        telemetry.event({
+          type: 'whatsapp.outbound',
+          data: { status: 'resending', reason: 'no status arrived for an unanswered send', jobId: job.id },
+          ...base,
+        });
       }
       await attempts.put(job.id, { startedAt: now });
       const result = await sender.send(Object.assign({}, p.message, { callbackData: job.id }));
@@ -182,7 +215,18 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
           attempts.removeInTx(job.id);
           recordDeliveryInTx(job, result.providerMessageId, at);
         });
-        telemetry.event({ type: 'whatsapp.outbound', data: { status: 'accepted', providerMessageId: result.providerMessageId, kind: p.message.kind, sender: sender.name, attempts: job.attempts + 1, proactive: p.proactive ?? false }, ...base });
+        telemetry.event({
+          type: 'whatsapp.outbound',
+          data: {
+            status: 'accepted',
+            providerMessageId: result.providerMessageId,
+            kind: p.message.kind,
+            sender: sender.name,
+            attempts: job.attempts + 1,
+            proactive: p.proactive ?? false,
+          },
+          ...base,
+        });
         return 'done';
       }
       if (result.uncertain) {
@@ -193,15 +237,40 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
             attempts.removeInTx(job.id);
             recordDeliveryInTx(job, confirmed.providerMessageId, confirmed.at);
           });
-          telemetry.event({ type: 'whatsapp.outbound', data: { status: 'accepted', providerMessageId: confirmed.providerMessageId, kind: p.message.kind, sender: sender.name, resolvedBy: 'status', proactive: p.proactive ?? false }, ...base });
+          telemetry.event({
+            type: 'whatsapp.outbound',
+            data: {
+              status: 'accepted',
+              providerMessageId: confirmed.providerMessageId,
+              kind: p.message.kind,
+              sender: sender.name,
+              resolvedBy: 'status',
+              proactive: p.proactive ?? false,
+            },
+            ...base,
+          });
           return 'done';
         }
         // The marker stays: the next run waits for a status until the grace period is over.
-        telemetry.event({ type: 'whatsapp.outbound', data: { status: 'uncertain', code: result.code, message: result.message, attempt: job.attempts + 1, jobId: job.id }, ...base });
+        telemetry.event({
+          type: 'whatsapp.outbound',
+          data: { status: 'uncertain', code: result.code, message: result.message, attempt: job.attempts + 1, jobId: job.id },
+          ...base,
+        });
         return { retryAt: now + wa.uncertain_grace_ms, error: `${result.message} (waiting for a status before resending)` };
       }
       await attempts.remove(job.id);
-      telemetry.event({ type: 'whatsapp.outbound', data: { status: result.retryable ? 'retrying' : 'failed', httpStatus: result.status, code: result.code, message: result.message, attempt: job.attempts + 1 }, ...base });
+      telemetry.event({
+        type: 'whatsapp.outbound',
+        data: {
+          status: result.retryable ? 'retrying' : 'failed',
+          httpStatus: result.status,
+          code: result.code,
+          message: result.message,
+          attempt: job.attempts + 1,
+        },
+        ...base,
+      });
       if (result.retryable) return { retryAt: clock.now() + backoffDelay(job.attempts, result.retryAfterMs), error: result.message };
       return { fail: `${result.code ?? result.status ?? 'error'}: ${result.message}` };
     },
@@ -213,8 +282,16 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
     const early = deliveries.get(earlyKey(providerMessageId)) as EarlyStatus | undefined;
     if (early) deliveries.removeInTx(earlyKey(providerMessageId));
     deliveries.putInTx(providerMessageId, {
-      providerMessageId, jobId: job.id, sourceId: p.sourceId, customerId: p.customerId, conversationId: p.conversationId, to: p.message.to,
-      status: advanceStatus('sent', early?.status ?? 'sent'), sentAt: at, updatedAt: early ? Math.max(at, early.at) : at, ...(early?.errors?.length ? { errors: early.errors } : {}),
+      providerMessageId,
+      jobId: job.id,
+      sourceId: p.sourceId,
+      customerId: p.customerId,
+      conversationId: p.conversationId,
+      to: p.message.to,
+      status: advanceStatus('sent', early?.status ?? 'sent'),
+      sentAt: at,
+      updatedAt: early ? Math.max(at, early.at) : at,
+      ...(early?.errors?.length ? { errors: early.errors } : {}),
     });
   }
 
@@ -266,7 +343,15 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
     if (!phone) return undefined;
     if (o.type === 'reply') return { kind: 'text', to: phone, text: o.text };
     if (o.type === 'confirm') {
-      return { kind: 'buttons', to: phone, text: `${o.summary}?`, buttons: [{ id: `confirm:${o.id}:yes`, title: 'Yes' }, { id: `confirm:${o.id}:no`, title: 'No' }] };
+      return {
+        kind: 'buttons',
+        to: phone,
+        text: `${o.summary}?`,
+        buttons: [
+          { id: `confirm:${o.id}:yes`, title: 'Yes' },
+          { id: `confirm:${o.id}:no`, title: 'No' },
+        ],
+      };
     }
     return undefined;
   };
@@ -284,7 +369,10 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
         log.warn({ conversationId: meta.conversationId }, 'no phone number for a WhatsApp reply');
         return;
       }
-      prepared.set(o.id, outboundQueue.prepareInTx({ message, customerId: meta.customerId, conversationId: meta.conversationId, sourceId: o.id }, { id: `out:${o.id}` }));
+      prepared.set(
+        o.id,
+        outboundQueue.prepareInTx({ message, customerId: meta.customerId, conversationId: meta.conversationId, sourceId: o.id }, { id: `out:${o.id}` }),
+      );
     },
     deliver(_meta, o) {
       if (o.type !== 'reply' && o.type !== 'confirm') return;
@@ -297,7 +385,10 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
   const outbound: WhatsAppOutbound = {
     prepareProactiveInTx({ messageId, customerId, to, text, template }) {
       const message: OutboundWhatsApp = template ? { kind: 'template', to, template } : { kind: 'text', to, text };
-      const job = outboundQueue.prepareInTx({ message, customerId, conversationId: conversationIdFor(customerId, 'whatsapp'), sourceId: messageId, proactive: true }, { id: `out:${messageId}` });
+      const job = outboundQueue.prepareInTx(
+        { message, customerId, conversationId: conversationIdFor(customerId, 'whatsapp'), sourceId: messageId, proactive: true },
+        { id: `out:${messageId}` },
+      );
       return () => outboundQueue.accept([job]);
     },
   };
@@ -328,8 +419,18 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
     if (resolvedUnanswered) outboundQueue.expedite();
     for (const { s, d, applied } of updated) {
       telemetry.event({
-        type: 'whatsapp.status', channel: 'whatsapp', customerId: d?.customerId, conversationId: d?.conversationId,
-        data: { status: s.status, providerMessageId: s.providerMessageId, known: d !== undefined, applied, ...(s.callbackData ? { jobId: s.callbackData } : {}), ...(s.errors.length ? { errors: s.errors } : {}) },
+        type: 'whatsapp.status',
+        channel: 'whatsapp',
+        customerId: d?.customerId,
+        conversationId: d?.conversationId,
+        data: {
+          status: s.status,
+          providerMessageId: s.providerMessageId,
+          known: d !== undefined,
+          applied,
+          ...(s.callbackData ? { jobId: s.callbackData } : {}),
+          ...(s.errors.length ? { errors: s.errors } : {}),
+        },
       });
     }
   };
@@ -364,7 +465,10 @@ export function createWhatsAppChannel(deps: { services: Services; customers: Cus
       if (frame.channel !== 'whatsapp') return { ok: false, error: 'only the whatsapp channel can be ingested' };
       const from = normalizePhone(frame.from);
       if (!from) return { ok: false, error: 'from: not a phone number (E.164 expected)' };
-      await acceptInbound([{ waMessageId: frame.messageId ?? randomUUID(), from, phoneNumberId: 'sdk', text: frame.text, kind: 'text', timestampMs: clock.now() }], 'sdk');
+      await acceptInbound(
+        [{ waMessageId: frame.messageId ?? randomUUID(), from, phoneNumberId: 'sdk', text: frame.text, kind: 'text', timestampMs: clock.now() }],
+        'sdk',
+      );
       return { ok: true };
     });
   }

@@ -10,10 +10,8 @@ export const DEFAULT_GRAPH_URL = 'https://graph.facebook.com/v21.0';
 // ${ENV} references always resolve to strings; number and boolean keys accept the
 // string form ("3000", "true"/"false" — nothing looser) as well as YAML's own types.
 const DECIMAL = /^-?\d+(\.\d+)?$/;
-const num = <T extends z.ZodNumber>(schema: T) =>
-  z.preprocess((v: unknown) => (typeof v === 'string' && DECIMAL.test(v.trim()) ? Number(v) : v), schema);
-const bool = <T extends z.ZodBoolean>(schema: T) =>
-  z.preprocess((v: unknown) => (v === 'true' ? true : v === 'false' ? false : v), schema);
+const num = <T extends z.ZodNumber>(schema: T) => z.preprocess((v: unknown) => (typeof v === 'string' && DECIMAL.test(v.trim()) ? Number(v) : v), schema);
+const bool = <T extends z.ZodBoolean>(schema: T) => z.preprocess((v: unknown) => (v === 'true' ? true : v === 'false' ? false : v), schema);
 
 export const ConfigSchema = s({
   server: s({

@@ -93,7 +93,10 @@ export interface HostDeps {
   history: HistoryRepo;
   /** Stamps its output with `at` (the clock's time when the LLM answered). */
   llmStep: (input: LlmStepInput) => Promise<Timed<LlmStepOutput>>;
-  invokeTool: (input: { invocationId: string; name: string; args: unknown; conversationId: string; customerId: string }, meta: ConversationMeta) => Promise<InvokeOutcome>;
+  invokeTool: (
+    input: { invocationId: string; name: string; args: unknown; conversationId: string; customerId: string },
+    meta: ConversationMeta,
+  ) => Promise<InvokeOutcome>;
   sinks: Partial<Record<Channel, ChannelSink>>;
   /** Registration with the supervisor runtime (diagnostics list every live actor). */
   lifecycle?: {
@@ -104,7 +107,11 @@ export interface HostDeps {
 
 export interface ConversationHost {
   /** Resolves once the customer message is durable (then it will be answered, crash or not). */
-  receive(customer: Pick<Customer, 'customerId' | 'externalId'>, channel: Channel, message: { messageId: string; text: string }): Promise<{ conversationId: string; duplicate: boolean }>;
+  receive(
+    customer: Pick<Customer, 'customerId' | 'externalId'>,
+    channel: Channel,
+    message: { messageId: string; text: string },
+  ): Promise<{ conversationId: string; duplicate: boolean }>;
   confirm(conversationId: string, confirmationId: string, approve: boolean): Promise<boolean>;
   record(conversationId: string): ConversationRecord | undefined;
   pendingConfirmation(conversationId: string): PendingConfirmation | undefined;
@@ -142,13 +149,24 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     const base = { at, conversationId: meta.conversationId, customerId: meta.customerId, customerExternalId: meta.externalId, channel: meta.channel };
     switch (o.type) {
       case 'customer':
-        return telemetry.event({ type: 'message.in', data: { messageId: o.messageId, turnId: `${meta.conversationId}:${o.messageId}`, length: o.text.length }, ...base });
+        return telemetry.event({
+          type: 'message.in',
+          data: { messageId: o.messageId, turnId: `${meta.conversationId}:${o.messageId}`, length: o.text.length },
+          ...base,
+        });
       case 'reply':
         return telemetry.event({ type: 'message.out', data: { id: o.id, turnId: o.turnId, length: o.text.length }, ...base });
       case 'turn':
         return telemetry.event({ type: `turn.${o.phase}`, data: { turnId: o.turnId, messageId: o.messageId }, ...base });
       case 'tool':
-        return telemetry.event({ type: `tool.${o.phase}`, data: o.phase === 'invoked' ? { turnId: o.turnId, callId: o.callId, name: o.name } : { turnId: o.turnId, callId: o.callId, name: o.name, durationMs: o.durationMs, error: o.error }, ...base });
+        return telemetry.event({
+          type: `tool.${o.phase}`,
+          data:
+            o.phase === 'invoked'
+              ? { turnId: o.turnId, callId: o.callId, name: o.name }
+              : { turnId: o.turnId, callId: o.callId, name: o.name, durationMs: o.durationMs, error: o.error },
+          ...base,
+        });
       case 'confirm':
         return telemetry.event({ type: 'confirmation.requested', data: { id: o.id, turnId: o.turnId, name: o.name }, ...base });
       case 'confirmation':
@@ -177,7 +195,15 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         break;
       case 'tool':
         if (o.phase === 'invoked') {
-          history.appendInTx({ id: `${o.callId}:invoked`, conversationId: id, role: 'tool', text: '', at, turnId: o.turnId, data: { phase: 'invoked', name: o.name, args: o.args } });
+          history.appendInTx({
+            id: `${o.callId}:invoked`,
+            conversationId: id,
+            role: 'tool',
+            text: '',
+            at,
+            turnId: o.turnId,
+            data: { phase: 'invoked', name: o.name, args: o.args },
+          });
         } else {
           const data: Record<string, unknown> = { phase: o.phase, name: o.name, ok: o.phase === 'result', content: o.content, durationMs: o.durationMs };
           if (o.error !== undefined) data.error = o.error;
@@ -186,11 +212,26 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         break;
       case 'confirm':
         record.pendingConfirmation = { id: o.id, name: o.name, args: o.args, summary: o.summary };
-        history.appendInTx({ id: o.id, conversationId: id, role: 'confirmation', text: o.summary, at, turnId: o.turnId, data: { name: o.name, outcome: 'requested' } });
+        history.appendInTx({
+          id: o.id,
+          conversationId: id,
+          role: 'confirmation',
+          text: o.summary,
+          at,
+          turnId: o.turnId,
+          data: { name: o.name, outcome: 'requested' },
+        });
         break;
       case 'confirmation':
         record.pendingConfirmation = undefined;
-        history.appendInTx({ id: `${o.id}:${o.outcome}`, conversationId: id, role: 'confirmation', text: o.outcome, at, data: { name: o.name, outcome: o.outcome } });
+        history.appendInTx({
+          id: `${o.id}:${o.outcome}`,
+          conversationId: id,
+          role: 'confirmation',
+          text: o.outcome,
+          at,
+          data: { name: o.name, outcome: o.outcome },
+        });
         break;
       default:
         break;
@@ -228,7 +269,11 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
           a.pending.unshift(...batch);
           a.failures++;
           log.error({ err, conversationId: a.meta.conversationId, attempt: a.failures }, 'conversation write failed');
-          telemetry.event({ type: 'error', conversationId: a.meta.conversationId, data: { where: 'conversation.persist', message: (err as Error).message, attempt: a.failures } });
+          telemetry.event({
+            type: 'error',
+            conversationId: a.meta.conversationId,
+            data: { where: 'conversation.persist', message: (err as Error).message, attempt: a.failures },
+          });
           request.reject(err);
           if (stopping || a.stopped) continue;
           // Bounded: what can't be written (a snapshot that won't encode, a full disk) must not be retried forever.
@@ -278,7 +323,8 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       llm: fromPromiseLogic((input: LlmStepInput) => deps.llmStep(input)),
       invokeTool: fromPromiseLogic((input: Parameters<HostDeps['invokeTool']>[0]) => {
         const a = active.get(input.conversationId);
-        if (!a) return Promise.resolve<Timed<InvokeOutcome>>({ ok: false, error: { message: 'conversation is not active', code: 'inactive' }, at: clock.now() });
+        if (!a)
+          return Promise.resolve<Timed<InvokeOutcome>>({ ok: false, error: { message: 'conversation is not active', code: 'inactive' }, at: clock.now() });
         const call = a.resumeUntil === undefined ? deps.invokeTool(input, a.meta) : invokeOnceBack(a, input);
         return call.then(
           (outcome): Timed<InvokeOutcome> => Object.assign({}, outcome, { at: clock.now() }),
@@ -336,7 +382,10 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     const context = a.actor.getSnapshot().context as ConversationContext;
     const turn = context.turn;
     const kept = a.pending.filter((e) => !(turn && 'turnId' in e.o && e.o.turnId === turn.turnId && e.o.type !== 'turn'));
-    log.error({ conversationId: a.meta.conversationId, turnId: turn?.turnId, dropped: a.pending.length - kept.length }, 'conversation turn abandoned: it could not be stored');
+    log.error(
+      { conversationId: a.meta.conversationId, turnId: turn?.turnId, dropped: a.pending.length - kept.length },
+      'conversation turn abandoned: it could not be stored',
+    );
     a.pending = [];
     const waiting = a.persistRequested;
     a.persistRequested = undefined;
@@ -385,7 +434,12 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       },
       error: (err) => {
         log.error({ err, conversationId: meta.conversationId }, 'conversation actor failed');
-        telemetry.event({ type: 'error', conversationId: meta.conversationId, customerId: meta.customerId, data: { where: 'conversation.actor', message: (err as Error)?.message } });
+        telemetry.event({
+          type: 'error',
+          conversationId: meta.conversationId,
+          customerId: meta.customerId,
+          data: { where: 'conversation.actor', message: (err as Error)?.message },
+        });
         // Not from inside the actor's own notification.
         queueMicrotask(() => {
           if (a.stopped || stopping) return;

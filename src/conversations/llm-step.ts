@@ -18,7 +18,10 @@ export function requiresConfirmation(mode: string | undefined, name: string, con
 
 /** "Cancel order — orderId: 1001" */
 export function summarizeCall(name: string, args: unknown): string {
-  const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[_-]+/g, ' ').toLowerCase();
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/[_-]+/g, ' ')
+    .toLowerCase();
   const title = words.charAt(0).toUpperCase() + words.slice(1);
   const parts =
     args && typeof args === 'object'
@@ -30,7 +33,8 @@ export function summarizeCall(name: string, args: unknown): string {
 function transcriptToMessages(transcript: TurnEntry[]): ChatMessage[] {
   return transcript.map((e): ChatMessage => {
     if (e.role === 'user') return { role: 'user', content: e.text };
-    if (e.role === 'assistant') return { role: 'assistant', content: e.text ?? null, toolCalls: e.toolCalls.map((c) => ({ id: c.id, name: c.name, args: c.args })) };
+    if (e.role === 'assistant')
+      return { role: 'assistant', content: e.text ?? null, toolCalls: e.toolCalls.map((c) => ({ id: c.id, name: c.name, args: c.args })) };
     return { role: 'tool', toolCallId: e.callId, name: e.name, content: e.content };
   });
 }
@@ -87,7 +91,17 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       purpose: 'chat',
       onAttemptFailed: (a) => {
         failedAttempts++;
-        services.telemetry.turnCall({ provider: a.provider, model: a.model, durationMs: a.durationMs, promptTokens: 0, completionTokens: 0, toolCalls: [], ok: false, error: a.error, ...base });
+        services.telemetry.turnCall({
+          provider: a.provider,
+          model: a.model,
+          durationMs: a.durationMs,
+          promptTokens: 0,
+          completionTokens: 0,
+          toolCalls: [],
+          ok: false,
+          error: a.error,
+          ...base,
+        });
       },
     };
     try {
@@ -118,17 +132,18 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
         at,
       };
     } catch (err) {
-      if (failedAttempts === 0) services.telemetry.turnCall({
-        provider: llm.name,
-        model: llm.model,
-        durationMs: services.clock.now() - started,
-        promptTokens: 0,
-        completionTokens: 0,
-        toolCalls: [],
-        ok: false,
-        error: (err as Error).message,
-        ...base,
-      });
+      if (failedAttempts === 0)
+        services.telemetry.turnCall({
+          provider: llm.name,
+          model: llm.model,
+          durationMs: services.clock.now() - started,
+          promptTokens: 0,
+          completionTokens: 0,
+          toolCalls: [],
+          ok: false,
+          error: (err as Error).message,
+          ...base,
+        });
       throw err;
     }
   };

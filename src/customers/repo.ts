@@ -16,7 +16,8 @@ export interface Customer {
   lastInboundAt?: { web?: number; whatsapp?: number };
 }
 
-export type LinkResult = { ok: true; customer: Customer } | { ok: false; reason: 'unknown_customer' } | { ok: false; reason: 'conflict'; ownerExternalId: string };
+export type LinkResult =
+  { ok: true; customer: Customer } | { ok: false; reason: 'unknown_customer' } | { ok: false; reason: 'conflict'; ownerExternalId: string };
 
 export type IdentityKind = 'ext' | 'email' | 'phone';
 const identityKey = (kind: IdentityKind, value: string) => `${kind}:${kind === 'email' ? value.toLowerCase() : value}`;
@@ -98,7 +99,9 @@ export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
       return update(c.customerId, (cur) => Object.assign({}, cur, { optIn }));
     },
     touchInbound: async (customerId, channel, at) => {
-      await update(customerId, (cur) => Object.assign({}, cur, { lastInboundAt: Object.assign({}, cur.lastInboundAt, { [channel]: Math.max(at, cur.lastInboundAt?.[channel] ?? 0) }) }));
+      await update(customerId, (cur) =>
+        Object.assign({}, cur, { lastInboundAt: Object.assign({}, cur.lastInboundAt, { [channel]: Math.max(at, cur.lastInboundAt?.[channel] ?? 0) }) }),
+      );
     },
   };
 }

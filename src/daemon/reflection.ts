@@ -32,15 +32,22 @@ const FOLLOWUP_MAX = 1000;
 /** Lenient on form (case, null/empty follow-up, over-long text), strict on meaning (the verdict must be one of three). */
 export const VerdictSchema = z.object({
   verdict: z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.enum(['resolved', 'unresolved', 'unclear'])),
-  summary: z.preprocess((v) => (v == null ? '' : v), z.string().transform((s) => s.slice(0, SUMMARY_MAX))),
+  summary: z.preprocess(
+    (v) => (v == null ? '' : v),
+    z.string().transform((s) => s.slice(0, SUMMARY_MAX)),
+  ),
   followup: z.preprocess(
     (v) => (v == null || (typeof v === 'string' && v.trim() === '') ? undefined : v),
-    z.string().transform((s) => s.trim().slice(0, FOLLOWUP_MAX)).optional(),
+    z
+      .string()
+      .transform((s) => s.trim().slice(0, FOLLOWUP_MAX))
+      .optional(),
   ),
 });
 export type Verdict = z.infer<typeof VerdictSchema>;
 
-export const DEFAULT_FOLLOWUP = "Hi! Following up on our last conversation — it looks like we didn't fully sort out your request. Reply here and we'll pick it up.";
+export const DEFAULT_FOLLOWUP =
+  "Hi! Following up on our last conversation — it looks like we didn't fully sort out your request. Reply here and we'll pick it up.";
 
 /** The JSON object in the answer: the whole text, a fenced block, or the outermost braces in prose. */
 function jsonCandidates(text: string): string[] {
@@ -86,7 +93,12 @@ export interface ReflectionDeps {
   llm: LlmProvider;
   history: HistoryRepo;
   /** The proactive service's send: resolves accepted or blocked (one of seven reasons); rejects on an internal failure. */
-  sendFollowup: (req: { customerExternalId: string; channel: 'web' | 'whatsapp'; content: string; dedupKey: string }) => Promise<{ accepted: boolean; reason?: string; messageId?: string }>;
+  sendFollowup: (req: {
+    customerExternalId: string;
+    channel: 'web' | 'whatsapp';
+    content: string;
+    dedupKey: string;
+  }) => Promise<{ accepted: boolean; reason?: string; messageId?: string }>;
 }
 
 export function createReflectionCycle(deps: ReflectionDeps) {
@@ -138,19 +150,49 @@ export function createReflectionCycle(deps: ReflectionDeps) {
       responseFormat: 'json',
       onAttemptFailed: (a) => {
         failedAttempts++;
-        telemetry.turnCall({ provider: a.provider, model: a.model, durationMs: a.durationMs, promptTokens: 0, completionTokens: 0, toolCalls: [], ok: false, error: a.error, ...base });
+        telemetry.turnCall({
+          provider: a.provider,
+          model: a.model,
+          durationMs: a.durationMs,
+          promptTokens: 0,
+          completionTokens: 0,
+          toolCalls: [],
+          ok: false,
+          error: a.error,
+          ...base,
+        });
       },
     };
     try {
       const res = await llm.complete(request);
       telemetry.turnCall({
-        turnId, conversationId: r.conversationId, customerId: r.customerId, sequence: attempt, provider: res.provider, model: res.model,
-        purpose: 'reflection', durationMs: res.durationMs, promptTokens: res.usage.promptTokens, completionTokens: res.usage.completionTokens, toolCalls: [], ok: true,
+        turnId,
+        conversationId: r.conversationId,
+        customerId: r.customerId,
+        sequence: attempt,
+        provider: res.provider,
+        model: res.model,
+        purpose: 'reflection',
+        durationMs: res.durationMs,
+        promptTokens: res.usage.promptTokens,
+        completionTokens: res.usage.completionTokens,
+        toolCalls: [],
+        ok: true,
       });
       verdict = parseVerdict(res.text);
     } catch (err) {
       if (failedAttempts === 0) {
-        telemetry.turnCall({ provider: llm.name, model: llm.model, durationMs: 0, promptTokens: 0, completionTokens: 0, toolCalls: [], ok: false, error: (err as Error).message, ...base });
+        telemetry.turnCall({
+          provider: llm.name,
+          model: llm.model,
+          durationMs: 0,
+          promptTokens: 0,
+          completionTokens: 0,
+          toolCalls: [],
+          ok: false,
+          error: (err as Error).message,
+          ...base,
+        });
       }
       if (attempt >= MAX_REVIEW_ATTEMPTS) {
         logger.warn({ err, conversationId: r.conversationId, attempts: attempt }, 'reflection gave up');
@@ -191,21 +233,23 @@ export function createReflectionCycle(deps: ReflectionDeps) {
 
   /** Check-and-clear in one transaction: what to send, or why the pending follow-up was dropped. */
   const takeForSending = (conversationId: string) =>
-    store.transaction((): { send: NonNullable<ReviewedRecord['followupPending']>; record: ReviewedRecord } | { dropped: string; record: ReviewedRecord } | undefined => {
-      const current = records.get(conversationId);
-      const pending = current?.followupPending;
-      if (!current || !pending) {
-        index.removeFollowupInTx(conversationId);
-        return undefined;
-      }
-      let dropped: string | undefined;
-      if (!current.externalId) dropped = 'no customer externalId';
-      else if (current.reviewedAt === undefined || (current.lastCustomerMessageAt ?? 0) > pending.decidedAt) dropped = 'the customer wrote again';
-      else if ((current.lastMessageAt ?? 0) > pending.decidedAt) dropped = 'the conversation moved on';
-      if (dropped === undefined) return { send: pending, record: current };
-      records.putInTx(conversationId, withoutPending(current));
-      return { dropped, record: current };
-    });
+    store.transaction(
+      (): { send: NonNullable<ReviewedRecord['followupPending']>; record: ReviewedRecord } | { dropped: string; record: ReviewedRecord } | undefined => {
+        const current = records.get(conversationId);
+        const pending = current?.followupPending;
+        if (!current || !pending) {
+          index.removeFollowupInTx(conversationId);
+          return undefined;
+        }
+        let dropped: string | undefined;
+        if (!current.externalId) dropped = 'no customer externalId';
+        else if (current.reviewedAt === undefined || (current.lastCustomerMessageAt ?? 0) > pending.decidedAt) dropped = 'the customer wrote again';
+        else if ((current.lastMessageAt ?? 0) > pending.decidedAt) dropped = 'the conversation moved on';
+        if (dropped === undefined) return { send: pending, record: current };
+        records.putInTx(conversationId, withoutPending(current));
+        return { dropped, record: current };
+      },
+    );
 
   const sendPending = async (conversationId: string): Promise<boolean> => {
     const taken = await takeForSending(conversationId);
@@ -218,7 +262,12 @@ export function createReflectionCycle(deps: ReflectionDeps) {
     let result: { accepted: boolean; reason?: string; messageId?: string } | undefined;
     let error: string | undefined;
     try {
-      result = await deps.sendFollowup({ customerExternalId: r.externalId!, channel: r.channel, content: taken.send.content, dedupKey: `followup:${r.conversationId}` });
+      result = await deps.sendFollowup({
+        customerExternalId: r.externalId!,
+        channel: r.channel,
+        content: taken.send.content,
+        dedupKey: `followup:${r.conversationId}`,
+      });
     } catch (err) {
       error = (err as Error).message;
     }
@@ -229,7 +278,10 @@ export function createReflectionCycle(deps: ReflectionDeps) {
     await store.transaction(() => {
       const current = records.get(conversationId);
       if (current?.followupPending?.decidedAt !== taken.send.decidedAt) return;
-      records.putInTx(conversationId, settled || gaveUp ? withoutPending(current) : Object.assign({}, current, { followupPending: Object.assign({}, current.followupPending, { attempts }) }));
+      records.putInTx(
+        conversationId,
+        settled || gaveUp ? withoutPending(current) : Object.assign({}, current, { followupPending: Object.assign({}, current.followupPending, { attempts }) }),
+      );
     });
     if (gaveUp) {
       logger.warn({ conversationId, attempts, reason: result?.reason, error }, 'follow-up gave up');

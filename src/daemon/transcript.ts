@@ -28,6 +28,6 @@ export function renderTranscript(records: MessageRecord[]): string {
 }
 
 export const REFLECTION_PROMPT =
-  'You review a customer support conversation that has gone quiet. Decide whether the customer\'s need was met. ' +
+  "You review a customer support conversation that has gone quiet. Decide whether the customer's need was met. " +
   'Answer with JSON only: {"verdict": "resolved" | "unresolved" | "unclear", "summary": "<one sentence>", ' +
   '"followup": "<a short, friendly message to send the customer if unresolved>"}.';

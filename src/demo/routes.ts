@@ -28,10 +28,7 @@ function readCookie(header: string | undefined, name: string): string | undefine
   return undefined;
 }
 
-export async function demoPlugin(
-  app: FastifyInstance,
-  o: { services: Services; customers: CustomerRepo; tokens: { issue(customerId: string): string } },
-) {
+export async function demoPlugin(app: FastifyInstance, o: { services: Services; customers: CustomerRepo; tokens: { issue(customerId: string): string } }) {
   app.get('/demo/session', async (request, reply) => {
     if (!o.services.config.demo.allow_remote_sessions && !isLoopback(request.ip)) {
       throw new HttpError(403, 'forbidden', 'Demo sessions are served to this machine only (demo.allow_remote_sessions: false)');
@@ -39,9 +36,7 @@ export async function demoPlugin(
     let visitor = readCookie(request.headers.cookie, COOKIE);
     if (!visitor || !/^[a-z0-9-]{8,64}$/.test(visitor)) visitor = randomUUID();
     const customer = await o.customers.upsert({ externalId: `demo-${visitor}`, email: `visitor-${visitor.slice(0, 8)}@demo.parley.local` });
-    reply
-      .header('set-cookie', `${COOKIE}=${visitor}; Path=/; HttpOnly; SameSite=Lax; Max-Age=2592000`)
-      .header('cache-control', 'no-store');
+    reply.header('set-cookie', `${COOKIE}=${visitor}; Path=/; HttpOnly; SameSite=Lax; Max-Age=2592000`).header('cache-control', 'no-store');
     const host = request.headers.host ?? `${o.services.config.server.host}:${o.services.config.server.port}`;
     return { serverUrl: `${request.protocol}://${host}`, customerId: customer.customerId, authToken: o.tokens.issue(customer.customerId) };
   });

@@ -67,7 +67,11 @@ export function parseClientFrame(data: RawData, isBinary: boolean): Parsed {
   // Bounded like HTTP bodies: deeper data would make validation, logging and storage recurse without limit.
   if (jsonDepth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
     const id = (raw as { id?: unknown }).id;
-    return { ok: false, message: `${type} frame nested deeper than ${MAX_JSON_DEPTH} levels`, ...(type === 'result' && typeof id === 'string' ? { resultId: id } : {}) };
+    return {
+      ok: false,
+      message: `${type} frame nested deeper than ${MAX_JSON_DEPTH} levels`,
+      ...(type === 'result' && typeof id === 'string' ? { resultId: id } : {}),
+    };
   }
   const r = schema.safeParse(raw);
   if (!r.success) {
@@ -127,75 +131,88 @@ export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOption
   });
 
   // A plain GET (no upgrade) gets a 426 error body; @fastify/websocket's default is an empty 404.
-  app.route({ method: 'GET', url: '/sdk', onRequest, onResponse, handler: (_request, reply) => sendError(reply.header('upgrade', 'websocket'), 426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'), wsHandler: (socket: WebSocket, request: FastifyRequest) => {
-    const connectionId = reservations.get(request);
-    reservations.delete(request);
-    if (!connectionId) {
-      socket.close(1011, 'no connection slot');
-      return;
-    }
-    sockets.add(socket);
-
-    const send = (frame: ServerFrame) => {
-      if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
-    };
-    hub.attach(connectionId, { send, close: (code, reason) => socket.close(code, reason) });
-    log.info({ connectionId }, 'SDK connected');
-
-    let lastPong = Date.now();
-    socket.on('pong', () => (lastPong = Date.now()));
-    const heartbeat = setInterval(() => {
-      if (Date.now() - lastPong >= deadAfterMs) {
-        log.warn({ connectionId }, 'SDK connection missed its pongs: terminating');
-        socket.terminate();
+  app.route({
+    method: 'GET',
+    url: '/sdk',
+    onRequest,
+    onResponse,
+    handler: (_request, reply) =>
+      sendError(reply.header('upgrade', 'websocket'), 426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'),
+    wsHandler: (socket: WebSocket, request: FastifyRequest) => {
+      const connectionId = reservations.get(request);
+      reservations.delete(request);
+      if (!connectionId) {
+        socket.close(1011, 'no connection slot');
         return;
       }
-      socket.ping();
-    }, pingIntervalMs);
-    heartbeat.unref();
+      sockets.add(socket);
 
-    socket.on('message', (data, isBinary) => {
-      lastPong = Date.now(); // any traffic proves the peer is alive
-      const parsed = parseClientFrame(data, isBinary);
-      if (!parsed.ok) {
-        if (parsed.resultId) hub.handleResult(connectionId, { type: 'result', id: parsed.resultId, ok: false, error: { code: 'bad_result', message: `The SDK's answer was refused: ${parsed.message}` } });
-        return send({ type: 'error', code: 'bad_frame', message: parsed.message });
-      }
-      const frame = parsed.frame;
-      switch (frame.type) {
-        case 'register': {
-          const f = frame;
-          const actor = supervisor.sdkConnection(connectionId);
-          if (!actor) return send({ type: 'error', code: 'not_open', message: 'this connection can no longer register' });
-          actor.send({ type: 'register', functions: f.functions, sdk: f.sdk, sendProvider: f.sendProvider, at: services.clock.now() });
+      const send = (frame: ServerFrame) => {
+        if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
+      };
+      hub.attach(connectionId, { send, close: (code, reason) => socket.close(code, reason) });
+      log.info({ connectionId }, 'SDK connected');
+
+      let lastPong = Date.now();
+      socket.on('pong', () => (lastPong = Date.now()));
+      const heartbeat = setInterval(() => {
+        if (Date.now() - lastPong >= deadAfterMs) {
+          log.warn({ connectionId }, 'SDK connection missed its pongs: terminating');
+          socket.terminate();
           return;
         }
-        case 'result':
-          return hub.handleResult(connectionId, frame);
-        case 'sent':
-          return hub.handleSent(connectionId, frame);
-        case 'ingest': {
-          const f = frame;
-          void ingest(f, connectionId)
-            .catch((err: unknown) => {
-              log.error({ err, connectionId }, 'ingest failed');
-              return { ok: false, error: 'ingest failed' };
-            })
-            .then((r) => send({ type: 'ack', id: f.id, ok: r.ok, ...(r.error ? { error: r.error } : {}) }));
-          return;
-        }
-        case 'error':
-          log.warn({ connectionId, code: frame.code, message: frame.message }, 'SDK reported an error');
-          return;
-      }
-    });
+        socket.ping();
+      }, pingIntervalMs);
+      heartbeat.unref();
 
-    socket.on('error', (err) => log.warn({ err, connectionId }, 'SDK socket error'));
-    socket.on('close', (code) => {
-      clearInterval(heartbeat);
-      sockets.delete(socket);
-      hub.detach(connectionId, code);
-    });
-  } });
+      socket.on('message', (data, isBinary) => {
+        lastPong = Date.now(); // any traffic proves the peer is alive
+        const parsed = parseClientFrame(data, isBinary);
+        if (!parsed.ok) {
+          if (parsed.resultId)
+            hub.handleResult(connectionId, {
+              type: 'result',
+              id: parsed.resultId,
+              ok: false,
+              error: { code: 'bad_result', message: `The SDK's answer was refused: ${parsed.message}` },
+            });
+          return send({ type: 'error', code: 'bad_frame', message: parsed.message });
+        }
+        const frame = parsed.frame;
+        switch (frame.type) {
+          case 'register': {
+            const f = frame;
+            const actor = supervisor.sdkConnection(connectionId);
+            if (!actor) return send({ type: 'error', code: 'not_open', message: 'this connection can no longer register' });
+            actor.send({ type: 'register', functions: f.functions, sdk: f.sdk, sendProvider: f.sendProvider, at: services.clock.now() });
+            return;
+          }
+          case 'result':
+            return hub.handleResult(connectionId, frame);
+          case 'sent':
+            return hub.handleSent(connectionId, frame);
+          case 'ingest': {
+            const f = frame;
+            void ingest(f, connectionId)
+              .catch((err: unknown) => {
+                log.error({ err, connectionId }, 'ingest failed');
+                return { ok: false, error: 'ingest failed' };
+              })
+              .then((r) => send({ type: 'ack', id: f.id, ok: r.ok, ...(r.error ? { error: r.error } : {}) }));
+            return;
+          }
+          case 'error':
+            log.warn({ connectionId, code: frame.code, message: frame.message }, 'SDK reported an error');
+            return;
+        }
+      });
+
+      socket.on('error', (err) => log.warn({ err, connectionId }, 'SDK socket error'));
+      socket.on('close', (code) => {
+        clearInterval(heartbeat);
+        sockets.delete(socket);
+        hub.detach(connectionId, code);
+      });
+    },
+  });
 }
-

@@ -25,7 +25,9 @@ export function routeUpgrades(server: Server, paths: readonly string[]): EventEm
       return;
     }
     socket.on('error', () => socket.destroy());
-    socket.end(`HTTP/1.1 404 Not Found\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(NOT_FOUND)}\r\nconnection: close\r\n\r\n${NOT_FOUND}`);
+    socket.end(
+      `HTTP/1.1 404 Not Found\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(NOT_FOUND)}\r\nconnection: close\r\n\r\n${NOT_FOUND}`,
+    );
   });
   return upgrades;
 }

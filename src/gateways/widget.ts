@@ -44,7 +44,11 @@ export function anonymousMatch(c: Customer, claimed: { customerId: string; email
 export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGatewayOptions) {
   const { services, customers, history, host, sessions } = o;
   const { clock, config, logger } = services;
-  const limiter = createRateLimiter({ perMinute: config.channels.web.rate_limit_per_minute, burst: Math.max(5, Math.ceil(config.channels.web.rate_limit_per_minute / 3)), now: clock.now });
+  const limiter = createRateLimiter({
+    perMinute: config.channels.web.rate_limit_per_minute,
+    burst: Math.max(5, Math.ceil(config.channels.web.rate_limit_per_minute / 3)),
+    now: clock.now,
+  });
   const log = logger.child({ component: 'widget' });
 
   const onRequest = async (request: FastifyRequest, reply: import('fastify').FastifyReply) => {
@@ -55,107 +59,114 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
   };
 
   // A plain GET (no upgrade) gets a 426 error body; @fastify/websocket's default is an empty 404.
-  app.route({ method: 'GET', url: '/widget/ws', onRequest, handler: (_request, reply) => sendError(reply.header('upgrade', 'websocket'), 426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'), wsHandler: (socket: WebSocket) => {
-    let customer: Customer | undefined;
-    let conversationId = '';
-    const error = (code: string, message: string) => sendFrame(socket, { type: 'error', code, message });
-    const initTimer = clock.setTimeout(() => {
-      if (!customer) {
-        error('init_timeout', 'Send init first');
-        socket.close(4008, 'init timeout');
-      }
-    }, INIT_TIMEOUT_MS);
+  app.route({
+    method: 'GET',
+    url: '/widget/ws',
+    onRequest,
+    handler: (_request, reply) =>
+      sendError(reply.header('upgrade', 'websocket'), 426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'),
+    wsHandler: (socket: WebSocket) => {
+      let customer: Customer | undefined;
+      let conversationId = '';
+      const error = (code: string, message: string) => sendFrame(socket, { type: 'error', code, message });
+      const initTimer = clock.setTimeout(() => {
+        if (!customer) {
+          error('init_timeout', 'Send init first');
+          socket.close(4008, 'init timeout');
+        }
+      }, INIT_TIMEOUT_MS);
 
-    const refuse = (code: string, message: string) => {
-      error(code, message);
-      socket.close(4001, code);
-    };
+      const refuse = (code: string, message: string) => {
+        error(code, message);
+        socket.close(4001, code);
+      };
 
-    const init = async (frame: Extract<WidgetClientFrame, { type: 'init' }>) => {
-      if (customer) return error('already_initialized', 'init was already accepted on this connection');
-      let found: Customer | undefined;
-      if (frame.authToken) {
-        const v = o.tokens.verify(frame.authToken, frame.customerId);
-        if (!v.ok) return refuse('unauthorized', `Session token refused (${v.reason})`);
-        found = customers.get(frame.customerId);
-        if (!found) return refuse('unauthorized', 'Unknown customer');
-      } else if (config.identity.allow_anonymous) {
-        if (!frame.email) return refuse('unauthorized', 'Anonymous init needs customerId and email');
-        const claimed = { customerId: frame.customerId, email: frame.email };
-        const existing = customers.get(frame.customerId) ?? customers.findBy('ext', frame.customerId);
-        if (existing && !anonymousMatch(existing, claimed)) return refuse('unauthorized', 'This customer can only be resumed with a session token');
-        found = existing ?? (await customers.upsert({ externalId: frame.customerId, customerId: frame.customerId, email: frame.email }));
-        // Two first inits racing for one new id: only the one whose email was stored gets in.
-        if (!anonymousMatch(found, claimed)) return refuse('unauthorized', 'This customer can only be resumed with a session token');
-      } else {
-        return refuse('unauthorized', 'authToken is required (anonymous widget sessions are disabled)');
-      }
-      clock.clearTimeout(initTimer);
-      customer = found;
-      conversationId = conversationIdFor(found.customerId, 'web');
-      sessions.add(found.customerId, socket);
-      const entries: HistoryEntry[] = history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant']).map((r) => ({
-        id: r.id,
-        role: r.role as 'user' | 'assistant',
-        text: r.text,
-        at: r.at,
-        ...(r.proactive ? { proactive: true } : {}),
-      }));
-      sendFrame(socket, { type: 'ready', customerId: found.customerId, conversationId, history: entries });
-      const pending = host.pendingConfirmation(conversationId);
-      if (pending) sendFrame(socket, { type: 'confirm', ...pending });
-    };
+      const init = async (frame: Extract<WidgetClientFrame, { type: 'init' }>) => {
+        if (customer) return error('already_initialized', 'init was already accepted on this connection');
+        let found: Customer | undefined;
+        if (frame.authToken) {
+          const v = o.tokens.verify(frame.authToken, frame.customerId);
+          if (!v.ok) return refuse('unauthorized', `Session token refused (${v.reason})`);
+          found = customers.get(frame.customerId);
+          if (!found) return refuse('unauthorized', 'Unknown customer');
+        } else if (config.identity.allow_anonymous) {
+          if (!frame.email) return refuse('unauthorized', 'Anonymous init needs customerId and email');
+          const claimed = { customerId: frame.customerId, email: frame.email };
+          const existing = customers.get(frame.customerId) ?? customers.findBy('ext', frame.customerId);
+          if (existing && !anonymousMatch(existing, claimed)) return refuse('unauthorized', 'This customer can only be resumed with a session token');
+          found = existing ?? (await customers.upsert({ externalId: frame.customerId, customerId: frame.customerId, email: frame.email }));
+          // Two first inits racing for one new id: only the one whose email was stored gets in.
+          if (!anonymousMatch(found, claimed)) return refuse('unauthorized', 'This customer can only be resumed with a session token');
+        } else {
+          return refuse('unauthorized', 'authToken is required (anonymous widget sessions are disabled)');
+        }
+        clock.clearTimeout(initTimer);
+        customer = found;
+        conversationId = conversationIdFor(found.customerId, 'web');
+        sessions.add(found.customerId, socket);
+        const entries: HistoryEntry[] = history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant']).map((r) => ({
+          id: r.id,
+          role: r.role as 'user' | 'assistant',
+          text: r.text,
+          at: r.at,
+          ...(r.proactive ? { proactive: true } : {}),
+        }));
+        sendFrame(socket, { type: 'ready', customerId: found.customerId, conversationId, history: entries });
+        const pending = host.pendingConfirmation(conversationId);
+        if (pending) sendFrame(socket, { type: 'confirm', ...pending });
+      };
 
-    const onMessage = async (frame: Extract<WidgetClientFrame, { type: 'message' }>) => {
-      if (!customer) return error('not_initialized', 'Send init first');
-      const allowed = limiter.take(customer.customerId);
-      if (!allowed.ok) return error('rate_limited', `Too many messages; try again in ${Math.ceil(allowed.retryAfterMs / 1000)} s`);
-      try {
-        await host.receive(customer, 'web', { messageId: frame.id, text: frame.text });
-        sendFrame(socket, { type: 'ack', id: frame.id });
-      } catch (err) {
-        log.error({ err }, 'message not stored');
-        error('unavailable', 'Your message could not be stored; please send it again');
-      }
-    };
+      const onMessage = async (frame: Extract<WidgetClientFrame, { type: 'message' }>) => {
+        if (!customer) return error('not_initialized', 'Send init first');
+        const allowed = limiter.take(customer.customerId);
+        if (!allowed.ok) return error('rate_limited', `Too many messages; try again in ${Math.ceil(allowed.retryAfterMs / 1000)} s`);
+        try {
+          await host.receive(customer, 'web', { messageId: frame.id, text: frame.text });
+          sendFrame(socket, { type: 'ack', id: frame.id });
+        } catch (err) {
+          log.error({ err }, 'message not stored');
+          error('unavailable', 'Your message could not be stored; please send it again');
+        }
+      };
 
-    const onConfirm = async (frame: Extract<WidgetClientFrame, { type: 'confirm' }>) => {
-      if (!customer) return error('not_initialized', 'Send init first');
-      try {
-        const ok = await host.confirm(conversationId, frame.id, frame.approve);
-        if (!ok) error('unknown_confirmation', 'Nothing is waiting for this confirmation');
-      } catch (err) {
-        log.error({ err }, 'confirmation not stored');
-        error('unavailable', 'Your answer could not be stored; please try again');
-      }
-    };
+      const onConfirm = async (frame: Extract<WidgetClientFrame, { type: 'confirm' }>) => {
+        if (!customer) return error('not_initialized', 'Send init first');
+        try {
+          const ok = await host.confirm(conversationId, frame.id, frame.approve);
+          if (!ok) error('unknown_confirmation', 'Nothing is waiting for this confirmation');
+        } catch (err) {
+          log.error({ err }, 'confirmation not stored');
+          error('unavailable', 'Your answer could not be stored; please try again');
+        }
+      };
 
-    socket.on('message', (data, isBinary) => {
-      const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
-      if (size > WIDGET_MAX_FRAME_BYTES) return socket.close(1009, 'frame too large');
-      if (isBinary) return error('bad_frame', 'Frames are JSON text');
-      let json: unknown;
-      try {
-        json = JSON.parse(data.toString());
-      } catch {
-        return error('bad_frame', 'Frame is not valid JSON');
-      }
-      if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return error('bad_frame', `Frame nested deeper than ${MAX_JSON_DEPTH} levels`);
-      const parsed = WidgetClientFrame.safeParse(json);
-      if (!parsed.success) {
-        return error('bad_frame', parsed.error.issues.map((i) => `${i.path.join('.') || 'frame'}: ${i.message}`).join('; '));
-      }
-      const frame = parsed.data;
-      const work = frame.type === 'init' ? init(frame) : frame.type === 'message' ? onMessage(frame) : onConfirm(frame);
-      work.catch((err) => {
-        log.error({ err }, 'widget frame failed');
-        error('internal', 'Something went wrong');
+      socket.on('message', (data, isBinary) => {
+        const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
+        if (size > WIDGET_MAX_FRAME_BYTES) return socket.close(1009, 'frame too large');
+        if (isBinary) return error('bad_frame', 'Frames are JSON text');
+        let json: unknown;
+        try {
+          json = JSON.parse(data.toString());
+        } catch {
+          return error('bad_frame', 'Frame is not valid JSON');
+        }
+        if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return error('bad_frame', `Frame nested deeper than ${MAX_JSON_DEPTH} levels`);
+        const parsed = WidgetClientFrame.safeParse(json);
+        if (!parsed.success) {
+          return error('bad_frame', parsed.error.issues.map((i) => `${i.path.join('.') || 'frame'}: ${i.message}`).join('; '));
+        }
+        const frame = parsed.data;
+        const work = frame.type === 'init' ? init(frame) : frame.type === 'message' ? onMessage(frame) : onConfirm(frame);
+        work.catch((err) => {
+          log.error({ err }, 'widget frame failed');
+          error('internal', 'Something went wrong');
+        });
       });
-    });
-    socket.on('close', () => {
-      clock.clearTimeout(initTimer);
-      if (customer) sessions.remove(customer.customerId, socket);
-    });
-    socket.on('error', (err) => log.debug({ err }, 'widget socket error'));
-  } });
+      socket.on('close', () => {
+        clock.clearTimeout(initTimer);
+        if (customer) sessions.remove(customer.customerId, socket);
+      });
+      socket.on('error', (err) => log.debug({ err }, 'widget socket error'));
+    },
+  });
 }

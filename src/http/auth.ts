@@ -18,9 +18,7 @@ export function bearerToken(header: string | string[] | undefined): string | und
 
 /** The service secret, as `Authorization: Bearer` or `x-service-secret`. */
 export function hasServiceSecret(headers: FastifyRequest['headers'], secret: string): boolean {
-  const candidates = [bearerToken(headers.authorization), headers['x-service-secret']]
-    .flat()
-    .filter((v): v is string => typeof v === 'string' && v.length > 0);
+  const candidates = [bearerToken(headers.authorization), headers['x-service-secret']].flat().filter((v): v is string => typeof v === 'string' && v.length > 0);
   let ok = false;
   for (const c of candidates) ok = safeEqual(c, secret) || ok; // no early exit
   return ok;

@@ -65,9 +65,7 @@ export function installErrorHandling(app: FastifyInstance) {
       return sendError(reply, status, 'internal', 'Internal error');
     }
     const code = CODE_BY_STATUS[status] ?? 'bad_request';
-    const message = err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
-      ? 'Body is not valid JSON'
-      : err.message;
+    const message = err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'Body is not valid JSON' : err.message;
     return sendError(reply, status, code, message);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, 404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`));

@@ -47,7 +47,8 @@ export function installJsonBodyParser(app: FastifyInstance) {
     } catch {
       return done(new HttpError(400, 'bad_request', 'Body is not valid JSON'), undefined);
     }
-    if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return done(new HttpError(400, 'bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
+      return done(new HttpError(400, 'bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
     done(null, json);
   });
 }

@@ -13,7 +13,16 @@ import type { SessionTokens } from './session-token.ts';
 const MagicLinkBody = z.object({ email: z.string().email().max(320), externalId: z.string().min(1).max(256) });
 const VerifyQuery = z.object({ token: z.string().min(1).max(512) });
 
-export async function identityPlugin(app: FastifyInstance, o: { services: Services; customers: CustomerRepo; tokens: SessionTokens; links: MagicLinks; limits?: { magicLink?: (request: import('fastify').FastifyRequest, email?: string) => void; verify?: (request: import('fastify').FastifyRequest) => void } }) {
+export async function identityPlugin(
+  app: FastifyInstance,
+  o: {
+    services: Services;
+    customers: CustomerRepo;
+    tokens: SessionTokens;
+    links: MagicLinks;
+    limits?: { magicLink?: (request: import('fastify').FastifyRequest, email?: string) => void; verify?: (request: import('fastify').FastifyRequest) => void };
+  },
+) {
   const { services } = o;
 
   app.post('/auth/magic-link', { onRequest: requireServiceSecret(() => services.secret) }, async (request) => {
@@ -36,6 +45,11 @@ export async function identityPlugin(app: FastifyInstance, o: { services: Servic
     }
     const customer = await o.customers.upsert({ externalId: result.externalId, email: result.email });
     services.telemetry.event({ type: 'auth.verified', customerId: customer.customerId, customerExternalId: customer.externalId, data: {} });
-    return { customerId: customer.customerId, externalId: customer.externalId, email: customer.email ?? result.email, sessionToken: o.tokens.issue(customer.customerId) };
+    return {
+      customerId: customer.customerId,
+      externalId: customer.externalId,
+      email: customer.email ?? result.email,
+      sessionToken: o.tokens.issue(customer.customerId),
+    };
   });
 }

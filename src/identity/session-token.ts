@@ -3,7 +3,8 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 
-export type TokenCheck = { ok: true; customerId: string; expiresAt: number } | { ok: false; reason: 'malformed' | 'bad_signature' | 'expired' | 'wrong_customer' };
+export type TokenCheck =
+  { ok: true; customerId: string; expiresAt: number } | { ok: false; reason: 'malformed' | 'bad_signature' | 'expired' | 'wrong_customer' };
 
 export interface SessionTokens {
   issue(customerId: string): string;

@@ -96,7 +96,8 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   const idKey = (id: string) => ['id', name, id];
   const deadKey = (seq: number) => ['dead', name, seq];
   const lastStoredSeq = (prefix: string) => {
-    for (const { key } of table.range({ start: [prefix, name, Infinity], end: [prefix, name, -Infinity], reverse: true, limit: 1 })) return (key as [string, string, number])[2];
+    for (const { key } of table.range({ start: [prefix, name, Infinity], end: [prefix, name, -Infinity], reverse: true, limit: 1 }))
+      return (key as [string, string, number])[2];
     return 0;
   };
   // A seq is only ever reused after its job and dead letter are gone, so nothing can collide.
@@ -106,7 +107,8 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   const waiting = createSchedule<Job<P>>();
   const running = new Map<number, { job: Job<P>; lease: TimerHandle; token: number }>();
   /** Back in the schedule; `job` only when the stored record is older than it (its write is in flight). */
-  const wait = (job: Job<P>, fresher?: Job<P>) => waiting.add({ seq: job.seq, key: job.key, runAt: (fresher ?? job).runAt, ...(fresher ? { job: fresher } : {}) });
+  const wait = (job: Job<P>, fresher?: Job<P>) =>
+    waiting.add({ seq: job.seq, key: job.key, runAt: (fresher ?? job).runAt, ...(fresher ? { job: fresher } : {}) });
   let timer: TimerHandle | undefined;
   let timerAt = Infinity;
   let started = false;
@@ -122,11 +124,14 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     if (at >= timerAt) return;
     clock.clearTimeout(timer);
     timerAt = at;
-    timer = clock.setTimeout(() => {
-      timerAt = Infinity;
-      timer = undefined;
-      pump();
-    }, Math.max(0, at - clock.now()));
+    timer = clock.setTimeout(
+      () => {
+        timerAt = Infinity;
+        timer = undefined;
+        pump();
+      },
+      Math.max(0, at - clock.now()),
+    );
   };
 
   const finish = async (job: Job<P>, outcome: JobOutcome) => {
@@ -143,7 +148,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
       wait(next);
       return;
     }
-    const error = 'fail' in outcome ? outcome.fail : outcome.error ?? 'retry';
+    const error = 'fail' in outcome ? outcome.fail : (outcome.error ?? 'retry');
     const attempts = job.attempts + 1;
     if ('fail' in outcome || attempts >= maxAttempts) {
       const dead: DeadJob<P> = Object.assign({}, job, { attempts, failedAt: clock.now(), error });

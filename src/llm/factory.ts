@@ -10,10 +10,20 @@ function build(c: ProviderConfig, llm: Config['llm']): LlmProvider {
   if (c.provider === 'offline') return createOfflineProvider(c.model.startsWith('offline') ? c.model : 'offline-1');
   // The openai client's own retries are off: the resilient wrapper retries
   // (counted, and followed by the fallback).
-  return createOpenAiProvider({ model: c.model, baseUrl: c.base_url, apiKey: c.api_key, timeoutMs: llm.timeout_ms, maxRetries: 0, temperature: llm.temperature });
+  return createOpenAiProvider({
+    model: c.model,
+    baseUrl: c.base_url,
+    apiKey: c.api_key,
+    timeoutMs: llm.timeout_ms,
+    maxRetries: 0,
+    temperature: llm.temperature,
+  });
 }
 
-export function createLlmFromConfig(llm: Config['llm'], o: { now?: () => number; onAttemptFailed?: (provider: string, err: unknown) => void } = {}): ResilientLlm {
+export function createLlmFromConfig(
+  llm: Config['llm'],
+  o: { now?: () => number; onAttemptFailed?: (provider: string, err: unknown) => void } = {},
+): ResilientLlm {
   const primary = build(llm, llm);
   const fallback = llm.fallback ? build(llm.fallback, llm) : undefined;
   return createResilientLlm({ primary, fallback, retries: llm.provider === 'offline' ? 0 : llm.max_retries, now: o.now, onAttemptFailed: o.onAttemptFailed });

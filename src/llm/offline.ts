@@ -7,7 +7,9 @@ import { TRANSCRIPT_HEADER } from '../daemon/transcript.ts';
 import type { ChatMessage, LlmProvider, LlmRequest, LlmResponse, ToolSpec } from './types.ts';
 
 const STOPWORDS = new Set(
-  'a an the of to for in on at by is are was be my me i you your we our it its this that what whats which who how can could would will please do does did with and or about get set show tell give check'.split(' '),
+  'a an the of to for in on at by is are was be my me i you your we our it its this that what whats which who how can could would will please do does did with and or about get set show tell give check'.split(
+    ' ',
+  ),
 );
 
 export function words(text: string): string[] {
@@ -25,7 +27,12 @@ export function stem(word: string): string {
   return word;
 }
 
-const keywords = (text: string) => new Set(words(text).filter((w) => !STOPWORDS.has(w)).map(stem));
+const keywords = (text: string) =>
+  new Set(
+    words(text)
+      .filter((w) => !STOPWORDS.has(w))
+      .map(stem),
+  );
 
 /** Scores each tool against the message; the best with at least one name word in common wins. */
 export function chooseTool(message: string, tools: ToolSpec[]): ToolSpec | undefined {
@@ -185,14 +192,18 @@ export function createOfflineProvider(model = 'offline-1'): LlmProvider {
       }
 
       const trailingTools: Extract<ChatMessage, { role: 'tool' }>[] = [];
-      for (let i = req.messages.length - 1; i >= 0 && req.messages[i].role === 'tool'; i--) trailingTools.unshift(req.messages[i] as Extract<ChatMessage, { role: 'tool' }>);
+      for (let i = req.messages.length - 1; i >= 0 && req.messages[i].role === 'tool'; i--)
+        trailingTools.unshift(req.messages[i] as Extract<ChatMessage, { role: 'tool' }>);
       if (trailingTools.length) return done(answerFromToolResults(trailingTools));
 
       const lastUser = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
       const tool = chooseTool(lastUser, req.tools);
       if (!tool) return done(helpText(req.tools));
       const { args, missing } = fillArguments(lastUser, tool.parameters);
-      if (missing.length) return done(`To ${(tool.description || humanize(tool.name)).replace(/\.$/, '').toLowerCase()}, I need ${missing.map(humanize).join(' and ')}. Could you tell me?`);
+      if (missing.length)
+        return done(
+          `To ${(tool.description || humanize(tool.name)).replace(/\.$/, '').toLowerCase()}, I need ${missing.map(humanize).join(' and ')}. Could you tell me?`,
+        );
       return done(null, [{ id: `call_${++callSeq}`, name: tool.name, args }]);
     },
   };

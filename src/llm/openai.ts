@@ -26,7 +26,13 @@ function toWire(m: ChatMessage): WireMessage {
         role: 'assistant',
         content: m.content,
         ...(m.toolCalls?.length
-          ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.args ?? {}) } })) }
+          ? {
+              tool_calls: m.toolCalls.map((c) => ({
+                id: c.id,
+                type: 'function' as const,
+                function: { name: c.name, arguments: JSON.stringify(c.args ?? {}) },
+              })),
+            }
           : {}),
       };
     case 'tool':
@@ -59,7 +65,13 @@ export function createOpenAiProvider(o: OpenAiOptions): LlmProvider {
             model: o.model,
             messages: req.messages.map(toWire),
             ...(req.tools.length
-              ? { tools: req.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })), tool_choice: 'auto' as const }
+              ? {
+                  tools: req.tools.map((t) => ({
+                    type: 'function' as const,
+                    function: { name: t.name, description: t.description, parameters: t.parameters },
+                  })),
+                  tool_choice: 'auto' as const,
+                }
               : {}),
             ...(req.responseFormat === 'json' ? { response_format: { type: 'json_object' as const } } : {}),
             ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),

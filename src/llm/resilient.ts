@@ -29,7 +29,13 @@ export function createResilientLlm(o: {
   onAttemptFailed?: (provider: string, err: unknown) => void;
 }): ResilientLlm {
   const now = o.now ?? Date.now;
-  const attempt = async (provider: LlmProvider, req: LlmRequest, retries: number, last: boolean, observe: ObservedLlmRequest['onAttemptFailed']): Promise<LlmResponse> => {
+  const attempt = async (
+    provider: LlmProvider,
+    req: LlmRequest,
+    retries: number,
+    last: boolean,
+    observe: ObservedLlmRequest['onAttemptFailed'],
+  ): Promise<LlmResponse> => {
     for (let i = 0; ; i++) {
       const started = now();
       try {
@@ -37,7 +43,13 @@ export function createResilientLlm(o: {
       } catch (err) {
         const retryable = err instanceof LlmError ? err.retryable : true;
         const again = retryable && i < retries;
-        const failed: FailedAttempt = { provider: provider.name, model: provider.model, durationMs: Math.max(0, now() - started), error: (err as Error)?.message ?? String(err), willRetry: again || !last };
+        const failed: FailedAttempt = {
+          provider: provider.name,
+          model: provider.model,
+          durationMs: Math.max(0, now() - started),
+          error: (err as Error)?.message ?? String(err),
+          willRetry: again || !last,
+        };
         try {
           observe?.(failed);
           o.onAttemptFailed?.(provider.name, err);

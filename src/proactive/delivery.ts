@@ -11,10 +11,21 @@ import type { Services } from '../services.ts';
 
 export interface WhatsAppOutbound {
   /** Inside a transaction: queues a proactive WhatsApp message; returns what to run after the commit. */
-  prepareProactiveInTx(args: { messageId: string; customerId: string; to: string; text: string; template?: { name: string; language: string; parameters?: string[] } }): () => void;
+  prepareProactiveInTx(args: {
+    messageId: string;
+    customerId: string;
+    to: string;
+    text: string;
+    template?: { name: string; language: string; parameters?: string[] };
+  }): () => void;
 }
 
-export function createProactiveDelivery(deps: { services: Services; history: HistoryRepo; sessions: WebSessions; whatsapp?: () => WhatsAppOutbound | undefined }) {
+export function createProactiveDelivery(deps: {
+  services: Services;
+  history: HistoryRepo;
+  sessions: WebSessions;
+  whatsapp?: () => WhatsAppOutbound | undefined;
+}) {
   const { services, history, sessions } = deps;
   // The message is already committed when this runs; a failed live push is logged, not an error to the caller.
   const safely = (messageId: string, run: () => void) => () => {
@@ -33,13 +44,23 @@ export function createProactiveDelivery(deps: { services: Services; history: His
         history.appendInTx({ id: messageId, conversationId, role: 'assistant', text: request.content, at, proactive: true });
         return safely(messageId, () => {
           sessions.push(customer.customerId, { type: 'message', id: messageId, role: 'assistant', text: request.content, at, proactive: true });
-          services.telemetry.event({ type: 'message.out', conversationId, customerId: customer.customerId, customerExternalId: customer.externalId, channel: 'web', data: { id: messageId, proactive: true } });
+          services.telemetry.event({
+            type: 'message.out',
+            conversationId,
+            customerId: customer.customerId,
+            customerExternalId: customer.externalId,
+            channel: 'web',
+            data: { id: messageId, proactive: true },
+          });
         });
       }
       const wa = deps.whatsapp?.();
       if (!wa) throw new Error('the WhatsApp channel is not enabled');
       if (!customer.phone) throw new Error('customer has no WhatsApp number');
-      return safely(messageId, wa.prepareProactiveInTx({ messageId, customerId: customer.customerId, to: customer.phone, text: request.content, template: request.template }));
+      return safely(
+        messageId,
+        wa.prepareProactiveInTx({ messageId, customerId: customer.customerId, to: customer.phone, text: request.content, template: request.template }),
+      );
     },
   };
 }

@@ -89,13 +89,15 @@ export function createSupervisorRuntime(o: SupervisorRuntimeOptions): Supervisor
 
   // An effect that throws must not fail the actor that runs it (a failing
   // supervisor would take every SDK connection down with it).
-  const safely = <P>(name: string, fn: (p: P) => void) => (_: unknown, p: P) => {
-    try {
-      fn(p);
-    } catch (err) {
-      log.error({ err, effect: name }, 'supervisor effect failed');
-    }
-  };
+  const safely =
+    <P>(name: string, fn: (p: P) => void) =>
+    (_: unknown, p: P) => {
+      try {
+        fn(p);
+      } catch (err) {
+        log.error({ err, effect: name }, 'supervisor effect failed');
+      }
+    };
 
   const connectionMachine = sdkConnectionMachine.provide({
     actions: {

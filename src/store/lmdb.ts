@@ -21,13 +21,7 @@ interface TxBuffer {
   writes: Map<string, { db: Database<unknown, Key>; key: Key; value: unknown }>;
 }
 
-function wrapTable<V>(
-  name: string,
-  db: Database<V, Key>,
-  active: () => TxBuffer | undefined,
-  flushed: () => Promise<unknown>,
-  open: () => void,
-): Table<V> {
+function wrapTable<V>(name: string, db: Database<V, Key>, active: () => TxBuffer | undefined, flushed: () => Promise<unknown>, open: () => void): Table<V> {
   const bufferKey = (key: Key) => `${name}\u0000${JSON.stringify(key)}`;
   const inTx = (what: string) => {
     const tx = active();
@@ -94,7 +88,16 @@ export function openLmdbStore(options: OpenStoreOptions): Store {
   for (const name of TABLES) {
     const db = root.openDB<unknown, Key>(tableOptions(name));
     dbs.set(name, db);
-    tables.set(name, wrapTable(name, db, () => activeTx, () => root.flushed, assertOpen));
+    tables.set(
+      name,
+      wrapTable(
+        name,
+        db,
+        () => activeTx,
+        () => root.flushed,
+        assertOpen,
+      ),
+    );
   }
   /** The puts of a write-thread block (no main-thread transaction), checked before anything is queued. */
   const writeBlock = (what: string, writes: StoreWrite[]) => {
@@ -136,8 +139,9 @@ export function openLmdbStore(options: OpenStoreOptions): Store {
         try {
           const result = fn();
           for (const w of tx.writes.values()) {
-            if (w.value === DELETE) w.db.remove(w.key);
-            else w.db.put(w.key, w.value);
+            // Inside lmdb-js's write transaction these apply synchronously; their promises carry nothing.
+            if (w.value === DELETE) void w.db.remove(w.key);
+            else void w.db.put(w.key, w.value);
           }
           return result;
         } finally {
@@ -167,7 +171,7 @@ export function openLmdbStore(options: OpenStoreOptions): Store {
         return { database: (err as Error).message, migrations: 'unknown' };
       }
     },
-    schemaVersion: () => (store.table<number>('meta').get('schemaVersion') ?? 0),
+    schemaVersion: () => store.table<number>('meta').get('schemaVersion') ?? 0,
     flushed: async () => {
       await root.flushed;
     },

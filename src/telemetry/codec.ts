@@ -54,7 +54,23 @@ export const eventCodec = (): RecordCodec<TelemetryEvent> =>
 
 export const turnCallCodec = (): RecordCodec<TurnCallRecord> =>
   codec<TurnCallRecord>(
-    (r) => [r.id, r.turnId, r.conversationId, r.customerId, r.sequence, r.at, r.provider, r.model, r.purpose, r.durationMs, r.promptTokens, r.completionTokens, r.toolCalls, r.ok, r.error],
+    (r) => [
+      r.id,
+      r.turnId,
+      r.conversationId,
+      r.customerId,
+      r.sequence,
+      r.at,
+      r.provider,
+      r.model,
+      r.purpose,
+      r.durationMs,
+      r.promptTokens,
+      r.completionTokens,
+      r.toolCalls,
+      r.ok,
+      r.error,
+    ],
     (t) => ({
       id: t[0] as string,
       turnId: t[1] as string,

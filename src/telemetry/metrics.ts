@@ -13,8 +13,20 @@ export interface MetricsGauges {
 export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) {
   const registry = new Registry();
   const turns = new Counter({ name: 'parley_turns_total', help: 'Conversation turns completed', labelNames: ['channel'], registers: [registry] });
-  const turnDuration = new Histogram({ name: 'parley_turn_duration_seconds', help: 'Turn duration, customer message to reply', labelNames: ['channel'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30], registers: [registry] });
-  const llmDuration = new Histogram({ name: 'parley_llm_call_duration_seconds', help: 'LLM call latency', labelNames: ['model', 'purpose'], buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30], registers: [registry] });
+  const turnDuration = new Histogram({
+    name: 'parley_turn_duration_seconds',
+    help: 'Turn duration, customer message to reply',
+    labelNames: ['channel'],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers: [registry],
+  });
+  const llmDuration = new Histogram({
+    name: 'parley_llm_call_duration_seconds',
+    help: 'LLM call latency',
+    labelNames: ['model', 'purpose'],
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers: [registry],
+  });
   const llmTokens = new Counter({ name: 'parley_llm_tokens_total', help: 'LLM tokens', labelNames: ['model', 'kind'], registers: [registry] });
   const llmCalls = new Counter({ name: 'parley_llm_calls_total', help: 'LLM calls', labelNames: ['model', 'purpose', 'outcome'], registers: [registry] });
   const tools = new Counter({ name: 'parley_tool_calls_total', help: 'SDK tool calls', labelNames: ['name', 'outcome'], registers: [registry] });
@@ -29,10 +41,27 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
   // The histogram records whole timer intervals (at least the resolution): report the delay beyond it.
   const lagSeconds = (ns: number) => Math.max(0, ns / 1e6 - LAG_RESOLUTION_MS) / 1000;
 
-  new Gauge({ name: 'parley_active_conversations', help: 'Active (in-memory) conversation actors', registers: [registry], collect() { this.set(gauges.activeConversations?.() ?? 0); } });
-  new Gauge({ name: 'parley_sdk_connections', help: 'Open SDK connections', registers: [registry], collect() { this.set(gauges.sdkConnections?.() ?? 0); } });
   new Gauge({
-    name: 'parley_whatsapp_queue_depth', help: 'WhatsApp jobs waiting or running', labelNames: ['queue'], registers: [registry],
+    name: 'parley_active_conversations',
+    help: 'Active (in-memory) conversation actors',
+    registers: [registry],
+    collect() {
+      this.set(gauges.activeConversations?.() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'parley_sdk_connections',
+    help: 'Open SDK connections',
+    registers: [registry],
+    collect() {
+      this.set(gauges.sdkConnections?.() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'parley_whatsapp_queue_depth',
+    help: 'WhatsApp jobs waiting or running',
+    labelNames: ['queue'],
+    registers: [registry],
     collect() {
       const d = gauges.whatsappQueueDepth?.() ?? { inbound: 0, outbound: 0 };
       this.set({ queue: 'inbound' }, d.inbound);
@@ -40,7 +69,10 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
     },
   });
   new Gauge({
-    name: 'parley_event_loop_lag_seconds', help: 'Event-loop delay since the last scrape', labelNames: ['quantile'], registers: [registry],
+    name: 'parley_event_loop_lag_seconds',
+    help: 'Event-loop delay since the last scrape',
+    labelNames: ['quantile'],
+    registers: [registry],
     collect() {
       this.set({ quantile: '0.5' }, lagSeconds(loop.percentile(50)));
       this.set({ quantile: '0.99' }, lagSeconds(loop.percentile(99)));

@@ -9,16 +9,14 @@ import { keyAt } from './keys.ts';
 import { readConversation, readRange, type TelemetryTable } from './segment-reader.ts';
 import type { TelemetryEvent, TurnCallRecord } from './types.ts';
 
-const time = z
-  .string()
-  .transform((v, ctx) => {
-    const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
-    if (Number.isNaN(n)) {
-      ctx.addIssue({ code: 'custom', message: 'expected a time in ms since the epoch or an ISO date' });
-      return z.NEVER;
-    }
-    return n;
-  });
+const time = z.string().transform((v, ctx) => {
+  const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+  if (Number.isNaN(n)) {
+    ctx.addIssue({ code: 'custom', message: 'expected a time in ms since the epoch or an ISO date' });
+    return z.NEVER;
+  }
+  return n;
+});
 
 export const TelemetryQuerySchema = z.strictObject({
   since: time.optional(),
@@ -34,7 +32,10 @@ export const TelemetryQuerySchema = z.strictObject({
     .transform(Number)
     .pipe(z.number().int().min(1, 'at least 1').max(1000, 'at most 1000'))
     .optional(),
-  cursor: z.string().regex(/^\d{13}-\d{8}$/, 'not a cursor returned by this API').optional(),
+  cursor: z
+    .string()
+    .regex(/^\d{13}-\d{8}$/, 'not a cursor returned by this API')
+    .optional(),
   order: z.enum(['asc', 'desc']).optional(),
 });
 export type TelemetryQuery = z.infer<typeof TelemetryQuerySchema>;
@@ -51,7 +52,13 @@ function matchesType(type: string, filter: string | undefined): boolean {
 }
 
 /** One page: records in id order inside the window, after the cursor, that match. */
-function scan<T extends { id: string; conversationId?: string }>(store: Store, table: TelemetryTable, codec: RecordCodec<T>, q: TelemetryQuery, match: (r: T) => boolean): Page<T> {
+function scan<T extends { id: string; conversationId?: string }>(
+  store: Store,
+  table: TelemetryTable,
+  codec: RecordCodec<T>,
+  q: TelemetryQuery,
+  match: (r: T) => boolean,
+): Page<T> {
   const limit = q.limit ?? 100;
   const desc = q.order === 'desc';
   let lower = q.since !== undefined ? keyAt(q.since) : undefined;
@@ -74,20 +81,30 @@ function scan<T extends { id: string; conversationId?: string }>(store: Store, t
 }
 
 export function queryEvents(store: Store, q: TelemetryQuery, resolvedCustomerId?: string): Page<TelemetryEvent> {
-  return scan<TelemetryEvent>(store, 'telemetry', eventCodec(), q, (e) =>
-    matchesType(e.type, q.type) &&
-    (!q.conversationId || e.conversationId === q.conversationId) &&
-    (!q.customerId || e.customerId === q.customerId) &&
-    (!q.customerExternalId || e.customerExternalId === q.customerExternalId || (resolvedCustomerId !== undefined && e.customerId === resolvedCustomerId)) &&
-    (!q.turnId || (e.data as { turnId?: string }).turnId === q.turnId),
+  return scan<TelemetryEvent>(
+    store,
+    'telemetry',
+    eventCodec(),
+    q,
+    (e) =>
+      matchesType(e.type, q.type) &&
+      (!q.conversationId || e.conversationId === q.conversationId) &&
+      (!q.customerId || e.customerId === q.customerId) &&
+      (!q.customerExternalId || e.customerExternalId === q.customerExternalId || (resolvedCustomerId !== undefined && e.customerId === resolvedCustomerId)) &&
+      (!q.turnId || (e.data as { turnId?: string }).turnId === q.turnId),
   );
 }
 
 export function queryTurnCalls(store: Store, q: TelemetryQuery): Page<TurnCallRecord> {
-  return scan<TurnCallRecord>(store, 'turnCalls', turnCallCodec(), q, (r) =>
-    matchesType(r.purpose, q.type) &&
-    (!q.conversationId || r.conversationId === q.conversationId) &&
-    (!q.customerId || r.customerId === q.customerId) &&
-    (!q.turnId || r.turnId === q.turnId),
+  return scan<TurnCallRecord>(
+    store,
+    'turnCalls',
+    turnCallCodec(),
+    q,
+    (r) =>
+      matchesType(r.purpose, q.type) &&
+      (!q.conversationId || r.conversationId === q.conversationId) &&
+      (!q.customerId || r.customerId === q.customerId) &&
+      (!q.turnId || r.turnId === q.turnId),
   );
 }

@@ -86,7 +86,8 @@ export function conversationRefs(store: Store, table: TelemetryTable, conversati
   for (const { value } of t.range({ start: prefix, end: upper !== undefined ? prefix + upper : conversationIndexEnd(conversationId) })) {
     if (!Array.isArray(value)) continue;
     for (const ref of value) {
-      if (typeof ref === 'string') add(ref, undefined); // a legacy entry lists record ids
+      if (typeof ref === 'string')
+        add(ref, undefined); // a legacy entry lists record ids
       else if (Array.isArray(ref)) add(ref[0] as string, ref.slice(1) as number[]);
     }
   }
@@ -98,7 +99,13 @@ export function conversationRefs(store: Store, table: TelemetryTable, conversati
 }
 
 /** One conversation's records inside the bounds, in id order, read through its index: other records are never decoded. */
-export function readConversation<T extends { id: string; conversationId?: string }>(store: Store, table: TelemetryTable, codec: RecordCodec<T>, conversationId: string, b: Bounds = {}): Generator<T> {
+export function readConversation<T extends { id: string; conversationId?: string }>(
+  store: Store,
+  table: TelemetryTable,
+  codec: RecordCodec<T>,
+  conversationId: string,
+  b: Bounds = {},
+): Generator<T> {
   const t = store.table<unknown>(table);
   const refs = conversationRefs(store, table, conversationId, b.upper);
   const keys = [...refs.keys()].sort();

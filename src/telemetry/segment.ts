@@ -21,10 +21,12 @@ export interface BuiltSegment {
   refs: Map<string, number[]>;
 }
 
-export const isSegment = (v: unknown): v is SegmentValue => typeof v === 'object' && v !== null && (v as SegmentValue).v === 1 && (v as SegmentValue).body instanceof Uint8Array;
+export const isSegment = (v: unknown): v is SegmentValue =>
+  typeof v === 'object' && v !== null && (v as SegmentValue).v === 1 && (v as SegmentValue).body instanceof Uint8Array;
 
 /** A value written before segments: one record under its own id. */
-const isLegacyRecord = (v: unknown): v is { id: string } => typeof v === 'object' && v !== null && typeof (v as { id?: unknown }).id === 'string' && !Array.isArray(v);
+const isLegacyRecord = (v: unknown): v is { id: string } =>
+  typeof v === 'object' && v !== null && typeof (v as { id?: unknown }).id === 'string' && !Array.isArray(v);
 
 /** The records of a stored value, sorted by id: all of them, or those at `offsets`. Unknown values hold none. */
 export function recordsOf<T extends { id: string }>(value: unknown, codec: RecordCodec<T>, offsets?: number[]): T[] {
@@ -107,12 +109,18 @@ export function createSegmentBuilder(initialBytes = 64 * 1024) {
       for (let i = 1; i < n && sorted; i++) sorted = before(i - 1, i);
       let out: BuiltSegment[];
       if (sorted && ms[n - 1] - ms[0] < SEGMENT_SPAN_MS) {
-        out = [segment(Array.from({ length: n }, (_, i) => i), bytes.subarray(0, len), starts.slice())];
+        out = [
+          segment(
+            Array.from({ length: n }, (_, i) => i),
+            bytes.subarray(0, len),
+            starts.slice(),
+          ),
+        ];
       } else {
         // Producer-given times out of order (or far apart): sort, then cut wherever a segment would span too long.
         const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => (before(x, y) ? -1 : 1));
         out = [];
-        for (let from = 0; from < n; ) {
+        for (let from = 0; from < n;) {
           let to = from + 1;
           while (to < n && ms[order[to]] - ms[order[from]] < SEGMENT_SPAN_MS) to++;
           const members = order.slice(from, to);

@@ -39,10 +39,19 @@ export function summarize(store: Store, o: { since: number; until: number; bucke
   const zeros = () => new Array<number>(n).fill(0);
   const idx = (at: number) => Math.min(n - 1, Math.max(0, Math.floor((at - o.since) / bucketMs)));
   const s: Summary = {
-    since: o.since, until: o.until, bucketMs, buckets,
-    messages: {}, llm: { p50: [], p95: [], calls: zeros() }, tokens: {}, tokenSeries: {},
-    proactive: { accepted: zeros(), blockedByReason: {}, blockedSeries: {} }, tools: {}, toolFailures: zeros(),
-    whatsappStatuses: {}, confirmations: {},
+    since: o.since,
+    until: o.until,
+    bucketMs,
+    buckets,
+    messages: {},
+    llm: { p50: [], p95: [], calls: zeros() },
+    tokens: {},
+    tokenSeries: {},
+    proactive: { accepted: zeros(), blockedByReason: {}, blockedSeries: {} },
+    tools: {},
+    toolFailures: zeros(),
+    whatsappStatuses: {},
+    confirmations: {},
     totals: { events: 0, turnCalls: 0, conversations: 0, turns: 0, messagesIn: 0, messagesOut: 0, truncated: false },
   };
   const conversations = new Set<string>();

@@ -12,7 +12,12 @@ export interface GraphClientOptions {
 }
 
 export function graphBody(m: OutboundWhatsApp): Record<string, unknown> {
-  const base = { messaging_product: 'whatsapp', recipient_type: 'individual', to: toWaId(m.to), ...(m.callbackData ? { biz_opaque_callback_data: m.callbackData.slice(0, 512) } : {}) };
+  const base = {
+    messaging_product: 'whatsapp',
+    recipient_type: 'individual',
+    to: toWaId(m.to),
+    ...(m.callbackData ? { biz_opaque_callback_data: m.callbackData.slice(0, 512) } : {}),
+  };
   if (m.kind === 'text') return { type: 'text', text: { preview_url: false, body: m.text }, ...base };
   if (m.kind === 'template') {
     return {
@@ -46,7 +51,16 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
 }
 
 /** Errors raised before the request could reach Meta: certainly not sent. Anything else may have been accepted. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_INVALID_URL', 'UND_ERR_INVALID_ARG']);
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ERR_INVALID_URL',
+  'UND_ERR_INVALID_ARG',
+]);
 
 export function createGraphClient(o: GraphClientOptions): WhatsAppSender {
   const url = `${o.graphUrl.replace(/\/$/, '')}/${encodeURIComponent(o.phoneId)}/messages`;
@@ -65,14 +79,27 @@ export function createGraphClient(o: GraphClientOptions): WhatsAppSender {
       } catch (err) {
         const code = (err as { code?: string }).code ?? 'network_error';
         const uncertain = !NOT_SENT.has(code);
-        return { ok: false, retryable: true, uncertain, code, message: code.includes('TIMEOUT') ? 'Graph API timed out' : `Graph API ${uncertain ? 'connection lost' : 'unreachable'} (${code})` };
+        return {
+          ok: false,
+          retryable: true,
+          uncertain,
+          code,
+          message: code.includes('TIMEOUT') ? 'Graph API timed out' : `Graph API ${uncertain ? 'connection lost' : 'unreachable'} (${code})`,
+        };
       }
       let body: any;
       try {
         body = await res.body.json();
       } catch (err) {
         // Accepted, but the answer (with the message id) was lost on the way.
-        if (res.statusCode >= 200 && res.statusCode < 300) return { ok: false, retryable: true, uncertain: true, status: res.statusCode, message: `Graph API answer unreadable (${(err as { code?: string }).code ?? 'body'})` };
+        if (res.statusCode >= 200 && res.statusCode < 300)
+          return {
+            ok: false,
+            retryable: true,
+            uncertain: true,
+            status: res.statusCode,
+            message: `Graph API answer unreadable (${(err as { code?: string }).code ?? 'body'})`,
+          };
         body = undefined;
       }
       if (res.statusCode >= 200 && res.statusCode < 300) {

@@ -99,8 +99,10 @@ function toInbound(m: z.infer<typeof Message>, phoneNumberId: string, names: Map
 
 function contentOf(m: z.infer<typeof Message>): { kind: InboundWhatsApp['kind']; text: string; replyId?: string } {
   if (m.type === 'text' && m.text) return { kind: 'text', text: m.text.body };
-  if (m.type === 'interactive' && m.interactive?.button_reply) return { kind: 'button', text: m.interactive.button_reply.title, replyId: m.interactive.button_reply.id };
-  if (m.type === 'interactive' && m.interactive?.list_reply) return { kind: 'list', text: m.interactive.list_reply.title, replyId: m.interactive.list_reply.id };
+  if (m.type === 'interactive' && m.interactive?.button_reply)
+    return { kind: 'button', text: m.interactive.button_reply.title, replyId: m.interactive.button_reply.id };
+  if (m.type === 'interactive' && m.interactive?.list_reply)
+    return { kind: 'list', text: m.interactive.list_reply.title, replyId: m.interactive.list_reply.id };
   if (m.type === 'button' && m.button) return { kind: 'button', text: m.button.text, replyId: m.button.payload };
   for (const kind of MEDIA) {
     const media = m[kind];
@@ -113,7 +115,12 @@ function contentOf(m: z.infer<typeof Message>): { kind: InboundWhatsApp['kind'];
 export function parseWebhook(json: unknown): { messages: InboundWhatsApp[]; statuses: WhatsAppStatus[] } {
   const parsed = WebhookPayload.safeParse(json);
   if (!parsed.success) {
-    throw new WebhookPayloadError(parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+    throw new WebhookPayloadError(
+      parsed.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join('.') || 'body'}: ${i.message}`)
+        .join('; '),
+    );
   }
   const messages: InboundWhatsApp[] = [];
   const statuses: WhatsAppStatus[] = [];

@@ -18,7 +18,11 @@ beforeAll(async () => {
   browser = await launchBrowser();
   p = await startParley({ config: { proactive: { enabled: true } } });
   sdk = createClient();
-  sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }));
+  sdk.expose(
+    'getOrderStatus',
+    { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) },
+    async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }),
+  );
   sdk.expose('cancelOrder', { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' }, async () => {
     throw new Error('already shipped');
   });
@@ -34,7 +38,12 @@ beforeAll(async () => {
   await w.next((f) => f.type === 'message');
   w.close();
   // Proactive: one blocked (not opted in), then one accepted.
-  const proactive = (path: string, body: unknown) => fetch(`${p.url()}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const proactive = (path: string, body: unknown) =>
+    fetch(`${p.url()}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   expect(await (await proactive('/proactive', { customerExternalId: 'dash-1', channel: 'web', content: 'Shipped' })).json()).toMatchObject({ accepted: false });
   await proactive('/proactive/opt-in', { customerExternalId: 'dash-1', optIn: true });
   expect(await (await proactive('/proactive', { customerExternalId: 'dash-1', channel: 'web', content: 'Shipped' })).json()).toMatchObject({ accepted: true });

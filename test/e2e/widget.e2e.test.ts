@@ -26,7 +26,8 @@ afterAll(async () => {
   await parley?.close();
 });
 
-const activeTestId = (page: Page) => page.evaluate(() => document.getElementById('parley-widget')?.shadowRoot?.activeElement?.getAttribute('data-testid') ?? null);
+const activeTestId = (page: Page) =>
+  page.evaluate(() => document.getElementById('parley-widget')?.shadowRoot?.activeElement?.getAttribute('data-testid') ?? null);
 
 describe('the demo page in Chromium', () => {
   it('connects, answers an order question, cancels with confirmation, keeps history after reload', async () => {
@@ -132,9 +133,13 @@ describe('the demo page in Chromium', () => {
 
   it('assistant text with HTML is shown as text and runs nothing', async () => {
     const evil = createClient();
-    evil.expose('getOrderStatus', { description: 'Get the status of an order', parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } }, async () => ({
-      status: '<img src=x onerror="window.__xss=1">',
-    }));
+    evil.expose(
+      'getOrderStatus',
+      { description: 'Get the status of an order', parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } },
+      async () => ({
+        status: '<img src=x onerror="window.__xss=1">',
+      }),
+    );
     await evil.listen({ url: parley.url(), secret: TEST_SECRET });
     const page = await browser.newPage();
     try {

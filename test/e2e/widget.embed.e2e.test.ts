@@ -17,7 +17,13 @@ const auth = { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'applicat
 
 /** The integrator's backend: magic link → verify → a page with the session token in the script tag. */
 async function integratorPage(): Promise<string> {
-  const { url } = await (await fetch(`${parley.url()}/auth/magic-link`, { method: 'POST', headers: auth, body: JSON.stringify({ email: 'shopper@example.com', externalId: EXTERNAL_ID }) })).json();
+  const { url } = await (
+    await fetch(`${parley.url()}/auth/magic-link`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ email: 'shopper@example.com', externalId: EXTERNAL_ID }),
+    })
+  ).json();
   const session = await (await fetch(url)).json();
   const attr = (s: string) => s.replace(/[&"<>]/g, (c) => `&#${c.charCodeAt(0)};`);
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title></head><body><h1>Shop</h1>
@@ -33,7 +39,12 @@ beforeAll(async () => {
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
   siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}`;
   parley = await startParley({
-    config: { demo: { backend: true }, identity: { allow_anonymous: false }, channels: { web: { allowed_origins: [siteUrl] } }, proactive: { enabled: true, daily_cap: 10 } },
+    config: {
+      demo: { backend: true },
+      identity: { allow_anonymous: false },
+      channels: { web: { allowed_origins: [siteUrl] } },
+      proactive: { enabled: true, daily_cap: 10 },
+    },
   });
   for (let i = 0; i < 100; i++) {
     const r = await fetch(`${parley.url()}/__test__/sdk/functions`).then((x) => x.json());
@@ -49,7 +60,11 @@ afterAll(async () => {
 });
 
 const proactive = (content: string) =>
-  fetch(`${parley.url()}/proactive`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: EXTERNAL_ID, channel: 'web', content, dedupKey: content }) }).then(async (r) => ({ status: r.status, body: await r.json() }));
+  fetch(`${parley.url()}/proactive`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ customerExternalId: EXTERNAL_ID, channel: 'web', content, dedupKey: content }),
+  }).then(async (r) => ({ status: r.status, body: await r.json() }));
 
 async function openConnected(page: Page) {
   await page.goto(siteUrl);
@@ -77,7 +92,11 @@ describe('the widget embedded on another origin', () => {
     const page = await browser.newPage();
     await withScreenshotOnFailure(page, 'widget-proactive', async () => {
       await openConnected(page);
-      const optIn = await fetch(`${parley.url()}/proactive/opt-in`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: EXTERNAL_ID, optIn: true }) });
+      const optIn = await fetch(`${parley.url()}/proactive/opt-in`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ customerExternalId: EXTERNAL_ID, optIn: true }),
+      });
       expect(optIn.status).toBe(200);
 
       expect((await proactive('Your order 1002 is out for delivery')).status).toBe(200);

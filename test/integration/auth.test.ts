@@ -42,7 +42,12 @@ describe('magic link → session token → widget', () => {
     expect(url).toMatch(new RegExp(`^${p.url()}/auth/verify\\?token=[A-Za-z0-9_-]{43,}$`));
     expect(verified.status).toBe(200);
     expect(verified.headers.get('cache-control')).toBe('no-store');
-    expect(body).toEqual({ customerId: expect.stringMatching(/^cus_/), externalId: 'user-42', email: 'ann@example.com', sessionToken: expect.stringMatching(/^v1\./) });
+    expect(body).toEqual({
+      customerId: expect.stringMatching(/^cus_/),
+      externalId: 'user-42',
+      email: 'ann@example.com',
+      sessionToken: expect.stringMatching(/^v1\./),
+    });
     const { first } = await initWith(p, { customerId: body.customerId, authToken: body.sessionToken });
     expect(first).toMatchObject({ type: 'ready', customerId: body.customerId, history: [] });
     // the same externalId signs in to the same customer

@@ -66,17 +66,21 @@ describe('crash recovery of a conversation', () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const sdk = createClient({ backoff: { initialMs: 100, maxMs: 400 } });
-    sdk.expose('cancelOrder', { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' }, async (args: { orderId: string }, ctx: { invocationId: string }) => {
-      invocationIds.push(ctx.invocationId);
-      const known = applied.get(ctx.invocationId);
-      if (known) return known;
-      const result = gate.then(() => {
-        writes++;
-        return { orderId: args.orderId, status: 'cancelled' };
-      });
-      applied.set(ctx.invocationId, result);
-      return result;
-    });
+    sdk.expose(
+      'cancelOrder',
+      { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' },
+      async (args: { orderId: string }, ctx: { invocationId: string }) => {
+        invocationIds.push(ctx.invocationId);
+        const known = applied.get(ctx.invocationId);
+        if (known) return known;
+        const result = gate.then(() => {
+          writes++;
+          return { orderId: args.orderId, status: 'cancelled' };
+        });
+        applied.set(ctx.invocationId, result);
+        return result;
+      },
+    );
     await sdk.listen({ url: first.url, secret: TEST_SECRET });
     cleanups.push(() => sdk.close());
 
@@ -110,7 +114,10 @@ describe('crash recovery of a conversation', () => {
     cleanups.push(() => w3.close());
     w3.send({ type: 'init', customerId: 'crash-sdk', email: 'cs@example.com' });
     const final = await w3.next((f) => f.type === 'ready');
-    expect(final.history.map((h: { role: string; text: string }) => `${h.role}:${h.text}`)).toEqual(['user:cancel order 1001', 'assistant:Order 1001 is cancelled.']);
+    expect(final.history.map((h: { role: string; text: string }) => `${h.role}:${h.text}`)).toEqual([
+      'user:cancel order 1001',
+      'assistant:Order 1001 is cancelled.',
+    ]);
     expect(writes).toBe(1);
     expect(invocationIds).toHaveLength(2);
   });

@@ -15,15 +15,23 @@ afterEach(async () => {
 
 async function backend(url: string, calls: { name: string; args: unknown; invocationId: string }[], opts: { slow?: boolean } = {}) {
   const client = createClient();
-  client.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }), mode: 'read' }, async (args: { orderId: string }, ctx: { invocationId: string }) => {
-    calls.push({ name: 'getOrderStatus', args, invocationId: ctx.invocationId });
-    if (opts.slow) await new Promise((r) => setTimeout(r, 60_000));
-    return { orderId: args.orderId, status: 'shipped', eta: '2026-11-25' };
-  });
-  client.expose('cancelOrder', { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' }, async (args: { orderId: string }, ctx: { invocationId: string }) => {
-    calls.push({ name: 'cancelOrder', args, invocationId: ctx.invocationId });
-    return { orderId: args.orderId, status: 'cancelled' };
-  });
+  client.expose(
+    'getOrderStatus',
+    { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }), mode: 'read' },
+    async (args: { orderId: string }, ctx: { invocationId: string }) => {
+      calls.push({ name: 'getOrderStatus', args, invocationId: ctx.invocationId });
+      if (opts.slow) await new Promise((r) => setTimeout(r, 60_000));
+      return { orderId: args.orderId, status: 'shipped', eta: '2026-11-25' };
+    },
+  );
+  client.expose(
+    'cancelOrder',
+    { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' },
+    async (args: { orderId: string }, ctx: { invocationId: string }) => {
+      calls.push({ name: 'cancelOrder', args, invocationId: ctx.invocationId });
+      return { orderId: args.orderId, status: 'cancelled' };
+    },
+  );
   await client.listen({ url, secret: TEST_SECRET });
   open.push(client);
   return client;
@@ -59,7 +67,9 @@ describe('conversations with the openai provider (real client, fake server)', ()
     expect(second.tools).toHaveLength(2);
     // the call and its result are in the stored history: the result as the exact text the LLM got
     const toolContent = second.messages.find((m) => m.role === 'tool')!.content;
-    const tools = createHistoryRepo(p.services.store).all('conv_web_cust-1').filter((r) => r.role === 'tool');
+    const tools = createHistoryRepo(p.services.store)
+      .all('conv_web_cust-1')
+      .filter((r) => r.role === 'tool');
     expect(tools.map((r) => r.data)).toEqual([
       { phase: 'invoked', name: 'getOrderStatus', args: { orderId: '1001' } },
       { phase: 'result', name: 'getOrderStatus', ok: true, content: toolContent, durationMs: expect.any(Number) },
@@ -114,7 +124,9 @@ describe('conversations with the openai provider (real client, fake server)', ()
     const r1 = await w.next((f) => f.type === 'message');
     const r2 = await w.next((f) => f.type === 'message');
     expect([r1.text, r2.text]).toEqual(['first answer', 'second answer']);
-    const userTexts = llm.requests.map((r) => (r as { messages: { role: string; content: string }[] }).messages.filter((m) => m.role === 'user').at(-1)?.content);
+    const userTexts = llm.requests.map(
+      (r) => (r as { messages: { role: string; content: string }[] }).messages.filter((m) => m.role === 'user').at(-1)?.content,
+    );
     expect(userTexts).toEqual(['one', 'two']);
   });
 
@@ -167,7 +179,10 @@ describe('conversations with the openai provider (real client, fake server)', ()
     const real = store.transaction.bind(store);
     store.transaction = ((fn: () => unknown) => new Promise((r) => setTimeout(r, 50)).then(() => real(fn))) as typeof store.transaction;
     const seen: { kind: string; at: number }[] = [];
-    p.services.telemetry.subscribe({ event: (e) => void seen.push({ kind: e.type, at: e.at }), turnCall: (c) => void seen.push({ kind: 'turn-call', at: c.at }) });
+    p.services.telemetry.subscribe({
+      event: (e) => void seen.push({ kind: e.type, at: e.at }),
+      turnCall: (c) => void seen.push({ kind: 'turn-call', at: c.at }),
+    });
     w.send({ type: 'message', id: 'm1', text: 'hi' });
     await w.next((f) => f.type === 'message');
     store.transaction = real;
@@ -196,7 +211,9 @@ describe('conversations with the openai provider (real client, fake server)', ()
     // What the LLM was given for the call: the disconnect, not a timeout.
     const tool = (llm.requests[1] as { messages: { role: string; content: string }[] }).messages.find((m) => m.role === 'tool');
     expect(tool?.content).toMatch(/^Error \(disconnected\)/);
-    const failed = createHistoryRepo(p.services.store).all('conv_web_cust-disc').find((r) => r.role === 'tool' && r.data?.phase === 'failed');
+    const failed = createHistoryRepo(p.services.store)
+      .all('conv_web_cust-disc')
+      .find((r) => r.role === 'tool' && r.data?.phase === 'failed');
     expect(failed?.data).toMatchObject({ name: 'getOrderStatus', ok: false, content: tool?.content });
   });
 });

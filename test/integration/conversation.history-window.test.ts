@@ -27,7 +27,11 @@ describe('the history the LLM is given', () => {
     });
     open.push(p);
     const sdk = createClient();
-    sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }));
+    sdk.expose(
+      'getOrderStatus',
+      { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) },
+      async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }),
+    );
     await sdk.listen({ url: p.url(), secret: TEST_SECRET });
     open.push(sdk);
 
@@ -41,7 +45,9 @@ describe('the history the LLM is given', () => {
     expect(await ask('m1', 'u1')).toBe('A1');
     const headers = { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' };
     await fetch(`${p.url()}/proactive/opt-in`, { method: 'POST', headers, body: JSON.stringify({ customerExternalId: 'hw-1', optIn: true }) });
-    const sent = await (await fetch(`${p.url()}/proactive`, { method: 'POST', headers, body: JSON.stringify({ customerExternalId: 'hw-1', channel: 'web', content: 'P' }) })).json();
+    const sent = await (
+      await fetch(`${p.url()}/proactive`, { method: 'POST', headers, body: JSON.stringify({ customerExternalId: 'hw-1', channel: 'web', content: 'P' }) })
+    ).json();
     expect(sent.accepted).toBe(true);
     expect(await ask('m2', 'u2')).toBe('A-u2');
     expect(await ask('m3', 'u3')).toBe('A-u3');

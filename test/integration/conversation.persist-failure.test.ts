@@ -123,7 +123,8 @@ describe('bounded persist retries', () => {
       services: p.services,
       history,
       // The first step's output breaks the machine (no calls array); later ones are fine.
-      llmStep: async () => (n++ === 0 ? ({ kind: 'tools', at: p.services.clock.now() } as never) : { kind: 'reply', text: 'fine now', at: p.services.clock.now() }),
+      llmStep: async () =>
+        n++ === 0 ? ({ kind: 'tools', at: p.services.clock.now() } as never) : { kind: 'reply', text: 'fine now', at: p.services.clock.now() },
       invokeTool: async () => ({ ok: true, data: null }),
       sinks: { web: { deliver: (_meta, o) => void (o.type === 'reply' && delivered.push(o.text)) } },
     });
@@ -135,6 +136,11 @@ describe('bounded persist retries', () => {
     await host.receive(customer, 'web', { messageId: 'm2', text: 'again' });
     for (let i = 0; i < 100 && delivered.length < 2; i++) await sleep(10);
     expect(delivered).toEqual([APOLOGY_LLM_FAILED, 'fine now']);
-    expect(history.all('conv_web_broken-1').filter((r) => r.role !== 'tool').map((r) => `${r.role}:${r.text}`)).toEqual(['user:hello', `assistant:${APOLOGY_LLM_FAILED}`, 'user:again', 'assistant:fine now']);
+    expect(
+      history
+        .all('conv_web_broken-1')
+        .filter((r) => r.role !== 'tool')
+        .map((r) => `${r.role}:${r.text}`),
+    ).toEqual(['user:hello', `assistant:${APOLOGY_LLM_FAILED}`, 'user:again', 'assistant:fine now']);
   });
 });

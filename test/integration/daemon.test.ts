@@ -57,7 +57,11 @@ describe('reflection daemon', () => {
     });
     open.push(p);
     const sdk = createClient();
-    sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }));
+    sdk.expose(
+      'getOrderStatus',
+      { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) },
+      async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }),
+    );
     sdk.expose('cancelOrder', { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' }, async () => {
       throw Object.assign(new Error('Order already shipped'), { code: 'not_cancellable' });
     });
@@ -67,13 +71,20 @@ describe('reflection daemon', () => {
     expect(await chat(p, 'resolved-ann', 'status of order 1001')).toMatch(/shipped/);
     expect(await chat(p, 'unresolved-bob', 'cancel order 1002', true)).toMatch(/didn't work/);
     expect(await chat(p, 'unresolved-cy', 'cancel order 1003', true)).toMatch(/didn't work/);
-    for (const id of ['resolved-ann', 'unresolved-bob']) await fetch(`${p.url()}/proactive/opt-in`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: id, optIn: true }) });
+    for (const id of ['resolved-ann', 'unresolved-bob'])
+      await fetch(`${p.url()}/proactive/opt-in`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: id, optIn: true }) });
 
     await jump(p, 2 * 3600_000); // idle for 2 h; the hourly cycle fires
-    const verdicts = await until(() => events(p, 'daemon.verdict'), (v) => v.length >= 3);
+    const verdicts = await until(
+      () => events(p, 'daemon.verdict'),
+      (v) => v.length >= 3,
+    );
     const byConv = Object.fromEntries(verdicts.map((v) => [v.conversationId, v.data.verdict]));
     expect(byConv).toEqual({ 'conv_web_resolved-ann': 'resolved', 'conv_web_unresolved-bob': 'unresolved', 'conv_web_unresolved-cy': 'unresolved' });
-    const followups = await until(() => events(p, 'daemon.followup'), (f) => f.length >= 2);
+    const followups = await until(
+      () => events(p, 'daemon.followup'),
+      (f) => f.length >= 2,
+    );
     const result = Object.fromEntries(followups.map((f) => [f.conversationId, f.data.accepted ? 'sent' : f.data.reason]));
     expect(result).toEqual({ 'conv_web_unresolved-bob': 'sent', 'conv_web_unresolved-cy': 'Customer has not opted in' });
 
@@ -89,7 +100,9 @@ describe('reflection daemon', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(await events(p, 'daemon.verdict')).toHaveLength(3);
     expect((await events(p, 'proactive.accepted')).filter((e) => e.data.dedupKey === 'followup:conv_web_unresolved-bob')).toHaveLength(1);
-    expect((await events(p, 'proactive.blocked')).filter((e) => e.data.dedupKey === 'followup:conv_web_unresolved-bob').map((e) => e.data.reason)).toEqual(['Duplicate (dedupKey already sent)']);
+    expect((await events(p, 'proactive.blocked')).filter((e) => e.data.dedupKey === 'followup:conv_web_unresolved-bob').map((e) => e.data.reason)).toEqual([
+      'Duplicate (dedupKey already sent)',
+    ]);
 
     const w = await connectWidget(p.url());
     open.push(w);

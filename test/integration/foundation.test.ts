@@ -26,7 +26,11 @@ describe('health, readiness, diagnostics', () => {
     const before = await (await fetch(`${p.url()}/ready`)).json();
     expect(before).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', widget: 'ok', sdk: { connected: false, functions: 0 } } });
     const sdk = createClient();
-    sdk.expose('getOrderStatus', { description: 'Order status', parameters: { type: 'object', properties: { orderId: { type: 'string' } } } }, async () => ({}));
+    sdk.expose(
+      'getOrderStatus',
+      { description: 'Order status', parameters: { type: 'object', properties: { orderId: { type: 'string' } } } },
+      async () => ({}),
+    );
     sdk.expose('cancelOrder', { description: 'Cancel', mode: 'write' }, async () => ({}));
     await sdk.listen({ url: p.url(), secret: TEST_SECRET });
     open.push(sdk);
@@ -66,15 +70,25 @@ describe('health, readiness, diagnostics', () => {
     const p = await startParley({ testMode: false });
     open.push(p);
     expect((await fetch(`${p.url()}/__test__/sdk/functions`)).status).toBe(404);
-    expect((await fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"offsetMs":1}' })).status).toBe(404);
+    expect((await fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"offsetMs":1}' })).status).toBe(
+      404,
+    );
     expect((await fetch(`${p.url()}/__test__/whatsapp/outbox`)).status).toBe(404);
     const absent = async (path: string, headers: Record<string, string> = {}) => {
       const res = await fetch(`${p.url()}${path}`, { headers });
       return { status: res.status, body: await res.json() };
     };
     const unknownRoute = await absent('/no-such-route');
-    for (const headers of <Record<string, string>[]>[{}, { authorization: 'Bearer wrong' }, { 'x-service-secret': 'wrong' }, { authorization: `Bearer ${TEST_SECRET}x` }]) {
-      expect(await absent('/diagnostics', headers)).toEqual({ status: 404, body: { error: { code: 'not_found', message: unknownRoute.body.error.message.replace('/no-such-route', '/diagnostics') } } });
+    for (const headers of <Record<string, string>[]>[
+      {},
+      { authorization: 'Bearer wrong' },
+      { 'x-service-secret': 'wrong' },
+      { authorization: `Bearer ${TEST_SECRET}x` },
+    ]) {
+      expect(await absent('/diagnostics', headers)).toEqual({
+        status: 404,
+        body: { error: { code: 'not_found', message: unknownRoute.body.error.message.replace('/no-such-route', '/diagnostics') } },
+      });
     }
     for (const headers of <Record<string, string>[]>[{ authorization: `Bearer ${TEST_SECRET}` }, { 'x-service-secret': TEST_SECRET }]) {
       const res = await fetch(`${p.url()}/diagnostics`, { headers });
@@ -102,7 +116,11 @@ describe('health, readiness, diagnostics', () => {
     const nf = await fetch(`${p.url()}/nope`);
     expect(nf.status).toBe(404);
     expect(await nf.json()).toEqual({ error: { code: 'not_found', message: 'No route GET /nope' } });
-    const bad = await fetch(`${p.url()}/proactive`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_SECRET}` }, body: '{"x":' });
+    const bad = await fetch(`${p.url()}/proactive`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_SECRET}` },
+      body: '{"x":',
+    });
     expect(bad.status).toBe(400);
     expect((await bad.json()).error.code).toBe('bad_request');
   });
@@ -131,7 +149,10 @@ describe('shutdown', () => {
     const host = p.runtime.host;
     const drain = host.stop.bind(host);
     host.stop = async () => {
-      const accepted = await fetch(`${p.url()}/health`).then(() => true, () => false);
+      const accepted = await fetch(`${p.url()}/health`).then(
+        () => true,
+        () => false,
+      );
       events.push(`drain (server accepting: ${accepted})`);
       return drain();
     };
@@ -187,8 +208,15 @@ describe('the process', () => {
     open.push(first);
     const port = new URL(first.url()).port; // the second Parley asks for the same fixed port
     const dir = tempDir();
-    writeFileSync(join(dir, 'busy.yaml'), `server:\n  port: ${port}\nstorage:\n  path: ${dir}\nsecret: s\ndemo:\n  backend: false\nlogging:\n  level: silent\n`);
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '../../src/main.ts')], { env: { ...process.env, SERVICE_CONFIG: join(dir, 'busy.yaml') }, encoding: 'utf8', timeout: 20_000 });
+    writeFileSync(
+      join(dir, 'busy.yaml'),
+      `server:\n  port: ${port}\nstorage:\n  path: ${dir}\nsecret: s\ndemo:\n  backend: false\nlogging:\n  level: silent\n`,
+    );
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '../../src/main.ts')], {
+      env: { ...process.env, SERVICE_CONFIG: join(dir, 'busy.yaml') },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^parley: cannot start: .*EADDRINUSE/);
@@ -198,7 +226,11 @@ describe('the process', () => {
     const { spawnSync } = await import('node:child_process');
     const dir = tempDir();
     writeFileSync(join(dir, 'bad.yaml'), 'server:\n  port: high\n');
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '../../src/main.ts')], { env: { ...process.env, SERVICE_CONFIG: join(dir, 'bad.yaml') }, encoding: 'utf8', timeout: 20_000 });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '../../src/main.ts')], {
+      env: { ...process.env, SERVICE_CONFIG: join(dir, 'bad.yaml') },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(r.status).toBe(78);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^parley: configuration error: server\.port: /);

@@ -6,7 +6,13 @@ import { createResilientLlm } from '../../src/llm/resilient.ts';
 import { LlmError, type ToolSpec } from '../../src/llm/types.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 
-const tools: ToolSpec[] = [{ name: 'getOrderStatus', description: 'Get the status of an order', parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } }];
+const tools: ToolSpec[] = [
+  {
+    name: 'getOrderStatus',
+    description: 'Get the status of an order',
+    parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+  },
+];
 let fake: FakeOpenAi;
 afterEach(async () => fake?.close());
 
@@ -17,7 +23,14 @@ describe('openai provider', () => {
     fake = await startFakeOpenAi();
     fake.script({ toolCalls: [{ name: 'getOrderStatus', args: { orderId: '1001' } }] }, { text: 'It shipped.' });
     const llm = provider();
-    const first = await llm.complete({ purpose: 'chat', tools, messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'status 1001' }] });
+    const first = await llm.complete({
+      purpose: 'chat',
+      tools,
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'status 1001' },
+      ],
+    });
     expect(first.toolCalls).toEqual([{ id: expect.any(String), name: 'getOrderStatus', args: { orderId: '1001' } }]);
     expect(first.usage).toEqual({ promptTokens: 22, completionTokens: 7 });
     expect(fake.requests[0].tools).toEqual([{ type: 'function', function: tools[0] }]);
@@ -33,7 +46,10 @@ describe('openai provider', () => {
     });
     expect(second.text).toBe('It shipped.');
     const sent = fake.requests[1].messages;
-    expect(sent[1]).toMatchObject({ role: 'assistant', tool_calls: [{ id: first.toolCalls[0].id, type: 'function', function: { name: 'getOrderStatus', arguments: '{"orderId":"1001"}' } }] });
+    expect(sent[1]).toMatchObject({
+      role: 'assistant',
+      tool_calls: [{ id: first.toolCalls[0].id, type: 'function', function: { name: 'getOrderStatus', arguments: '{"orderId":"1001"}' } }],
+    });
     expect(sent[2]).toEqual({ role: 'tool', tool_call_id: first.toolCalls[0].id, content: '{"status":"shipped"}' });
   });
 
@@ -49,7 +65,10 @@ describe('openai provider', () => {
   it('HTTP 500 → LlmError http_500 (retryable); retried once then succeeds', async () => {
     fake = await startFakeOpenAi();
     fake.script({ status: 500 }, { text: 'recovered' });
-    await expect(provider().complete({ purpose: 'chat', tools, messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ code: 'http_500', retryable: true });
+    await expect(provider().complete({ purpose: 'chat', tools, messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({
+      code: 'http_500',
+      retryable: true,
+    });
     fake.script({ status: 500 }, { text: 'recovered' });
     const llm = createResilientLlm({ primary: provider(), retries: 1 });
     expect((await llm.complete({ purpose: 'chat', tools, messages: [{ role: 'user', content: 'x' }] })).text).toBe('recovered');
@@ -58,7 +77,9 @@ describe('openai provider', () => {
   it('a slow endpoint → LlmError timeout', async () => {
     fake = await startFakeOpenAi();
     fake.script({ text: 'late', delayMs: 1500 });
-    const err = await provider(300).complete({ purpose: 'chat', tools, messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const err = await provider(300)
+      .complete({ purpose: 'chat', tools, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(LlmError);
     expect(err.code).toBe('timeout');
   });
@@ -66,7 +87,9 @@ describe('openai provider', () => {
   it('malformed tool arguments → error → retry → fallback to offline, which answers', async () => {
     fake = await startFakeOpenAi();
     fake.fallback({ toolCalls: [{ name: 'getOrderStatus', args: {} }], rawArguments: '{"orderId": 10' });
-    const err = await provider().complete({ purpose: 'chat', tools, messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const err = await provider()
+      .complete({ purpose: 'chat', tools, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
     expect(err).toMatchObject({ code: 'malformed_tool_call' });
     const failures: string[] = [];
     const llm = createResilientLlm({ primary: provider(), fallback: createOfflineProvider(), retries: 1, onAttemptFailed: (p) => failures.push(p) });

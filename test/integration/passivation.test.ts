@@ -21,7 +21,8 @@ describe('passivation', () => {
     open.push(w);
     w.send({ type: 'message', id: 'm1', text: 'hello' });
     await w.next((f) => f.type === 'message');
-    const conversations = async () => (await (await fetch(`${p.url()}/diagnostics`)).json()).actors.list.filter((a: { machine: string }) => a.machine === 'conversation');
+    const conversations = async () =>
+      (await (await fetch(`${p.url()}/diagnostics`)).json()).actors.list.filter((a: { machine: string }) => a.machine === 'conversation');
     expect(await conversations()).toEqual([expect.objectContaining({ id: 'conv_web_idle-1', state: 'idle' })]);
     clock.advance(14 * 60_000);
     await new Promise((r) => setTimeout(r, 50));
@@ -45,10 +46,14 @@ describe('passivation', () => {
     open.push(p);
     // The tool takes a while, so the turn is still running when passivation's write returns.
     const sdk = createClient();
-    sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => {
-      await new Promise((r) => setTimeout(r, 200));
-      return { orderId, status: 'shipped' };
-    });
+    sdk.expose(
+      'getOrderStatus',
+      { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) },
+      async ({ orderId }: { orderId: string }) => {
+        await new Promise((r) => setTimeout(r, 200));
+        return { orderId, status: 'shipped' };
+      },
+    );
     await sdk.listen({ url: p.url(), secret: TEST_SECRET });
     open.push(sdk);
     const w = await startWidgetSession(p.url(), { customerId: 'race-1', email: 'r@example.com' });

@@ -15,7 +15,8 @@ const auth = { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'applicat
 const post = (p: TestParley, path: string, body: unknown) => fetch(`${p.url()}${path}`, { method: 'POST', headers: auth, body: JSON.stringify(body) });
 const send = async (p: TestParley, body: Record<string, unknown>) => (await post(p, '/proactive', body)).json();
 const optIn = async (p: TestParley, customerExternalId: string, value = true) => post(p, '/proactive/opt-in', { customerExternalId, optIn: value });
-const clock = (p: TestParley, offsetMs: number) => fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ offsetMs }) });
+const clock = (p: TestParley, offsetMs: number) =>
+  fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ offsetMs }) });
 
 async function webCustomer(p: TestParley, externalId: string) {
   await p.services.store.table('customers'); // ensure opened
@@ -26,7 +27,13 @@ async function webCustomer(p: TestParley, externalId: string) {
 async function proactiveParley(extra: Record<string, unknown> = {}) {
   const graph = await startFakeGraph();
   open.push(graph);
-  const p = await startParley({ config: { proactive: { enabled: true, daily_cap: 3, dedup_window_hours: 24 }, channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA } }, ...extra } });
+  const p = await startParley({
+    config: {
+      proactive: { enabled: true, daily_cap: 3, dedup_window_hours: 24 },
+      channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA } },
+      ...extra,
+    },
+  });
   open.push(p);
   return { p, graph };
 }
@@ -47,7 +54,10 @@ describe('POST /proactive guardrails', () => {
     expect(await (await optIn(p, 'ann')).json()).toEqual({ customerExternalId: 'ann', optIn: true });
     const first = await send(p, { customerExternalId: 'ann', channel: 'web', content: 'Your order shipped', dedupKey: 'ship-1001' });
     expect(first).toEqual({ accepted: true, messageId: expect.any(String) });
-    expect(await send(p, { customerExternalId: 'ann', channel: 'web', content: 'Your order shipped', dedupKey: 'ship-1001' })).toEqual({ accepted: false, reason: 'Duplicate (dedupKey already sent)' });
+    expect(await send(p, { customerExternalId: 'ann', channel: 'web', content: 'Your order shipped', dedupKey: 'ship-1001' })).toEqual({
+      accepted: false,
+      reason: 'Duplicate (dedupKey already sent)',
+    });
     expect((await send(p, { customerExternalId: 'ann', channel: 'web', content: 'two' })).accepted).toBe(true);
     expect((await send(p, { customerExternalId: 'ann', channel: 'web', content: 'three' })).accepted).toBe(true);
     expect(await send(p, { customerExternalId: 'ann', channel: 'web', content: 'four' })).toEqual({ accepted: false, reason: 'Daily proactive limit reached' });
@@ -75,12 +85,24 @@ describe('POST /proactive guardrails', () => {
     await optIn(p, '+15550007001');
     expect((await send(p, { customerExternalId: '+15550007001', channel: 'whatsapp', content: 'inside the window' })).accepted).toBe(true);
     await clock(p, 24 * 3600_000 + 60_000);
-    expect(await send(p, { customerExternalId: '+15550007001', channel: 'whatsapp', content: 'outside' })).toEqual({ accepted: false, reason: 'Outside 24h window — a template message is required' });
-    const t = await send(p, { customerExternalId: '+15550007001', channel: 'whatsapp', content: 'shipped', template: { name: 'order_shipped', language: 'en_US', parameters: ['1001'] } });
+    expect(await send(p, { customerExternalId: '+15550007001', channel: 'whatsapp', content: 'outside' })).toEqual({
+      accepted: false,
+      reason: 'Outside 24h window — a template message is required',
+    });
+    const t = await send(p, {
+      customerExternalId: '+15550007001',
+      channel: 'whatsapp',
+      content: 'shipped',
+      template: { name: 'order_shipped', language: 'en_US', parameters: ['1001'] },
+    });
     expect(t.accepted).toBe(true);
     for (let i = 0; i < 100 && !graph.delivered().some((r) => r.body.type === 'template'); i++) await new Promise((r) => setTimeout(r, 30));
     const tpl = graph.delivered().find((r) => r.body.type === 'template')!;
-    expect(tpl.body).toMatchObject({ to: '15550007001', type: 'template', template: { name: 'order_shipped', language: { code: 'en_US' }, components: [{ type: 'body', parameters: [{ type: 'text', text: '1001' }] }] } });
+    expect(tpl.body).toMatchObject({
+      to: '15550007001',
+      type: 'template',
+      template: { name: 'order_shipped', language: { code: 'en_US' }, components: [{ type: 'body', parameters: [{ type: 'text', text: '1001' }] }] },
+    });
   });
 
   it('the daily cap counts the last 24 hours (test clock)', async () => {
@@ -107,10 +129,15 @@ describe('POST /proactive guardrails', () => {
     open.push(p2);
     await webCustomer(p2, 'c2');
     await optIn(p2, 'c2');
-    const distinct = await Promise.all(Array.from({ length: 100 }, (_, i) => send(p2, { customerExternalId: 'c2', channel: 'web', content: `m${i}`, dedupKey: `d${i}` })));
+    const distinct = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => send(p2, { customerExternalId: 'c2', channel: 'web', content: `m${i}`, dedupKey: `d${i}` })),
+    );
     expect(distinct.filter((r) => r.accepted)).toHaveLength(3);
     // after a restart the key and the cap still hold
-    expect(await send(p2, { customerExternalId: 'c1', channel: 'web', content: 'x', dedupKey: 'k' })).toEqual({ accepted: false, reason: 'Duplicate (dedupKey already sent)' });
+    expect(await send(p2, { customerExternalId: 'c1', channel: 'web', content: 'x', dedupKey: 'k' })).toEqual({
+      accepted: false,
+      reason: 'Duplicate (dedupKey already sent)',
+    });
     await p2.close();
     const p3 = await startParley({ storagePath: p.storagePath, config: { proactive: { enabled: true, daily_cap: 3 } } });
     open.push(p3);
@@ -165,7 +192,13 @@ describe('POST /proactive guardrails', () => {
     const { p } = await proactiveParley();
     // The integrator's customer signs in the usual way (magic link → session token) but has not opened the widget yet.
     const headers = { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' };
-    const { url } = await (await fetch(`${p.url()}/auth/magic-link`, { method: 'POST', headers, body: JSON.stringify({ email: 'never-seen@example.com', externalId: 'never-seen' }) })).json();
+    const { url } = await (
+      await fetch(`${p.url()}/auth/magic-link`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ email: 'never-seen@example.com', externalId: 'never-seen' }),
+      })
+    ).json();
     const session = await (await fetch(url)).json();
     await optIn(p, 'never-seen');
     const r = await send(p, { customerExternalId: 'never-seen', channel: 'web', content: 'Welcome aboard' });

@@ -28,7 +28,9 @@ describe('POST /proactive on an internal failure', () => {
     await customers.upsert({ externalId: 'ok' });
     await customers.setOptIn('ok', true);
     const proactive = createProactiveService({
-      store, clock, customers,
+      store,
+      clock,
+      customers,
       ledger: createProactiveLedger({ store, clock, dailyCap: 3, dedupWindowHours: 24 }),
       enabled: () => true,
       deliver: {
@@ -49,7 +51,10 @@ describe('POST /proactive on an internal failure', () => {
     expect(failed.json()).toEqual({ error: { code: 'unavailable', message: expect.any(String) } });
     expect(failed.body).not.toMatch(/MDB_MAP_FULL/);
     // Nothing was reserved: the same key goes through once the store works.
-    expect((await post({ customerExternalId: 'ok', channel: 'web', content: 'works', dedupKey: 'k' })).json()).toEqual({ accepted: true, messageId: expect.any(String) });
+    expect((await post({ customerExternalId: 'ok', channel: 'web', content: 'works', dedupKey: 'k' })).json()).toEqual({
+      accepted: true,
+      messageId: expect.any(String),
+    });
     const blocked = await post({ customerExternalId: 'nobody', channel: 'web', content: 'x' });
     expect(blocked.statusCode).toBe(200);
     expect(blocked.json()).toEqual({ accepted: false, reason: 'Unknown customer' });

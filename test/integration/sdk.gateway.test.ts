@@ -35,7 +35,6 @@ function recordingTelemetry(): Telemetry & { events: Pick<TelemetryEvent, 'type'
   };
 }
 
-type Server = Awaited<ReturnType<typeof startServer>>;
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
@@ -123,16 +122,20 @@ const until = async (cond: () => boolean, ms = 5_000) => {
 
 function exposeShop(c: ParleyClient, seen: { ids: string[] } = { ids: [] }) {
   return c
+    .expose('lookup_order', { description: 'Find an order', parameters: z.object({ orderId: z.string().min(1) }) }, async ({ orderId }, ctx) => {
+      seen.ids.push(ctx.invocationId);
+      if (orderId === 'boom') throw Object.assign(new Error('order service down'), { code: 'upstream_down' });
+      return { orderId, status: 'shipped', customerId: ctx.customerId, channel: ctx.channel, conversationId: ctx.conversationId, externalId: ctx.externalId };
+    })
     .expose(
-      'lookup_order',
-      { description: 'Find an order', parameters: z.object({ orderId: z.string().min(1) }) },
-      async ({ orderId }, ctx) => {
-        seen.ids.push(ctx.invocationId);
-        if (orderId === 'boom') throw Object.assign(new Error('order service down'), { code: 'upstream_down' });
-        return { orderId, status: 'shipped', customerId: ctx.customerId, channel: ctx.channel, conversationId: ctx.conversationId, externalId: ctx.externalId };
+      'cancel_order',
+      {
+        description: 'Cancel an order',
+        parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+        mode: 'destructive',
       },
-    )
-    .expose('cancel_order', { description: 'Cancel an order', parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] }, mode: 'destructive' }, () => ({ cancelled: true }));
+      () => ({ cancelled: true }),
+    );
 }
 
 describe('SDK gateway with the real SDK', () => {
@@ -149,7 +152,10 @@ describe('SDK gateway with the real SDK', () => {
     expect(s.hub.registeredCount()).toBe(1);
     expect(s.telemetry.events.map((e) => e.type)).toEqual(['sdk.connected', 'sdk.registered']);
     expect(s.telemetry.events[1].data).toMatchObject({ functions: 2, names: ['lookup_order', 'cancel_order'] });
-    expect(s.supervisor.liveActors().find((a) => a.machine === 'sdkConnection')).toMatchObject({ state: 'registered', context: { functions: ['lookup_order', 'cancel_order'] } });
+    expect(s.supervisor.liveActors().find((a) => a.machine === 'sdkConnection')).toMatchObject({
+      state: 'registered',
+      context: { functions: ['lookup_order', 'cancel_order'] },
+    });
 
     await c.close();
     await until(() => s.hub.catalog().length === 0);
@@ -266,7 +272,10 @@ describe('SDK gateway with the real SDK', () => {
     });
     expect(seen.ids).toEqual(['inv-42']);
 
-    await expect(s.hub.invoke('lookup_order', { orderId: 'boom' }, CTX)).resolves.toEqual({ ok: false, error: { message: 'order service down', code: 'upstream_down' } });
+    await expect(s.hub.invoke('lookup_order', { orderId: 'boom' }, CTX)).resolves.toEqual({
+      ok: false,
+      error: { message: 'order service down', code: 'upstream_down' },
+    });
     expect(seen.ids[1]).toMatch(/^[0-9a-f-]{36}$/); // a random id when none is given
 
     const invalid = await s.hub.invoke('lookup_order', { orderId: 7 }, CTX);
@@ -299,9 +308,16 @@ describe('SDK gateway with the real SDK', () => {
     const s = await startServer();
     const first = client().expose('whoami', {}, () => 'first');
     await first.listen({ secret: SECRET, url: s.url });
-    const second = client().expose('whoami', {}, () => 'second').expose('extra', {}, () => 1);
+    const second = client()
+      .expose('whoami', {}, () => 'second')
+      .expose('extra', {}, () => 1);
     await second.listen({ secret: SECRET, url: s.url });
-    expect(s.hub.catalog().map((f) => f.name).sort()).toEqual(['extra', 'whoami']);
+    expect(
+      s.hub
+        .catalog()
+        .map((f) => f.name)
+        .sort(),
+    ).toEqual(['extra', 'whoami']);
     await expect(s.hub.invoke('whoami', {}, CTX)).resolves.toEqual({ ok: true, data: 'second' });
     await second.close();
     await until(() => s.hub.catalog().length === 1);
@@ -325,7 +341,11 @@ describe('SDK gateway with the real SDK', () => {
     expect(delivered).toEqual([{ channel: 'whatsapp', to: '+15550001', content: 'hi' }]);
     await expect(s.hub.send({ id: 'out-2', channel: 'whatsapp', to: 'nobody', content: 'hi' })).resolves.toEqual({ ok: false, error: 'no such recipient' });
 
-    await expect(c.ingest({ channel: 'whatsapp', from: '+15550001', text: 'hello' })).resolves.toMatchObject({ type: 'ack', ok: false, error: 'ingest is not enabled' });
+    await expect(c.ingest({ channel: 'whatsapp', from: '+15550001', text: 'hello' })).resolves.toMatchObject({
+      type: 'ack',
+      ok: false,
+      error: 'ingest is not enabled',
+    });
     const ingested: unknown[] = [];
     s.hub.setIngestHandler(async (frame, connectionId) => {
       ingested.push({ from: frame.from, text: frame.text, connectionId: typeof connectionId });

@@ -18,8 +18,9 @@ const conv = 'conv_web_rec-1';
 const auth = { authorization: `Bearer ${TEST_SECRET}` };
 
 const get = (path: string) => fetch(`${p.url()}${path}`, { headers: auth });
-const page = async (path: string) => ((await (await get(path)).json()) as { items: any[]; nextCursor: string | null });
-const post = (path: string, body: unknown) => fetch(`${p.url()}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const page = async (path: string) => (await (await get(path)).json()) as { items: any[]; nextCursor: string | null };
+const post = (path: string, body: unknown) =>
+  fetch(`${p.url()}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const metrics = async () => parsePrometheusText(await (await get('/metrics')).text());
 
 beforeAll(async () => {
@@ -32,7 +33,11 @@ beforeAll(async () => {
   );
   p = await startParley({ config: { llm: { provider: 'openai', base_url: llm.url, model: 'fake-model' }, proactive: { enabled: true } } });
   sdk = createClient();
-  sdk.expose('cancelOrder', { description: 'Cancel', parameters: z.object({ orderId: z.string() }), mode: 'write' }, async ({ orderId }: { orderId: string }) => ({ orderId, status: 'cancelled' }));
+  sdk.expose(
+    'cancelOrder',
+    { description: 'Cancel', parameters: z.object({ orderId: z.string() }), mode: 'write' },
+    async ({ orderId }: { orderId: string }) => ({ orderId, status: 'cancelled' }),
+  );
   await sdk.listen({ url: p.url(), secret: TEST_SECRET });
   const w = await connectWidget(p.url());
   w.send({ type: 'init', customerId: 'rec-1', email: 'r@example.com' });
@@ -69,7 +74,9 @@ describe('events API', () => {
     const { items } = await page(`/api/v1/telemetry/events?turnId=${encodeURIComponent(`${conv}:a`)}&limit=1000`);
     expect(items.length).toBeGreaterThanOrEqual(4);
     expect(items.every((e) => e.data.turnId === `${conv}:a`)).toBe(true);
-    expect(items.map((e) => e.type)).toEqual(expect.arrayContaining(['message.in', 'confirmation.requested', 'confirmation.denied', 'message.out', 'turn.ended']));
+    expect(items.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['message.in', 'confirmation.requested', 'confirmation.denied', 'message.out', 'turn.ended']),
+    );
     // The turn's start travels on turn.ended (one record per turn fewer).
     expect(items.map((e) => e.type)).not.toContain('turn.started');
     const ended = items.find((e) => e.type === 'turn.ended');

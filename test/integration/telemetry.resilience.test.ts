@@ -21,7 +21,8 @@ async function parley(config: Parameters<typeof startParley>[0] = {}) {
   open.push(p);
   return p;
 }
-const page = async (p: TestParley, path: string) => ((await (await fetch(`${p.url()}${path}`, { headers: auth })).json()) as { items: any[]; nextCursor: string | null });
+const page = async (p: TestParley, path: string) =>
+  (await (await fetch(`${p.url()}${path}`, { headers: auth })).json()) as { items: any[]; nextCursor: string | null };
 
 async function converse(p: TestParley, customerId: string, texts: string[]) {
   const w = await connectWidget(p.url());
@@ -43,7 +44,9 @@ describe('failed LLM attempts', () => {
   it('a 500, its retry failing too, then the fallback answering: two ok:false turn-calls and one ok, in the same turn and step', async () => {
     llm = await startFakeOpenAi();
     llm.script({ status: 500 }, { status: 503 });
-    const p = await parley({ config: { llm: { provider: 'openai', base_url: llm.url, model: 'fake-model', max_retries: 1, fallback: { provider: 'offline', model: 'offline-1' } } } });
+    const p = await parley({
+      config: { llm: { provider: 'openai', base_url: llm.url, model: 'fake-model', max_retries: 1, fallback: { provider: 'offline', model: 'offline-1' } } },
+    });
     const [reply] = await converse(p, 'att-1', ['hello']);
     expect(reply).toBeTruthy();
     const turnId = 'conv_web_att-1:m0';
@@ -53,7 +56,8 @@ describe('failed LLM attempts', () => {
       ['openai', 'fake-model', false],
       ['offline', 'offline-1', true],
     ]);
-    for (const c of items) expect(c).toMatchObject({ turnId, conversationId: 'conv_web_att-1', customerId: 'att-1', sequence: 1, purpose: 'chat', durationMs: expect.any(Number) });
+    for (const c of items)
+      expect(c).toMatchObject({ turnId, conversationId: 'conv_web_att-1', customerId: 'att-1', sequence: 1, purpose: 'chat', durationMs: expect.any(Number) });
     expect(items[0].error).toMatch(/500/);
     expect(items[1].error).toMatch(/503/);
     expect(items[2].error).toBeUndefined();
@@ -102,7 +106,11 @@ describe('retention', () => {
     for (const t of ['telemetry', 'turnCalls'] as const) await compactConversationIndex(p.services.store, t);
 
     // 31 days later the hourly prune timer fires (the clock jump fires due timers).
-    await fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ offsetMs: 31 * 86_400_000 }) });
+    await fetch(`${p.url()}/__test__/clock`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ offsetMs: 31 * 86_400_000 }),
+    });
     // Events are pruned first, then turn-calls: wait for both.
     await expect.poll(async () => (await page(p, '/api/v1/telemetry/turn-calls')).items.length, { timeout: 5000 }).toBe(0);
     expect((await page(p, '/api/v1/telemetry/events?type=message.in')).items).toHaveLength(0);
@@ -130,13 +138,21 @@ describe('conversation timeline and the recent list', () => {
     const ids: string[] = [];
     let cursor: string | null = null;
     do {
-      const pg: { items: { id: string }[]; nextCursor: string | null } = await page(p, `/api/v1/telemetry/events?conversationId=conv_web_tl-1&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      const pg: { items: { id: string }[]; nextCursor: string | null } = await page(
+        p,
+        `/api/v1/telemetry/events?conversationId=conv_web_tl-1&limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       ids.push(...pg.items.map((e) => e.id));
       cursor = pg.nextCursor;
     } while (cursor);
     expect(ids).toEqual(all.map((e) => e.id));
     const desc = await page(p, '/api/v1/telemetry/events?conversationId=conv_web_tl-1&limit=2&order=desc');
-    expect(desc.items.map((e) => e.id)).toEqual(all.slice(-2).reverse().map((e) => e.id));
+    expect(desc.items.map((e) => e.id)).toEqual(
+      all
+        .slice(-2)
+        .reverse()
+        .map((e) => e.id),
+    );
     // The index, not a scan: make every record of the table unreadable except through get().
     const table = p.services.store.table('telemetry');
     const range = table.range.bind(table);
@@ -169,7 +185,22 @@ describe('records older than the conversation index', () => {
     const store = first.services.store;
     const at = Date.now() - 60_000;
     await store.table('telemetry').put(`${at}-00000001`, { id: `${at}-00000001`, at, type: 'message.in', conversationId: 'conv_web_legacy', data: {} });
-    await store.table('turnCalls').put(`${at}-00000002`, { id: `${at}-00000002`, turnId: 'conv_web_legacy:1', conversationId: 'conv_web_legacy', customerId: 'legacy', sequence: 1, at, provider: 'offline', model: 'offline-1', purpose: 'chat', durationMs: 1, promptTokens: 1, completionTokens: 1, toolCalls: [], ok: true });
+    await store.table('turnCalls').put(`${at}-00000002`, {
+      id: `${at}-00000002`,
+      turnId: 'conv_web_legacy:1',
+      conversationId: 'conv_web_legacy',
+      customerId: 'legacy',
+      sequence: 1,
+      at,
+      provider: 'offline',
+      model: 'offline-1',
+      purpose: 'chat',
+      durationMs: 1,
+      promptTokens: 1,
+      completionTokens: 1,
+      toolCalls: [],
+      ok: true,
+    });
     await store.table('telemetry').remove(INDEX_MARKER);
     await store.table('turnCalls').remove(INDEX_MARKER);
     await first.close();
@@ -185,7 +216,8 @@ describe('records older than the conversation index', () => {
 describe('switching persistence at run time (test mode, for the cost benchmark)', () => {
   it('POST /__test__/telemetry stops and resumes persisting; listeners see every record; a bad body is a 400', async () => {
     const p = await parley();
-    const post = (body: unknown) => fetch(`${p.url()}/__test__/telemetry`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (body: unknown) =>
+      fetch(`${p.url()}/__test__/telemetry`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const seen: string[] = [];
     p.services.telemetry.subscribe({ event: (e) => void seen.push(e.type) });
     expect(await (await post({ persist: false })).json()).toEqual({ persist: false });

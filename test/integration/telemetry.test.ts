@@ -12,7 +12,7 @@ let sdk: ReturnType<typeof createClient>;
 const conv = 'conv_web_tele-1';
 
 const get = (path: string, headers: Record<string, string> = { authorization: `Bearer ${TEST_SECRET}` }) => fetch(`${p.url()}${path}`, { headers });
-const items = async (path: string) => ((await (await get(path)).json()) as { items: any[]; nextCursor: string | null });
+const items = async (path: string) => (await (await get(path)).json()) as { items: any[]; nextCursor: string | null };
 
 beforeAll(async () => {
   llm = await startFakeOpenAi();
@@ -26,8 +26,15 @@ beforeAll(async () => {
   );
   p = await startParley({ config: { llm: { provider: 'openai', base_url: llm.url, model: 'fake-model' } } });
   sdk = createClient();
-  sdk.expose('getOrderStatus', { description: 'Order status', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }));
-  sdk.expose('cancelOrder', { description: 'Cancel', parameters: z.object({ orderId: z.string() }), mode: 'write' }, async ({ orderId }: { orderId: string }) => ({ orderId, status: 'cancelled' }));
+  sdk.expose('getOrderStatus', { description: 'Order status', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => ({
+    orderId,
+    status: 'shipped',
+  }));
+  sdk.expose(
+    'cancelOrder',
+    { description: 'Cancel', parameters: z.object({ orderId: z.string() }), mode: 'write' },
+    async ({ orderId }: { orderId: string }) => ({ orderId, status: 'cancelled' }),
+  );
   sdk.expose('refund', { description: 'Refund', parameters: z.object({ orderId: z.string() }) }, async () => {
     throw new Error('payment provider down');
   });
@@ -57,11 +64,29 @@ describe('telemetry API', () => {
   it('records the conversation as events with the right fields', async () => {
     const { items: ev } = await items(`/api/v1/telemetry/events?conversationId=${conv}&limit=1000`);
     const types = ev.map((e) => e.type);
-    for (const t of ['message.in', 'message.out', 'turn.ended', 'tool.invoked', 'tool.result', 'tool.failed', 'confirmation.requested', 'confirmation.approved']) expect(types).toContain(t);
+    for (const t of [
+      'message.in',
+      'message.out',
+      'turn.ended',
+      'tool.invoked',
+      'tool.result',
+      'tool.failed',
+      'confirmation.requested',
+      'confirmation.approved',
+    ])
+      expect(types).toContain(t);
     expect(types.filter((t) => t === 'message.in')).toHaveLength(3);
     expect(types.filter((t) => t === 'message.out')).toHaveLength(3);
     const failed = ev.find((e) => e.type === 'tool.failed');
-    expect(failed).toMatchObject({ id: expect.stringMatching(/^\d{13}-\d{8}$/), at: expect.any(Number), conversationId: conv, customerId: 'tele-1', customerExternalId: 'tele-1', channel: 'web', data: { name: 'refund', error: 'payment provider down' } });
+    expect(failed).toMatchObject({
+      id: expect.stringMatching(/^\d{13}-\d{8}$/),
+      at: expect.any(Number),
+      conversationId: conv,
+      customerId: 'tele-1',
+      customerExternalId: 'tele-1',
+      channel: 'web',
+      data: { name: 'refund', error: 'payment provider down' },
+    });
     for (const t of ['tool.result', 'tool.failed']) expect(typeof ev.find((e) => e.type === t)?.data.durationMs, t).toBe('number');
     const sorted = [...ev].sort((a, b) => (a.id < b.id ? -1 : 1));
     expect(ev.map((e) => e.id)).toEqual(sorted.map((e) => e.id));
@@ -70,7 +95,20 @@ describe('telemetry API', () => {
   it('one turn-call per LLM call with model, tokens, tool calls', async () => {
     const { items: calls } = await items(`/api/v1/telemetry/turn-calls?conversationId=${conv}`);
     expect(calls).toHaveLength(6);
-    expect(calls[0]).toMatchObject({ turnId: `${conv}:a`, conversationId: conv, customerId: 'tele-1', sequence: 1, provider: 'openai', model: 'fake-model', purpose: 'chat', ok: true, toolCalls: ['getOrderStatus'], promptTokens: expect.any(Number), completionTokens: 7, durationMs: expect.any(Number) });
+    expect(calls[0]).toMatchObject({
+      turnId: `${conv}:a`,
+      conversationId: conv,
+      customerId: 'tele-1',
+      sequence: 1,
+      provider: 'openai',
+      model: 'fake-model',
+      purpose: 'chat',
+      ok: true,
+      toolCalls: ['getOrderStatus'],
+      promptTokens: expect.any(Number),
+      completionTokens: 7,
+      durationMs: expect.any(Number),
+    });
     expect(calls[1]).toMatchObject({ turnId: `${conv}:a`, sequence: 2, toolCalls: [] });
     const byTurn = await items(`/api/v1/telemetry/turn-calls?turnId=${encodeURIComponent(`${conv}:b`)}`);
     expect(byTurn.items.map((c) => c.sequence)).toEqual([1, 2]);
@@ -109,7 +147,14 @@ describe('telemetry API', () => {
   });
 
   it('a bad query → 400 naming the parameter', async () => {
-    for (const [q, param] of [['limit=0', 'query.limit'], ['limit=5000', 'query.limit'], ['limit=abc', 'query.limit'], ['since=yesterday', 'query.since'], ['cursor=zzz', 'query.cursor'], ['bogus=1', 'query']] as const) {
+    for (const [q, param] of [
+      ['limit=0', 'query.limit'],
+      ['limit=5000', 'query.limit'],
+      ['limit=abc', 'query.limit'],
+      ['since=yesterday', 'query.since'],
+      ['cursor=zzz', 'query.cursor'],
+      ['bogus=1', 'query'],
+    ] as const) {
       const r = await get(`/api/v1/telemetry/events?${q}`);
       expect(r.status, q).toBe(400);
       expect((await r.json()).error.message, q).toContain(param);

@@ -23,7 +23,9 @@ function rawUpgrade(url: string, path: string): Promise<string> {
     socket.on('close', () => resolve(data));
     socket.on('error', reject);
     socket.setTimeout(3000, () => reject(new Error(`socket still open after 3 s; got: ${data}`)));
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+    socket.write(
+      `GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+    );
   });
 }
 

@@ -36,7 +36,9 @@ describe('WhatsApp crash recovery', () => {
     graph.failNext(...Array.from({ length: 40 }, () => ({ slowMs: 400 })));
 
     const acked: string[] = [];
-    const messages = Array.from({ length: PER_PHONE }, (_, k) => Array.from({ length: PHONES }, (_, i) => textMessage(phone(i), `hello ${k}`, `wamid.crash.${i}.${k}`))).flat();
+    const messages = Array.from({ length: PER_PHONE }, (_, k) =>
+      Array.from({ length: PHONES }, (_, i) => textMessage(phone(i), `hello ${k}`, `wamid.crash.${i}.${k}`)),
+    ).flat();
     let next = 0;
     await Promise.all(
       Array.from({ length: 8 }, async () => {

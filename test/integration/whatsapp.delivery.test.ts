@@ -26,12 +26,22 @@ describe('uncertain sends (request out, no answer)', () => {
     graph.failNext({ slowMs: 1200 });
     graph.holdStatuses(true); // Meta's status comes after the client gave up waiting for the answer
     await postWebhook(p.url(), webhookBody([textMessage('+15550101010', 'status of order 1001')]));
-    await until(() => graph.requests, (r) => r.length >= 1);
+    await until(
+      () => graph.requests,
+      (r) => r.length >= 1,
+    );
     await sleep(1500);
     graph.holdStatuses(false);
-    await until(() => p.runtime.whatsapp.outboundQueue.depth(), (d) => d === 0, 3500);
+    await until(
+      () => p.runtime.whatsapp.outboundQueue.depth(),
+      (d) => d === 0,
+      3500,
+    );
     // accepted through the status webhook (it may come before or after the client gave up on the answer)
-    await until(() => events(p, 'whatsapp.outbound'), (e) => e.some((x) => x.data.status === 'accepted' && x.data.resolvedBy === 'status'));
+    await until(
+      () => events(p, 'whatsapp.outbound'),
+      (e) => e.some((x) => x.data.status === 'accepted' && x.data.resolvedBy === 'status'),
+    );
     await sleep(4500); // past the grace period: nothing may go out again
     expect(graph.requests).toHaveLength(1);
     expect(graph.delivered()).toHaveLength(1);
@@ -44,7 +54,11 @@ describe('uncertain sends (request out, no answer)', () => {
     const { p, graph } = await setup({ statuses: true, whatsapp: { send_timeout_ms: 300, uncertain_grace_ms: 1500 } });
     graph.failNext({ hang: true });
     await postWebhook(p.url(), webhookBody([textMessage('+15550101011', 'status of order 1001')]));
-    await until(() => graph.delivered(), (d) => d.length >= 1, 6000);
+    await until(
+      () => graph.delivered(),
+      (d) => d.length >= 1,
+      6000,
+    );
     await sleep(500);
     expect(graph.requests).toHaveLength(2);
     expect(graph.delivered()).toHaveLength(1);
@@ -59,7 +73,10 @@ describe('ordering and de-dup across webhook posts', () => {
     graph.failNext({ status: 500 });
     expect((await postWebhook(p.url(), webhookBody([textMessage('+15550102020', 'status of order 1001')]))).status).toBe(200);
     expect((await postWebhook(p.url(), webhookBody([textMessage('+15550102020', 'status of order 2002')]))).status).toBe(200);
-    await until(() => graph.delivered(), (d) => d.length >= 2);
+    await until(
+      () => graph.delivered(),
+      (d) => d.length >= 2,
+    );
     expect(graph.requests.map((r) => /\d{4}/.exec(r.body.text.body)?.[0])).toEqual(['1001', '1001', '2002']);
     expect(orderOf(graph)).toEqual(['1001', '2002']);
   });
@@ -68,8 +85,14 @@ describe('ordering and de-dup across webhook posts', () => {
     const { p, graph } = await setup();
     const msg = textMessage('+15550103030', 'status of order 1001');
     expect(await (await postWebhook(p.url(), webhookBody([msg]))).json()).toMatchObject({ queued: 1 });
-    await until(() => graph.delivered(), (d) => d.length >= 1);
-    await until(() => p.runtime.whatsapp.inbound.depth(), (d) => d === 0);
+    await until(
+      () => graph.delivered(),
+      (d) => d.length >= 1,
+    );
+    await until(
+      () => p.runtime.whatsapp.inbound.depth(),
+      (d) => d === 0,
+    );
     expect(await (await postWebhook(p.url(), webhookBody([msg]))).json()).toMatchObject({ received: 1, queued: 0 });
     await sleep(500);
     expect(graph.delivered()).toHaveLength(1);
@@ -88,18 +111,49 @@ describe('statuses and phone numbers', () => {
     const { p, graph } = await setup();
     graph.failNext({ slowMs: 400 }); // the answer is slow, the status webhook is not
     await postWebhook(p.url(), webhookBody([textMessage('+15550105050', 'status of order 1001')]));
-    const [req] = await until(() => graph.delivered(), (d) => d.length >= 1);
+    const [req] = await until(
+      () => graph.delivered(),
+      (d) => d.length >= 1,
+    );
     void req;
     const wamid = 'wamid.fake.1';
     await postWebhook(p.url(), webhookBody([], [{ id: wamid, status: 'delivered', recipient_id: '15550105050', timestamp: '1700000000' }]));
-    const record = await until(() => p.services.store.table<{ status: string }>('outbox').get(wamid), (d) => d !== undefined, 3000);
+    const record = await until(
+      () => p.services.store.table<{ status: string }>('outbox').get(wamid),
+      (d) => d !== undefined,
+      3000,
+    );
     expect(record!.status).toBe('delivered');
-    await postWebhook(p.url(), webhookBody([], [{ id: wamid, status: 'read', timestamp: '1700000002' }, { id: wamid, status: 'delivered', timestamp: '1700000001' }]));
+    await postWebhook(
+      p.url(),
+      webhookBody(
+        [],
+        [
+          { id: wamid, status: 'read', timestamp: '1700000002' },
+          { id: wamid, status: 'delivered', timestamp: '1700000001' },
+        ],
+      ),
+    );
     expect(p.services.store.table<{ status: string }>('outbox').get(wamid)!.status).toBe('read');
-    await postWebhook(p.url(), webhookBody([], [{ id: wamid, status: 'failed', timestamp: '1700000003', errors: [{ code: 131026 }] }, { id: wamid, status: 'delivered', timestamp: '1700000004' }]));
+    await postWebhook(
+      p.url(),
+      webhookBody(
+        [],
+        [
+          { id: wamid, status: 'failed', timestamp: '1700000003', errors: [{ code: 131026 }] },
+          { id: wamid, status: 'delivered', timestamp: '1700000004' },
+        ],
+      ),
+    );
     expect(p.services.store.table<{ status: string }>('outbox').get(wamid)!.status).toBe('failed');
     const applied = (await events(p, 'whatsapp.status')).map((e) => [e.data.status, e.data.applied]);
-    expect(applied).toEqual([['delivered', true], ['read', true], ['delivered', false], ['failed', true], ['delivered', false]]);
+    expect(applied).toEqual([
+      ['delivered', true],
+      ['read', true],
+      ['delivered', false],
+      ['failed', true],
+      ['delivered', false],
+    ]);
   });
 
   it('messages for another phone_number_id are ignored and logged', async () => {
@@ -118,13 +172,23 @@ describe('statuses and phone numbers', () => {
     const { p, graph } = await setup();
     const wroteAt = Date.now() - 3 * 3600_000;
     await postWebhook(p.url(), webhookBody([textMessageAt('+15550107070', 'status of order 1001', wroteAt)]));
-    await until(() => graph.delivered(), (d) => d.length >= 1);
-    const c = [...p.services.store.table<{ phone?: string; lastInboundAt?: { whatsapp?: number } }>('customers').range()].map((r) => r.value).find((x) => x.phone === '+15550107070');
+    await until(
+      () => graph.delivered(),
+      (d) => d.length >= 1,
+    );
+    const c = [...p.services.store.table<{ phone?: string; lastInboundAt?: { whatsapp?: number } }>('customers').range()]
+      .map((r) => r.value)
+      .find((x) => x.phone === '+15550107070');
     expect(c?.lastInboundAt?.whatsapp).toBe(Math.floor(wroteAt / 1000) * 1000);
     // a timestamp in the future is bounded by now
     await postWebhook(p.url(), webhookBody([textMessageAt('+15550107070', 'status of order 2002', Date.now() + 3600_000)]));
-    await until(() => graph.delivered(), (d) => d.length >= 2);
-    const after = [...p.services.store.table<{ phone?: string; lastInboundAt?: { whatsapp?: number } }>('customers').range()].map((r) => r.value).find((x) => x.phone === '+15550107070');
+    await until(
+      () => graph.delivered(),
+      (d) => d.length >= 2,
+    );
+    const after = [...p.services.store.table<{ phone?: string; lastInboundAt?: { whatsapp?: number } }>('customers').range()]
+      .map((r) => r.value)
+      .find((x) => x.phone === '+15550107070');
     expect(after!.lastInboundAt!.whatsapp!).toBeLessThanOrEqual(Date.now());
   });
 });
@@ -133,12 +197,21 @@ describe('confirmations', () => {
   it('the inbound job of a button reply that already confirmed runs again (crash before its completion was recorded) → no second reply', async () => {
     const { p, graph, invoked } = await setup();
     await postWebhook(p.url(), webhookBody([textMessage('+15550108080', 'cancel order 1001')]));
-    const [prompt] = await until(() => graph.delivered(), (d) => d.length >= 1);
+    const [prompt] = await until(
+      () => graph.delivered(),
+      (d) => d.length >= 1,
+    );
     const yes = prompt.body.interactive.action.buttons[0].reply.id as string;
     const reply = buttonReply('+15550108080', yes, 'Yes');
     await postWebhook(p.url(), webhookBody([reply]));
-    await until(() => graph.delivered(), (d) => d.length >= 2);
-    await until(() => p.runtime.whatsapp.inbound.depth(), (d) => d === 0);
+    await until(
+      () => graph.delivered(),
+      (d) => d.length >= 2,
+    );
+    await until(
+      () => p.runtime.whatsapp.inbound.depth(),
+      (d) => d === 0,
+    );
     // The same inbound message handled again, as after a crash between the confirm's commit and the job's.
     const [again] = (await import('../../src/whatsapp/webhook-payload.ts')).parseWebhook(webhookBody([reply])).messages;
     await p.runtime.whatsapp.inbound.enqueue(again, { id: 'replayed-after-crash' });
@@ -155,21 +228,41 @@ describe('identity', () => {
     const auth = { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' };
     const customers = (await import('../../src/customers/repo.ts')).createCustomerRepo(p.services.store, p.services.clock);
     const crm = await customers.upsert({ externalId: 'crm-42', email: 'x@example.com' });
-    const link = await fetch(`${p.url()}/customers/link`, { method: 'POST', headers: auth, body: JSON.stringify({ externalId: 'crm-42', phone: '+1 555 010 9090' }) });
+    const link = await fetch(`${p.url()}/customers/link`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ externalId: 'crm-42', phone: '+1 555 010 9090' }),
+    });
     expect(link.status).toBe(200);
     expect(await link.json()).toEqual({ customerId: crm.customerId, externalId: 'crm-42', phone: '+15550109090' });
     await postWebhook(p.url(), webhookBody([textMessage('+15550109090', 'status of order 1001')]));
-    await until(() => graph.delivered(), (d) => d.length >= 1);
+    await until(
+      () => graph.delivered(),
+      (d) => d.length >= 1,
+    );
     expect(p.runtime.host.record(conversationIdFor(crm.customerId, 'whatsapp'))).toMatchObject({ customerId: crm.customerId, externalId: 'crm-42' });
     expect([...p.services.store.table<{ externalId: string }>('customers').range()].map((r) => r.value.externalId)).toEqual(['crm-42']);
     await fetch(`${p.url()}/proactive/opt-in`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: 'crm-42', optIn: true }) });
-    const sent = await (await fetch(`${p.url()}/proactive`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: 'crm-42', channel: 'whatsapp', content: 'Your order shipped' }) })).json();
+    const sent = await (
+      await fetch(`${p.url()}/proactive`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ customerExternalId: 'crm-42', channel: 'whatsapp', content: 'Your order shipped' }),
+      })
+    ).json();
     expect(sent).toMatchObject({ accepted: true });
-    const out = await until(() => graph.delivered(), (d) => d.length >= 2);
+    const out = await until(
+      () => graph.delivered(),
+      (d) => d.length >= 2,
+    );
     expect(out[1].body).toMatchObject({ to: '15550109090', text: { body: 'Your order shipped' } });
     // a second customer can't take the phone (409), checked in the linking transaction
     await customers.upsert({ externalId: 'crm-43' });
-    const taken = await fetch(`${p.url()}/customers/link`, { method: 'POST', headers: auth, body: JSON.stringify({ externalId: 'crm-43', phone: '+15550109090' }) });
+    const taken = await fetch(`${p.url()}/customers/link`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ externalId: 'crm-43', phone: '+15550109090' }),
+    });
     expect(taken.status).toBe(409);
   });
 });
@@ -180,7 +273,10 @@ describe('test mode', () => {
     open.push(p);
     expect(p.runtime.whatsapp.diagnostics().sender).toBe('mock');
     await postWebhook(p.url(), webhookBody([textMessage('+15550100101', 'hello')]));
-    const box = await until(async () => (await fetch(`${p.url()}/__test__/whatsapp/outbox`)).json(), (b: { messages: unknown[] }) => b.messages.length >= 1);
+    const box = await until(
+      async () => (await fetch(`${p.url()}/__test__/whatsapp/outbox`)).json(),
+      (b: { messages: unknown[] }) => b.messages.length >= 1,
+    );
     expect(box.messages[0]).toMatchObject({ to: '+15550100101', type: 'text' });
   });
 });

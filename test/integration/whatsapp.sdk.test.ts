@@ -29,7 +29,9 @@ async function sender(p: TestParley, onSend: (m: { to: string; content: string }
 
 const events = async (p: TestParley, type: string) => {
   await p.services.telemetry.flush();
-  const r = await fetch(`${p.url()}/api/v1/telemetry/events?type=${encodeURIComponent(type)}&limit=1000`, { headers: { authorization: `Bearer ${TEST_SECRET}` } });
+  const r = await fetch(`${p.url()}/api/v1/telemetry/events?type=${encodeURIComponent(type)}&limit=1000`, {
+    headers: { authorization: `Bearer ${TEST_SECRET}` },
+  });
   return ((await r.json()) as { items: { data: Record<string, unknown> }[] }).items;
 };
 
@@ -43,7 +45,10 @@ describe('provider sdk delivery', () => {
       return { messageId: 'own-1' };
     });
     await ingester.ingest({ channel: 'whatsapp', from: '+15550201010', text: 'hello', messageId: 'in-1' });
-    await until(() => ids, (x) => x.length >= 2);
+    await until(
+      () => ids,
+      (x) => x.length >= 2,
+    );
     expect(ids[0]).toMatch(/^out:/);
     expect(ids[1]).toBe(ids[0]);
   });
@@ -56,7 +61,11 @@ describe('provider sdk delivery', () => {
       return calls.length === 1 ? new Promise(() => {}) : {};
     });
     await ingester.ingest({ channel: 'whatsapp', from: '+15550201011', text: 'hello' });
-    await until(() => calls, (c) => c.length >= 2, 6000);
+    await until(
+      () => calls,
+      (c) => c.length >= 2,
+      6000,
+    );
     expect(calls[1].id).toBe(calls[0].id);
     expect(calls[1].at - calls[0].at).toBeGreaterThanOrEqual(1100);
   });
@@ -64,12 +73,19 @@ describe('provider sdk delivery', () => {
   it('waiting for a sender uses no attempts: with max_send_attempts 1, a sender registering later gets the reply within ~200 ms', async () => {
     const { p, ingester } = await start({ max_send_attempts: 1 });
     await ingester.ingest({ channel: 'whatsapp', from: '+15550202020', text: 'hello' });
-    await until(() => p.runtime.whatsapp.outboundQueue.depth(), (d) => d === 1);
+    await until(
+      () => p.runtime.whatsapp.outboundQueue.depth(),
+      (d) => d === 1,
+    );
     await sleep(1500); // longer than several ordinary backoff attempts
     const sent: number[] = [];
     const registeredAt = Date.now();
     await sender(p, () => void sent.push(Date.now()));
-    await until(() => sent, (s) => s.length >= 1, 3000);
+    await until(
+      () => sent,
+      (s) => s.length >= 1,
+      3000,
+    );
     expect(sent[0] - registeredAt).toBeLessThan(400);
     expect(p.runtime.whatsapp.outboundQueue.deadLetters()).toEqual([]);
   });
@@ -77,7 +93,11 @@ describe('provider sdk delivery', () => {
   it('the wait is bounded by sdk_wait_ms: then the reply is dead-lettered (telemetry) and not sent later', async () => {
     const { p, ingester } = await start({ sdk_wait_ms: 600 });
     await ingester.ingest({ channel: 'whatsapp', from: '+15550203030', text: 'hello' });
-    const dead = await until(() => events(p, 'whatsapp.dead_letter'), (e) => e.length >= 1, 5000);
+    const dead = await until(
+      () => events(p, 'whatsapp.dead_letter'),
+      (e) => e.length >= 1,
+      5000,
+    );
     expect(String(dead[0].data.error)).toMatch(/sdk_wait_ms/);
     const sent: unknown[] = [];
     await sender(p, () => void sent.push(1));

@@ -34,7 +34,10 @@ describe('WhatsApp webhook', () => {
     const res = await postWebhook(p.url(), webhookBody([textMessage('+15550003333', 'What is the status of order 1001?')]));
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ received: 1, queued: 1, statuses: 0 });
-    const [sent] = await until(() => graph.delivered(), (d) => d.length >= 1);
+    const [sent] = await until(
+      () => graph.delivered(),
+      (d) => d.length >= 1,
+    );
     expect(sent.url).toBe(`/v21.0/${WA.phone_id}/messages`);
     expect(sent.headers.authorization).toBe(`Bearer ${WA.token}`);
     expect(sent.body).toMatchObject({ messaging_product: 'whatsapp', to: '15550003333', type: 'text' });
@@ -54,7 +57,14 @@ describe('WhatsApp webhook', () => {
     expect((await postWebhook(p.url(), body, { signature: 'sha256=zz' })).status).toBe(401);
     // a valid signature over different bytes fails too
     const raw = JSON.stringify(body);
-    const res = await fetch(`${p.url()}/wa/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': (await import('../../src/whatsapp/signature.ts')).signPayload(`${raw} `, WA.app_secret) }, body: raw });
+    const res = await fetch(`${p.url()}/wa/webhook`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-hub-signature-256': (await import('../../src/whatsapp/signature.ts')).signPayload(`${raw} `, WA.app_secret),
+      },
+      body: raw,
+    });
     expect(res.status).toBe(401);
     await new Promise((r) => setTimeout(r, 300));
     expect(graph.requests).toHaveLength(0);
@@ -66,7 +76,10 @@ describe('WhatsApp webhook', () => {
     const msg = textMessage('+15550004444', 'status of order 1001');
     const bodies = await Promise.all([1, 2, 3].map(() => postWebhook(p.url(), webhookBody([msg])).then((r) => r.json())));
     expect(bodies.map((b) => b.queued).sort()).toEqual([0, 0, 1]);
-    await until(() => graph.delivered(), (d) => d.length >= 1);
+    await until(
+      () => graph.delivered(),
+      (d) => d.length >= 1,
+    );
     await new Promise((r) => setTimeout(r, 400));
     expect(graph.delivered()).toHaveLength(1);
   });
@@ -74,7 +87,10 @@ describe('WhatsApp webhook', () => {
   it('two messages from one phone are answered in order', async () => {
     const { p, graph } = await setup();
     await postWebhook(p.url(), webhookBody([textMessage('+15550005555', 'status of order 1001'), textMessage('+15550005555', 'status of order 2002')]));
-    const sent = await until(() => graph.delivered(), (d) => d.length >= 2);
+    const sent = await until(
+      () => graph.delivered(),
+      (d) => d.length >= 2,
+    );
     expect(sent.map((s) => /\d{4}/.exec(s.body.text.body)?.[0])).toEqual(['1001', '2002']);
   });
 
@@ -82,7 +98,10 @@ describe('WhatsApp webhook', () => {
     const { p, graph } = await setup();
     graph.failNext({ status: 500 });
     await postWebhook(p.url(), webhookBody([textMessage('+15550006666', 'status of order 1001')]));
-    await until(() => graph.delivered(), (d) => d.length >= 1);
+    await until(
+      () => graph.delivered(),
+      (d) => d.length >= 1,
+    );
     expect(graph.requests).toHaveLength(2);
     await new Promise((r) => setTimeout(r, 300));
     expect(graph.delivered()).toHaveLength(1);
@@ -92,7 +111,10 @@ describe('WhatsApp webhook', () => {
     const { p, graph } = await setup();
     graph.failNext({ status: 429, retryAfter: '1' });
     await postWebhook(p.url(), webhookBody([textMessage('+15550006667', 'status of order 1001')]));
-    await until(() => graph.delivered(), (d) => d.length >= 1);
+    await until(
+      () => graph.delivered(),
+      (d) => d.length >= 1,
+    );
     expect(graph.requests[1].at - graph.requests[0].at).toBeGreaterThanOrEqual(950);
   });
 
@@ -100,9 +122,17 @@ describe('WhatsApp webhook', () => {
     const { p, graph } = await setup();
     graph.failNext({ status: 400, code: 131030 });
     await postWebhook(p.url(), webhookBody([textMessage('+15550007777', 'status of order 1001')]));
-    const failed = await until(() => events(p, 'whatsapp.outbound'), (e) => e.some((x) => x.data.status === 'failed'));
+    const failed = await until(
+      () => events(p, 'whatsapp.outbound'),
+      (e) => e.some((x) => x.data.status === 'failed'),
+    );
     expect(failed.find((x) => x.data.status === 'failed')!.data).toMatchObject({ httpStatus: 400, code: 131030 });
-    expect(await until(() => events(p, 'whatsapp.dead_letter'), (e) => e.length === 1)).toHaveLength(1);
+    expect(
+      await until(
+        () => events(p, 'whatsapp.dead_letter'),
+        (e) => e.length === 1,
+      ),
+    ).toHaveLength(1);
     await new Promise((r) => setTimeout(r, 300));
     expect(graph.requests).toHaveLength(1);
   });
@@ -110,26 +140,53 @@ describe('WhatsApp webhook', () => {
   it('statuses update the delivery state (telemetry)', async () => {
     const { p, graph } = await setup();
     await postWebhook(p.url(), webhookBody([textMessage('+15550008888', 'status of order 1001')]));
-    const [sent] = await until(() => graph.delivered(), (d) => d.length >= 1);
-    await until(() => events(p, 'whatsapp.outbound'), (e) => e.some((x) => x.data.status === 'accepted'));
+    const [sent] = await until(
+      () => graph.delivered(),
+      (d) => d.length >= 1,
+    );
+    await until(
+      () => events(p, 'whatsapp.outbound'),
+      (e) => e.some((x) => x.data.status === 'accepted'),
+    );
     const wamid = (await events(p, 'whatsapp.outbound')).find((x) => x.data.status === 'accepted')!.data.providerMessageId as string;
     expect(wamid).toMatch(/^wamid\.fake\./);
     void sent;
-    await postWebhook(p.url(), webhookBody([], [{ id: wamid, status: 'delivered', recipient_id: '15550008888', timestamp: '1700000000' }, { id: wamid, status: 'read', recipient_id: '15550008888', timestamp: '1700000001' }]));
-    const statuses = await until(() => events(p, 'whatsapp.status'), (e) => e.length >= 2);
-    expect(statuses.map((s) => [s.data.status, s.data.known])).toEqual([['delivered', true], ['read', true]]);
+    await postWebhook(
+      p.url(),
+      webhookBody(
+        [],
+        [
+          { id: wamid, status: 'delivered', recipient_id: '15550008888', timestamp: '1700000000' },
+          { id: wamid, status: 'read', recipient_id: '15550008888', timestamp: '1700000001' },
+        ],
+      ),
+    );
+    const statuses = await until(
+      () => events(p, 'whatsapp.status'),
+      (e) => e.length >= 2,
+    );
+    expect(statuses.map((s) => [s.data.status, s.data.known])).toEqual([
+      ['delivered', true],
+      ['read', true],
+    ]);
   });
 
   it('write confirmation by interactive button reply', async () => {
     const { p, graph, invoked } = await setup();
     await postWebhook(p.url(), webhookBody([textMessage('+15550009999', 'cancel order 1001')]));
-    const [prompt] = await until(() => graph.delivered(), (d) => d.length >= 1);
+    const [prompt] = await until(
+      () => graph.delivered(),
+      (d) => d.length >= 1,
+    );
     expect(prompt.body.type).toBe('interactive');
     const buttons = prompt.body.interactive.action.buttons as { reply: { id: string; title: string } }[];
     expect(buttons.map((b) => b.reply.title)).toEqual(['Yes', 'No']);
     expect(invoked).toHaveLength(0);
     await postWebhook(p.url(), webhookBody([buttonReply('+15550009999', buttons[0].reply.id, 'Yes')]));
-    const sent = await until(() => graph.delivered(), (d) => d.length >= 2);
+    const sent = await until(
+      () => graph.delivered(),
+      (d) => d.length >= 2,
+    );
     expect(sent[1].body.text.body).toMatch(/cancelled/);
     expect(invoked).toEqual([{ name: 'cancelOrder', args: { orderId: '1001' } }]);
   });
@@ -137,9 +194,15 @@ describe('WhatsApp webhook', () => {
   it('a typed "no" declines a pending confirmation', async () => {
     const { p, graph, invoked } = await setup();
     await postWebhook(p.url(), webhookBody([textMessage('+15550001212', 'cancel order 1001')]));
-    await until(() => graph.delivered(), (d) => d.length >= 1);
+    await until(
+      () => graph.delivered(),
+      (d) => d.length >= 1,
+    );
     await postWebhook(p.url(), webhookBody([textMessage('+15550001212', 'No')]));
-    const sent = await until(() => graph.delivered(), (d) => d.length >= 2);
+    const sent = await until(
+      () => graph.delivered(),
+      (d) => d.length >= 2,
+    );
     expect(sent[1].body.text.body).toMatch(/didn't go ahead/);
     expect(invoked).toHaveLength(0);
   });
@@ -156,15 +219,27 @@ describe('WhatsApp webhook', () => {
 
 describe('WhatsApp configuration', () => {
   it('provider meta with missing credentials stops start-up with a clear message (outside test mode)', async () => {
-    const config = ConfigSchema.parse({ storage: { path: tempDir() }, secret: 's', logging: { level: 'silent' }, channels: { whatsapp: { enabled: true, provider: 'meta', verify_token: 'v' } } });
-    await expect(createParley({ config, testMode: false })).rejects.toThrow('channels.whatsapp: provider "meta" is enabled but app_secret (WA_APP_SECRET), phone_id (WA_PHONE_ID), token (WA_TOKEN) are not set');
+    const config = ConfigSchema.parse({
+      storage: { path: tempDir() },
+      secret: 's',
+      logging: { level: 'silent' },
+      channels: { whatsapp: { enabled: true, provider: 'meta', verify_token: 'v' } },
+    });
+    await expect(createParley({ config, testMode: false })).rejects.toThrow(
+      'channels.whatsapp: provider "meta" is enabled but app_secret (WA_APP_SECRET), phone_id (WA_PHONE_ID), token (WA_TOKEN) are not set',
+    );
   });
 
   it('test mode without Graph credentials uses the mock sender: /__test__/whatsapp/outbox', async () => {
-    const p = await startParley({ config: { channels: { whatsapp: { enabled: true, provider: 'meta', verify_token: WA.verify_token, app_secret: WA.app_secret } } } });
+    const p = await startParley({
+      config: { channels: { whatsapp: { enabled: true, provider: 'meta', verify_token: WA.verify_token, app_secret: WA.app_secret } } },
+    });
     open.push(p);
     await postWebhook(p.url(), webhookBody([textMessage('+15550002020', 'hello')]));
-    const box = await until(async () => (await fetch(`${p.url()}/__test__/whatsapp/outbox`)).json(), (b: { messages: unknown[] }) => b.messages.length >= 1);
+    const box = await until(
+      async () => (await fetch(`${p.url()}/__test__/whatsapp/outbox`)).json(),
+      (b: { messages: unknown[] }) => b.messages.length >= 1,
+    );
     expect(box.messages[0]).toMatchObject({ id: expect.any(String), to: '+15550002020', type: 'text', text: expect.any(String), sentAt: expect.any(Number) });
     expect((await fetch(`${p.url()}/__test__/whatsapp/outbox`, { method: 'DELETE' })).status).toBe(200);
     expect((await (await fetch(`${p.url()}/__test__/whatsapp/outbox`)).json()).messages).toEqual([]);
@@ -179,7 +254,11 @@ describe('provider sdk', () => {
     open.push(p);
     const sent: { channel: string; to: string; content: string }[] = [];
     const sdk = createClient();
-    sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }));
+    sdk.expose(
+      'getOrderStatus',
+      { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) },
+      async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }),
+    );
     sdk.onSend(async (m: { channel: string; to: string; content: string }) => {
       sent.push(m);
       return { messageId: `own-${sent.length}` };
@@ -190,7 +269,10 @@ describe('provider sdk', () => {
     expect(ack).toMatchObject({ ok: true });
     const again = await sdk.ingest({ channel: 'whatsapp', from: '+15550003030', text: 'status of order 1001', messageId: 'own-in-1' });
     expect(again).toMatchObject({ ok: true });
-    await until(() => sent, (s) => s.length >= 1);
+    await until(
+      () => sent,
+      (s) => s.length >= 1,
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(sent).toEqual([{ channel: 'whatsapp', to: '+15550003030', content: expect.stringContaining('shipped') }]);
     expect(graph.requests).toHaveLength(0);
@@ -212,7 +294,11 @@ describe('provider sdk', () => {
     });
     await sender.listen({ url: p.url(), secret: TEST_SECRET });
     open.push(sender);
-    await until(() => sent, (s) => s.length >= 1, 5000);
+    await until(
+      () => sent,
+      (s) => s.length >= 1,
+      5000,
+    );
     expect(sent).toHaveLength(1);
   });
 });

@@ -115,13 +115,25 @@ describe('authorization matrix', () => {
   });
 
   it('a magic link is single use', async () => {
-    const { url } = await (await fetch(`${p.url()}/auth/magic-link`, { method: 'POST', headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' }, body: JSON.stringify({ email: 'once@example.com', externalId: 'once' }) })).json();
+    const { url } = await (
+      await fetch(`${p.url()}/auth/magic-link`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'once@example.com', externalId: 'once' }),
+      })
+    ).json();
     expect((await fetch(url)).status).toBe(200);
     expect((await fetch(url)).status).toBe(401);
   });
 
   it('secrets and tokens never appear in the logs (trace level)', async () => {
-    const { url } = await (await fetch(`${p.url()}/auth/magic-link`, { method: 'POST', headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' }, body: JSON.stringify({ email: 'log@example.com', externalId: 'log' }) })).json();
+    const { url } = await (
+      await fetch(`${p.url()}/auth/magic-link`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'log@example.com', externalId: 'log' }),
+      })
+    ).json();
     const linkToken = new URL(url).searchParams.get('token')!;
     const { sessionToken, customerId } = await (await fetch(url)).json();
     const w = await connectWidget(p.url());
@@ -135,7 +147,14 @@ describe('authorization matrix', () => {
     for (let i = 0; i < 100 && graph.delivered().length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     const logs = p.logs.join('');
     expect(logs.length).toBeGreaterThan(0);
-    for (const [name, secret] of Object.entries({ TEST_SECRET, linkToken, sessionToken, waToken: WA.token, appSecret: WA.app_secret, verifyToken: WA.verify_token })) {
+    for (const [name, secret] of Object.entries({
+      TEST_SECRET,
+      linkToken,
+      sessionToken,
+      waToken: WA.token,
+      appSecret: WA.app_secret,
+      verifyToken: WA.verify_token,
+    })) {
       expect(logs.includes(secret), `${name} leaked into the logs`).toBe(false);
     }
   });

@@ -53,7 +53,13 @@ const auth = { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'applicat
 const answeredWamid = (callbackData: string | undefined) => /:wa:(.+):r$/.exec(callbackData ?? '')?.[1];
 
 type Record_ = { id: string; conversationId: string; role: string; proactive?: boolean; data?: Record<string, unknown> };
-type ConvRecord = { conversationId: string; state: string; busy: boolean; pendingConfirmation?: unknown; snapshot: { status?: string; value?: unknown; context?: { queue?: unknown[]; turn?: unknown } } };
+type ConvRecord = {
+  conversationId: string;
+  state: string;
+  busy: boolean;
+  pendingConfirmation?: unknown;
+  snapshot: { status?: string; value?: unknown; context?: { queue?: unknown[]; turn?: unknown } };
+};
 
 /** Proactive sends racing each other: every accepted messageId, per customer. */
 function proactiveRace(urlOf: () => string) {
@@ -63,7 +69,11 @@ function proactiveRace(urlOf: () => string) {
   const send = async (customer: string, dedupKey?: string) => {
     inFlight++;
     try {
-      const res = await fetch(`${urlOf()}/proactive`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: customer, channel: 'web', content: `offer for ${customer}`, ...(dedupKey ? { dedupKey } : {}) }) });
+      const res = await fetch(`${urlOf()}/proactive`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ customerExternalId: customer, channel: 'web', content: `offer for ${customer}`, ...(dedupKey ? { dedupKey } : {}) }),
+      });
       const body = await res.json();
       if (res.status === 200 && body.accepted === true) accepted.set(customer, [...(accepted.get(customer) ?? []), body.messageId]);
     } catch {
@@ -73,8 +83,15 @@ function proactiveRace(urlOf: () => string) {
     }
   };
   /** One round: n concurrent sends with one dedup key to d<i>, n concurrent sends to c<i> (cap 3). */
-  const round = (i: number, n = 6) => Promise.all([...Array.from({ length: n }, () => send(`d${i}`, `race-${i}`)), ...Array.from({ length: n }, () => send(`c${i}`))]);
-  return { accepted, round, noteKill: () => (inFlightAtKill = inFlight), inFlightAtKill: () => inFlightAtKill, acceptedCount: () => [...accepted.values()].flat().length };
+  const round = (i: number, n = 6) =>
+    Promise.all([...Array.from({ length: n }, () => send(`d${i}`, `race-${i}`)), ...Array.from({ length: n }, () => send(`c${i}`))]);
+  return {
+    accepted,
+    round,
+    noteKill: () => (inFlightAtKill = inFlight),
+    inFlightAtKill: () => inFlightAtKill,
+    acceptedCount: () => [...accepted.values()].flat().length,
+  };
 }
 
 async function oneRun(run: number, seed: number, graph: FakeGraph) {
@@ -85,7 +102,10 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
   const config = {
     identity: { allow_anonymous: true },
     proactive: { enabled: true, daily_cap: DAILY_CAP },
-    channels: { web: { rate_limit_per_minute: 100_000 }, whatsapp: { enabled: true, provider: 'meta' as const, graph_url: graph.url, uncertain_grace_ms: 5000, ...WA } },
+    channels: {
+      web: { rate_limit_per_minute: 100_000 },
+      whatsapp: { enabled: true, provider: 'meta' as const, graph_url: graph.url, uncertain_grace_ms: 5000, ...WA },
+    },
   };
   const first: ParleyProcess = await spawnParley({ storagePath, config });
   cleanups.push(() => first.kill());
@@ -104,7 +124,11 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
       w.send({ type: 'init', customerId: id, email: `${id}@example.com` });
       await w.next((f) => f.type === 'ready');
       w.close();
-      const res = await fetch(`${first.url}/proactive/opt-in`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: id, optIn: true }) });
+      const res = await fetch(`${first.url}/proactive/opt-in`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ customerExternalId: id, optIn: true }),
+      });
       expect(res.status).toBe(200);
     }),
   );
@@ -138,7 +162,8 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
 
   // Message n (0..499) of each stream: customer n % 50, its message floor(n / 50); a customer's messages go in order.
   const widgetMsg = (n: number) => ({ w: ws[n % CUSTOMERS], id: `w${n % CUSTOMERS}-m${Math.floor(n / CUSTOMERS)}` });
-  const waMsg = (n: number) => textMessage(phone(n % CUSTOMERS), `hi ${Math.floor(n / CUSTOMERS)}`, `wamid.c${run}.${n % CUSTOMERS}.${Math.floor(n / CUSTOMERS)}`);
+  const waMsg = (n: number) =>
+    textMessage(phone(n % CUSTOMERS), `hi ${Math.floor(n / CUSTOMERS)}`, `wamid.c${run}.${n % CUSTOMERS}.${Math.floor(n / CUSTOMERS)}`);
   const steps = (CUSTOMERS * PER_CUSTOMER) / STEP;
   let nextStep = 0;
   const lane = async () => {
@@ -207,8 +232,12 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
 
   // WhatsApp: each acknowledged message answered by exactly one delivery; nothing delivered twice.
   const deliveredPerCallback = new Map<string, number>();
-  for (const r of graph.delivered()) deliveredPerCallback.set(r.body.biz_opaque_callback_data, (deliveredPerCallback.get(r.body.biz_opaque_callback_data) ?? 0) + 1);
-  expect([...deliveredPerCallback].filter(([, n]) => n > 1), `seed ${seed}: delivered twice`).toEqual([]);
+  for (const r of graph.delivered())
+    deliveredPerCallback.set(r.body.biz_opaque_callback_data, (deliveredPerCallback.get(r.body.biz_opaque_callback_data) ?? 0) + 1);
+  expect(
+    [...deliveredPerCallback].filter(([, n]) => n > 1),
+    `seed ${seed}: delivered twice`,
+  ).toEqual([]);
   const deliveriesPerWamid = new Map<string, number>();
   for (const r of graph.delivered()) {
     const id = answeredWamid(r.body.biz_opaque_callback_data);
@@ -225,7 +254,10 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
     const records = [...messages.range({ start: ['m'], end: ['m', '\uffff'] })].map((r) => r.value);
     const keyed = new Map<string, number>();
     for (const r of records) keyed.set(`${r.conversationId}|${r.id}`, (keyed.get(`${r.conversationId}|${r.id}`) ?? 0) + 1);
-    expect([...keyed].filter(([, n]) => n > 1), `seed ${seed}: duplicated records`).toEqual([]);
+    expect(
+      [...keyed].filter(([, n]) => n > 1),
+      `seed ${seed}: duplicated records`,
+    ).toEqual([]);
 
     const userMsgs = records.filter((r) => r.role === 'user');
     const replies = records.filter((r) => r.role === 'assistant' && !r.proactive);
@@ -235,22 +267,48 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
     const widgetNotOnce = [...ackedWidget].map((id) => [id, repliesPerId.get(`conv_web_${id.split('-')[0]}:${id}:r`) ?? 0]).filter(([, n]) => n !== 1);
     expect(widgetNotOnce, `seed ${seed}: acknowledged widget messages not answered exactly once`).toEqual([]);
     const storedWa = new Set(userMsgs.filter((u) => u.conversationId.startsWith('conv_whatsapp_')).map((u) => u.id.replace(/^wa:/, '')));
-    expect([...ackedWa].filter((id) => !storedWa.has(id)), `seed ${seed}: acknowledged WhatsApp messages lost`).toEqual([]);
+    expect(
+      [...ackedWa].filter((id) => !storedWa.has(id)),
+      `seed ${seed}: acknowledged WhatsApp messages lost`,
+    ).toEqual([]);
     // Every stored customer message (acknowledged or not) has its reply, and there are no other replies.
-    expect(userMsgs.filter((u) => repliesPerId.get(`${u.conversationId}:${u.id}:r`) !== 1), `seed ${seed}: stored messages without exactly one reply`).toEqual([]);
+    expect(
+      userMsgs.filter((u) => repliesPerId.get(`${u.conversationId}:${u.id}:r`) !== 1),
+      `seed ${seed}: stored messages without exactly one reply`,
+    ).toEqual([]);
     expect(replies.length, `seed ${seed}: replies vs customer messages`).toBe(userMsgs.length);
     // Every WhatsApp reply went out (once, checked above).
     const waReplies = replies.filter((r) => r.conversationId.startsWith('conv_whatsapp_'));
-    expect(waReplies.filter((r) => deliveredPerCallback.get(`out:${r.id}`) !== 1), `seed ${seed}: WhatsApp replies not delivered`).toEqual([]);
+    expect(
+      waReplies.filter((r) => deliveredPerCallback.get(`out:${r.id}`) !== 1),
+      `seed ${seed}: WhatsApp replies not delivered`,
+    ).toEqual([]);
     expect(graph.delivered().length, `seed ${seed}: WhatsApp deliveries vs replies`).toBe(waReplies.length);
 
     // Snapshots restored consistent: idle, nothing queued, no turn; nothing in this burst asks for a
     // confirmation, so none may be pending; each history ends answered.
     const convs = [...store.table<ConvRecord>('conversations').range()].map((r) => r.value);
     const inconsistent = convs.filter(
-      (c) => c.busy || c.state !== 'idle' || c.snapshot?.status !== 'active' || c.snapshot?.value !== 'idle' || (c.snapshot?.context?.queue?.length ?? 0) > 0 || c.snapshot?.context?.turn !== undefined || c.pendingConfirmation !== undefined,
+      (c) =>
+        c.busy ||
+        c.state !== 'idle' ||
+        c.snapshot?.status !== 'active' ||
+        c.snapshot?.value !== 'idle' ||
+        (c.snapshot?.context?.queue?.length ?? 0) > 0 ||
+        c.snapshot?.context?.turn !== undefined ||
+        c.pendingConfirmation !== undefined,
     );
-    expect(inconsistent.map((c) => ({ id: c.conversationId, state: c.state, busy: c.busy, value: c.snapshot?.value, queue: c.snapshot?.context?.queue, pending: c.pendingConfirmation })), `seed ${seed}: inconsistent conversations`).toEqual([]);
+    expect(
+      inconsistent.map((c) => ({
+        id: c.conversationId,
+        state: c.state,
+        busy: c.busy,
+        value: c.snapshot?.value,
+        queue: c.snapshot?.context?.queue,
+        pending: c.pendingConfirmation,
+      })),
+      `seed ${seed}: inconsistent conversations`,
+    ).toEqual([]);
     const byConv = new Map<string, Record_[]>();
     for (const { key, value } of messages.range({ start: ['m'], end: ['m', '\uffff'] })) {
       const c = (key as [string, string, number])[1];
@@ -284,7 +342,14 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
       for (const id of race.accepted.get(`c${i}`) ?? []) expect(cStored).toContain(id);
       expect(ledger.count({ start: ['sent', `c${i}`], end: ['sent', `c${i}`, Infinity] }), `seed ${seed}: c${i} cap counter`).toBe(DAILY_CAP);
     }
-    return { killAfter, ackedBeforeKill, proactiveInFlight: race.inFlightAtKill(), stored: userMsgs.length, replies: replies.length, delivered: graph.delivered().length };
+    return {
+      killAfter,
+      ackedBeforeKill,
+      proactiveInFlight: race.inFlightAtKill(),
+      stored: userMsgs.length,
+      replies: replies.length,
+      delivered: graph.delivered().length,
+    };
   } finally {
     await store.close();
   }

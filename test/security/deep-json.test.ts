@@ -45,7 +45,12 @@ async function rawSdk(p: TestParley) {
   return { ws, frames, next, onFrame: (l: (f: Record<string, any>) => void) => listeners.add(l) };
 }
 
-const getOrderStatus = { name: 'getOrderStatus', description: 'Get the status of an order', parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] }, mode: 'read' };
+const getOrderStatus = {
+  name: 'getOrderStatus',
+  description: 'Get the status of an order',
+  parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+  mode: 'read',
+};
 
 describe('deeply nested JSON', () => {
   it('a raw SDK answering an invoke with data nested 30,000 deep: the customer gets an honest answer, and the next message works', async () => {

@@ -26,7 +26,11 @@ async function widget(p: TestParley, customerId: string): Promise<WidgetClient> 
 
 function startBackendProcess(url: string): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'test/fixtures/sdk-backend.ts')], { cwd: PROJECT_ROOT, env: { ...process.env, PARLEY_URL: url, SERVICE_SDK_SECRET: TEST_SECRET }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'test/fixtures/sdk-backend.ts')], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, PARLEY_URL: url, SERVICE_SDK_SECRET: TEST_SECRET },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout!.on('data', (d) => {
       out += d;
@@ -76,7 +80,13 @@ describe('faults', () => {
   it('LLM timing out or sending malformed tool calls with no fallback → an apology; the actor is not stuck', async () => {
     const llm = await startFakeOpenAi();
     open.push(llm);
-    llm.script({ text: 'slow', delayMs: 2000 }, { text: 'slow', delayMs: 2000 }, { toolCalls: [{ name: 'x', args: {} }], rawArguments: '{oops' }, { toolCalls: [{ name: 'x', args: {} }], rawArguments: '{oops' }, { text: 'fine again' });
+    llm.script(
+      { text: 'slow', delayMs: 2000 },
+      { text: 'slow', delayMs: 2000 },
+      { toolCalls: [{ name: 'x', args: {} }], rawArguments: '{oops' },
+      { toolCalls: [{ name: 'x', args: {} }], rawArguments: '{oops' },
+      { text: 'fine again' },
+    );
     const p = await startParley({ config: { llm: { provider: 'openai', base_url: llm.url, model: 'm', timeout_ms: 300, max_retries: 1 } } });
     open.push(p);
     const w = await widget(p, 'llm-broken');
@@ -99,7 +109,11 @@ describe('faults', () => {
     // undici notices the timeout up to ~1 s late and the first backoff is ≤ 500 ms: a grace well above both,
     // so a timeout retried like a 5xx cannot pass for one that waited for a status.
     const graceMs = 2500;
-    const p = await startParley({ config: { channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, send_timeout_ms: timeoutMs, uncertain_grace_ms: graceMs, ...WA } } } });
+    const p = await startParley({
+      config: {
+        channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, send_timeout_ms: timeoutMs, uncertain_grace_ms: graceMs, ...WA } },
+      },
+    });
     open.push(p);
     await postWebhook(p.url(), webhookBody([textMessage('+15550111222', 'hello')]));
     for (let i = 0; i < 400 && graph.delivered().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
@@ -145,7 +159,9 @@ describe('faults', () => {
     const sock = net.connect(port, '127.0.0.1');
     open.push({ close: () => sock.destroy() });
     await new Promise<void>((r) => sock.once('connect', () => r()));
-    sock.write(`GET /widget/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+    sock.write(
+      `GET /widget/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+    );
     await new Promise((r) => setTimeout(r, 100));
     const payload = Buffer.from(JSON.stringify({ type: 'init', customerId: 'slow', email: 's@example.com' }));
     const mask = Buffer.from([1, 2, 3, 4]);
@@ -158,7 +174,15 @@ describe('faults', () => {
     const content = 'x'.repeat(4000);
     let pushedBytes = 0;
     while ((await openWidgets()) > 0 && pushedBytes < 64 * 1024 * 1024) {
-      await Promise.all(Array.from({ length: 50 }, () => fetch(`${p.url()}/proactive`, { method: 'POST', headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' }, body: JSON.stringify({ customerExternalId: 'slow', channel: 'web', content }) })));
+      await Promise.all(
+        Array.from({ length: 50 }, () =>
+          fetch(`${p.url()}/proactive`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ customerExternalId: 'slow', channel: 'web', content }),
+          }),
+        ),
+      );
       pushedBytes += 50 * content.length;
     }
     // Dropped once its send buffer passed 1 MiB (plus what the kernel buffers): the server

@@ -21,7 +21,10 @@ let prod: TestParley;
 const unhandled: unknown[] = [];
 const onUnhandled = (e: unknown) => unhandled.push(e);
 
-const config = { proactive: { enabled: true }, channels: { whatsapp: { enabled: true, provider: 'meta' as const, ...WA, graph_url: 'http://127.0.0.1:9/v21.0' } } };
+const config = {
+  proactive: { enabled: true },
+  channels: { whatsapp: { enabled: true, provider: 'meta' as const, ...WA, graph_url: 'http://127.0.0.1:9/v21.0' } },
+};
 beforeAll(async () => {
   process.on('unhandledRejection', onUnhandled);
   // The test-mode server also serves the demo backend's /demo/session.
@@ -75,19 +78,64 @@ const ROUTES: Route[] = [
 
 const jsonValue = fc.jsonValue({ maxDepth: 4 });
 // Header names: a few that Parley reads, plus random tokens. Values: printable ASCII and Latin-1.
-const HOP_BY_HOP = new Set(['connection', 'upgrade', 'transfer-encoding', 'content-length', 'expect', 'host', 'keep-alive', 'te', 'trailer', 'proxy-connection', 'http2-settings']);
-const headerName = fc.oneof(
-  fc.constantFrom('authorization', 'x-service-secret', 'x-hub-signature-256', 'origin', 'cookie', 'accept', 'accept-encoding', 'accept-language', 'x-forwarded-for', 'x-forwarded-proto', 'content-type', 'content-encoding', 'if-none-match', 'if-modified-since', 'range', 'referer', 'user-agent', 'x-request-id'),
-  fc.stringMatching(/^[a-z][a-z0-9_.!#$%&'*+^`|~-]{0,20}$/),
-).filter((n) => !HOP_BY_HOP.has(n));
+const HOP_BY_HOP = new Set([
+  'connection',
+  'upgrade',
+  'transfer-encoding',
+  'content-length',
+  'expect',
+  'host',
+  'keep-alive',
+  'te',
+  'trailer',
+  'proxy-connection',
+  'http2-settings',
+]);
+const headerName = fc
+  .oneof(
+    fc.constantFrom(
+      'authorization',
+      'x-service-secret',
+      'x-hub-signature-256',
+      'origin',
+      'cookie',
+      'accept',
+      'accept-encoding',
+      'accept-language',
+      'x-forwarded-for',
+      'x-forwarded-proto',
+      'content-type',
+      'content-encoding',
+      'if-none-match',
+      'if-modified-since',
+      'range',
+      'referer',
+      'user-agent',
+      'x-request-id',
+    ),
+    fc.stringMatching(/^[a-z][a-z0-9_.!#$%&'*+^`|~-]{0,20}$/),
+  )
+  .filter((n) => !HOP_BY_HOP.has(n));
 const headerValue = fc.oneof(
   fc.stringMatching(/^[\x20-\x7e]{0,80}$/),
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 40 }),
+  fc.string({
+    unit: fc
+      .integer({ min: 0x20, max: 0xff })
+      .filter((c) => c !== 0x7f)
+      .map((c) => String.fromCharCode(c)),
+    maxLength: 40,
+  }),
   // Cookies Parley reads (the demo visitor), with values that are not valid percent-encoding.
   fc.stringMatching(/^[%a-fA-F0-9\x20-\x7e]{0,40}$/).map((v) => `parley_demo_visitor=${v}`),
 );
 const randomHeaders = fc.dictionary(headerName, headerValue, { maxKeys: 5 });
-const queryString = fc.array(fc.tuple(fc.constantFrom('token', 'limit', 'since', 'until', 'type', 'cursor', 'order', 'hub.mode', 'hub.verify_token', 'hub.challenge', 'x'), fc.string({ maxLength: 30 })), { maxLength: 4 });
+const queryString = fc.array(
+  fc.tuple(
+    fc.constantFrom('token', 'limit', 'since', 'until', 'type', 'cursor', 'order', 'hub.mode', 'hub.verify_token', 'hub.challenge', 'x'),
+    fc.string({ maxLength: 30 }),
+  ),
+  { maxLength: 4 },
+);
 
 async function expectGoodError(res: Response, what: string) {
   expect(res.status, what).toBeLessThan(500);
@@ -106,7 +154,10 @@ describe('hostile HTTP input', () => {
       const server = route.prod ? prod : p;
       await fc.assert(
         fc.asyncProperty(
-          fc.oneof(jsonValue.map((v) => JSON.stringify(v)), fc.string({ maxLength: 200 })),
+          fc.oneof(
+            jsonValue.map((v) => JSON.stringify(v)),
+            fc.string({ maxLength: 200 }),
+          ),
           queryString,
           fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-8'),
           fc.boolean(),
@@ -115,7 +166,8 @@ describe('hostile HTTP input', () => {
             const qs = new URLSearchParams(query).toString();
             const headers: Record<string, string> = { 'content-type': contentType, ...extra };
             if (route.auth && withAuth) headers.authorization = `Bearer ${TEST_SECRET}`;
-            const ask = (path: string) => fetch(`${server.url()}${path}${qs ? `?${qs}` : ''}`, { method: route.method, headers, body: route.method === 'GET' ? undefined : body });
+            const ask = (path: string) =>
+              fetch(`${server.url()}${path}${qs ? `?${qs}` : ''}`, { method: route.method, headers, body: route.method === 'GET' ? undefined : body });
             const res = await ask(route.path);
             const what = `${route.method} ${route.path} ${qs} ${JSON.stringify(extra).slice(0, 200)} ${body.slice(0, 80)}`;
             if (route.refused) expect(res.status, what).toBeGreaterThanOrEqual(400);
@@ -144,7 +196,24 @@ describe('hostile HTTP input', () => {
         store.table('jobs').get(['seq', 'wa-inbound']) ?? 0,
       ]);
     const before = footprint();
-    const plausible = fc.record({ object: fc.constant('whatsapp_business_account'), entry: fc.constant([{ id: 'WABA', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: WA.phone_id }, messages: [{ from: '15550001234', id: 'wamid.unsigned', timestamp: '1700000000', type: 'text', text: { body: 'hi' } }] } }] }]) });
+    const plausible = fc.record({
+      object: fc.constant('whatsapp_business_account'),
+      entry: fc.constant([
+        {
+          id: 'WABA',
+          changes: [
+            {
+              field: 'messages',
+              value: {
+                messaging_product: 'whatsapp',
+                metadata: { phone_number_id: WA.phone_id },
+                messages: [{ from: '15550001234', id: 'wamid.unsigned', timestamp: '1700000000', type: 'text', text: { body: 'hi' } }],
+              },
+            },
+          ],
+        },
+      ]),
+    });
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(plausible, jsonValue),
@@ -172,17 +241,29 @@ describe('hostile HTTP input', () => {
   });
 
   it('a body over 1 MiB → 413', async () => {
-    const res = await fetch(`${p.url()}/proactive`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_SECRET}` }, body: JSON.stringify({ content: 'x'.repeat(1024 * 1024 + 10) }) });
+    const res = await fetch(`${p.url()}/proactive`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_SECRET}` },
+      body: JSON.stringify({ content: 'x'.repeat(1024 * 1024 + 10) }),
+    });
     expect(res.status).toBe(413);
     expect((await res.json()).error.code).toBe('payload_too_large');
   });
 
   it('JSON nested too deeply → 400; prototype poisoning → 400', async () => {
     const deep = '['.repeat(5000) + ']'.repeat(5000);
-    const res = await fetch(`${p.url()}/proactive`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_SECRET}` }, body: deep });
+    const res = await fetch(`${p.url()}/proactive`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_SECRET}` },
+      body: deep,
+    });
     expect(res.status).toBe(400);
     expect((await res.json()).error.message).toMatch(/nested deeper/);
-    const proto = await fetch(`${p.url()}/proactive`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_SECRET}` }, body: '{"__proto__":{"admin":true}}' });
+    const proto = await fetch(`${p.url()}/proactive`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_SECRET}` },
+      body: '{"__proto__":{"admin":true}}',
+    });
     expect(proto.status).toBe(400);
   });
 
@@ -191,11 +272,30 @@ describe('hostile HTTP input', () => {
       fc.asyncProperty(
         fc.oneof(
           jsonValue,
-          fc.record({ object: fc.constant('whatsapp_business_account'), entry: fc.array(fc.record({ changes: fc.array(fc.record({ value: fc.record({ messages: fc.array(fc.dictionary(fc.constantFrom('id', 'from', 'type', 'text', 'timestamp', 'interactive'), jsonValue), { maxLength: 3 }) }) }), { maxLength: 2 }) }), { maxLength: 2 }) }),
+          fc.record({
+            object: fc.constant('whatsapp_business_account'),
+            entry: fc.array(
+              fc.record({
+                changes: fc.array(
+                  fc.record({
+                    value: fc.record({
+                      messages: fc.array(fc.dictionary(fc.constantFrom('id', 'from', 'type', 'text', 'timestamp', 'interactive'), jsonValue), { maxLength: 3 }),
+                    }),
+                  }),
+                  { maxLength: 2 },
+                ),
+              }),
+              { maxLength: 2 },
+            ),
+          }),
         ),
         async (payload) => {
           const raw = JSON.stringify(payload);
-          const res = await fetch(`${p.url()}/wa/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signPayload(raw, WA.app_secret) }, body: raw });
+          const res = await fetch(`${p.url()}/wa/webhook`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-hub-signature-256': signPayload(raw, WA.app_secret) },
+            body: raw,
+          });
           await expectGoodError(res, raw.slice(0, 200));
         },
       ),
@@ -229,13 +329,20 @@ describe('hostile WebSocket frames', () => {
   it('widget: every random frame gets an error frame and the connection stays up', async () => {
     const { ws, frames } = await socket('/widget/ws');
     await fc.assert(
-      fc.asyncProperty(fc.oneof(jsonValue.map((v) => JSON.stringify(v)), fc.string({ maxLength: 100 }), fc.record({ type: fc.constantFrom('init', 'message', 'confirm', 'x'), id: fc.anything() }).map((v) => JSON.stringify(v))), async (frame) => {
-        const before = frames.length;
-        ws.send(frame);
-        await waitFor(() => frames.length > before);
-        expect(frames.length, frame).toBeGreaterThan(before);
-        expect(ws.readyState).toBe(WebSocket.OPEN);
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          jsonValue.map((v) => JSON.stringify(v)),
+          fc.string({ maxLength: 100 }),
+          fc.record({ type: fc.constantFrom('init', 'message', 'confirm', 'x'), id: fc.anything() }).map((v) => JSON.stringify(v)),
+        ),
+        async (frame) => {
+          const before = frames.length;
+          ws.send(frame);
+          await waitFor(() => frames.length > before);
+          expect(frames.length, frame).toBeGreaterThan(before);
+          expect(ws.readyState).toBe(WebSocket.OPEN);
+        },
+      ),
       { numRuns: 80 },
     );
     expect((frames as { type: string }[]).every((f) => f.type === 'error')).toBe(true);
@@ -257,12 +364,21 @@ describe('hostile WebSocket frames', () => {
   it('SDK: every random frame gets an error frame and the connection stays up', async () => {
     const { ws, frames } = await socket('/sdk', { authorization: `Bearer ${TEST_SECRET}` });
     await fc.assert(
-      fc.asyncProperty(fc.oneof(jsonValue.map((v) => JSON.stringify(v)), fc.string({ maxLength: 100 }), fc.record({ type: fc.constantFrom('result', 'sent', 'ingest', 'register', 'nope'), id: fc.anything(), functions: fc.anything() }).map((v) => JSON.stringify(v))), async (frame) => {
-        const before = frames.length;
-        ws.send(frame);
-        await waitFor(() => frames.length > before, 300);
-        expect(ws.readyState).toBe(WebSocket.OPEN);
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          jsonValue.map((v) => JSON.stringify(v)),
+          fc.string({ maxLength: 100 }),
+          fc
+            .record({ type: fc.constantFrom('result', 'sent', 'ingest', 'register', 'nope'), id: fc.anything(), functions: fc.anything() })
+            .map((v) => JSON.stringify(v)),
+        ),
+        async (frame) => {
+          const before = frames.length;
+          ws.send(frame);
+          await waitFor(() => frames.length > before, 300);
+          expect(ws.readyState).toBe(WebSocket.OPEN);
+        },
+      ),
       { numRuns: 80 },
     );
     expect(frames.length).toBeGreaterThan(40);

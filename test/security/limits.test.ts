@@ -17,7 +17,12 @@ describe('rate limits', () => {
   it('/auth/magic-link per email and per IP → 429 with Retry-After', async () => {
     const p = await startParley({ config: { identity: { rate_limit_per_ip_per_minute: 8, rate_limit_per_email_per_minute: 3 } } });
     open.push(p);
-    const ask = (email: string) => fetch(`${p.url()}/auth/magic-link`, { method: 'POST', headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' }, body: JSON.stringify({ email, externalId: email }) });
+    const ask = (email: string) =>
+      fetch(`${p.url()}/auth/magic-link`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email, externalId: email }),
+      });
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await ask('same@example.com')).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
@@ -104,28 +109,45 @@ describe('fairness', () => {
   it('a webhook flood of slow turns does not starve widget turns', async () => {
     const graph = await startFakeGraph();
     open.push(graph);
-    const p = await startParley({ config: { safety: { invoke_timeout_ms: 30_000 }, channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA } } } });
+    const p = await startParley({
+      config: { safety: { invoke_timeout_ms: 30_000 }, channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA } } },
+    });
     open.push(p);
     let started = 0;
     let finished = 0;
     const sdk = createClient();
     open.push(sdk);
-    sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } }, async (args) => {
-      started++;
-      await sleep(SLOW_MS);
-      finished++;
-      return { orderId: String(args.orderId), status: 'shipped' };
-    });
+    sdk.expose(
+      'getOrderStatus',
+      { description: 'Get the status of an order', parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } },
+      async (args) => {
+        started++;
+        await sleep(SLOW_MS);
+        finished++;
+        return { orderId: String(args.orderId), status: 'shipped' };
+      },
+    );
     await sdk.listen({ url: p.url(), secret: TEST_SECRET });
     const w = await startWidgetSession(p.url(), { customerId: 'fair', email: 'fair@example.com' });
     open.push(w);
 
     const flood = Promise.all(
       Array.from({ length: FLOOD / 10 }, (_, b) =>
-        postWebhook(p.url(), webhookBody(Array.from({ length: 10 }, (_, i) => textMessage(`+1555100${String(b).padStart(2, '0')}${i}0`, `What is the status of order ${b * 10 + i + 1000}?`)))),
+        postWebhook(
+          p.url(),
+          webhookBody(
+            Array.from({ length: 10 }, (_, i) =>
+              textMessage(`+1555100${String(b).padStart(2, '0')}${i}0`, `What is the status of order ${b * 10 + i + 1000}?`),
+            ),
+          ),
+        ),
       ),
     );
-    await until(() => started, (n) => n >= 1, 5000); // the flood's turns have reached their SDK calls
+    await until(
+      () => started,
+      (n) => n >= 1,
+      5000,
+    ); // the flood's turns have reached their SDK calls
     const sentAt = Date.now();
     w.send({ type: 'message', id: 'vip', text: 'hello' });
     await w.next((f) => f.type === 'message', 3 * SLOW_MS).catch(() => undefined); // too late is judged below
@@ -136,7 +158,11 @@ describe('fairness', () => {
     expect(latency, `widget answered after ${latency} ms`).toBeLessThan(SLOW_MS / 2);
     expect(finishedAtReply, 'WhatsApp turns finished before the widget was answered').toBeLessThan(FLOOD / 2);
     // The flood was real: every WhatsApp turn reached the slow SDK function and was answered.
-    await until(() => graph.delivered().length, (n) => n >= FLOOD, 20_000);
+    await until(
+      () => graph.delivered().length,
+      (n) => n >= FLOOD,
+      20_000,
+    );
     expect(started).toBe(FLOOD);
   }, 40_000);
 });

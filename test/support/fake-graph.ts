@@ -11,7 +11,8 @@ export interface GraphRequest {
   at: number;
 }
 
-export type Failure = { status: 429; retryAfter?: string } | { status: 500 | 502 | 503 } | { status: 400; code?: number; message?: string } | { hang: true } | { slowMs: number };
+export type Failure =
+  { status: 429; retryAfter?: string } | { status: 500 | 502 | 503 } | { status: 400; code?: number; message?: string } | { hang: true } | { slowMs: number };
 
 export interface FakeGraph {
   url: string;
@@ -42,10 +43,24 @@ export async function startFakeGraph(): Promise<FakeGraph> {
     while (!closed && !held && statusTarget && pendingStatuses.length) {
       const phoneId = pendingStatuses[0].phoneId;
       const batch = pendingStatuses.slice(0, 100).filter((b) => b.phoneId === phoneId);
-      const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'WABA', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: phoneId }, statuses: batch.map((b) => b.status) } }] }] });
-      let delivered = false;
+      const body = JSON.stringify({
+        object: 'whatsapp_business_account',
+        entry: [
+          {
+            id: 'WABA',
+            changes: [
+              { field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: phoneId }, statuses: batch.map((b) => b.status) } },
+            ],
+          },
+        ],
+      });
+      let delivered: boolean;
       try {
-        const res = await fetch(statusTarget.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signPayload(body, statusTarget.secret) }, body });
+        const res = await fetch(statusTarget.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-hub-signature-256': signPayload(body, statusTarget.secret) },
+          body,
+        });
         delivered = res.ok;
       } catch {
         delivered = false;
@@ -58,7 +73,13 @@ export async function startFakeGraph(): Promise<FakeGraph> {
   let pumping = false;
   const queueStatus = (wamid: string, to: string, phoneId: string, callbackData?: string) => {
     if (!statusTarget) return;
-    const status = { id: wamid, status: 'sent', recipient_id: to, timestamp: String(Math.floor(Date.now() / 1000)), ...(callbackData ? { biz_opaque_callback_data: callbackData } : {}) };
+    const status = {
+      id: wamid,
+      status: 'sent',
+      recipient_id: to,
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      ...(callbackData ? { biz_opaque_callback_data: callbackData } : {}),
+    };
     pendingStatuses.push({ status, phoneId, until: Date.now() + 60_000 });
     if (!pumping) {
       pumping = true;
@@ -74,10 +95,22 @@ export async function startFakeGraph(): Promise<FakeGraph> {
       return reply.code(504).send({});
     }
     const slowMs = f && 'slowMs' in f ? f.slowMs : 0;
-    if (f && 'status' in f && f.status === 429) return reply.code(429).header('retry-after', f.retryAfter ?? '0').send({ error: { message: 'Rate limited', type: 'OAuthException', code: 4, fbtrace_id: 'x' } });
-    if (f && 'status' in f && f.status >= 500) return reply.code(f.status).send({ error: { message: 'Service unavailable', type: 'OAuthException', code: 2, fbtrace_id: 'x' } });
+    if (f && 'status' in f && f.status === 429)
+      return reply
+        .code(429)
+        .header('retry-after', f.retryAfter ?? '0')
+        .send({ error: { message: 'Rate limited', type: 'OAuthException', code: 4, fbtrace_id: 'x' } });
+    if (f && 'status' in f && f.status >= 500)
+      return reply.code(f.status).send({ error: { message: 'Service unavailable', type: 'OAuthException', code: 2, fbtrace_id: 'x' } });
     if (f && 'status' in f && f.status === 400) {
-      return reply.code(400).send({ error: { message: f.message ?? '(#131030) Recipient phone number not in allowed list', type: 'OAuthException', code: f.code ?? 131030, fbtrace_id: 'x' } });
+      return reply.code(400).send({
+        error: {
+          message: f.message ?? '(#131030) Recipient phone number not in allowed list',
+          type: 'OAuthException',
+          code: f.code ?? 131030,
+          fbtrace_id: 'x',
+        },
+      });
     }
     ok.push(rec);
     const body = request.body as { to: string; biz_opaque_callback_data?: string };

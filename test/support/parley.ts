@@ -48,7 +48,9 @@ export interface TestParley extends Parley {
 }
 
 /** A real Parley in this process. `logs` collects every log line (for secret greps). */
-export async function startParley(o: { config?: DeepPartial<ConfigInput>; storagePath?: string; clock?: Clock; testMode?: boolean; port?: number } = {}): Promise<TestParley> {
+export async function startParley(
+  o: { config?: DeepPartial<ConfigInput>; storagePath?: string; clock?: Clock; testMode?: boolean; port?: number } = {},
+): Promise<TestParley> {
   const storagePath = o.storagePath ?? tempDir();
   const input = testConfig(o.config, storagePath);
   if (o.port !== undefined) (input.server as { port: number }).port = o.port;
@@ -89,10 +91,16 @@ export interface ParleyProcess {
 }
 
 /** Parley as a real child process (for SIGKILL/SIGTERM tests). */
-export async function spawnParley(o: { config?: DeepPartial<ConfigInput>; storagePath: string; port?: number; env?: Record<string, string>; nodeArgs?: string[] }): Promise<ParleyProcess> {
+export async function spawnParley(o: {
+  config?: DeepPartial<ConfigInput>;
+  storagePath: string;
+  port?: number;
+  env?: Record<string, string>;
+  nodeArgs?: string[];
+}): Promise<ParleyProcess> {
   const input = testConfig(o.config, o.storagePath);
   (input.server as { port: number }).port = o.port ?? 0;
-  (input.logging as { level: string }).level = (o.env?.PARLEY_LOG_LEVEL ?? 'info');
+  (input.logging as { level: string }).level = o.env?.PARLEY_LOG_LEVEL ?? 'info';
   const configPath = join(o.storagePath, 'test-config.yaml');
   writeFileSync(configPath, stringify(input));
   const child = spawn(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {

@@ -20,7 +20,10 @@ export async function whatsappParley(
   const graph = o.graph ?? (await startFakeGraph());
   if (!o.graph) open.push(graph);
   const p = await startParley({
-    config: { proactive: { enabled: o.proactive ?? false }, channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA, ...o.whatsapp } } },
+    config: {
+      proactive: { enabled: o.proactive ?? false },
+      channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA, ...o.whatsapp } },
+    },
   });
   open.push(p);
   // Meta's status webhooks (sent, delivered, read) for every message Graph accepts.
@@ -28,14 +31,22 @@ export async function whatsappParley(
   const invoked: WhatsAppSetup['invoked'] = [];
   if (o.backend !== false) {
     const sdk = createClient();
-    sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async (args: { orderId: string }) => {
-      invoked.push({ name: 'getOrderStatus', args });
-      return { orderId: args.orderId, status: 'shipped' };
-    });
-    sdk.expose('cancelOrder', { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' }, async (args: { orderId: string }) => {
-      invoked.push({ name: 'cancelOrder', args });
-      return { orderId: args.orderId, status: 'cancelled' };
-    });
+    sdk.expose(
+      'getOrderStatus',
+      { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) },
+      async (args: { orderId: string }) => {
+        invoked.push({ name: 'getOrderStatus', args });
+        return { orderId: args.orderId, status: 'shipped' };
+      },
+    );
+    sdk.expose(
+      'cancelOrder',
+      { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' },
+      async (args: { orderId: string }) => {
+        invoked.push({ name: 'cancelOrder', args });
+        return { orderId: args.orderId, status: 'cancelled' };
+      },
+    );
     await sdk.listen({ url: p.url(), secret: TEST_SECRET });
     open.push(sdk);
   }
@@ -45,6 +56,8 @@ export async function whatsappParley(
 /** Telemetry events of one type, through the events API (after a flush). */
 export async function telemetryEvents(p: TestParley, type: string) {
   await p.services.telemetry.flush();
-  const r = await fetch(`${p.url()}/api/v1/telemetry/events?type=${encodeURIComponent(type)}&limit=1000`, { headers: { authorization: `Bearer ${TEST_SECRET}` } });
+  const r = await fetch(`${p.url()}/api/v1/telemetry/events?type=${encodeURIComponent(type)}&limit=1000`, {
+    headers: { authorization: `Bearer ${TEST_SECRET}` },
+  });
   return ((await r.json()) as { items: { type: string; customerId?: string; data: Record<string, unknown> }[] }).items;
 }

@@ -10,7 +10,13 @@ export function textMessage(from: string, text: string, id = `wamid.in.${++count
 }
 
 export function buttonReply(from: string, replyId: string, title: string) {
-  return { from: from.replace('+', ''), id: `wamid.btn.${++counter}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: replyId, title } } };
+  return {
+    from: from.replace('+', ''),
+    id: `wamid.btn.${++counter}`,
+    timestamp: String(Math.floor(Date.now() / 1000)),
+    type: 'interactive',
+    interactive: { type: 'button_reply', button_reply: { id: replyId, title } },
+  };
 }
 
 export function webhookBody(messages: unknown[], statuses: unknown[] = []) {

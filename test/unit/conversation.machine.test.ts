@@ -17,7 +17,14 @@ import { createManualClock, xstateClock } from '../../src/clock.ts';
 
 type Script = (input: LlmStepInput) => LlmStepOutput | Promise<LlmStepOutput>;
 
-function harness(o: { llm: Script; tool?: (input: InvokeToolInput) => InvokeOutcome | Promise<InvokeOutcome>; timeoutMs?: number; maxToolSteps?: number; snapshot?: unknown; clock?: ReturnType<typeof createManualClock> }) {
+function harness(o: {
+  llm: Script;
+  tool?: (input: InvokeToolInput) => InvokeOutcome | Promise<InvokeOutcome>;
+  timeoutMs?: number;
+  maxToolSteps?: number;
+  snapshot?: unknown;
+  clock?: ReturnType<typeof createManualClock>;
+}) {
   const clock = o.clock ?? createManualClock(1_000_000);
   const outputs: ConversationOutput[] = [];
   const invocations: InvokeToolInput[] = [];
@@ -48,14 +55,22 @@ function harness(o: { llm: Script; tool?: (input: InvokeToolInput) => InvokeOutc
   return { actor, clock, outputs, invocations, llmInputs, send, settle, replies };
 }
 
-const call = (name: string, requiresConfirmation = false) => ({ id: `call-${name}`, name, args: { orderId: '1001' }, requiresConfirmation, summary: `${name} 1001` });
+const call = (name: string, requiresConfirmation = false) => ({
+  id: `call-${name}`,
+  name,
+  args: { orderId: '1001' },
+  requiresConfirmation,
+  summary: `${name} 1001`,
+});
 
 /** An LLM that calls `name` on step 1 and answers with the last tool result on step 2. */
-const toolThenAnswer = (name: string, confirm = false): Script => (input) => {
-  const last = input.transcript.at(-1)!;
-  if (last.role === 'tool') return { kind: 'reply', text: `${last.ok ? 'ok' : 'not done'}: ${last.content}` };
-  return { kind: 'tools', calls: [call(name, confirm)] };
-};
+const toolThenAnswer =
+  (name: string, confirm = false): Script =>
+  (input) => {
+    const last = input.transcript.at(-1)!;
+    if (last.role === 'tool') return { kind: 'reply', text: `${last.ok ? 'ok' : 'not done'}: ${last.content}` };
+    return { kind: 'tools', calls: [call(name, confirm)] };
+  };
 
 describe('conversation machine', () => {
   it('read tool → invoke → reply built from the result; back to idle', async () => {
@@ -66,7 +81,9 @@ describe('conversation machine', () => {
     expect(h.replies()).toEqual(['ok: {"status":"shipped"}']);
     expect(h.actor.getSnapshot().value).toBe('idle');
     expect(h.actor.getSnapshot().context.turn).toBeUndefined();
-    const types = h.outputs.map((o) => (o.type === 'tool' ? `tool.${o.phase}` : o.type === 'turn' ? `turn.${o.phase}` : o.type === 'typing' ? `typing.${o.on}` : o.type));
+    const types = h.outputs.map((o) =>
+      o.type === 'tool' ? `tool.${o.phase}` : o.type === 'turn' ? `turn.${o.phase}` : o.type === 'typing' ? `typing.${o.on}` : o.type,
+    );
     expect(types).toEqual(['turn.started', 'typing.true', 'tool.invoked', 'tool.result', 'reply', 'typing.false', 'turn.ended']);
   });
 
@@ -166,7 +183,10 @@ describe('conversation machine', () => {
     let n = 0;
     const h = harness({
       clock,
-      llm: (input) => (input.transcript.filter((e) => e.role === 'tool').length < 2 ? { kind: 'tools', calls: [{ ...call('getOrderStatus'), id: `c${input.step}` }] } : { kind: 'reply', text: 'done' }),
+      llm: (input) =>
+        input.transcript.filter((e) => e.role === 'tool').length < 2
+          ? { kind: 'tools', calls: [{ ...call('getOrderStatus'), id: `c${input.step}` }] }
+          : { kind: 'reply', text: 'done' },
       tool: () => {
         clock.advance(n === 0 ? 2_500 : 700);
         return n++ === 0 ? { ok: true, data: 1 } : { ok: false, error: { message: 'down' } };
@@ -246,7 +266,8 @@ describe('conversation machine', () => {
   });
 
   it('maxToolSteps N means at most N LLM steps: tools asked for in steps 1…N−1 run, step N may only answer', async () => {
-    const twoToolsThenAnswer: Script = (input) => (input.step < 3 ? { kind: 'tools', calls: [{ ...call('getOrderStatus'), id: `c${input.step}` }] } : { kind: 'reply', text: 'answered' });
+    const twoToolsThenAnswer: Script = (input) =>
+      input.step < 3 ? { kind: 'tools', calls: [{ ...call('getOrderStatus'), id: `c${input.step}` }] } : { kind: 'reply', text: 'answered' };
     const three = harness({ llm: twoToolsThenAnswer, maxToolSteps: 3 });
     three.send('x', 'm1');
     await three.settle();

@@ -36,12 +36,23 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-async function env(o: { dailyCap?: number; maxPerCycle?: number; idleMinutes?: number; llm?: LlmProvider; send?: (real: ReflectionDeps['sendFollowup']) => ReflectionDeps['sendFollowup'] } = {}) {
+async function env(
+  o: {
+    dailyCap?: number;
+    maxPerCycle?: number;
+    idleMinutes?: number;
+    llm?: LlmProvider;
+    send?: (real: ReflectionDeps['sendFollowup']) => ReflectionDeps['sendFollowup'];
+  } = {},
+) {
   const store: Store = await openStore({ path: tempDir() });
   const clock: ManualClock = createManualClock(START);
   const logger = createLogger('silent');
   const telemetry = createTelemetryRecorder({ store, clock, logger });
-  cleanup.push(() => store.close(), () => telemetry.close());
+  cleanup.push(
+    () => store.close(),
+    () => telemetry.close(),
+  );
   const events: TelemetryEvent[] = [];
   const turnCalls: TurnCallRecord[] = [];
   telemetry.subscribe({ event: (e) => void events.push(e), turnCall: (r) => void turnCalls.push(r) });
@@ -51,12 +62,26 @@ async function env(o: { dailyCap?: number; maxPerCycle?: number; idleMinutes?: n
       daemon: { enabled: true, proactive_followup: true, idle_minutes: o.idleMinutes ?? 30, max_per_cycle: o.maxPerCycle ?? 20 },
     }),
   );
-  const services = { config, clock, store, logger, telemetry, secret: 'x', paths: { config: '', storage: '', public: '' }, version: 't', testMode: true } as Services;
+  const services = {
+    config,
+    clock,
+    store,
+    logger,
+    telemetry,
+    secret: 'x',
+    paths: { config: '', storage: '', public: '' },
+    version: 't',
+    testMode: true,
+  } as Services;
   const customers = createCustomerRepo(store, clock);
   const history = createHistoryRepo(store);
   const ledger = createProactiveLedger({ store, clock, dailyCap: config.proactive.daily_cap, dedupWindowHours: config.proactive.dedup_window_hours });
   const proactive = createProactiveService({
-    store, clock, customers, ledger, telemetry,
+    store,
+    clock,
+    customers,
+    ledger,
+    telemetry,
     enabled: () => true,
     deliver: createProactiveDelivery({ services, history, sessions: createWebSessions(clock.now) }),
   });
@@ -65,7 +90,10 @@ async function env(o: { dailyCap?: number; maxPerCycle?: number; idleMinutes?: n
   const records = store.table<ReviewedRecord>('conversations');
 
   /** A web conversation as the host leaves it: history plus the record. `unanswered` → the offline verdict is unresolved. */
-  async function conversation(externalId: string, o2: { agoMs?: number; unanswered?: boolean; optIn?: boolean; noExternalId?: boolean; unindexed?: boolean } = {}) {
+  async function conversation(
+    externalId: string,
+    o2: { agoMs?: number; unanswered?: boolean; optIn?: boolean; noExternalId?: boolean; unindexed?: boolean } = {},
+  ) {
     const c = await customers.upsert({ externalId, email: `${externalId}@example.com` });
     if (o2.optIn !== false) await customers.setOptIn(externalId, true);
     const id = conversationIdFor(c.customerId, 'web');
@@ -76,8 +104,16 @@ async function env(o: { dailyCap?: number; maxPerCycle?: number; idleMinutes?: n
       if (!o2.unanswered) history.appendInTx({ id: `${id}-t`, conversationId: id, role: 'tool', text: '', at, data: { name: 'cancelOrder', ok: true } });
       if (!o2.unanswered) history.appendInTx({ id: `${id}-a2`, conversationId: id, role: 'assistant', text: 'Done.', at });
       const record: ConversationRecord = {
-        conversationId: id, customerId: c.customerId, externalId: o2.noExternalId ? undefined : externalId, channel: 'web',
-        snapshot: { big: 'x'.repeat(100) }, state: 'idle', busy: false, updatedAt: at, lastMessageAt: at, lastCustomerMessageAt: at,
+        conversationId: id,
+        customerId: c.customerId,
+        externalId: o2.noExternalId ? undefined : externalId,
+        channel: 'web',
+        snapshot: { big: 'x'.repeat(100) },
+        state: 'idle',
+        busy: false,
+        updatedAt: at,
+        lastMessageAt: at,
+        lastCustomerMessageAt: at,
       };
       records.putInTx(id, record);
       if (!o2.unindexed) noteLastMessageInTx(store, id, undefined, at); // the host's line
@@ -132,7 +168,9 @@ async function env(o: { dailyCap?: number; maxPerCycle?: number; idleMinutes?: n
         expect((await e.ledger.reserve({ customerId: c.customerId, channel: 'web', hasTemplate: false })).ok).toBe(true);
         expect(await e.runCycle()).toEqual({ reviewed: 1, followups: 0 });
         expect(e.ofType('daemon.followup', c.id).map((x) => x.data.reason)).toEqual([BLOCK_REASONS.cap]);
-        expect(e.ofType('proactive.blocked').map((x) => x.data)).toEqual([expect.objectContaining({ reason: BLOCK_REASONS.cap, dedupKey: `followup:${c.id}` })]);
+        expect(e.ofType('proactive.blocked').map((x) => x.data)).toEqual([
+          expect.objectContaining({ reason: BLOCK_REASONS.cap, dedupKey: `followup:${c.id}` }),
+        ]);
         expect(e.records.get(c.id)?.followupPending).toBeUndefined();
         await e.runCycle();
         expect(e.ofType('daemon.followup', c.id)).toHaveLength(1);
@@ -160,7 +198,9 @@ async function env(o: { dailyCap?: number; maxPerCycle?: number; idleMinutes?: n
         for (let i = 0; i < MAX_FOLLOWUP_ATTEMPTS + 2; i++) await e.runCycle();
         expect(calls).toBe(MAX_FOLLOWUP_ATTEMPTS);
         expect(e.records.get(c.id)?.followupPending).toBeUndefined();
-        expect(e.ofType('daemon.gave_up', c.id).map((x) => x.data)).toEqual([expect.objectContaining({ what: 'followup', attempts: MAX_FOLLOWUP_ATTEMPTS, error: 'store busy' })]);
+        expect(e.ofType('daemon.gave_up', c.id).map((x) => x.data)).toEqual([
+          expect.objectContaining({ what: 'followup', attempts: MAX_FOLLOWUP_ATTEMPTS, error: 'store busy' }),
+        ]);
       });
 
       it('a record without an externalId drops its follow-up at once instead of being rescanned forever', async () => {
@@ -258,7 +298,10 @@ describe('review index', () => {
     cleanup.push(() => store.close());
     expect(store.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
     const keys = [...store.table('proactive').range({ start: ['followup'], end: ['review', '\uffff'] })].map((r) => r.key);
-    expect(keys).toEqual([['followup', 'conv_c'], ['review', 100, 'conv_a']]);
+    expect(keys).toEqual([
+      ['followup', 'conv_c'],
+      ['review', 100, 'conv_a'],
+    ]);
   });
 
   it('a stale key (the conversation moved on, or is gone) is dropped without a review', async () => {

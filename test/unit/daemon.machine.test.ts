@@ -9,7 +9,10 @@ const settle = () => new Promise((r) => setTimeout(r, 0));
 function start(cycle: () => Promise<CycleResult>) {
   const clock = createManualClock(0);
   let runs = 0;
-  const actor = createActor(daemonMachine.provide({ actors: { runCycle: fromPromise(() => (runs++, cycle())) } }), { input: { intervalMs: 60_000 }, clock: xstateClock(clock) });
+  const actor = createActor(daemonMachine.provide({ actors: { runCycle: fromPromise(() => (runs++, cycle())) } }), {
+    input: { intervalMs: 60_000 },
+    clock: xstateClock(clock),
+  });
   actor.start();
   return { actor, clock, runs: () => runs };
 }

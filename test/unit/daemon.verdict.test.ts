@@ -12,7 +12,11 @@ describe('parseVerdict', () => {
 
   it('accepts a fenced JSON block and JSON inside prose', () => {
     expect(parseVerdict('```json\n{"verdict":"resolved","summary":"done"}\n```')).toEqual({ verdict: 'resolved', summary: 'done' });
-    expect(parseVerdict('Here you go:\n```\n{"verdict":"unresolved","summary":"s","followup":"Hi"}\n```\nThanks')).toEqual({ verdict: 'unresolved', summary: 's', followup: 'Hi' });
+    expect(parseVerdict('Here you go:\n```\n{"verdict":"unresolved","summary":"s","followup":"Hi"}\n```\nThanks')).toEqual({
+      verdict: 'unresolved',
+      summary: 's',
+      followup: 'Hi',
+    });
     expect(parseVerdict('Verdict: {"verdict":"resolved","summary":"ok"}')).toEqual({ verdict: 'resolved', summary: 'ok' });
   });
 
@@ -36,7 +40,13 @@ describe('parseVerdict', () => {
   });
 
   it('reads the offline provider verdicts', () => {
-    expect(parseVerdict(JSON.stringify(reflect('Conversation transcript:\ncustomer: hello')))).toMatchObject({ verdict: 'unresolved', followup: expect.any(String) });
-    expect(parseVerdict(JSON.stringify(reflect('Conversation transcript:\ncustomer: status\ntool getOrderStatus: ok\nassistant: shipped')))).toEqual({ verdict: 'resolved', summary: 'The request was handled and answered.' });
+    expect(parseVerdict(JSON.stringify(reflect('Conversation transcript:\ncustomer: hello')))).toMatchObject({
+      verdict: 'unresolved',
+      followup: expect.any(String),
+    });
+    expect(parseVerdict(JSON.stringify(reflect('Conversation transcript:\ncustomer: status\ntool getOrderStatus: ok\nassistant: shipped')))).toEqual({
+      verdict: 'resolved',
+      summary: 'The request was handled and answered.',
+    });
   });
 });

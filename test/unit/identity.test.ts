@@ -27,7 +27,10 @@ describe('session tokens', () => {
     expect(t.verify(`${v}.${p}.${flipped}`, 'cus_1')).toEqual({ ok: false, reason: 'bad_signature' });
     expect(t.verify(`${v}.${p}x.${sig}`, 'cus_1')).toEqual({ ok: false, reason: 'bad_signature' });
     expect(createSessionTokens({ serviceSecret: 'other', ttlMinutes: 60, clock }).verify(token, 'cus_1')).toEqual({ ok: false, reason: 'bad_signature' });
-    expect(createSessionTokens({ serviceSecret: 's', tokenSecret: 'explicit', ttlMinutes: 60, clock }).verify(token, 'cus_1')).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(createSessionTokens({ serviceSecret: 's', tokenSecret: 'explicit', ttlMinutes: 60, clock }).verify(token, 'cus_1')).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
     for (const bad of ['', 'v1', 'v1..', 'v2.a.b', 'x.y.z.w']) expect(t.verify(bad, 'cus_1')).toEqual({ ok: false, reason: 'malformed' });
   });
 });

@@ -10,12 +10,31 @@ const logger = createLogger('silent');
 const tick = () => new Promise((r) => setTimeout(r, 10));
 type P = { key: string; n: number };
 
-async function setup(o: { path?: string; handler: (job: Job<P>) => Promise<JobOutcome>; maxAttempts?: number; leaseMs?: number; concurrency?: number; keepDoneIds?: boolean }) {
+async function setup(o: {
+  path?: string;
+  handler: (job: Job<P>) => Promise<JobOutcome>;
+  maxAttempts?: number;
+  leaseMs?: number;
+  concurrency?: number;
+  keepDoneIds?: boolean;
+}) {
   const path = o.path ?? tempDir();
   const store = await openStore({ path });
   const clock = createManualClock(1_000_000);
   const dead: Job<P>[] = [];
-  const q = createJobQueue<P>({ store, clock, name: 'test', logger, handler: o.handler, orderingKey: (p) => p.key, maxAttempts: o.maxAttempts ?? 3, leaseMs: o.leaseMs ?? 10_000, concurrency: o.concurrency ?? 4, keepDoneIds: o.keepDoneIds, onDeadLetter: (j) => dead.push(j) });
+  const q = createJobQueue<P>({
+    store,
+    clock,
+    name: 'test',
+    logger,
+    handler: o.handler,
+    orderingKey: (p) => p.key,
+    maxAttempts: o.maxAttempts ?? 3,
+    leaseMs: o.leaseMs ?? 10_000,
+    concurrency: o.concurrency ?? 4,
+    keepDoneIds: o.keepDoneIds,
+    onDeadLetter: (j) => dead.push(j),
+  });
   return { q, store, clock, path, dead };
 }
 
@@ -73,11 +92,27 @@ describe('durable job queue', () => {
   it('enqueueAll: when one write fails, the jobs that were stored still run, and the call rejects', async () => {
     const path = tempDir();
     const store = await openStore({ path });
-    const failing = { ...store, insertIfAbsent: (guard: Parameters<typeof store.insertIfAbsent>[0], writes: Parameters<typeof store.insertIfAbsent>[1]) => (JSON.stringify(guard.key).includes('bad') ? Promise.reject(new Error('disk full (test)')) : store.insertIfAbsent(guard, writes)) };
+    const failing = {
+      ...store,
+      insertIfAbsent: (guard: Parameters<typeof store.insertIfAbsent>[0], writes: Parameters<typeof store.insertIfAbsent>[1]) =>
+        JSON.stringify(guard.key).includes('bad') ? Promise.reject(new Error('disk full (test)')) : store.insertIfAbsent(guard, writes),
+    };
     const ran: number[] = [];
-    const q = createJobQueue<P>({ store: failing, clock: createManualClock(1_000_000), name: 'test', logger, handler: async (job) => (ran.push(job.payload.n), 'done'), orderingKey: (p) => p.key, keepDoneIds: true });
+    const q = createJobQueue<P>({
+      store: failing,
+      clock: createManualClock(1_000_000),
+      name: 'test',
+      logger,
+      handler: async (job) => (ran.push(job.payload.n), 'done'),
+      orderingKey: (p) => p.key,
+      keepDoneIds: true,
+    });
     q.start();
-    const items = [{ payload: { key: 'a', n: 1 }, options: { id: 'ok-1' } }, { payload: { key: 'a', n: 2 }, options: { id: 'bad' } }, { payload: { key: 'b', n: 3 }, options: { id: 'ok-3' } }];
+    const items = [
+      { payload: { key: 'a', n: 1 }, options: { id: 'ok-1' } },
+      { payload: { key: 'a', n: 2 }, options: { id: 'bad' } },
+      { payload: { key: 'b', n: 3 }, options: { id: 'ok-3' } },
+    ];
     await expect(q.enqueueAll(items)).rejects.toThrow('disk full (test)');
     await q.idle();
     expect(ran.sort()).toEqual([1, 3]);
@@ -94,7 +129,10 @@ describe('durable job queue', () => {
 
   it('retries at retryAt (clock-driven, not polling) and dead-letters after maxAttempts', async () => {
     const attempts: number[] = [];
-    const { q, clock, dead } = await setup({ maxAttempts: 3, handler: async (job) => (attempts.push(job.attempts), { retryAt: clock.now() + 5000, error: 'nope' }) });
+    const { q, clock, dead } = await setup({
+      maxAttempts: 3,
+      handler: async (job) => (attempts.push(job.attempts), { retryAt: clock.now() + 5000, error: 'nope' }),
+    });
     q.start();
     await q.enqueue({ key: 'a', n: 1 });
     await tick();
@@ -193,7 +231,10 @@ describe('durable job queue', () => {
   it('waitUntil uses no attempts; expedite ends the wait at once', async () => {
     let ready = false;
     const runs: number[] = [];
-    const { q, clock, dead } = await setup({ maxAttempts: 1, handler: async (job) => (runs.push(job.attempts), ready ? 'done' : { waitUntil: clock.now() + 60_000, reason: 'no sender' }) });
+    const { q, clock, dead } = await setup({
+      maxAttempts: 1,
+      handler: async (job) => (runs.push(job.attempts), ready ? 'done' : { waitUntil: clock.now() + 60_000, reason: 'no sender' }),
+    });
     q.start();
     await q.enqueue({ key: 'a', n: 1 });
     await tick();

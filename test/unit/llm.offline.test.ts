@@ -4,9 +4,21 @@ import { renderTranscript } from '../../src/daemon/transcript.ts';
 import type { ToolSpec } from '../../src/llm/types.ts';
 
 const tools: ToolSpec[] = [
-  { name: 'getOrderStatus', description: 'Get the status of an order by its order number', parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } },
-  { name: 'cancelOrder', description: 'Cancel an order by its order number', parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } },
-  { name: 'updateEmail', description: 'Change the email address on the account', parameters: { type: 'object', properties: { email: { type: 'string' } }, required: ['email'] } },
+  {
+    name: 'getOrderStatus',
+    description: 'Get the status of an order by its order number',
+    parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+  },
+  {
+    name: 'cancelOrder',
+    description: 'Cancel an order by its order number',
+    parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+  },
+  {
+    name: 'updateEmail',
+    description: 'Change the email address on the account',
+    parameters: { type: 'object', properties: { email: { type: 'string' } }, required: ['email'] },
+  },
 ];
 
 describe('offline provider', () => {
@@ -35,7 +47,12 @@ describe('offline provider', () => {
       messages: [
         { role: 'user', content: 'What is the status of order 1001?' },
         { role: 'assistant', content: null, toolCalls: first.toolCalls },
-        { role: 'tool', toolCallId: first.toolCalls[0].id, name: 'getOrderStatus', content: JSON.stringify({ orderId: '1001', status: 'shipped', eta: '2026-11-25' }) },
+        {
+          role: 'tool',
+          toolCallId: first.toolCalls[0].id,
+          name: 'getOrderStatus',
+          content: JSON.stringify({ orderId: '1001', status: 'shipped', eta: '2026-11-25' }),
+        },
       ],
     });
     expect(second.text).toBe('Order 1001 is shipped (eta: 2026-11-25).');
@@ -55,7 +72,15 @@ describe('offline provider', () => {
   });
 
   it('is honest about failed, declined and expired actions', async () => {
-    const ask = (content: string) => llm.complete({ purpose: 'chat', tools, messages: [{ role: 'user', content: 'x' }, { role: 'tool', toolCallId: 'c', name: 'cancelOrder', content }] });
+    const ask = (content: string) =>
+      llm.complete({
+        purpose: 'chat',
+        tools,
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'tool', toolCallId: 'c', name: 'cancelOrder', content },
+        ],
+      });
     expect((await ask('Error (not_cancellable): Order 1002 has already shipped')).text).toBe("Sorry, that didn't work: Order 1002 has already shipped");
     expect((await ask('The customer declined this action; it was not carried out.')).text).toMatch(/didn't go ahead/);
     expect((await ask('The customer did not confirm in time; the action was cancelled and not carried out.')).text).toMatch(/timed out/);
@@ -69,10 +94,21 @@ describe('offline provider', () => {
 });
 
 describe('offline reflection verdicts', () => {
-  const rec = (role: 'user' | 'assistant' | 'tool', text: string, data?: Record<string, unknown>) => ({ id: Math.random().toString(), conversationId: 'c', role, text, at: 0, data });
+  const rec = (role: 'user' | 'assistant' | 'tool', text: string, data?: Record<string, unknown>) => ({
+    id: Math.random().toString(),
+    conversationId: 'c',
+    role,
+    text,
+    at: 0,
+    data,
+  });
 
   it('unresolved when the last tool call failed', () => {
-    const t = renderTranscript([rec('user', 'cancel 1002'), rec('tool', 'already shipped', { name: 'cancelOrder', ok: false }), rec('assistant', "Sorry, that didn't work")]);
+    const t = renderTranscript([
+      rec('user', 'cancel 1002'),
+      rec('tool', 'already shipped', { name: 'cancelOrder', ok: false }),
+      rec('assistant', "Sorry, that didn't work"),
+    ]);
     expect(reflect(t).verdict).toBe('unresolved');
     expect(reflect(t).followup).toBeTruthy();
   });
@@ -91,7 +127,15 @@ describe('offline reflection verdicts', () => {
   });
 
   it('answers reflection requests with the JSON verdict', async () => {
-    const r = await createOfflineProvider().complete({ purpose: 'reflection', responseFormat: 'json', tools: [], messages: [{ role: 'system', content: 's' }, { role: 'user', content: renderTranscript([rec('user', 'hello?')]) }] });
+    const r = await createOfflineProvider().complete({
+      purpose: 'reflection',
+      responseFormat: 'json',
+      tools: [],
+      messages: [
+        { role: 'system', content: 's' },
+        { role: 'user', content: renderTranscript([rec('user', 'hello?')]) },
+      ],
+    });
     expect(JSON.parse(r.text!)).toMatchObject({ verdict: 'unresolved' });
   });
 });

@@ -11,7 +11,15 @@ describe('logger redaction', () => {
   it('replaces secrets at the top of a logged object and one level down, and in request headers', () => {
     const { logger, lines } = capture();
     const config = { secret: 's3cr3t', port: 3000 };
-    logger.info({ token: 't0k3n', config, whatsapp: { app_secret: 'app', verify_token: 'vt', phone_id: '123' }, req: { headers: { authorization: 'Bearer abc', 'x-service-secret': 'xs', accept: '*/*' } } }, 'hello');
+    logger.info(
+      {
+        token: 't0k3n',
+        config,
+        whatsapp: { app_secret: 'app', verify_token: 'vt', phone_id: '123' },
+        req: { headers: { authorization: 'Bearer abc', 'x-service-secret': 'xs', accept: '*/*' } },
+      },
+      'hello',
+    );
     const line = lines[0] as Record<string, any>;
     expect(line.token).toBe('[redacted]');
     expect(line.config).toEqual({ secret: '[redacted]', port: 3000 });

@@ -36,7 +36,12 @@ export function spreadThenMore(path: string, text: string): string[] {
 
 describe('object literals', () => {
   it('the check finds literals that start with a spread and go on, and only those', () => {
-    expect(spreadThenMore('x.ts', 'const a = { ...b, c: 1 };\nconst d = { c: 1, ...b, ...e };\nconst e = { ...b, ...(f ? { g } : {}) };\nconst h = {\n  ...b,\n  i,\n};\nconst j = { ...b };')).toEqual(['x.ts:1', 'x.ts:3', 'x.ts:4']);
+    expect(
+      spreadThenMore(
+        'x.ts',
+        'const a = { ...b, c: 1 };\nconst d = { c: 1, ...b, ...e };\nconst e = { ...b, ...(f ? { g } : {}) };\nconst h = {\n  ...b,\n  i,\n};\nconst j = { ...b };',
+      ),
+    ).toEqual(['x.ts:1', 'x.ts:3', 'x.ts:4']);
   });
 
   it('no literal in the runtime code starts with a spread and goes on', () => {

@@ -2,8 +2,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BLOCK_REASONS } from '../../machines/proactive.ts';
 import { createManualClock, type ManualClock } from '../../src/clock.ts';
 import { createCustomerRepo, type CustomerRepo } from '../../src/customers/repo.ts';
-import { createProactiveLedger, type ProactiveLedger } from '../../src/proactive/ledger.ts';
-import { createProactiveService, OptInRequestSchema, ProactiveRequestSchema, ProactiveUnavailableError, type ProactiveDeliverArgs } from '../../src/proactive/service.ts';
+import { createProactiveLedger } from '../../src/proactive/ledger.ts';
+import {
+  createProactiveService,
+  OptInRequestSchema,
+  ProactiveRequestSchema,
+  ProactiveUnavailableError,
+  type ProactiveDeliverArgs,
+} from '../../src/proactive/service.ts';
 import { openStore } from '../../src/store/lmdb.ts';
 import type { Store } from '../../src/store/types.ts';
 import type { NewEvent } from '../../src/telemetry/types.ts';
@@ -223,9 +229,21 @@ describe('proactive service (real ledger, real customer repo)', () => {
     expect(r.accepted).toBe(true);
     if (!r.accepted) return;
     expect(r.messageId).toMatch(/^pm_/);
-    expect(s.delivered).toEqual([{ messageId: r.messageId, customer: expect.objectContaining({ customerId: c.customerId }), request: expect.objectContaining({ content: 'Your order shipped' }) }]);
+    expect(s.delivered).toEqual([
+      {
+        messageId: r.messageId,
+        customer: expect.objectContaining({ customerId: c.customerId }),
+        request: expect.objectContaining({ content: 'Your order shipped' }),
+      },
+    ]);
     expect(s.events).toEqual([
-      expect.objectContaining({ type: 'proactive.accepted', customerId: c.customerId, customerExternalId: 'ext-1', channel: 'web', data: expect.objectContaining({ dedupKey: 'order-1', messageId: r.messageId }) }),
+      expect.objectContaining({
+        type: 'proactive.accepted',
+        customerId: c.customerId,
+        customerExternalId: 'ext-1',
+        channel: 'web',
+        data: expect.objectContaining({ dedupKey: 'order-1', messageId: r.messageId }),
+      }),
     ]);
   });
 
@@ -283,7 +301,9 @@ describe('proactive service (real ledger, real customer repo)', () => {
     const s = await service({ deliverError: 'no outbound queue' });
     await s.customers.upsert({ externalId: 'ext-9' });
     await s.svc.setOptIn('ext-9', true);
-    await expect(s.svc.send({ customerExternalId: 'ext-9', channel: 'web', content: 'x', dedupKey: 'once' })).rejects.toThrow('Delivery failed: no outbound queue');
+    await expect(s.svc.send({ customerExternalId: 'ext-9', channel: 'web', content: 'x', dedupKey: 'once' })).rejects.toThrow(
+      'Delivery failed: no outbound queue',
+    );
     const c = s.customers.findBy('ext', 'ext-9')!;
     expect(s.ledger.sentInWindow(c.customerId)).toBe(0);
     expect(await s.ledger.reserve({ customerId: c.customerId, channel: 'web', dedupKey: 'once', hasTemplate: false })).toMatchObject({ ok: true });
@@ -293,7 +313,9 @@ describe('proactive service (real ledger, real customer repo)', () => {
     const s = await service({ dailyCap: 3 });
     await s.customers.upsert({ externalId: 'ext-1' });
     await s.svc.setOptIn('ext-1', true);
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => s.svc.send({ customerExternalId: 'ext-1', channel: 'web', content: `m${i}`, dedupKey: `k${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => s.svc.send({ customerExternalId: 'ext-1', channel: 'web', content: `m${i}`, dedupKey: `k${i}` })),
+    );
     expect(results.filter((r) => r.accepted)).toHaveLength(3);
     expect(results.filter((r) => !r.accepted && r.reason === BLOCK_REASONS.cap)).toHaveLength(47);
     expect(s.delivered).toHaveLength(3);
@@ -307,7 +329,10 @@ describe('proactive service (real ledger, real customer repo)', () => {
 
   it('request schemas accept the interface body and reject bad ones', () => {
     expect(ProactiveRequestSchema.safeParse({ customerExternalId: 'e', channel: 'whatsapp', content: 'c', dedupKey: 'k' }).success).toBe(true);
-    expect(ProactiveRequestSchema.safeParse({ customerExternalId: 'e', channel: 'web', content: 'c', template: { name: 'n', language: 'en', parameters: ['a'] } }).success).toBe(true);
+    expect(
+      ProactiveRequestSchema.safeParse({ customerExternalId: 'e', channel: 'web', content: 'c', template: { name: 'n', language: 'en', parameters: ['a'] } })
+        .success,
+    ).toBe(true);
     expect(ProactiveRequestSchema.safeParse({ customerExternalId: 'e', channel: 'sms', content: 'c' }).success).toBe(false);
     expect(ProactiveRequestSchema.safeParse({ customerExternalId: '', channel: 'web', content: 'c' }).success).toBe(false);
     expect(ProactiveRequestSchema.safeParse({ customerExternalId: 'e', channel: 'web', content: 'x'.repeat(4097) }).success).toBe(false);

@@ -39,7 +39,12 @@ async function run(request: Partial<ProactiveRequest>, fakes: Fakes = {}, enable
   const visited: string[] = [];
   const customer = 'customer' in fakes ? fakes.customer : optedIn;
   const actor = createActor(machine, {
-    input: { request: { customerExternalId: 'ext-1', channel: 'whatsapp', content: 'hi', ...request }, enabled, customer, whatsappEnabled: fakes.whatsappEnabled },
+    input: {
+      request: { customerExternalId: 'ext-1', channel: 'whatsapp', content: 'hi', ...request },
+      enabled,
+      customer,
+      whatsappEnabled: fakes.whatsappEnabled,
+    },
     clock: xstateClock(createManualClock()),
     inspect: (e) => {
       if (e.type !== '@xstate.snapshot' && e.type !== '@xstate.microstep') return;
@@ -61,7 +66,17 @@ describe('proactive machine', () => {
     const r = await run({ dedupKey: 'k1' });
     expect(r.output).toEqual({ accepted: true, messageId: 'pm_test' });
     expect(r.visited).toEqual([...CHECKS, 'sending', 'accepted']);
-    expect(r.calls.reserve).toEqual([expect.objectContaining({ customerId: 'cus_1', channel: 'whatsapp', dedupKey: 'k1', hasTemplate: false, lastInboundAt: { whatsapp: 1 }, customer: expect.objectContaining({ customerId: 'cus_1' }), request: expect.objectContaining({ dedupKey: 'k1' }) })]);
+    expect(r.calls.reserve).toEqual([
+      expect.objectContaining({
+        customerId: 'cus_1',
+        channel: 'whatsapp',
+        dedupKey: 'k1',
+        hasTemplate: false,
+        lastInboundAt: { whatsapp: 1 },
+        customer: expect.objectContaining({ customerId: 'cus_1' }),
+        request: expect.objectContaining({ dedupKey: 'k1' }),
+      }),
+    ]);
     expect(r.calls.deliver).toHaveLength(1);
     expect(r.calls.deliver[0].messageId).toBe('pm_test');
     expect(r.calls.deliver[0].customer.customerId).toBe('cus_1');
@@ -133,7 +148,9 @@ describe('proactive machine', () => {
   });
 
   it('without provided actors it fails instead of accepting', async () => {
-    const actor = createActor(proactiveMachine, { input: { request: { customerExternalId: 'x', channel: 'web', content: 'c' }, enabled: true, customer: optedIn } });
+    const actor = createActor(proactiveMachine, {
+      input: { request: { customerExternalId: 'x', channel: 'web', content: 'c' }, enabled: true, customer: optedIn },
+    });
     const done = toPromise(actor);
     actor.start();
     const out = await done;

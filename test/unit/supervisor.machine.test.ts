@@ -38,7 +38,10 @@ function start(o: { maxSdkConnections?: number; idleMs?: number; failingChild?: 
       childFailed: (_, p) => void failed.push(p.childId),
     },
   });
-  const actor = createActor(machine, { clock: xstateClock(clock), input: { maxSdkConnections: o.maxSdkConnections ?? 32, idleMs: o.idleMs ?? 60_000 } }).start();
+  const actor = createActor(machine, {
+    clock: xstateClock(clock),
+    input: { maxSdkConnections: o.maxSdkConnections ?? 32, idleMs: o.idleMs ?? 60_000 },
+  }).start();
   return { clock, actor, passivated, closes, failed };
 }
 
@@ -121,7 +124,14 @@ describe('supervisor runtime', () => {
     const clock = createManualClock(0);
     const telemetry = silentTelemetry();
     const passivated: number[] = [];
-    const rt = createSupervisorRuntime({ clock, logger: createLogger('silent'), telemetry, maxSdkConnections: 2, idleMs: 1_000, passivate: (idleBefore) => void passivated.push(idleBefore) });
+    const rt = createSupervisorRuntime({
+      clock,
+      logger: createLogger('silent'),
+      telemetry,
+      maxSdkConnections: 2,
+      idleMs: 1_000,
+      passivate: (idleBefore) => void passivated.push(idleBefore),
+    });
     expect(rt.sdkSlotsAvailable()).toBe(2);
     const a = rt.reserveSdkSlot();
     const b = rt.reserveSdkSlot();
@@ -129,7 +139,13 @@ describe('supervisor runtime', () => {
     expect(b).toBeTypeOf('string');
     expect(rt.reserveSdkSlot()).toBeUndefined();
     expect(rt.sdkSlotsAvailable()).toBe(0);
-    rt.sdkConnection(a!)!.send({ type: 'register', functions: [{ name: 'f', description: '', parameters: {}, mode: 'read' }], sdk: { name: 's', version: '1' }, sendProvider: false, at: 1 });
+    rt.sdkConnection(a!)!.send({
+      type: 'register',
+      functions: [{ name: 'f', description: '', parameters: {}, mode: 'read' }],
+      sdk: { name: 's', version: '1' },
+      sendProvider: false,
+      at: 1,
+    });
 
     const conv = createActor(sdkConnectionMachine, { input: { connectionId: 'fake-conv', connectedAt: 0 } }).start();
     rt.conversationActivated('conv-1', conv);

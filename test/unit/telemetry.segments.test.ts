@@ -36,16 +36,43 @@ function recorder(s: Store, start = T0) {
 /** A small deterministic PRNG, so a failure can be replayed. */
 function random(seed: number) {
   let x = seed;
-  return () => ((x = (x * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  return () => (x = (x * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
 }
 const ids = (records: { id: string }[]) => records.map((r) => r.id);
-const event = (id: string, conversationId?: string): TelemetryEvent => ({ id, at: msOf(id), type: 't', conversationId, customerId: undefined, customerExternalId: undefined, channel: undefined, data: {} });
+const event = (id: string, conversationId?: string): TelemetryEvent => ({
+  id,
+  at: msOf(id),
+  type: 't',
+  conversationId,
+  customerId: undefined,
+  customerExternalId: undefined,
+  channel: undefined,
+  data: {},
+});
 
 describe('codec', () => {
   it('round-trips both record kinds, absent fields included, and decodes one record at its offset', () => {
     const events = eventCodec();
-    const e: TelemetryEvent = { id: `${T0}-00000001`, at: T0, type: 'tool.result', conversationId: 'c1', customerId: undefined, customerExternalId: 'x', channel: 'web', data: { name: 'f', nested: { list: [1, 'two', null] } } };
-    const f: TelemetryEvent = { id: `${T0}-00000002`, at: T0, type: 'sdk.connected', conversationId: undefined, customerId: undefined, customerExternalId: undefined, channel: undefined, data: {} };
+    const e: TelemetryEvent = {
+      id: `${T0}-00000001`,
+      at: T0,
+      type: 'tool.result',
+      conversationId: 'c1',
+      customerId: undefined,
+      customerExternalId: 'x',
+      channel: 'web',
+      data: { name: 'f', nested: { list: [1, 'two', null] } },
+    };
+    const f: TelemetryEvent = {
+      id: `${T0}-00000002`,
+      at: T0,
+      type: 'sdk.connected',
+      conversationId: undefined,
+      customerId: undefined,
+      customerExternalId: undefined,
+      channel: undefined,
+      data: {},
+    };
     const a = Buffer.from(events.encode(e));
     const b = Buffer.from(events.encode(f));
     const body = Buffer.concat([a, b]);
@@ -54,7 +81,23 @@ describe('codec', () => {
     expect(() => events.decodeAt(body, body.length)).toThrow();
 
     const calls = turnCallCodec();
-    const c = { id: `${T0}-00000003`, turnId: 't1', conversationId: 'c1', customerId: 'u1', sequence: 2, at: T0, provider: 'openai', model: 'm', purpose: 'chat', durationMs: 12.5, promptTokens: 10, completionTokens: 3, toolCalls: ['a', 'b'], ok: false, error: 'boom' };
+    const c = {
+      id: `${T0}-00000003`,
+      turnId: 't1',
+      conversationId: 'c1',
+      customerId: 'u1',
+      sequence: 2,
+      at: T0,
+      provider: 'openai',
+      model: 'm',
+      purpose: 'chat',
+      durationMs: 12.5,
+      promptTokens: 10,
+      completionTokens: 3,
+      toolCalls: ['a', 'b'],
+      ok: false,
+      error: 'boom',
+    };
     expect(calls.decodeAll(calls.encode(c))).toEqual([c]);
   });
 });
@@ -124,7 +167,11 @@ describe('reading back in id order', () => {
       expect(ids([...readRange(s, 'telemetry', eventCodec(), { lower, upper })])).toEqual(want);
       expect(ids([...readRange(s, 'telemetry', eventCodec(), { lower, upper, reverse: true })])).toEqual([...want].reverse());
       const c = `c${k % 5}`;
-      const mine = all.filter((e) => e.conversationId === c).map((e) => e.id).sort().filter((id) => id >= lower && id < upper);
+      const mine = all
+        .filter((e) => e.conversationId === c)
+        .map((e) => e.id)
+        .sort()
+        .filter((id) => id >= lower && id < upper);
       expect(ids([...readConversation(s, 'telemetry', eventCodec(), c, { lower, upper })])).toEqual(mine);
       expect(ids([...readConversation(s, 'telemetry', eventCodec(), c, { lower, upper, reverse: true })])).toEqual([...mine].reverse());
     }
@@ -137,7 +184,10 @@ describe('reading back in id order', () => {
         seen.push(...ids(page.items));
         cursor = page.nextCursor ?? undefined;
       } while (cursor);
-      const mine = all.filter((e) => e.conversationId === 'c3').map((e) => e.id).sort();
+      const mine = all
+        .filter((e) => e.conversationId === 'c3')
+        .map((e) => e.id)
+        .sort();
       expect(seen).toEqual(order === 'asc' ? mine : mine.reverse());
     }
     await telemetry.close();
@@ -165,7 +215,20 @@ describe('the conversation index', () => {
     const { telemetry } = recorder(s);
     for (let flush = 0; flush < 3; flush++) {
       for (const c of ['a', 'b']) telemetry.event({ type: 'x', at: T0 + flush * 1000, conversationId: c, data: { flush } });
-      telemetry.turnCall({ turnId: 't', conversationId: 'a', customerId: 'u', sequence: flush, provider: 'p', model: 'm', purpose: 'chat', durationMs: 1, promptTokens: 1, completionTokens: 1, toolCalls: [], ok: true });
+      telemetry.turnCall({
+        turnId: 't',
+        conversationId: 'a',
+        customerId: 'u',
+        sequence: flush,
+        provider: 'p',
+        model: 'm',
+        purpose: 'chat',
+        durationMs: 1,
+        promptTokens: 1,
+        completionTokens: 1,
+        toolCalls: [],
+        ok: true,
+      });
       await telemetry.flush();
     }
     const pending = () => [...s.table('telemetry').range({ start: PENDING_START, end: PENDING_END })].length;

@@ -39,7 +39,13 @@ describe('webhook payloads', () => {
       [
         textMessage('+15550001111', 'hi', 'w1'),
         buttonReply('+15550001111', 'confirm:x:yes', 'Yes'),
-        { from: '15550001111', id: 'w3', timestamp: '1700000000', type: 'interactive', interactive: { type: 'list_reply', list_reply: { id: 'opt-2', title: 'Option 2' } } },
+        {
+          from: '15550001111',
+          id: 'w3',
+          timestamp: '1700000000',
+          type: 'interactive',
+          interactive: { type: 'list_reply', list_reply: { id: 'opt-2', title: 'Option 2' } },
+        },
         { from: '15550001111', id: 'w4', timestamp: '1700000000', type: 'image', image: { id: 'm', caption: 'my receipt' } },
         { from: '15550001111', id: 'w5', timestamp: '1700000000', type: 'reaction', reaction: { emoji: '👍' } },
       ],
@@ -54,13 +60,32 @@ describe('webhook payloads', () => {
       ['other', '[reaction]', undefined],
     ]);
     expect(messages[0]).toMatchObject({ waMessageId: 'w1', from: '+15550001111', name: 'Test', phoneNumberId: '1234567890' });
-    expect(statuses).toEqual([{ providerMessageId: 'wamid.out', status: 'failed', recipient: '15550001111', timestampMs: 1700000001000, errors: [{ code: 131047, title: 'Re-engagement message' }], phoneNumberId: '1234567890' }]);
+    expect(statuses).toEqual([
+      {
+        providerMessageId: 'wamid.out',
+        status: 'failed',
+        recipient: '15550001111',
+        timestampMs: 1700000001000,
+        errors: [{ code: 131047, title: 'Re-engagement message' }],
+        phoneNumberId: '1234567890',
+      },
+    ]);
   });
 
   it('fields Meta adds anywhere are accepted; a status error keeps its details', () => {
-    const body = webhookBody([{ ...textMessage('+15550001111', 'hi', 'w1'), context: { from: '1555', id: 'prev' }, referral: { source_url: 'https://x' } }], [
-      { id: 'wamid.out', status: 'failed', recipient_id: '15550001111', timestamp: '1700000001', pricing: { billable: false }, errors: [{ code: 131026, title: 'Undeliverable', error_data: { details: 'Receiver incapable' } }] },
-    ]) as { entry: { id: string; extra?: unknown; changes: { extra?: unknown; value: Record<string, unknown> }[] }[]; extra?: unknown };
+    const body = webhookBody(
+      [{ ...textMessage('+15550001111', 'hi', 'w1'), context: { from: '1555', id: 'prev' }, referral: { source_url: 'https://x' } }],
+      [
+        {
+          id: 'wamid.out',
+          status: 'failed',
+          recipient_id: '15550001111',
+          timestamp: '1700000001',
+          pricing: { billable: false },
+          errors: [{ code: 131026, title: 'Undeliverable', error_data: { details: 'Receiver incapable' } }],
+        },
+      ],
+    ) as { entry: { id: string; extra?: unknown; changes: { extra?: unknown; value: Record<string, unknown> }[] }[]; extra?: unknown };
     body.extra = 1;
     body.entry[0].extra = 2;
     body.entry[0].changes[0].extra = 3;
@@ -72,21 +97,47 @@ describe('webhook payloads', () => {
 
   it('malformed payloads are a typed error', () => {
     expect(() => parseWebhook({ object: 'page', entry: [] })).toThrow(WebhookPayloadError);
-    expect(() => parseWebhook({ object: 'whatsapp_business_account', entry: [{ changes: [{ value: { messages: [{ id: 1 }] } }] }] })).toThrow(/entry\.0\.changes\.0\.value\.messages\.0/);
+    expect(() => parseWebhook({ object: 'whatsapp_business_account', entry: [{ changes: [{ value: { messages: [{ id: 1 }] } }] }] })).toThrow(
+      /entry\.0\.changes\.0\.value\.messages\.0/,
+    );
     expect(() => parseWebhook('x')).toThrow(WebhookPayloadError);
   });
 });
 
 describe('outbound', () => {
   it('Graph bodies for text, template and buttons', () => {
-    expect(graphBody({ kind: 'text', to: '+15550001111', text: 'hi' })).toEqual({ messaging_product: 'whatsapp', recipient_type: 'individual', to: '15550001111', type: 'text', text: { preview_url: false, body: 'hi' } });
-    expect(graphBody({ kind: 'template', to: '+1555', template: { name: 't', language: 'en', parameters: ['a'] } })).toMatchObject({ type: 'template', template: { name: 't', language: { code: 'en' }, components: [{ type: 'body', parameters: [{ type: 'text', text: 'a' }] }] } });
-    expect(graphBody({ kind: 'buttons', to: '+1555', text: 'ok?', buttons: [{ id: 'y', title: 'Yes' }] })).toMatchObject({ type: 'interactive', interactive: { type: 'button', body: { text: 'ok?' }, action: { buttons: [{ type: 'reply', reply: { id: 'y', title: 'Yes' } }] } } });
+    expect(graphBody({ kind: 'text', to: '+15550001111', text: 'hi' })).toEqual({
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to: '15550001111',
+      type: 'text',
+      text: { preview_url: false, body: 'hi' },
+    });
+    expect(graphBody({ kind: 'template', to: '+1555', template: { name: 't', language: 'en', parameters: ['a'] } })).toMatchObject({
+      type: 'template',
+      template: { name: 't', language: { code: 'en' }, components: [{ type: 'body', parameters: [{ type: 'text', text: 'a' }] }] },
+    });
+    expect(graphBody({ kind: 'buttons', to: '+1555', text: 'ok?', buttons: [{ id: 'y', title: 'Yes' }] })).toMatchObject({
+      type: 'interactive',
+      interactive: { type: 'button', body: { text: 'ok?' }, action: { buttons: [{ type: 'reply', reply: { id: 'y', title: 'Yes' } }] } },
+    });
   });
 
   it('renders text for the outbox and the SDK', () => {
-    expect(renderText({ kind: 'template', to: 'x', template: { name: 'order_shipped', language: 'en', parameters: ['1001', 'Tue'] } })).toBe('[template:order_shipped] 1001 Tue');
-    expect(renderText({ kind: 'buttons', to: 'x', text: 'Cancel?', buttons: [{ id: 'a', title: 'Yes' }, { id: 'b', title: 'No' }] })).toBe('Cancel? [buttons: Yes | No]');
+    expect(renderText({ kind: 'template', to: 'x', template: { name: 'order_shipped', language: 'en', parameters: ['1001', 'Tue'] } })).toBe(
+      '[template:order_shipped] 1001 Tue',
+    );
+    expect(
+      renderText({
+        kind: 'buttons',
+        to: 'x',
+        text: 'Cancel?',
+        buttons: [
+          { id: 'a', title: 'Yes' },
+          { id: 'b', title: 'No' },
+        ],
+      }),
+    ).toBe('Cancel? [buttons: Yes | No]');
   });
 
   it('backoff: exponential with jitter, capped, never below Retry-After', () => {

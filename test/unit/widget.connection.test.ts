@@ -52,7 +52,14 @@ afterEach(() => {
 describe('widget connection', () => {
   it('sends init on open, reports Connected on ready, Reconnecting on a drop, and backs off 0.5 s, 1 s, 2 s', () => {
     const statuses: Status[] = [];
-    connect({ url: 'ws://x/widget/ws', init: () => ({ type: 'init', customerId: 'c1', authToken: 't' }), onFrame: () => {}, onStatus: (s) => statuses.push(s), onReady: () => {}, ...opts });
+    connect({
+      url: 'ws://x/widget/ws',
+      init: () => ({ type: 'init', customerId: 'c1', authToken: 't' }),
+      onFrame: () => {},
+      onStatus: (s) => statuses.push(s),
+      onReady: () => {},
+      ...opts,
+    });
     expect(statuses).toEqual(['Connecting']);
     latest().accept();
     expect(latest().sent).toEqual([{ type: 'init', customerId: 'c1', authToken: 't' }]);
@@ -88,7 +95,14 @@ describe('widget connection', () => {
 
   it('stops on a fatal error (unauthorized): Disconnected, no retry', () => {
     const statuses: Status[] = [];
-    connect({ url: 'ws://x', init: () => ({ type: 'init', customerId: 'c1', authToken: 'bad' }), onFrame: () => {}, onStatus: (s) => statuses.push(s), onReady: () => {}, ...opts });
+    connect({
+      url: 'ws://x',
+      init: () => ({ type: 'init', customerId: 'c1', authToken: 'bad' }),
+      onFrame: () => {},
+      onStatus: (s) => statuses.push(s),
+      onReady: () => {},
+      ...opts,
+    });
     latest().accept();
     latest().push({ type: 'error', code: 'unauthorized', message: 'no' });
     latest().drop();
@@ -101,7 +115,14 @@ describe('widget connection', () => {
 describe('widget controller', () => {
   const make = () => {
     let n = 0;
-    return createController({ url: 'ws://x', init: () => ({ type: 'init', customerId: 'c1', authToken: 't' }), render: () => {}, newId: () => `m${++n}`, now: () => 1, ...opts });
+    return createController({
+      url: 'ws://x',
+      init: () => ({ type: 'init', customerId: 'c1', authToken: 't' }),
+      render: () => {},
+      newId: () => `m${++n}`,
+      now: () => 1,
+      ...opts,
+    });
   };
 
   it('re-sends an unacknowledged message with the same id after reconnecting, and only that one', () => {

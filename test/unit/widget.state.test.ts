@@ -5,13 +5,27 @@ describe('widget state', () => {
   it('renders history on ready, keeps unsent messages, marks acks', () => {
     let s = reduce(initialState, { type: 'sent', id: 'local-1', text: 'hi', at: 1 });
     expect(unacknowledged(s).map((b) => b.id)).toEqual(['local-1']);
-    s = reduce(s, { type: 'frame', frame: { type: 'ready', customerId: 'c', conversationId: 'x', history: [{ id: 'h1', role: 'assistant', text: 'earlier', at: 0 }] } });
+    s = reduce(s, {
+      type: 'frame',
+      frame: { type: 'ready', customerId: 'c', conversationId: 'x', history: [{ id: 'h1', role: 'assistant', text: 'earlier', at: 0 }] },
+    });
     expect(s.status).toBe('Connected');
     expect(s.bubbles.map((b) => b.id)).toEqual(['h1', 'local-1']);
     s = reduce(s, { type: 'frame', frame: { type: 'ack', id: 'local-1' } });
     expect(unacknowledged(s)).toEqual([]);
     // a reconnect's history that already contains the message does not duplicate it
-    s = reduce(s, { type: 'frame', frame: { type: 'ready', customerId: 'c', conversationId: 'x', history: [{ id: 'h1', role: 'assistant', text: 'earlier', at: 0 }, { id: 'local-1', role: 'user', text: 'hi', at: 1 }] } });
+    s = reduce(s, {
+      type: 'frame',
+      frame: {
+        type: 'ready',
+        customerId: 'c',
+        conversationId: 'x',
+        history: [
+          { id: 'h1', role: 'assistant', text: 'earlier', at: 0 },
+          { id: 'local-1', role: 'user', text: 'hi', at: 1 },
+        ],
+      },
+    });
     expect(s.bubbles.map((b) => b.id)).toEqual(['h1', 'local-1']);
   });
 

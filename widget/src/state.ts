@@ -71,7 +71,15 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame): WidgetState {
       // A shown confirmation is dropped: the server re-sends the one still pending right after ready.
       const known = new Set(f.history.map((h) => h.id));
       const unsent = state.bubbles.filter((b) => b.role === 'user' && !b.delivered && !known.has(b.id));
-      return { ...state, status: 'Connected', customerId: f.customerId, bubbles: [...f.history.map(fromHistory), ...unsent], typing: false, error: undefined, confirm: undefined };
+      return {
+        ...state,
+        status: 'Connected',
+        customerId: f.customerId,
+        bubbles: [...f.history.map(fromHistory), ...unsent],
+        typing: false,
+        error: undefined,
+        confirm: undefined,
+      };
     }
     case 'ack':
       return { ...state, bubbles: state.bubbles.map((b) => (b.id === f.id ? { ...b, delivered: true } : b)) };

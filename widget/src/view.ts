@@ -25,7 +25,8 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string,
   return node;
 }
 
-const CHAT_ICON = '<svg viewBox="0 0 24 24" fill="currentColor" aria-hidden="true"><path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z"/></svg>';
+const CHAT_ICON =
+  '<svg viewBox="0 0 24 24" fill="currentColor" aria-hidden="true"><path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z"/></svg>';
 
 export function createView(container: HTMLElement | undefined, handlers: ViewHandlers): View {
   const host = el('div', { id: 'parley-widget' });
@@ -51,7 +52,14 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   const error = el('div', { class: 'error', role: 'alert', 'data-testid': 'error', hidden: '' });
   const form = el('form');
   const label = el('label', { class: 'sr', for: 'parley-input' }, 'Type your message');
-  const input = el('input', { id: 'parley-input', type: 'text', autocomplete: 'off', placeholder: 'Type your message', 'data-testid': 'input', maxlength: '4000' });
+  const input = el('input', {
+    id: 'parley-input',
+    type: 'text',
+    autocomplete: 'off',
+    placeholder: 'Type your message',
+    'data-testid': 'input',
+    maxlength: '4000',
+  });
   const send = el('button', { class: 'send', type: 'submit', 'data-testid': 'send' }, 'Send');
   form.append(label, input, send);
   // Announcements that are not in the log: a prompt waiting for an answer, news while the panel is closed.
