@@ -48,7 +48,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   const { config } = o;
   const logger = o.logger ?? createLogger(config.logging.level, o.logDestination);
   const clock = o.clock ?? createClock();
-  const store = await openStore({ path: config.storage.path, mapSizeMb: config.storage.map_size_mb });
+  const store = await openStore({ path: config.storage.path, mapSizeMb: config.storage.map_size_mb, diskReserveMb: config.storage.disk_reserve_mb });
   const { secret, generated, file: secretFile } = resolveSecret(config.secret, config.storage.path);
   const telemetry = createTelemetryRecorder({ store, clock, logger, enabled: config.telemetry.enabled });
   const services: Services = {

@@ -24,7 +24,10 @@ export const ConfigSchema = s({
   }).prefault({}),
   storage: s({
     path: z.string().default('./data'),
-    map_size_mb: num(z.number().int().positive()).default(2048),
+    /** The store's size limit: writes are refused (`write_failing: map_full`) once the data file would pass it. */
+    map_size_mb: num(z.number().int().positive()).default(32768),
+    /** Disk space kept allocated ahead of the data file, so a full disk never reaches LMDB (src/store/disk-reserve.ts). */
+    disk_reserve_mb: num(z.number().int().min(1)).default(32),
   }).prefault({}),
   /**
    * The service secret (SDK bearer, protected routes). A profile without the key gets `${SERVICE_SDK_SECRET}`

@@ -1,6 +1,7 @@
 // Every HTTP error body is { error: { code, message } } with the right status.
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { z } from 'zod';
+import { isStoreUnavailable } from '../store/errors.ts';
 
 export class HttpError extends Error {
   constructor(
@@ -58,6 +59,10 @@ export function installErrorHandling(app: FastifyInstance) {
     if (err instanceof HttpError) {
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
       return sendError(reply, err.status, err.code, err.message);
+    }
+    if (isStoreUnavailable(err)) {
+      // Nothing was acknowledged: the caller (Meta, the integrator) retries. Logged by the store's health, not per request.
+      return sendError(reply.header('retry-after', '5'), 503, 'unavailable', `Parley cannot store this right now (${err.code}); retry later`);
     }
     const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     if (status >= 500) {

@@ -80,6 +80,8 @@ export interface Store {
   writeBatch(writes: StoreWrite[]): Promise<void>;
   /** Resolves when every write so far is on disk. */
   flushed(): Promise<void>;
+  /** Called when writes work again after failing (the disk has room again, the database is back). */
+  onRecovered(listener: () => void): () => void;
   close(): Promise<void>;
   readonly path: string;
 }

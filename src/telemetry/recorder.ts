@@ -6,6 +6,7 @@
 // every few seconds (compaction.ts). `turn.started` is not persisted (see below).
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
+import { isStoreUnavailable } from '../store/errors.ts';
 import type { Store, StoreWrite } from '../store/types.ts';
 import { codecs } from './codec.ts';
 import { compactConversationIndex, type PendingRefs } from './compaction.ts';
@@ -42,6 +43,7 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
   let scheduled: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> = Promise.resolve();
   let closed = false;
+  let droppedWhileUnavailable = 0;
 
   // The arrays are emptied in place, not replaced: a fresh array per event-loop turn was ~1 KB of garbage per turn.
   const encodeInto = <T extends { id: string; conversationId?: string }>(table: TelemetryTable, what: string, records: T[], encode: (r: T) => Uint8Array) => {
@@ -79,8 +81,15 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
     if (writes.length === 0) return;
     try {
       await o.store.writeBatch(writes);
+      if (droppedWhileUnavailable > 0)
+        o.logger.warn({ dropped: droppedWhileUnavailable }, 'telemetry is written again; records made while the store could not write were dropped');
+      droppedWhileUnavailable = 0;
     } catch (err) {
-      o.logger.error({ err, dropped: records }, 'telemetry write failed');
+      // While the store cannot write at all (a full disk), one line for the whole outage, not one every flush.
+      if (!isStoreUnavailable(err)) o.logger.error({ err, dropped: records }, 'telemetry write failed');
+      else if (droppedWhileUnavailable === 0)
+        o.logger.error({ err }, 'telemetry cannot be written while the store cannot write; records are dropped until it can');
+      if (isStoreUnavailable(err)) droppedWhileUnavailable += records;
     }
   };
 
@@ -120,7 +129,9 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
     for (const table of TABLES) await compactConversationIndex(o.store, table);
   };
   const compactTimer = setInterval(() => {
-    compact().catch((err) => o.logger.warn({ err }, 'telemetry index compaction failed'));
+    compact().catch((err) => {
+      if (!isStoreUnavailable(err)) o.logger.warn({ err }, 'telemetry index compaction failed');
+    });
   }, o.compactEveryMs ?? 5000);
   compactTimer.unref?.();
 

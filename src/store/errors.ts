@@ -1,0 +1,20 @@
+// Errors the store raises for conditions of the environment, not of the data written: callers treat
+// them as "try again later" (a 503, an `unavailable` frame, a job that waits without spending an attempt).
+
+/** The store cannot write now (a full disk, the size limit reached, a database that went away, closed). */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+  /** A short cause for `/ready` and logs, e.g. `ENOSPC`, `map_full`, `EROFS`. */
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** The store's files cannot be used at all (damaged, or in use by another process): start-up stops. */
+export class StoreOpenError extends Error {
+  override readonly name = 'StoreOpenError';
+}
+
+export const isStoreUnavailable = (err: unknown): err is StoreUnavailableError => err instanceof StoreUnavailableError;
