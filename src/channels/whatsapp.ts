@@ -28,6 +28,7 @@ import { backoffDelay, type OutboundWhatsApp, type WhatsAppSender } from '../wha
 import { createSdkSender } from '../whatsapp/sdk-sender.ts';
 import { normalizePhone } from '../whatsapp/phone.ts';
 import { verifySignature } from '../whatsapp/signature.ts';
+import { withinDeadline } from '../store/deadline.ts';
 import { parseWebhook, WebhookPayloadError, type InboundWhatsApp, type WhatsAppStatus } from '../whatsapp/webhook-payload.ts';
 
 export interface OutboundJob {
@@ -508,9 +509,15 @@ export function createWhatsAppChannel(deps: {
           if (err instanceof WebhookPayloadError) throw new HttpError(400, 'validation_failed', err.message);
           throw err;
         }
-        const queued = await acceptInbound(forUs(parsed.messages, 'messages'), 'webhook');
-        // Statuses are acknowledged too: stored before the 200 (one marks an interrupted send as delivered).
-        await recordStatuses(forUs(parsed.statuses, 'statuses'));
+        // Statuses are acknowledged too: stored before the 200 (one marks an interrupted send as delivered). A store
+        // that cannot write, or answers too slowly, is a 503 (the error handler): Meta retries, nothing is lost.
+        const queued = await withinDeadline(
+          (async () => {
+            const n = await acceptInbound(forUs(parsed.messages, 'messages'), 'webhook');
+            await recordStatuses(forUs(parsed.statuses, 'statuses'));
+            return n;
+          })(),
+        );
         return { received: parsed.messages.length, queued, statuses: parsed.statuses.length };
       });
     });

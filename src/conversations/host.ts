@@ -30,6 +30,7 @@ import type { Customer } from '../customers/repo.ts';
 import type { Services } from '../services.ts';
 import { conversationIdFor, type HistoryRepo } from './history.ts';
 import { noteLastMessageInTx } from '../daemon/review-index.ts';
+import { isStoreUnavailable } from '../store/errors.ts';
 
 export type Channel = 'web' | 'whatsapp';
 
@@ -86,6 +87,8 @@ interface Active {
   stopped: boolean;
   /** Restored mid-turn: until then, a call to a function not (yet) registered waits for the SDK to come back. */
   resumeUntil?: number;
+  /** The last write failed because the store could not write at all; retried when it recovers. */
+  waitingForStore?: boolean;
 }
 
 export interface HostDeps {
@@ -129,6 +132,10 @@ export interface ConversationHost {
 
 /** Failed writes in a row before the turn is abandoned; as many again before the actor is dropped. */
 export const MAX_WRITE_ATTEMPTS = 5;
+/** A write that failed because the store could not write at all is tried again this often until it recovers. */
+const STORE_RETRY_MS = 5000;
+/** A conversation dropped after repeated write failures is brought back from its last stored state after this. */
+const REACTIVATE_AFTER_MS = 60_000;
 const retryDelayMs = (failures: number) => Math.min(4000, 250 * 2 ** (failures - 1));
 
 function stateName(value: unknown): string {
@@ -144,6 +151,10 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
   let stopping = false;
 
   const log = logger.child({ component: 'conversations' });
+  // Writes that waited for the store go as soon as it writes again.
+  const unsubscribeRecovery = store.onRecovered(() => {
+    for (const a of active.values()) if (a.waitingForStore) void requestPersist(a).catch(() => undefined);
+  });
 
   const emitTelemetry = (meta: ConversationMeta, { o, at }: Pending) => {
     const base = { at, conversationId: meta.conversationId, customerId: meta.customerId, customerExternalId: meta.externalId, channel: meta.channel };
@@ -267,6 +278,15 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         } catch (err) {
           // Keep the outputs; the next write (retried below) carries them.
           a.pending.unshift(...batch);
+          request.reject(err);
+          if (isStoreUnavailable(err)) {
+            // The whole store cannot write (a full disk, the database away): not this conversation's fault, so
+            // nothing is abandoned. The write is retried when the store recovers, and on a slow timer meanwhile.
+            if (!a.waitingForStore) log.warn({ conversationId: a.meta.conversationId, cause: err.code }, 'conversation write waits for the store');
+            a.waitingForStore = true;
+            if (!stopping && !a.stopped) clock.setTimeout(() => requestPersist(a).catch(() => undefined), STORE_RETRY_MS);
+            continue;
+          }
           a.failures++;
           log.error({ err, conversationId: a.meta.conversationId, attempt: a.failures }, 'conversation write failed');
           telemetry.event({
@@ -274,15 +294,15 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
             conversationId: a.meta.conversationId,
             data: { where: 'conversation.persist', message: (err as Error).message, attempt: a.failures },
           });
-          request.reject(err);
           if (stopping || a.stopped) continue;
-          // Bounded: what can't be written (a snapshot that won't encode, a full disk) must not be retried forever.
+          // Bounded: what can't be written (a snapshot that won't encode) must not be retried forever.
           if (a.failures >= 2 * MAX_WRITE_ATTEMPTS) deactivate(a);
           else if (a.failures === MAX_WRITE_ATTEMPTS) abandonTurn(a);
           else clock.setTimeout(() => requestPersist(a).catch(() => undefined), retryDelayMs(a.failures));
           continue;
         }
         a.failures = 0;
+        a.waitingForStore = false;
         request.resolve();
         for (const entry of written) {
           emitTelemetry(a.meta, entry);
@@ -407,6 +427,11 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     a.persistRequested?.reject(new Error('conversation deactivated after repeated write failures'));
     a.persistRequested = undefined;
     retire(a);
+    // What it acknowledged is in its last stored state (messages are acknowledged only once stored): bring it back
+    // from there later, so those messages are answered even if the customer writes nothing more.
+    clock.setTimeout(() => {
+      if (!stopping && !active.has(a.meta.conversationId)) activate(a.meta);
+    }, REACTIVATE_AFTER_MS);
   };
 
   const activate = (meta: ConversationMeta, from?: unknown): Active => {
@@ -539,6 +564,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     },
     async stop() {
       stopping = true;
+      unsubscribeRecovery();
       await host.settle();
       for (const a of active.values()) {
         a.stopped = true;

@@ -10,6 +10,8 @@ import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
 import { createRateLimiter } from '../limits/rate-limiter.ts';
 import type { Services } from '../services.ts';
 import { sendFrame, type WebSessions } from '../channels/web-sessions.ts';
+import { withinDeadline } from '../store/deadline.ts';
+import { isStoreUnavailable } from '../store/errors.ts';
 
 export interface SessionTokenVerifier {
   verify(token: string, customerId: string): { ok: true } | { ok: false; reason: string };
@@ -121,10 +123,10 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         const allowed = limiter.take(customer.customerId);
         if (!allowed.ok) return error('rate_limited', `Too many messages; try again in ${Math.ceil(allowed.retryAfterMs / 1000)} s`);
         try {
-          await host.receive(customer, 'web', { messageId: frame.id, text: frame.text });
+          await withinDeadline(host.receive(customer, 'web', { messageId: frame.id, text: frame.text }));
           sendFrame(socket, { type: 'ack', id: frame.id });
         } catch (err) {
-          log.error({ err }, 'message not stored');
+          if (!isStoreUnavailable(err)) log.error({ err }, 'message not stored');
           error('unavailable', 'Your message could not be stored; please send it again');
         }
       };

@@ -16,8 +16,14 @@
 //   dead letters (kept, listable).
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
-import type { Store } from '../store/types.ts';
+import type { Store, StoreWrite } from '../store/types.ts';
+import { isStoreUnavailable } from '../store/errors.ts';
 import { createSchedule } from './schedule.ts';
+
+/** How soon a job that met a store unable to write runs again. */
+const STORE_RETRY_MS = 2000;
+/** Sequence numbers reserved per stored reservation. */
+const SEQ_BLOCK = 1 << 20;
 
 export interface Job<P> {
   id: string;
@@ -100,8 +106,19 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
       return (key as [string, string, number])[2];
     return 0;
   };
-  // A seq is only ever reused after its job and dead letter are gone, so nothing can collide.
-  let lastSeq = Math.max(lastStoredSeq('q'), lastStoredSeq('dead'), (table.get(['seq', name]) as number | undefined) ?? 0);
+  // Sequence numbers are never handed out twice, not even across restarts: ['seq', name] stores the end of a block
+  // reserved for this queue, and the first job past the durable end carries the next block's end in its own write.
+  // A restart starts after the stored end, so a finished job's number (and its default id) is never reused.
+  let reservedEnd = Math.max(lastStoredSeq('q'), lastStoredSeq('dead'), (table.get(['seq', name]) as number | undefined) ?? 0);
+  let lastSeq = reservedEnd;
+  /** The reservation a job's write must carry (its seq is past the durable end), by seq. */
+  const carried = new Map<number, number>();
+  const reservationFor = (seq: number) => (seq > reservedEnd ? seq + SEQ_BLOCK : undefined);
+  const reserved = (job: Job<P>) => {
+    const end = carried.get(job.seq);
+    carried.delete(job.seq);
+    if (end !== undefined && end > reservedEnd) reservedEnd = end;
+  };
   const idGone = (job: Job<P>) => (o.keepDoneIds ? table.putInTx(idKey(job.id), { doneAt: clock.now() } satisfies IdEntry) : table.removeInTx(idKey(job.id)));
 
   const waiting = createSchedule<Job<P>>();
@@ -192,7 +209,11 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
       try {
         outcome = await o.handler(job);
       } catch (err) {
-        outcome = { retryAt: clock.now() + Math.min(30_000, 500 * 2 ** job.attempts), error: (err as Error).message };
+        // A store that cannot write (a full disk, the database away) is not the job's fault: it waits without
+        // spending an attempt, so an outage however long never dead-letters an acknowledged message.
+        outcome = isStoreUnavailable(err)
+          ? { waitUntil: clock.now() + STORE_RETRY_MS, reason: `the store cannot write (${err.code})` }
+          : { retryAt: clock.now() + Math.min(30_000, 500 * 2 ** job.attempts), error: (err as Error).message };
       }
       const r = running.get(job.seq);
       if (!r || r.token !== myToken) return; // lease already expired; the rerun owns the job
@@ -200,8 +221,9 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
       try {
         await finish(job, outcome);
       } catch (err) {
-        log.error({ err, jobId: job.id }, 'job bookkeeping failed; it will run again');
-        wait(job, Object.assign({}, job, { runAt: clock.now() + 1000 }));
+        const storeDown = isStoreUnavailable(err);
+        if (!storeDown) log.error({ err, jobId: job.id }, 'job bookkeeping failed; it will run again');
+        wait(job, Object.assign({}, job, { runAt: clock.now() + (storeDown ? STORE_RETRY_MS : 1000) }));
       }
       running.delete(job.seq);
       waiting.release(job.key);
@@ -233,22 +255,43 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     const job = newJob(payload, options);
     table.putInTx(jobKey(job.seq), job);
     table.putInTx(idKey(job.id), job.seq);
+    const end = reservationFor(job.seq);
+    if (end !== undefined) {
+      table.putInTx(['seq', name], end);
+      carried.set(job.seq, end); // durable once the caller's transaction committed: see accept
+    }
     return job;
   };
 
   /** Stores a job unless its id is known, as one conditional write (no transaction callback); resolves with it once durable. */
   const insert = async (payload: P, options: { id?: string; runAt?: number }): Promise<Job<P> | undefined> => {
     const job = newJob(payload, options);
-    const stored = await store.insertIfAbsent({ table: 'jobs', key: idKey(job.id) }, [
+    const writes: StoreWrite[] = [
       { table: 'jobs', key: jobKey(job.seq), value: job },
       { table: 'jobs', key: idKey(job.id), value: job.seq },
-    ]);
+    ];
+    const end = reservationFor(job.seq);
+    if (end !== undefined) {
+      writes.push({ table: 'jobs', key: ['seq', name], value: end });
+      carried.set(job.seq, end);
+    }
+    let stored = false;
+    try {
+      stored = await store.insertIfAbsent({ table: 'jobs', key: idKey(job.id) }, writes);
+    } finally {
+      if (stored) reserved(job);
+      else carried.delete(job.seq);
+    }
     return stored ? job : undefined;
   };
 
   const accept = (jobs: (Job<P> | undefined)[]) => {
     // Stored and committed: the schedule keeps only where each job stands.
-    for (const j of jobs) if (j && !running.has(j.seq)) wait(j);
+    for (const j of jobs) {
+      if (!j) continue;
+      reserved(j);
+      if (!running.has(j.seq)) wait(j);
+    }
     pump();
   };
 

@@ -113,6 +113,30 @@ describe('bounded persist retries', () => {
     expect(calls()).toBe(1);
   });
 
+  it('a dropped conversation comes back by itself from its last stored state: what it acknowledged is not left waiting for a new message', async () => {
+    const { p, w, clock, calls, restore } = await setup();
+    const store = p.services.store;
+    w.send({ type: 'message', id: 'm1', text: 'What is the status of order 1001?' });
+    await w.next((f) => f.type === 'ack' && f.id === 'm1');
+    while (calls() === 0) await sleep(10);
+    const failing = store.transaction;
+    store.transaction = (() => Promise.reject(new Error('snapshot could not be encoded'))) as typeof store.transaction;
+    w.send({ type: 'message', id: 'm2', text: 'thanks, bye' });
+    expect(await w.next((f) => f.type === 'error')).toMatchObject({ code: 'unavailable' });
+    for (let i = 0; i < 60 && p.runtime.host.activeCount() > 0; i++) {
+      clock.advance(1000);
+      await sleep(10);
+    }
+    expect(p.runtime.host.activeCount()).toBe(0);
+    store.transaction = failing;
+    restore();
+    // No new message: a minute later the conversation is back, resuming m1's turn (the same tool call).
+    clock.advance(61_000);
+    for (let i = 0; i < 100 && p.runtime.host.activeCount() === 0; i++) await sleep(10);
+    await sleep(50);
+    expect(p.runtime.host.list()).toEqual([expect.objectContaining({ conversationId: 'conv_web_poison-1', state: 'callingTool' })]);
+  });
+
   it('an actor that fails (a malformed LLM step) is replaced: the customer gets the apology, the next message is answered', async () => {
     const p = await startParley();
     open.push(p);

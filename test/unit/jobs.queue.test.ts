@@ -4,10 +4,16 @@ import { createJobQueue, type Job, type JobOutcome } from '../../src/jobs/queue.
 import { createLogger } from '../../src/logger.ts';
 import { openStore } from '../../src/store/lmdb.ts';
 import { migrations } from '../../src/store/migrations.ts';
+import { StoreUnavailableError } from '../../src/store/errors.ts';
 import { tempDir } from '../support/tmp.ts';
 
 const logger = createLogger('silent');
 const tick = () => new Promise((r) => setTimeout(r, 10));
+/** Waits for what a clock step should cause (commits take longer on a loaded machine than one tick). */
+async function until(ok: () => boolean, timeoutMs = 5000) {
+  const end = Date.now() + timeoutMs;
+  while (!ok() && Date.now() < end) await tick();
+}
 type P = { key: string; n: number };
 
 async function setup(o: {
@@ -135,16 +141,16 @@ describe('durable job queue', () => {
     });
     q.start();
     await q.enqueue({ key: 'a', n: 1 });
-    await tick();
+    await until(() => attempts.length === 1 && q.inFlight() === 0);
     expect(attempts).toEqual([0]);
     clock.advance(4999);
     await tick();
     expect(attempts).toEqual([0]);
     clock.advance(1);
-    await tick();
+    await until(() => attempts.length === 2 && q.inFlight() === 0);
     expect(attempts).toEqual([0, 1]);
     clock.advance(5000);
-    await tick();
+    await until(() => dead.length === 1);
     expect(attempts).toEqual([0, 1, 2]);
     expect(dead).toHaveLength(1);
     expect(q.deadLetters()).toEqual([expect.objectContaining({ error: 'nope', attempts: 3 })]);
@@ -279,6 +285,48 @@ describe('durable job queue', () => {
     await second.q.idle();
     expect(ran).toEqual([2, 3]);
     expect(second.q.deadLetters().map((d) => d.payload.n)).toEqual([1]);
+  });
+
+  it('a finished job’s number is never handed out again after a restart: a job with a default id is not refused as a duplicate', async () => {
+    const path = tempDir();
+    const first = await setup({ path, keepDoneIds: true, handler: async () => 'done' });
+    first.q.start();
+    await first.q.enqueue({ key: 'a', n: 1 });
+    await first.q.enqueue({ key: 'a', n: 2 });
+    await first.q.idle();
+    await first.store.close();
+    // Nothing is stored any more but the two tombstones `test-1` and `test-2`.
+    const ran: number[] = [];
+    const second = await setup({ path, keepDoneIds: true, handler: async (job) => (ran.push(job.payload.n), 'done') });
+    second.q.start();
+    expect(await second.q.enqueue({ key: 'b', n: 3 })).toBe(true);
+    expect(await second.q.enqueue({ key: 'b', n: 4 })).toBe(true);
+    await second.q.idle();
+    expect(ran).toEqual([3, 4]);
+    await second.store.close();
+  });
+
+  it('a store that cannot write makes a job wait without spending attempts, however long it lasts; it runs once the store is back', async () => {
+    let down = 6;
+    const runs: number[] = [];
+    const { q, clock, dead } = await setup({
+      maxAttempts: 3,
+      handler: async (job) => {
+        runs.push(job.attempts);
+        if (down-- > 0) throw new StoreUnavailableError('ENOSPC', 'no space left');
+        return 'done';
+      },
+    });
+    q.start();
+    await q.enqueue({ key: 'a', n: 1 });
+    for (let i = 0; i < 8 && runs.length < 7; i++) {
+      await until(() => q.inFlight() === 0);
+      clock.advance(2000);
+      await tick();
+    }
+    await q.idle();
+    expect(runs).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    expect(dead).toEqual([]);
   });
 
   it('the schema-3 migration turns WhatsApp de-dup records kept in webhookSeen into the inbound queue’s id tombstones', async () => {
