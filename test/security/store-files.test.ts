@@ -1,0 +1,93 @@
+// Issue 15 parts 2 and 3, with real processes: one Parley per data directory (a second one refuses to start and
+// names the holder, and the holder keeps working), and a damaged data file stops start-up with one clear line
+// instead of SIGBUS or SIGSEGV.
+import { spawn } from 'node:child_process';
+import { openSync, closeSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { writeFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../src/config/load.ts';
+import { spawnParley, tempDir, testConfig, TEST_SECRET } from '../support/parley.ts';
+import { startWidgetSession } from '../support/widget-client.ts';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** Starts Parley on `storagePath` and waits for it to exit; resolves with its exit code, signal and output. */
+function startExpectingExit(storagePath: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+  const configPath = join(tempDir(), 'config.yaml');
+  writeFileSync(configPath, stringify(testConfig({}, storagePath)));
+  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, SERVICE_CONFIG: configPath, SERVICE_SDK_SECRET: TEST_SECRET },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  cleanups.push(() => child.kill('SIGKILL'));
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  return new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, output })));
+}
+
+/** A real store with data in it: a Parley that answered a widget turn, stopped cleanly. */
+async function storeWithData(): Promise<string> {
+  const storagePath = tempDir();
+  const p = await spawnParley({ storagePath });
+  const w = await startWidgetSession(p.url, { customerId: 'files-1', email: 'files-1@example.com' });
+  for (let i = 0; i < 5; i++) {
+    w.send({ type: 'message', id: `m${i}`, text: `What is the status of order ${1000 + i}?` });
+    await w.next((f) => f.type === 'message' && f.role === 'assistant');
+  }
+  w.close();
+  expect(await p.kill('SIGTERM')).toBe(0);
+  return storagePath;
+}
+
+describe('one process per data directory', () => {
+  it('a second process on the same directory exits at start with one line naming the holder; the first keeps answering', async () => {
+    const storagePath = tempDir();
+    const first = await spawnParley({ storagePath });
+    cleanups.push(() => first.kill());
+    const second = await startExpectingExit(storagePath);
+    expect(second.code).toBe(1);
+    const lines = second.output.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`in use by another Parley process \\(pid ${first.child.pid}\\b`));
+    const w = await startWidgetSession(first.url, { customerId: 'lock-1', email: 'lock-1@example.com' });
+    cleanups.push(() => w.close());
+    w.send({ type: 'message', id: 'm1', text: 'hello' });
+    await w.next((f) => f.type === 'ack');
+    // After the holder dies (even by SIGKILL), the directory is free again at once.
+    await first.kill('SIGKILL');
+    const third = await spawnParley({ storagePath });
+    cleanups.push(() => third.kill());
+    expect((await fetch(`${third.url}/ready`)).status).toBe(200);
+  }, 60_000);
+});
+
+describe('a damaged data file', () => {
+  it('truncated: one clear line naming the file and what to do, a non-zero exit, no signal', async () => {
+    const storagePath = await storeWithData();
+    const file = join(storagePath, 'data.mdb');
+    truncateSync(file, Math.floor(statSync(file).size / 2));
+    const r = await startExpectingExit(storagePath);
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(1);
+    expect(r.output.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`${file} is truncated .*restore the directory from a backup`))]);
+  }, 60_000);
+
+  it('first pages overwritten: one clear line, a non-zero exit, no signal', async () => {
+    const storagePath = await storeWithData();
+    const file = join(storagePath, 'data.mdb');
+    const fd = openSync(file, 'r+');
+    writeSync(fd, Buffer.alloc(8192, 0x5a), 0, 8192, 0);
+    closeSync(fd);
+    const r = await startExpectingExit(storagePath);
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(1);
+    expect(r.output.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`${file} is not a readable LMDB data file .*restore`))]);
+  }, 60_000);
+});
