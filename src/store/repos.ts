@@ -1,0 +1,224 @@
+// The store as features see it: one repository per kind of record, each a handful of named operations with
+// domain types in and out (model.ts). Two engines serve it, LMDB (embedded, one process) and PostgreSQL
+// (src/store/lmdb/, src/store/postgres/); no feature imports an engine, and both pass the same contract suite
+// (test/store/).
+//
+// Every operation is asynchronous. Writes resolve once durable. `transaction` runs an async callback inside
+// one database transaction: every repository of the `tx` it is given joins it, reads through `tx` see the
+// transaction's own writes, and nothing is written if the callback throws. Inside a transaction call only `tx`'s
+// operations (never a network call or a timer): on LMDB the write lock is held until the callback settles.
+//
+// Checks that must not race take a lock first and then read (PostgreSQL at READ COMMITTED: `lock…` operations
+// are `SELECT … FOR UPDATE` or a transaction-scoped advisory lock, so each read after them sees every earlier
+// committed write; LMDB runs one write transaction at a time, so its locks cost nothing).
+import type {
+  Channel,
+  ConversationMeta,
+  ConversationRecord,
+  ConversationSummary,
+  Customer,
+  DeadJob,
+  DeliveryRecord,
+  EarlyStatus,
+  IdentityKind,
+  Job,
+  MagicLink,
+  MessageRecord,
+  MessageRole,
+} from './model.ts';
+import type { TelemetryEvent, TurnCallRecord } from '../telemetry/types.ts';
+
+export interface CustomerStore {
+  get(customerId: string): Promise<Customer | undefined>;
+  findBy(kind: IdentityKind, value: string): Promise<Customer | undefined>;
+  /** In a transaction: the customer, locked until the transaction ends. */
+  lock(customerId: string): Promise<Customer | undefined>;
+  /** In a transaction: holds every other transaction that locks the same identity (existing or not) until this one ends. */
+  lockIdentity(kind: IdentityKind, value: string): Promise<void>;
+  /**
+   * Writes the customer and points its identities (externalId, email, phone) at it. Identities `previous` had and
+   * `customer` no longer has are released. An identity owned by another customer is taken over.
+   */
+  save(customer: Customer, previous?: Customer): Promise<void>;
+}
+
+export interface ConversationStore {
+  get(conversationId: string): Promise<ConversationRecord | undefined>;
+  /** In a transaction: holds every other transaction that locks this conversation until this one ends (even before it exists). */
+  lock(conversationId: string): Promise<ConversationRecord | undefined>;
+  put(record: ConversationRecord): Promise<void>;
+  /** Conversations that were mid-turn (`busy`): resumed at start. */
+  busy(): Promise<ConversationMeta[]>;
+  /**
+   * Conversations whose last message is at or before `cutoff` and has no verdict yet (`reviewedAt` unset or before
+   * `lastMessageAt`), oldest first: the reflection daemon's work list.
+   */
+  dueForReview(cutoff: number, limit: number): Promise<{ conversationId: string; lastMessageAt: number }[]>;
+  /** Conversations with a follow-up decided and not yet settled (`followupPending`). */
+  withPendingFollowup(limit: number): Promise<string[]>;
+  /** Records without their snapshots, for lists: the given ids, or (without ids) the most recently active. */
+  summaries(o: { ids?: string[]; limit: number }): Promise<ConversationSummary[]>;
+}
+
+export interface HistoryStore {
+  /**
+   * Appends to the conversation's history; returns the record's sequence number (1, 2, … per conversation). A `user`
+   * record's id is remembered for `seen`. Call it in a transaction that locked the conversation first.
+   */
+  append(record: MessageRecord): Promise<number>;
+  /** True once a customer message with this client id was stored (idempotency across restarts). */
+  seen(conversationId: string, clientId: string): Promise<boolean>;
+  /** The last `limit` records (only `roles` when given), oldest first. */
+  recent(conversationId: string, limit: number, roles?: MessageRole[]): Promise<MessageRecord[]>;
+  /** Records after `seq`, oldest first, with their sequence numbers. */
+  since(conversationId: string, seq: number): Promise<{ seq: number; record: MessageRecord }[]>;
+  /** Up to `limit` records before sequence number `before` (the newest when absent), oldest first. */
+  page(conversationId: string, o: { before?: number; limit: number }): Promise<{ seq: number; record: MessageRecord }[]>;
+}
+
+export interface MagicLinkStore {
+  /** `tokenHash`: the SHA-256 of the token; the token itself is never stored. */
+  insert(tokenHash: string, link: MagicLink): Promise<void>;
+  /** In a transaction: the link, locked until the transaction ends (single use under concurrency). */
+  lock(tokenHash: string): Promise<MagicLink | undefined>;
+  markUsed(tokenHash: string, at: number): Promise<void>;
+  /** Deletes links that expired at or before `now`; resolves with how many. */
+  pruneExpired(now: number): Promise<number>;
+}
+
+export interface ProactiveStore {
+  /** When this dedup key was last accepted for this customer (undefined: never, or pruned). */
+  dedupSentAt(customerId: string, dedupKey: string): Promise<number | undefined>;
+  /** Accepted proactive messages to this customer at a time after `sinceExclusive`. */
+  countSentAfter(customerId: string, sinceExclusive: number): Promise<number>;
+  recordSend(send: { customerId: string; messageId: string; at: number; channel: Channel; dedupKey?: string }): Promise<void>;
+  /** Drops dedup keys older than the dedup window and sends older than the cap window; resolves with how many. */
+  prune(o: { now: number; dedupWindowMs: number; capWindowMs: number }): Promise<number>;
+}
+
+export type NewJob<P> = Omit<Job<P>, 'seq'>;
+
+/** Durable jobs, per queue. Ordering, leases and retries are the queue's (src/jobs/queue.ts); the store keeps records. */
+export interface JobStore {
+  /** Stores a job and gives it the queue's next sequence number; undefined when its id is known (queued, or kept as done). */
+  insert<P>(queue: string, job: NewJob<P>): Promise<Job<P> | undefined>;
+  get<P>(queue: string, seq: number): Promise<Job<P> | undefined>;
+  /** Every stored job of the queue, in sequence order. */
+  pending<P>(queue: string): Promise<Job<P>[]>;
+  /** Writes a job's new state (attempts, runAt, lastError). */
+  update<P>(queue: string, job: Job<P>): Promise<void>;
+  /** Removes a finished job; with `keepId` its id stays known (refused by `insert`) until pruned. */
+  finish(queue: string, job: Job<unknown>, o: { keepId: boolean; at: number }): Promise<void>;
+  /** Moves a job to the dead letters (same `keepId` rule). */
+  bury(queue: string, dead: DeadJob<unknown>, o: { keepId: boolean }): Promise<void>;
+  knows(queue: string, id: string): Promise<boolean>;
+  deadLetters<P>(queue: string, limit: number): Promise<DeadJob<P>[]>;
+  /** Forgets kept ids finished before `before`, and dead letters that failed before it; resolves with how many. */
+  prune(queue: string, before: number): Promise<number>;
+}
+
+/** The WhatsApp channel's delivery bookkeeping (exactly-once sends across crashes, delivery states). */
+export interface WhatsAppStore {
+  delivery(providerMessageId: string): Promise<DeliveryRecord | undefined>;
+  putDelivery(d: DeliveryRecord): Promise<void>;
+  earlyStatus(providerMessageId: string): Promise<EarlyStatus | undefined>;
+  putEarlyStatus(providerMessageId: string, s: EarlyStatus): Promise<void>;
+  removeEarlyStatus(providerMessageId: string): Promise<void>;
+  /** The provider accepted this outbound job's message. */
+  sent(jobId: string): Promise<{ providerMessageId: string; at: number } | undefined>;
+  putSent(jobId: string, v: { providerMessageId: string; at: number }): Promise<void>;
+  /** A send of this job went out and its answer is not recorded yet. */
+  sendAttempt(jobId: string): Promise<{ startedAt: number } | undefined>;
+  putSendAttempt(jobId: string, v: { startedAt: number }): Promise<void>;
+  removeSendAttempt(jobId: string): Promise<void>;
+  /** An inbound message already answered as a confirmation (not a new message if its job runs again). */
+  handled(waMessageId: string): Promise<boolean>;
+  markHandled(waMessageId: string, at: number): Promise<void>;
+  /** Forgets handled marks, sends and deliveries older than `before`; resolves with how many. */
+  prune(before: number): Promise<number>;
+}
+
+/** The repositories a transaction's callback gets. */
+export interface StoreRepos {
+  customers: CustomerStore;
+  conversations: ConversationStore;
+  history: HistoryStore;
+  links: MagicLinkStore;
+  proactive: ProactiveStore;
+  jobs: JobStore;
+  whatsapp: WhatsAppStore;
+}
+
+export type TelemetryKind = 'events' | 'turnCalls';
+
+export interface TelemetryFilter {
+  /** `at` from (inclusive) and until (exclusive), ms. */
+  since?: number;
+  until?: number;
+  /** Exact, or a prefix ending in `.*`; for turn calls it filters `purpose`. */
+  type?: string;
+  conversationId?: string;
+  customerId?: string;
+  /** Matches records carrying this external id, or any of `customerIds` (the customer's own ids). */
+  customerExternalId?: string;
+  customerIds?: string[];
+  turnId?: string;
+  limit: number;
+  /** The last id of the previous page. */
+  cursor?: string;
+  order: 'asc' | 'desc';
+}
+
+export interface TelemetryPage<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** Where the recorder puts records; the engine decides when they are encoded and how they are batched. */
+export interface TelemetryWriter {
+  addEvent(e: TelemetryEvent): void;
+  addTurnCall(r: TurnCallRecord): void;
+  /** Records added and not yet written. */
+  pending(): number;
+  /** Writes everything added so far in one batch; resolves once durable with how many records it wrote. */
+  flush(): Promise<number>;
+}
+
+export interface TelemetryStore {
+  writer(): TelemetryWriter;
+  events(f: TelemetryFilter): Promise<TelemetryPage<TelemetryEvent>>;
+  turnCalls(f: TelemetryFilter): Promise<TelemetryPage<TurnCallRecord>>;
+  /** Every record with `since <= at < until`, oldest first, at most `max` (`truncated` when there were more). */
+  window<K extends TelemetryKind>(
+    kind: K,
+    o: { since: number; until: number; max: number },
+  ): Promise<{ records: K extends 'events' ? TelemetryEvent[] : TurnCallRecord[]; truncated: boolean }>;
+  /** Conversation ids of the newest events, newest first, distinct, at most `limit`. */
+  recentConversationIds(limit: number): Promise<string[]>;
+  /** Deletes records older than `before`; resolves with how many. */
+  prune(before: number): Promise<number>;
+  /** Background upkeep (LMDB: folding conversation references into the index); no-ops where there is none. */
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export interface StoreChecks {
+  /** `ok`, or what is failing, e.g. `write_failing: ENOSPC`, `unreachable: ECONNREFUSED`. */
+  database: string;
+  /** `ok`, or e.g. `pending (at 3, latest 5)`. */
+  migrations: string;
+}
+
+export interface Store extends StoreRepos {
+  readonly engine: 'lmdb' | 'postgres';
+  /** Where the data is, for logs and diagnostics (a URL's password masked). */
+  readonly location: string;
+  readonly telemetry: TelemetryStore;
+  transaction<T>(fn: (tx: StoreRepos) => Promise<T>): Promise<T>;
+  checks(): StoreChecks;
+  /** Called when writes work again after failing (the disk has room again, the database is back). */
+  onRecovered(listener: () => void): () => void;
+  /** Resolves when every write so far is durable. */
+  flushed(): Promise<void>;
+  close(): Promise<void>;
+}
