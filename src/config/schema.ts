@@ -26,7 +26,7 @@ export const ConfigSchema = s({
     path: z.string().default('./data'),
     /** The store's size limit: writes are refused (`write_failing: map_full`) once the data file would pass it. */
     map_size_mb: num(z.number().int().positive()).default(32768),
-    /** Disk space kept allocated ahead of the data file, so a full disk never reaches LMDB (src/store/disk-reserve.ts). */
+    /** Disk space kept allocated ahead of the data file, so a full disk never reaches LMDB (src/store/lmdb/disk-reserve.ts). */
     disk_reserve_mb: num(z.number().int().min(1)).default(32),
   }).prefault({}),
   /**

@@ -1,11 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
-import { createDiskReserve, type Allocate, type DiskReserve } from './disk-reserve.ts';
+import { createDiskReserve, type Allocate, type DiskReserve } from './lmdb/disk-reserve.ts';
 import { StoreUnavailableError } from './errors.ts';
-import { checkLmdbDataFile } from './lmdb-file-check.ts';
+import { checkLmdbDataFile } from './lmdb/file-check.ts';
 import { migrations as defaultMigrations, type Migration } from './migrations.ts';
-import { lockDataDirectory, type ProcessLock } from './process-lock.ts';
+import { lockDataDirectory, type ProcessLock } from './lmdb/process-lock.ts';
 import { createWriteHealth } from './write-health.ts';
 import { TABLES, type Key, type RangeOptions, type Store, type StoreWrite, type Table, type TableName } from './types.ts';
 

@@ -21,7 +21,7 @@ export { tempDir };
 export function testConfig(overrides: DeepPartial<ConfigInput> = {}, storagePath = tempDir()): ConfigInput {
   const base: ConfigInput = {
     server: { host: '127.0.0.1', port: 0 },
-    // A small reserve: a test run opens hundreds of stores (see src/store/disk-reserve.ts).
+    // A small reserve: a test run opens hundreds of stores (see src/store/lmdb/disk-reserve.ts).
     storage: { path: storagePath, disk_reserve_mb: 1 },
     secret: TEST_SECRET,
     logging: { level: 'silent' },

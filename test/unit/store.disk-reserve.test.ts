@@ -1,7 +1,7 @@
 // The disk reserve decides whether LMDB may be written: with a fake disk (an allocate function that owns blocks
 // up to a capacity) and a fake LMDB size.
 import { describe, expect, it } from 'vitest';
-import { createDiskReserve, type Allocate } from '../../src/store/disk-reserve.ts';
+import { createDiskReserve, type Allocate } from '../../src/store/lmdb/disk-reserve.ts';
 
 const MB = 1024 * 1024;
 

@@ -7,7 +7,7 @@ import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'nod
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { lock } from 'os-lock';
-import { StoreOpenError } from './errors.ts';
+import { StoreOpenError } from '../errors.ts';
 
 export interface ProcessLock {
   release(): void;

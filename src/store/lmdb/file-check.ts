@@ -8,7 +8,7 @@
 // the current one, and every page up to its last page must be inside the file.
 import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { StoreOpenError } from './errors.ts';
+import { StoreOpenError } from '../errors.ts';
 
 const MAGIC = 0xbeefc0de;
 const DATA_VERSION = 2;
