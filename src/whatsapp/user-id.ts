@@ -14,7 +14,7 @@ import { normalizePhone } from './phone.ts';
 export function asBsuid(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   const v = value.trim();
-  // No spaces (which also rules out control characters' usual suspects) and no `<placeholder>` from a docs sample.
+  // No whitespace or control characters, and no `<PLACEHOLDER>` from a docs sample.
   if (!v || v.length > 256 || /[\s<>]/.test(v) || [...v].some((c) => c.charCodeAt(0) < 0x20)) return undefined;
   return v;
 }
