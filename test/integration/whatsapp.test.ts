@@ -278,6 +278,24 @@ describe('provider sdk', () => {
     expect(graph.requests).toHaveLength(0);
   });
 
+  it('ingest from a BSUID (a user with no phone number) → onSend gets the BSUID as `to`; a `from` that is neither → ok:false', async () => {
+    const p = await startParley({ config: { channels: { whatsapp: { enabled: true, provider: 'sdk' } } } });
+    open.push(p);
+    const sent: { to: string; content: string }[] = [];
+    const sdk = createClient();
+    sdk.onSend(async (m: { to: string; content: string }) => void sent.push(m));
+    await sdk.listen({ url: p.url(), secret: TEST_SECRET });
+    open.push(sdk);
+    expect(await sdk.ingest({ channel: 'whatsapp', from: 'US.13491208655302741918', text: 'hello', messageId: 'own-in-b1' })).toMatchObject({ ok: true });
+    await until(
+      () => sent,
+      (s) => s.length >= 1,
+    );
+    expect(sent[0].to).toBe('US.13491208655302741918');
+    const bad = await sdk.ingest({ channel: 'whatsapp', from: 'hello there', text: 'x' });
+    expect(bad).toMatchObject({ ok: false, error: expect.stringMatching(/BSUID/) });
+  });
+
   it('with no SDK able to send, outbound jobs wait and go out when one registers', async () => {
     const p = await startParley({ config: { channels: { whatsapp: { enabled: true, provider: 'sdk' } } } });
     open.push(p);
