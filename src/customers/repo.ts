@@ -132,8 +132,11 @@ export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
         identities.putInTx(identityKey('phone', phone), c.customerId);
         return { ok: true, customer: next };
       }),
-    resolveWhatsApp: (ids) =>
-      store.transaction(() => {
+    resolveWhatsApp: (ids) => {
+      // Nearly always the customer is known with exactly these ids: a read, no write transaction.
+      const known = (ids.phone ? findBy('phone', ids.phone) : undefined) ?? (ids.bsuid ? findBy('bsuid', ids.bsuid) : undefined);
+      if (known && (!ids.phone || known.phone === ids.phone) && (!ids.bsuid || known.bsuid === ids.bsuid)) return Promise.resolve(known);
+      return store.transaction(() => {
         const byPhone = ids.phone ? findBy('phone', ids.phone) : undefined;
         const byBsuid = ids.bsuid ? findBy('bsuid', ids.bsuid) : undefined;
         const externalId = (ids.phone ?? ids.bsuid)!;
@@ -146,7 +149,8 @@ export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
           identities.putInTx(identityKey('ext', c.externalId), c.customerId);
         }
         return c;
-      }),
+      });
+    },
     changeWhatsAppIdentity: (previous, next) =>
       store.transaction((): IdentityChangeResult => {
         const known = (ids: WhatsAppIdentity) => (ids.bsuid ? findBy('bsuid', ids.bsuid) : undefined) ?? (ids.phone ? findBy('phone', ids.phone) : undefined);
