@@ -51,6 +51,8 @@ export interface ProactiveCustomerFacts {
   externalId: string;
   email?: string;
   phone?: string;
+  /** WhatsApp business-scoped user id: an address on its own for a user Meta names without a phone. */
+  bsuid?: string;
   optIn?: boolean;
   lastInboundAt?: { web?: number; whatsapp?: number };
 }
@@ -93,9 +95,9 @@ export interface ProactiveContext {
 
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-/** A web customer is addressable by its customerId; WhatsApp needs a phone and the channel enabled. */
+/** A web customer is addressable by its customerId; WhatsApp needs a phone or a BSUID, and the channel enabled. */
 export function hasChannelAddress(customer: ProactiveCustomerFacts, channel: ProactiveChannel, whatsappEnabled = true): boolean {
-  return channel === 'web' ? Boolean(customer.customerId) : whatsappEnabled && Boolean(customer.phone);
+  return channel === 'web' ? Boolean(customer.customerId) : whatsappEnabled && Boolean(customer.phone || customer.bsuid);
 }
 
 const notProvided = (name: string) => () => Promise.reject(new Error(`proactive machine: actor "${name}" was not provided`));

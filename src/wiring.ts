@@ -28,6 +28,8 @@ import { createOutbox, createWhatsAppChannel, type WhatsAppChannel } from './cha
 import { customersPlugin } from './customers/routes.ts';
 import { normalizePhone } from './whatsapp/phone.ts';
 import { whatsappTestPlugin } from './http/test-mode.ts';
+import { whatsappMediaPlugin } from './whatsapp/media.ts';
+import { DEFAULT_GRAPH_URL } from './config/schema.ts';
 import { createMetrics } from './telemetry/metrics.ts';
 import { createRetentionPruner } from './telemetry/retention.ts';
 import { telemetryPlugin } from './telemetry/routes.ts';
@@ -137,6 +139,13 @@ export async function wireComponents(o: {
   const retention = createRetentionPruner({ store, clock, retentionDays: config.telemetry.retention_days, logger });
   await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text() });
   await app.register(whatsapp.plugin);
+  const wa = config.channels.whatsapp;
+  if (wa.enabled && wa.provider === 'meta') {
+    // Like the sender: test mode never reaches Meta; only a graph_url pointed elsewhere (a local fake) is called.
+    const reachable = wa.phone_id && wa.token && !(services.testMode && wa.graph_url === DEFAULT_GRAPH_URL);
+    const graph = reachable ? { graphUrl: wa.graph_url, phoneId: wa.phone_id, token: wa.token, timeoutMs: wa.send_timeout_ms } : undefined;
+    await app.register(whatsappMediaPlugin, { services, graph });
+  }
   if (services.testMode) await app.register(whatsappTestPlugin, { outbox });
   if (config.demo.backend) await app.register(demoPlugin, { services, customers, tokens: identity.tokens });
 

@@ -18,6 +18,7 @@ import {
 } from './protocol.ts';
 import { prepareParameters, type Parameters, type PreparedParameters } from './schema.ts';
 import { backoffDelay, type BackoffOptions } from './backoff.ts';
+import { downloadMedia, ParleyMediaError, type DownloadedMedia, type DownloadMediaOptions } from './media.ts';
 import type { z } from 'zod';
 
 const SERVER_SCHEMAS: Record<string, z.ZodType> = { registered: RegisteredFrame, invoke: InvokeFrame, send: SendFrame, ack: AckFrame, error: ErrorFrame };
@@ -100,6 +101,11 @@ export interface ParleyClient {
   listen(options: ListenOptions): Promise<{ functions: number }>;
   onSend(handler: SendHandler): ParleyClient;
   ingest(message: IngestMessage): Promise<AckFrame>;
+  /**
+   * A file a customer sent on WhatsApp (the `mediaId` of a media message's content), downloaded by Parley from
+   * Meta with the channel's token. Uses the `url` and `secret` given to `listen`. Rejects with `ParleyMediaError`.
+   */
+  downloadMedia(mediaId: string, options?: DownloadMediaOptions): Promise<DownloadedMedia>;
   on<E extends keyof ClientEvents>(event: E, listener: (...args: ClientEvents[E]) => void): () => void;
   /** Stops reconnecting and closes the socket. */
   close(): Promise<void>;
@@ -418,6 +424,11 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
         timer.unref();
         pendingIngests.set(id, { resolve, timer });
       });
+    },
+
+    downloadMedia(mediaId, options) {
+      if (!target) return Promise.reject(new ParleyMediaError('Call listen() first: downloadMedia uses its url and secret', 0, 'not_listening'));
+      return downloadMedia(target, mediaId, options);
     },
 
     on(event, listener) {

@@ -17,5 +17,6 @@ export {
   type SendHandler,
 } from './client.ts';
 export { backoffDelay, type BackoffOptions } from './backoff.ts';
+export { ParleyMediaError, type DownloadedMedia, type DownloadMediaOptions } from './media.ts';
 export type { JsonSchema, Parameters } from './schema.ts';
 export * as protocol from './protocol.ts';

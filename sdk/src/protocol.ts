@@ -10,7 +10,10 @@ const name = z
   .min(1)
   .max(64)
   .regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, 'letters, digits, _ and -, not starting with a digit');
-const id = z.string().min(1).max(128);
+// An invoke id is `<conversationId>:<messageId>:<step>:<callId>`: with a real WhatsApp message id
+// (`wa:wamid.HBgL…`, 60+ characters) and an LLM call id it passes 128, which refused every tool call
+// on a real WhatsApp message (the invoke then timed out).
+const id = z.string().min(1).max(512);
 const channel = z.enum(['web', 'whatsapp']);
 
 export const FunctionDeclaration = z.object({

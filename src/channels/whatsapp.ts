@@ -26,10 +26,19 @@ import { createMockSender, createOutbox, type Outbox } from '../whatsapp/mock-se
 import { advanceStatus } from '../whatsapp/delivery-status.ts';
 import { backoffDelay, type OutboundWhatsApp, type WhatsAppSender } from '../whatsapp/outbound.ts';
 import { createSdkSender } from '../whatsapp/sdk-sender.ts';
-import { normalizePhone } from '../whatsapp/phone.ts';
 import { verifySignature } from '../whatsapp/signature.ts';
 import { withinDeadline } from '../store/deadline.ts';
-import { parseWebhook, WebhookPayloadError, type InboundWhatsApp, type WhatsAppStatus } from '../whatsapp/webhook-payload.ts';
+import { parseWhatsAppUser, whatsappAddress } from '../whatsapp/user-id.ts';
+import {
+  parseWebhook,
+  WebhookPayloadError,
+  type InboundIdentityEvent,
+  type InboundMessage,
+  type InboundWhatsApp,
+  type WhatsAppStatus,
+} from '../whatsapp/webhook-payload.ts';
+import { reportWebhookParts } from '../whatsapp/webhook-report.ts';
+import type { WhatsAppIdentity } from '../customers/repo.ts';
 
 export interface OutboundJob {
   message: OutboundWhatsApp;
@@ -65,13 +74,22 @@ const YES = /^\s*(yes|y|yeah|yep|ok|okay|approve|confirm|sí|si)\s*[.!]*\s*$/i;
 const NO = /^\s*(no|n|nope|decline|cancel|stop)\s*[.!]*\s*$/i;
 
 /** A button reply for this confirmation, or a typed yes/no while one is pending. */
-export function confirmationAnswer(m: Pick<InboundWhatsApp, 'text' | 'replyId'>, pendingId: string): boolean | undefined {
+export function confirmationAnswer(m: Pick<InboundMessage, 'text' | 'replyId'>, pendingId: string): boolean | undefined {
   const button = m.replyId ? CONFIRM_REPLY.exec(m.replyId) : null;
   if (button) return button[1] === pendingId ? button[2] === 'yes' : undefined;
   if (YES.test(m.text)) return true;
   if (NO.test(m.text)) return false;
   return undefined;
 }
+
+/** Who sent an inbound message; a job queued before BSUIDs carries only `from`, a phone. */
+const senderIds = (m: InboundMessage): WhatsAppIdentity => {
+  if (!m.phone && !m.bsuid) return { phone: m.from };
+  const ids: WhatsAppIdentity = {};
+  if (m.phone) ids.phone = m.phone;
+  if (m.bsuid) ids.bsuid = m.bsuid;
+  return ids;
+};
 
 export interface WhatsAppChannel {
   sink: ChannelSink;
@@ -308,9 +326,13 @@ export function createWhatsAppChannel(deps: {
     keepDoneIds: true,
     handler: async (job) => {
       const m = job.payload;
+      if (m.kind === 'identity') {
+        await applyIdentityEvent(m);
+        return 'done';
+      }
       // Answered a confirmation in a run whose completion was not recorded (crash): not a new message.
       if (seen.get(handledKey(m.waMessageId)) !== undefined) return 'done';
-      const customer = customers.findBy('phone', m.from) ?? (await customers.upsert({ externalId: m.from, phone: m.from }));
+      const customer = await customers.resolveWhatsApp(senderIds(m));
       // The 24-hour window opens when the customer wrote (Meta's timestamp), not when we got to it.
       const now = clock.now();
       await customers.touchInbound(customer.customerId, 'whatsapp', m.timestampMs > 0 ? Math.min(m.timestampMs, now) : now);
@@ -329,10 +351,26 @@ export function createWhatsAppChannel(deps: {
           }
         }
       }
-      await host.receive(customer, 'whatsapp', { messageId: `wa:${m.waMessageId}`, text: m.text });
+      await host.receive(customer, 'whatsapp', { messageId: `wa:${m.waMessageId}`, text: m.text, content: m.content });
       return 'done';
     },
   });
+
+  /** A number or BSUID change: linked to the same customer (and history); never a turn. */
+  const applyIdentityEvent = async (e: InboundIdentityEvent) => {
+    const r = await customers.changeWhatsAppIdentity(e.previous, e.next);
+    log.info(
+      { waMessageId: e.waMessageId, systemType: e.systemType, changed: r.changed, reason: r.changed ? undefined : r.reason },
+      'WhatsApp identity change',
+    );
+    telemetry.event({
+      type: 'whatsapp.identity',
+      channel: 'whatsapp',
+      customerId: r.customer?.customerId,
+      customerExternalId: r.customer?.externalId,
+      data: { waMessageId: e.waMessageId, systemType: e.systemType, changed: r.changed, ...(r.changed ? {} : { reason: r.reason }) },
+    });
+  };
 
   // Jobs prepared inside the conversation's transaction, made runnable once it commits.
   const prepared = new Map<string, Job<OutboundJob> | undefined>();
@@ -340,7 +378,8 @@ export function createWhatsAppChannel(deps: {
   const confirming = new Map<string, string>();
 
   const messageFor = (meta: ConversationMeta, o: ConversationOutput): OutboundWhatsApp | undefined => {
-    const phone = customers.get(meta.customerId)?.phone;
+    const c = customers.get(meta.customerId);
+    const phone = c && whatsappAddress(c);
     if (!phone) return undefined;
     if (o.type === 'reply') return { kind: 'text', to: phone, text: o.text };
     if (o.type === 'confirm') {
@@ -367,7 +406,7 @@ export function createWhatsAppChannel(deps: {
       if (o.type !== 'reply' && o.type !== 'confirm') return;
       const message = messageFor(meta, o);
       if (!message) {
-        log.warn({ conversationId: meta.conversationId }, 'no phone number for a WhatsApp reply');
+        log.warn({ conversationId: meta.conversationId }, 'no phone number or BSUID for a WhatsApp reply');
         return;
       }
       prepared.set(
@@ -464,10 +503,11 @@ export function createWhatsAppChannel(deps: {
     const setIngest = (hub as SdkHub & { setIngestHandler?: (h: unknown) => void }).setIngestHandler;
     setIngest?.(async (frame: { channel: string; from: string; text: string; messageId?: string }) => {
       if (frame.channel !== 'whatsapp') return { ok: false, error: 'only the whatsapp channel can be ingested' };
-      const from = normalizePhone(frame.from);
-      if (!from) return { ok: false, error: 'from: not a phone number (E.164 expected)' };
+      const user = parseWhatsAppUser(frame.from);
+      if (!user) return { ok: false, error: 'from: not a phone number (E.164 expected) or a BSUID (e.g. US.13491208655302741918)' };
+      const from = 'phone' in user ? user.phone : user.bsuid;
       await acceptInbound(
-        [{ waMessageId: frame.messageId ?? randomUUID(), from, phoneNumberId: 'sdk', text: frame.text, kind: 'text', timestampMs: clock.now() }],
+        [{ waMessageId: frame.messageId ?? randomUUID(), from, phoneNumberId: 'sdk', text: frame.text, kind: 'text', timestampMs: clock.now(), ...user }],
         'sdk',
       );
       return { ok: true };
@@ -509,16 +549,18 @@ export function createWhatsAppChannel(deps: {
           if (err instanceof WebhookPayloadError) throw new HttpError(400, 'validation_failed', err.message);
           throw err;
         }
+        // Customer messages and identity changes are queued (durable, ordered per user); the rest starts no turn.
         // Statuses are acknowledged too: stored before the 200 (one marks an interrupted send as delivered). A store
         // that cannot write, or answers too slowly, is a 503 (the error handler): Meta retries, nothing is lost.
         const queued = await withinDeadline(
           (async () => {
-            const n = await acceptInbound(forUs(parsed.messages, 'messages'), 'webhook');
+            const n = await acceptInbound(forUs([...parsed.messages, ...parsed.events], 'messages'), 'webhook');
             await recordStatuses(forUs(parsed.statuses, 'statuses'));
             return n;
           })(),
         );
-        return { received: parsed.messages.length, queued, statuses: parsed.statuses.length };
+        reportWebhookParts({ ignored: parsed.ignored, quiet: forUs(parsed.quiet, 'events'), log, telemetry });
+        return { received: parsed.received, queued, statuses: parsed.statuses.length, ignored: parsed.ignored.length };
       });
     });
   };

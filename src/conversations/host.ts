@@ -71,7 +71,8 @@ export interface ChannelSink {
   deliver?(meta: ConversationMeta, output: ConversationOutput): void;
 }
 
-type CustomerInput = { type: 'customer'; messageId: string; text: string };
+/** `content`: the message as structured data (a WhatsApp location, photo, flow reply…), kept in history as `data.content`. */
+type CustomerInput = { type: 'customer'; messageId: string; text: string; content?: object };
 /** An output with the time it was produced (not the time it was committed): events and history keep the order things happened in. */
 type Pending = { o: ConversationOutput | CustomerInput; at: number };
 
@@ -113,7 +114,7 @@ export interface ConversationHost {
   receive(
     customer: Pick<Customer, 'customerId' | 'externalId'>,
     channel: Channel,
-    message: { messageId: string; text: string },
+    message: { messageId: string; text: string; content?: object },
   ): Promise<{ conversationId: string; duplicate: boolean }>;
   confirm(conversationId: string, confirmationId: string, approve: boolean): Promise<boolean>;
   record(conversationId: string): ConversationRecord | undefined;
@@ -194,7 +195,15 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       case 'customer':
         // The authority on duplicates: reads in the transaction see every committed (and this batch's) message.
         if (history.seenInTx(id, o.messageId)) return false;
-        history.appendInTx({ id: o.messageId, conversationId: id, role: 'user', text: o.text, at, turnId: `${id}:${o.messageId}` });
+        history.appendInTx({
+          id: o.messageId,
+          conversationId: id,
+          role: 'user',
+          text: o.text,
+          at,
+          turnId: `${id}:${o.messageId}`,
+          ...(o.content ? { data: { content: o.content } } : {}),
+        });
         history.markSeenInTx(id, o.messageId);
         record.lastMessageAt = at;
         record.lastCustomerMessageAt = at;
@@ -504,7 +513,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         return { conversationId: meta.conversationId, duplicate: true };
       }
       const at = clock.now();
-      a.pending.push({ o: { type: 'customer', messageId: message.messageId, text: message.text }, at });
+      a.pending.push({ o: { type: 'customer', messageId: message.messageId, text: message.text, content: message.content }, at });
       const durable = requestPersist(a);
       a.actor.send({ type: 'customer.message', at, messageId: message.messageId, text: message.text } as never);
       await durable;

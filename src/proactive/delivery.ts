@@ -56,11 +56,10 @@ export function createProactiveDelivery(deps: {
       }
       const wa = deps.whatsapp?.();
       if (!wa) throw new Error('the WhatsApp channel is not enabled');
-      if (!customer.phone) throw new Error('customer has no WhatsApp number');
-      return safely(
-        messageId,
-        wa.prepareProactiveInTx({ messageId, customerId: customer.customerId, to: customer.phone, text: request.content, template: request.template }),
-      );
+      // The phone when known (Meta prefers it), else the BSUID of a username-only customer.
+      const to = customer.phone ?? customer.bsuid;
+      if (!to) throw new Error('customer has no WhatsApp number or BSUID');
+      return safely(messageId, wa.prepareProactiveInTx({ messageId, customerId: customer.customerId, to, text: request.content, template: request.template }));
     },
   };
 }

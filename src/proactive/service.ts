@@ -129,7 +129,15 @@ export function createProactiveService(options: ProactiveServiceOptions): Proact
   const lookup = (externalId: string): ProactiveCustomerFacts | undefined => {
     const c = customers.findBy('ext', externalId);
     if (!c) return undefined;
-    return { customerId: c.customerId, externalId: c.externalId, email: c.email, phone: c.phone, optIn: c.optIn, lastInboundAt: c.lastInboundAt };
+    return {
+      customerId: c.customerId,
+      externalId: c.externalId,
+      email: c.email,
+      phone: c.phone,
+      bsuid: c.bsuid,
+      optIn: c.optIn,
+      lastInboundAt: c.lastInboundAt,
+    };
   };
 
   return {

@@ -32,6 +32,18 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
   const tools = new Counter({ name: 'parley_tool_calls_total', help: 'SDK tool calls', labelNames: ['name', 'outcome'], registers: [registry] });
   const proactive = new Counter({ name: 'parley_proactive_total', help: 'Proactive requests', labelNames: ['outcome', 'reason'], registers: [registry] });
   const delivery = new Counter({ name: 'parley_whatsapp_delivery_total', help: 'WhatsApp delivery states', labelNames: ['status'], registers: [registry] });
+  const unusable = new Counter({
+    name: 'parley_whatsapp_unusable_total',
+    help: 'WhatsApp webhook parts Parley could not use (acknowledged, logged, not acted on)',
+    labelNames: ['part', 'type'],
+    registers: [registry],
+  });
+  const waEvents = new Counter({
+    name: 'parley_whatsapp_events_total',
+    help: 'WhatsApp events that start no turn',
+    labelNames: ['event'],
+    registers: [registry],
+  });
   const messages = new Counter({ name: 'parley_messages_total', help: 'Messages', labelNames: ['channel', 'direction'], registers: [registry] });
   const confirmations = new Counter({ name: 'parley_confirmations_total', help: 'Write confirmations', labelNames: ['outcome'], registers: [registry] });
   const errors = new Counter({ name: 'parley_errors_total', help: 'Errors recorded in telemetry', registers: [registry] });
@@ -103,6 +115,9 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
       else if (type === 'proactive.blocked' || type === 'proactive.failed') child(proactive, 'p', type.slice(10), String(d.reason ?? '')).inc();
       else if (type === 'whatsapp.status') child(delivery, 'd', String(d.status)).inc();
       else if (type === 'whatsapp.outbound' && (d.status === 'accepted' || d.status === 'failed')) child(delivery, 'd', String(d.status)).inc();
+      else if (type === 'whatsapp.unusable') child(unusable, 'u', String(d.part), String(d.partType)).inc(typeof d.count === 'number' ? d.count : 1);
+      else if (type === 'whatsapp.event') child(waEvents, 'we', String(d.event)).inc();
+      else if (type === 'whatsapp.identity') child(waEvents, 'we', 'identity').inc();
       else if (type.startsWith('confirmation.')) child(confirmations, 'c', type.slice(13)).inc();
       else if (type === 'error') errors.inc();
     },

@@ -2,6 +2,7 @@
 // outbound queue owns the retry policy. The token never reaches a log.
 import { request } from 'undici';
 import { toWaId } from './phone.ts';
+import { isBsuidAddress } from './user-id.ts';
 import type { OutboundWhatsApp, SendResult, WhatsAppSender } from './outbound.ts';
 
 export interface GraphClientOptions {
@@ -15,7 +16,8 @@ export function graphBody(m: OutboundWhatsApp): Record<string, unknown> {
   const base = {
     messaging_product: 'whatsapp',
     recipient_type: 'individual',
-    to: toWaId(m.to),
+    // Meta's send API: a phone goes in `to`, a business-scoped user id in `recipient` (with no `to`).
+    ...(isBsuidAddress(m.to) ? { recipient: m.to } : { to: toWaId(m.to) }),
     ...(m.callbackData ? { biz_opaque_callback_data: m.callbackData.slice(0, 512) } : {}),
   };
   if (m.kind === 'text') return { type: 'text', text: { preview_url: false, body: m.text }, ...base };

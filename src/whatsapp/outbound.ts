@@ -1,4 +1,6 @@
 // What we send on WhatsApp, whoever delivers it (Graph API, mock, or the SDK).
+// `to` is the customer's address: a phone (E.164) or, for a user Meta names by
+// BSUID only, the BSUID (`US.1349…`).
 export type OutboundWhatsApp = (
   | { kind: 'text'; to: string; text: string }
   | { kind: 'template'; to: string; template: { name: string; language: string; parameters?: string[] } }

@@ -1,79 +1,66 @@
-// Meta's webhook format (WhatsApp Cloud API). Lenient about fields Meta adds (dropped:
-// only what is listed here is read, and copying the rest would be garbage);
-// strict about the ones we read.
+// Meta's webhook body (WhatsApp Cloud API), read part by part. Only the
+// envelope `{object, entry: []}` must hold; each entry, change, message and
+// status is parsed on its own, so one part Parley cannot use never rejects the
+// others: it is returned in `ignored` (with its type and why) for the caller
+// to log and count. Fields Meta adds are ignored.
+//
+// A message becomes one of: a customer message (a turn), an identity event
+// (a `system` message that changes the customer's phone or BSUID: queued, no
+// reply), or a quiet event (a removed reaction, an edit, a deletion, a system
+// notice: recorded, no turn).
 import { z } from 'zod';
+import { contentOf, kindOf, textForModel, type WhatsAppContent } from './content.ts';
 import { normalizePhone } from './phone.ts';
+import { systemEventOf, type WhatsAppIds } from './system-events.ts';
+import { asBsuid } from './user-id.ts';
 
-const Text = z.object({ body: z.string() });
-const Media = z.object({ caption: z.string().optional(), id: z.string().optional(), filename: z.string().optional() });
-
-const Message = z.object({
-  id: z.string().min(1),
-  from: z.string().min(1),
-  timestamp: z.string().optional(),
-  type: z.string(),
-  text: Text.optional(),
-  interactive: z
-    .object({
-      type: z.string(),
-      button_reply: z.object({ id: z.string(), title: z.string() }).optional(),
-      list_reply: z.object({ id: z.string(), title: z.string(), description: z.string().optional() }).optional(),
-    })
-    .optional(),
-  button: z.object({ payload: z.string().optional(), text: z.string() }).optional(),
-  image: Media.optional(),
-  audio: Media.optional(),
-  video: Media.optional(),
-  document: Media.optional(),
-  sticker: Media.optional(),
-  location: z.object({ latitude: z.number().optional(), longitude: z.number().optional(), name: z.string().optional() }).optional(),
-});
-
-const Status = z.object({
-  id: z.string().min(1),
-  status: z.string(),
-  recipient_id: z.string().optional(),
-  timestamp: z.string().optional(),
-  biz_opaque_callback_data: z.string().optional(),
-  // Kept whole: Meta's error_data.details goes to telemetry with the code.
-  errors: z.array(z.looseObject({ code: z.union([z.number(), z.string()]), title: z.string().optional(), message: z.string().optional() })).optional(),
-});
-
-export const WebhookPayload = z.object({
-  object: z.literal('whatsapp_business_account'),
-  entry: z.array(
-    z.object({
-      id: z.string().optional(),
-      changes: z.array(
-        z.object({
-          field: z.string().optional(),
-          value: z.object({
-            messaging_product: z.string().optional(),
-            metadata: z.object({ phone_number_id: z.string(), display_phone_number: z.string().optional() }).optional(),
-            contacts: z.array(z.object({ wa_id: z.string(), profile: z.object({ name: z.string().optional() }).optional() })).optional(),
-            messages: z.array(Message).optional(),
-            statuses: z.array(Status).optional(),
-          }),
-        }),
-      ),
-    }),
-  ),
-});
-
-export interface InboundWhatsApp {
+interface InboundBase {
   waMessageId: string;
+  /** The ordering key of the inbound queue: the sender's BSUID when Meta gave one, else the phone (E.164). */
   from: string;
-  name?: string;
   phoneNumberId: string;
-  text: string;
-  kind: 'text' | 'button' | 'list' | 'media' | 'other';
-  replyId?: string;
   timestampMs: number;
+}
+
+export interface InboundMessage extends InboundBase {
+  kind: 'text' | 'button' | 'list' | 'media' | 'other';
+  /** What the model reads (see `textForModel`). */
+  text: string;
+  content?: WhatsAppContent;
+  /** E.164; absent for a user Meta identifies by BSUID only. */
+  phone?: string;
+  bsuid?: string;
+  name?: string;
+  username?: string;
+  replyId?: string;
+}
+
+export interface InboundIdentityEvent extends InboundBase {
+  kind: 'identity';
+  systemType: string;
+  previous: WhatsAppIds;
+  next: WhatsAppIds;
+}
+
+/** What the inbound queue carries. Jobs stored before BSUIDs have `from` (a phone) and no `phone`/`bsuid`. */
+export type InboundWhatsApp = InboundMessage | InboundIdentityEvent;
+
+/** A message that starts no turn and needs no durable work. */
+export interface QuietEvent {
+  type: 'reaction_removed' | 'edit' | 'revoke' | 'system';
+  waMessageId: string;
+  phoneNumberId: string;
+  /** The message a removed reaction, an edit or a deletion refers to. */
+  originalId?: string;
+  systemType?: string;
+  /** For an edit: the new content. */
+  content?: WhatsAppContent;
 }
 
 export interface WhatsAppStatus {
   providerMessageId: string;
   status: string;
+  /** The phone (`recipient_id`) or, for a send to a BSUID, `recipient_user_id`. */
   recipient?: string;
   timestampMs: number;
   errors: { code: number | string; title?: string; message?: string }[];
@@ -82,68 +69,239 @@ export interface WhatsAppStatus {
   phoneNumberId: string;
 }
 
+/** A part of the body Parley cannot use; logged once per body and counted. */
+export interface IgnoredPart {
+  part: 'entry' | 'change' | 'message' | 'status' | 'contact' | 'errors';
+  /** The message type, the change's `field`, or what was wrong. */
+  type: string;
+  reason: string;
+  id?: string;
+}
+
+export interface ParsedWebhook {
+  messages: InboundMessage[];
+  events: InboundIdentityEvent[];
+  quiet: QuietEvent[];
+  statuses: WhatsAppStatus[];
+  ignored: IgnoredPart[];
+  /** Message objects in the body, used or not. */
+  received: number;
+}
+
 export class WebhookPayloadError extends Error {
   override name = 'WebhookPayloadError';
 }
 
-const MEDIA = ['image', 'audio', 'video', 'document', 'sticker'] as const;
+const Envelope = z.object({ object: z.string(), entry: z.array(z.unknown()) });
+const Entry = z.looseObject({ changes: z.array(z.unknown()) });
+const Change = z.looseObject({ field: z.string().optional(), value: z.looseObject({}) });
+const Value = z.looseObject({
+  metadata: z.looseObject({ phone_number_id: z.string() }).optional(),
+  contacts: z.array(z.unknown()).optional(),
+  messages: z.array(z.unknown()).optional(),
+  statuses: z.array(z.unknown()).optional(),
+  errors: z.array(z.unknown()).optional(),
+});
+const ContactSchema = z.looseObject({
+  wa_id: z.string().optional(),
+  user_id: z.string().optional(),
+  profile: z.looseObject({ name: z.string().optional(), username: z.string().optional() }).optional(),
+});
+const Timestamp = z.union([z.string(), z.number()]).optional();
+const MessageHead = z.looseObject({
+  id: z.string().min(1),
+  type: z.string().min(1),
+  from: z.string().optional(),
+  from_user_id: z.string().optional(),
+  timestamp: Timestamp,
+  context: z.looseObject({ id: z.string().optional() }).optional(),
+});
+const Status = z.looseObject({
+  id: z.string().min(1),
+  status: z.string().min(1),
+  recipient_id: z.string().optional(),
+  recipient_user_id: z.string().optional(),
+  timestamp: Timestamp,
+  biz_opaque_callback_data: z.string().optional(),
+  // Kept whole: Meta's error_data.details goes to telemetry with the code.
+  errors: z.array(z.looseObject({ code: z.union([z.number(), z.string()]), title: z.string().optional(), message: z.string().optional() })).optional(),
+});
 
-function toInbound(m: z.infer<typeof Message>, phoneNumberId: string, names: Map<string, string>): InboundWhatsApp | undefined {
-  const from = normalizePhone(m.from);
-  if (!from) return undefined;
-  const { kind, text, replyId } = contentOf(m);
-  // One literal, not `{ ...base, kind, text }`: on this Node's V8 a spread followed by more
-  // properties takes a slow path (~1 µs per object, measured), a literal ~0.01 µs.
-  return { waMessageId: m.id, from, name: names.get(m.from), phoneNumberId, text, kind, replyId, timestampMs: m.timestamp ? Number(m.timestamp) * 1000 : 0 };
+/** Changes whose `messages`/`statuses` are not customer messages (calls have their own statuses). */
+const OTHER_FIELDS = new Set(['calls', 'smb_message_echoes', 'history', 'smb_app_state_sync']);
+/** `unsupported` messages that stand for an action on another message, not something to answer. */
+const QUIET_UNSUPPORTED = new Set(['edit', 'revoke']);
+
+const toMs = (t: string | number | undefined) => {
+  const n = Number(t);
+  return Number.isFinite(n) && n > 0 ? n * 1000 : 0;
+};
+const typeOf = (raw: unknown) => {
+  const t = (raw as { type?: unknown } | null)?.type;
+  return typeof t === 'string' && t.length <= 64 ? t : 'unknown';
+};
+const idOf = (raw: unknown) => {
+  const id = (raw as { id?: unknown } | null)?.id;
+  return typeof id === 'string' ? id.slice(0, 200) : undefined;
+};
+
+type Contact = z.infer<typeof ContactSchema>;
+
+/** Who sent it: `from`/`from_user_id`, completed from the matching `contacts[]` entry (or the only one). */
+function senderOf(m: z.infer<typeof MessageHead>, contacts: Contact[]): { ids: WhatsAppIds; contact?: Contact } {
+  const contact =
+    contacts.find((c) => (c.wa_id !== undefined && c.wa_id === m.from) || (c.user_id !== undefined && c.user_id === m.from_user_id)) ??
+    (contacts.length === 1 ? contacts[0] : undefined);
+  const phone = normalizePhone(m.from ?? '') ?? normalizePhone(contact?.wa_id ?? '') ?? undefined;
+  // A BSP may put the BSUID in `from` itself for a username-only user.
+  const bsuid = asBsuid(m.from_user_id) ?? asBsuid(contact?.user_id) ?? (m.from && !phone ? asBsuid(m.from) : undefined);
+  const ids: WhatsAppIds = {};
+  if (phone) ids.phone = phone;
+  if (bsuid) ids.bsuid = bsuid;
+  return { ids, contact };
 }
 
-function contentOf(m: z.infer<typeof Message>): { kind: InboundWhatsApp['kind']; text: string; replyId?: string } {
-  if (m.type === 'text' && m.text) return { kind: 'text', text: m.text.body };
-  if (m.type === 'interactive' && m.interactive?.button_reply)
-    return { kind: 'button', text: m.interactive.button_reply.title, replyId: m.interactive.button_reply.id };
-  if (m.type === 'interactive' && m.interactive?.list_reply)
-    return { kind: 'list', text: m.interactive.list_reply.title, replyId: m.interactive.list_reply.id };
-  if (m.type === 'button' && m.button) return { kind: 'button', text: m.button.text, replyId: m.button.payload };
-  for (const kind of MEDIA) {
-    const media = m[kind];
-    if (m.type === kind) return { kind: 'media', text: `[${kind}]${media?.caption ? ` ${media.caption}` : media?.filename ? ` ${media.filename}` : ''}` };
-  }
-  if (m.type === 'location' && m.location) return { kind: 'other', text: `[location]${m.location.name ? ` ${m.location.name}` : ''}` };
-  return { kind: 'other', text: `[${m.type}]` };
-}
-
-export function parseWebhook(json: unknown): { messages: InboundWhatsApp[]; statuses: WhatsAppStatus[] } {
-  const parsed = WebhookPayload.safeParse(json);
-  if (!parsed.success) {
+export function parseWebhook(json: unknown): ParsedWebhook {
+  const envelope = Envelope.safeParse(json);
+  if (!envelope.success) {
     throw new WebhookPayloadError(
-      parsed.error.issues
+      envelope.error.issues
         .slice(0, 3)
         .map((i) => `${i.path.join('.') || 'body'}: ${i.message}`)
         .join('; '),
     );
   }
-  const messages: InboundWhatsApp[] = [];
-  const statuses: WhatsAppStatus[] = [];
-  for (const entry of parsed.data.entry) {
-    for (const change of entry.changes) {
-      const v = change.value;
-      const names = new Map((v.contacts ?? []).map((c) => [c.wa_id, c.profile?.name ?? ''] as const));
-      for (const m of v.messages ?? []) {
-        const inbound = toInbound(m, v.metadata?.phone_number_id ?? '', names);
-        if (inbound) messages.push(inbound);
+  const out: ParsedWebhook = { messages: [], events: [], quiet: [], statuses: [], ignored: [], received: 0 };
+  const ignore = (part: IgnoredPart['part'], type: string, reason: string, id?: string) =>
+    out.ignored.push(id ? { part, type, reason, id } : { part, type, reason });
+  if (envelope.data.object !== 'whatsapp_business_account') {
+    ignore('entry', envelope.data.object.slice(0, 64), 'not a WhatsApp Business Account webhook');
+    return out;
+  }
+  for (const rawEntry of envelope.data.entry) {
+    const entry = Entry.safeParse(rawEntry);
+    if (!entry.success) {
+      ignore('entry', 'entry', 'no changes array');
+      continue;
+    }
+    for (const rawChange of entry.data.changes) {
+      const change = Change.safeParse(rawChange);
+      const value = change.success ? Value.safeParse(change.data.value) : undefined;
+      if (!change.success || !value?.success) {
+        ignore('change', typeOf(rawChange), 'no value object');
+        continue;
       }
-      for (const s of v.statuses ?? []) {
-        statuses.push({
-          providerMessageId: s.id,
-          status: s.status,
-          recipient: s.recipient_id,
-          timestampMs: s.timestamp ? Number(s.timestamp) * 1000 : 0,
-          errors: s.errors ?? [],
-          phoneNumberId: v.metadata?.phone_number_id ?? '',
-          ...(s.biz_opaque_callback_data ? { callbackData: s.biz_opaque_callback_data } : {}),
-        });
-      }
+      const field = change.data.field ?? 'messages';
+      const v = value.data;
+      if (OTHER_FIELDS.has(field) || (!v.messages && !v.statuses)) {
+        if (!v.errors) ignore('change', field.slice(0, 64), 'not a messages change');
+      } else parseMessagesChange(v, out, ignore);
+      if (v.errors?.length) ignore('errors', field.slice(0, 64), `webhook errors: ${JSON.stringify(v.errors).slice(0, 300)}`);
     }
   }
-  return { messages, statuses };
+  return out;
+}
+
+function parseMessagesChange(
+  v: z.infer<typeof Value>,
+  out: ParsedWebhook,
+  ignore: (part: IgnoredPart['part'], type: string, reason: string, id?: string) => void,
+) {
+  const phoneNumberId = v.metadata?.phone_number_id ?? '';
+  const contacts: Contact[] = [];
+  for (const c of v.contacts ?? []) {
+    const parsed = ContactSchema.safeParse(c);
+    if (parsed.success) contacts.push(parsed.data);
+    else ignore('contact', 'contact', 'malformed contact');
+  }
+  for (const raw of v.messages ?? []) {
+    out.received++;
+    const head = MessageHead.safeParse(raw);
+    if (!head.success) {
+      ignore('message', typeOf(raw), 'no message id or type', idOf(raw));
+      continue;
+    }
+    const m = head.data;
+    const { ids, contact } = senderOf(m, contacts);
+    const base = { waMessageId: m.id, phoneNumberId, timestampMs: toMs(m.timestamp) };
+    const record = raw as Record<string, unknown>;
+
+    if (m.type === 'system') {
+      const e = systemEventOf(record.system, ids);
+      if (e.kind === 'identity') {
+        const key = e.from.bsuid ?? e.from.phone ?? e.to.bsuid ?? e.to.phone!;
+        out.events.push({ kind: 'identity', systemType: e.systemType, previous: e.from, next: e.to, from: key, ...base });
+      } else out.quiet.push({ type: 'system', systemType: e.systemType, waMessageId: m.id, phoneNumberId });
+      continue;
+    }
+    const quiet = quietOf(m.type, record);
+    if (quiet) {
+      out.quiet.push(Object.assign(quiet, { waMessageId: m.id, phoneNumberId }));
+      continue;
+    }
+    const from = ids.bsuid ?? ids.phone;
+    if (!from) {
+      ignore('message', m.type, 'no sender (neither a phone number nor a BSUID)', m.id);
+      continue;
+    }
+    const content = contentOf(record);
+    const replyId = content.type === 'button_reply' || content.type === 'list_reply' ? content.id : content.type === 'button' ? content.payload : undefined;
+    const message: InboundMessage = { kind: kindOf(content), text: textForModel(content), content, from, ...base };
+    if (ids.phone) message.phone = ids.phone;
+    if (ids.bsuid) message.bsuid = ids.bsuid;
+    if (contact?.profile?.name) message.name = contact.profile.name;
+    if (contact?.profile?.username) message.username = contact.profile.username;
+    if (replyId !== undefined) message.replyId = replyId;
+    out.messages.push(message);
+  }
+  for (const raw of v.statuses ?? []) {
+    const parsed = Status.safeParse(raw);
+    if (!parsed.success) {
+      ignore(
+        'status',
+        typeof (raw as { status?: unknown } | null)?.status === 'string' ? String((raw as { status: string }).status).slice(0, 64) : 'unknown',
+        'no message id or status',
+        idOf(raw),
+      );
+      continue;
+    }
+    const s = parsed.data;
+    const status: WhatsAppStatus = {
+      providerMessageId: s.id,
+      status: s.status,
+      recipient: s.recipient_id ?? s.recipient_user_id,
+      timestampMs: toMs(s.timestamp),
+      errors: s.errors ?? [],
+      phoneNumberId,
+    };
+    if (s.biz_opaque_callback_data) status.callbackData = s.biz_opaque_callback_data;
+    out.statuses.push(status);
+  }
+}
+
+/** A removed reaction, an edit or a deletion: no turn. */
+function quietOf(type: string, m: Record<string, unknown>): Omit<QuietEvent, 'waMessageId' | 'phoneNumberId'> | undefined {
+  const original = (o: unknown, key: string) => {
+    const v = (o as Record<string, unknown> | null | undefined)?.[key];
+    return typeof v === 'string' ? v : undefined;
+  };
+  if (type === 'reaction') {
+    const emoji = original(m.reaction, 'emoji');
+    if (!emoji) return { type: 'reaction_removed', originalId: original(m.reaction, 'message_id') };
+    return undefined;
+  }
+  if (type === 'edit') {
+    const edited = (m.edit as Record<string, unknown> | undefined)?.message;
+    return {
+      type: 'edit',
+      originalId: original(m.edit, 'original_message_id'),
+      ...(edited && typeof edited === 'object' ? { content: contentOf(edited as Record<string, unknown>) } : {}),
+    };
+  }
+  if (type === 'revoke') return { type: 'revoke', originalId: original(m.revoke, 'original_message_id') };
+  if (type === 'unsupported') {
+    const inner = original(m.unsupported, 'type');
+    if (inner && QUIET_UNSUPPORTED.has(inner)) return { type: inner as 'edit' | 'revoke' };
+  }
+  return undefined;
 }

@@ -33,7 +33,7 @@ describe('WhatsApp webhook', () => {
     const { p, graph, invoked } = await setup();
     const res = await postWebhook(p.url(), webhookBody([textMessage('+15550003333', 'What is the status of order 1001?')]));
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ received: 1, queued: 1, statuses: 0 });
+    expect(await res.json()).toEqual({ received: 1, queued: 1, statuses: 0, ignored: 0 });
     const [sent] = await until(
       () => graph.delivered(),
       (d) => d.length >= 1,
@@ -207,13 +207,13 @@ describe('WhatsApp webhook', () => {
     expect(invoked).toHaveLength(0);
   });
 
-  it('the webhook route follows webhook_path; bad JSON → 400', async () => {
+  it('the webhook route follows webhook_path; a body without the webhook envelope → 400', async () => {
     const { p } = await setup({ whatsapp: { webhook_path: '/hooks/meta' }, backend: false });
     expect((await fetch(`${p.url()}/wa/webhook?hub.mode=subscribe&hub.verify_token=${WA.verify_token}&hub.challenge=1`)).status).toBe(404);
     expect((await fetch(`${p.url()}/hooks/meta?hub.mode=subscribe&hub.verify_token=${WA.verify_token}&hub.challenge=1`)).status).toBe(200);
     const res = await postWebhook(p.url(), { object: 'page' }, { path: '/hooks/meta' });
     expect(res.status).toBe(400);
-    expect((await res.json()).error.message).toMatch(/object/);
+    expect((await res.json()).error.message).toMatch(/entry/);
   });
 });
 
@@ -276,6 +276,24 @@ describe('provider sdk', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(sent).toEqual([{ channel: 'whatsapp', to: '+15550003030', content: expect.stringContaining('shipped') }]);
     expect(graph.requests).toHaveLength(0);
+  });
+
+  it('ingest from a BSUID (a user with no phone number) → onSend gets the BSUID as `to`; a `from` that is neither → ok:false', async () => {
+    const p = await startParley({ config: { channels: { whatsapp: { enabled: true, provider: 'sdk' } } } });
+    open.push(p);
+    const sent: { to: string; content: string }[] = [];
+    const sdk = createClient();
+    sdk.onSend(async (m: { to: string; content: string }) => void sent.push(m));
+    await sdk.listen({ url: p.url(), secret: TEST_SECRET });
+    open.push(sdk);
+    expect(await sdk.ingest({ channel: 'whatsapp', from: 'US.13491208655302741918', text: 'hello', messageId: 'own-in-b1' })).toMatchObject({ ok: true });
+    await until(
+      () => sent,
+      (s) => s.length >= 1,
+    );
+    expect(sent[0].to).toBe('US.13491208655302741918');
+    const bad = await sdk.ingest({ channel: 'whatsapp', from: 'hello there', text: 'x' });
+    expect(bad).toMatchObject({ ok: false, error: expect.stringMatching(/BSUID/) });
   });
 
   it('with no SDK able to send, outbound jobs wait and go out when one registers', async () => {

@@ -21,6 +21,7 @@ const PROTECTED: { method: 'GET' | 'POST'; path: string; body?: unknown; hidden?
   { method: 'GET', path: '/api/v1/telemetry/summary' },
   { method: 'GET', path: '/api/v1/telemetry/conversations' },
   { method: 'GET', path: '/metrics' },
+  { method: 'GET', path: '/whatsapp/media/4242' },
   { method: 'GET', path: '/diagnostics', hidden: true },
 ];
 
@@ -42,6 +43,7 @@ function snapshotState() {
 
 beforeAll(async () => {
   graph = await startFakeGraph();
+  graph.addMedia('4242', { data: Buffer.from('a photo'), mimeType: 'image/jpeg' });
   p = await startParley({
     testMode: false,
     config: {

@@ -47,6 +47,8 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/proactive', auth: true },
   { method: 'POST', path: '/proactive/opt-in', auth: true },
   { method: 'POST', path: '/customers/link', auth: true },
+  // Not a media id: refused before any Graph call (the configured graph_url is unreachable here).
+  { method: 'GET', path: '/whatsapp/media/not-a-media-id', auth: true },
   { method: 'GET', path: '/api/v1/telemetry/events', auth: true },
   { method: 'GET', path: '/api/v1/telemetry/turn-calls', auth: true },
   { method: 'GET', path: '/api/v1/telemetry/summary', auth: true },

@@ -1,6 +1,7 @@
 // A local stand-in for Meta's Graph API: records requests, answers like Meta,
 // and can be told to fail (429, 500, 400), hang (never accepted), or accept
 // but answer too late (`slowMs`: delivered, status sent, response after the client gave up).
+// Serves media like Meta: `GET /{media-id}` → a URL, `GET {url}` with the token → the bytes.
 import Fastify from 'fastify';
 import { signPayload } from '../../src/whatsapp/signature.ts';
 
@@ -24,6 +25,10 @@ export interface FakeGraph {
   sendStatusesTo(webhookUrl: string, appSecret: string): void;
   /** Holds status webhooks back (queued, not posted) until resumed: Meta being late. */
   holdStatuses(hold: boolean): void;
+  /** A media file the Graph API will serve under this id. */
+  addMedia(id: string, file: { data: Buffer; mimeType: string; sha256?: string }): void;
+  /** Media lookups and downloads, with their headers. */
+  mediaRequests: GraphRequest[];
   close(): Promise<void>;
 }
 
@@ -71,12 +76,13 @@ export async function startFakeGraph(): Promise<FakeGraph> {
     pumping = false;
   };
   let pumping = false;
-  const queueStatus = (wamid: string, to: string, phoneId: string, callbackData?: string) => {
+  const queueStatus = (wamid: string, to: { to?: string; recipient?: string }, phoneId: string, callbackData?: string) => {
     if (!statusTarget) return;
     const status = {
       id: wamid,
       status: 'sent',
-      recipient_id: to,
+      // Like Meta: a send to a BSUID is reported with `recipient_user_id` and no `recipient_id`.
+      ...(to.to ? { recipient_id: to.to } : { recipient_user_id: to.recipient }),
       timestamp: String(Math.floor(Date.now() / 1000)),
       ...(callbackData ? { biz_opaque_callback_data: callbackData } : {}),
     };
@@ -113,16 +119,47 @@ export async function startFakeGraph(): Promise<FakeGraph> {
       });
     }
     ok.push(rec);
-    const body = request.body as { to: string; biz_opaque_callback_data?: string };
+    const body = request.body as { to?: string; recipient?: string; biz_opaque_callback_data?: string };
     const wamid = `wamid.fake.${++n}`;
-    queueStatus(wamid, body.to, (request.params as { phoneId: string }).phoneId, body.biz_opaque_callback_data);
+    queueStatus(wamid, body, (request.params as { phoneId: string }).phoneId, body.biz_opaque_callback_data);
     if (slowMs) await new Promise((r) => setTimeout(r, slowMs));
-    return { messaging_product: 'whatsapp', contacts: [{ input: body.to, wa_id: body.to }], messages: [{ id: wamid }] };
+    const contact = body.to ? { input: body.to, wa_id: body.to } : { input: body.recipient, user_id: body.recipient };
+    return { messaging_product: 'whatsapp', contacts: [contact], messages: [{ id: wamid }] };
   });
-  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  const media = new Map<string, { data: Buffer; mimeType: string; sha256?: string }>();
+  const mediaRequests: GraphRequest[] = [];
+  let address = '';
+  app.get('/v21.0/:mediaId', async (request, reply) => {
+    mediaRequests.push({ url: request.url, headers: request.headers, body: undefined, at: Date.now() });
+    const { mediaId } = request.params as { mediaId: string };
+    const file = media.get(mediaId);
+    if (!request.headers.authorization) return reply.code(401).send({ error: { message: 'An access token is required', type: 'OAuthException', code: 104 } });
+    if (!file)
+      return reply
+        .code(400)
+        .send({ error: { message: `Unsupported get request. Object with ID '${mediaId}' does not exist`, type: 'GraphMethodException', code: 100 } });
+    return {
+      messaging_product: 'whatsapp',
+      url: `${address}/whatsapp_business/attachments/?mid=${mediaId}&ext=1&hash=x`,
+      mime_type: file.mimeType,
+      ...(file.sha256 ? { sha256: file.sha256 } : {}),
+      file_size: file.data.length,
+      id: mediaId,
+    };
+  });
+  app.get('/whatsapp_business/attachments/', async (request, reply) => {
+    mediaRequests.push({ url: request.url, headers: request.headers, body: undefined, at: Date.now() });
+    const file = media.get(String((request.query as { mid?: string }).mid));
+    if (!request.headers.authorization) return reply.code(401).send('');
+    if (!file) return reply.code(404).send('');
+    return reply.type(file.mimeType).send(file.data);
+  });
+  address = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     url: `${address}/v21.0`,
     requests,
+    mediaRequests,
+    addMedia: (id, file) => void media.set(id, file),
     delivered: () => ok,
     failNext: (...f) => void failures.push(...f),
     sendStatusesTo(url, secret) {

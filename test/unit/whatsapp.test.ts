@@ -56,8 +56,8 @@ describe('webhook payloads', () => {
       ['text', 'hi', undefined],
       ['button', 'Yes', 'confirm:x:yes'],
       ['list', 'Option 2', 'opt-2'],
-      ['media', '[image] my receipt', undefined],
-      ['other', '[reaction]', undefined],
+      ['media', '[WhatsApp image] {"type":"media","mediaType":"image","mediaId":"m","caption":"my receipt"}', undefined],
+      ['other', '[WhatsApp reaction] {"type":"reaction","emoji":"👍"}', undefined],
     ]);
     expect(messages[0]).toMatchObject({ waMessageId: 'w1', from: '+15550001111', name: 'Test', phoneNumberId: '1234567890' });
     expect(statuses).toEqual([
@@ -95,12 +95,12 @@ describe('webhook payloads', () => {
     expect(statuses[0].errors).toEqual([{ code: 131026, title: 'Undeliverable', error_data: { details: 'Receiver incapable' } }]);
   });
 
-  it('malformed payloads are a typed error', () => {
-    expect(() => parseWebhook({ object: 'page', entry: [] })).toThrow(WebhookPayloadError);
-    expect(() => parseWebhook({ object: 'whatsapp_business_account', entry: [{ changes: [{ value: { messages: [{ id: 1 }] } }] }] })).toThrow(
-      /entry\.0\.changes\.0\.value\.messages\.0/,
-    );
+  it('a malformed envelope is a typed error; a malformed message is an ignored part, not an error', () => {
+    expect(() => parseWebhook({ object: 'page' })).toThrow(/entry/);
     expect(() => parseWebhook('x')).toThrow(WebhookPayloadError);
+    const p = parseWebhook({ object: 'whatsapp_business_account', entry: [{ changes: [{ value: { messages: [{ id: 1 }] } }] }] });
+    expect(p.messages).toEqual([]);
+    expect(p.ignored).toEqual([{ part: 'message', type: 'unknown', reason: 'no message id or type' }]);
   });
 });
 
@@ -121,6 +121,22 @@ describe('outbound', () => {
       type: 'interactive',
       interactive: { type: 'button', body: { text: 'ok?' }, action: { buttons: [{ type: 'reply', reply: { id: 'y', title: 'Yes' } }] } },
     });
+  });
+
+  it('a BSUID recipient goes in `recipient` (recipient_type individual, no `to`), as Meta documents', () => {
+    const body = graphBody({ kind: 'text', to: 'US.13491208655302741918', text: 'hi', callbackData: 'out:1' });
+    expect(body).toEqual({
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      recipient: 'US.13491208655302741918',
+      biz_opaque_callback_data: 'out:1',
+      type: 'text',
+      text: { preview_url: false, body: 'hi' },
+    });
+    expect(graphBody({ kind: 'template', to: 'BR.ENT.1502576394655843', template: { name: 't', language: 'en' } })).toMatchObject({
+      recipient: 'BR.ENT.1502576394655843',
+    });
+    expect(graphBody({ kind: 'template', to: 'BR.ENT.1502576394655843', template: { name: 't', language: 'en' } })).not.toHaveProperty('to');
   });
 
   it('renders text for the outbox and the SDK', () => {
