@@ -8,6 +8,8 @@ export interface Customer {
   externalId: string;
   email?: string;
   phone?: string;
+  /** WhatsApp business-scoped user id: a username-only user is reachable by it alone. */
+  bsuid?: string;
   createdAt: number;
   /** Proactive messaging consent; unset means not opted in. */
   optIn?: boolean;
@@ -15,8 +17,16 @@ export interface Customer {
   lastInboundAt?: { web?: number; whatsapp?: number };
 }
 
-/** How a customer is found: the integrator's id, an email (case-insensitive), a WhatsApp phone (E.164). */
-export type IdentityKind = 'ext' | 'email' | 'phone';
+/** How a customer is found: the integrator's id, an email (case-insensitive), a WhatsApp phone (E.164) or BSUID. */
+export type IdentityKind = 'ext' | 'email' | 'phone' | 'bsuid';
+
+/** The identities a customer record carries, by kind. */
+export const IDENTITY_FIELDS: { kind: IdentityKind; field: 'externalId' | 'email' | 'phone' | 'bsuid' }[] = [
+  { kind: 'ext', field: 'externalId' },
+  { kind: 'email', field: 'email' },
+  { kind: 'phone', field: 'phone' },
+  { kind: 'bsuid', field: 'bsuid' },
+];
 
 export interface PendingConfirmation {
   id: string;

@@ -1,0 +1,78 @@
+// Conversations on LMDB: `conversations` conversationId → record (with its snapshot). The reflection daemon's work
+// list is an index kept beside them in `proactive`, in step with every put:
+//   ['review', lastMessageAt, conversationId] → 1   the last message has no verdict yet
+//   ['followup', conversationId]              → 1   a follow-up decided and not yet settled
+import type { ConversationRecord, ConversationSummary } from '../../model.ts';
+import type { ConversationStore } from '../../repos.ts';
+import type { KvScope } from '../kv.ts';
+
+export const reviewKey = (lastMessageAt: number, conversationId: string) => ['review', lastMessageAt, conversationId];
+export const followupKey = (conversationId: string) => ['followup', conversationId];
+export const needsReview = (r: Pick<ConversationRecord, 'lastMessageAt' | 'reviewedAt'> | undefined): r is { lastMessageAt: number; reviewedAt?: number } =>
+  r?.lastMessageAt !== undefined && (r.reviewedAt === undefined || r.reviewedAt < r.lastMessageAt);
+
+/** With telemetry persistence off there is no activity list to go by: read at most this many conversations. */
+const MAX_SCANNED = 2000;
+
+const summary = (r: ConversationRecord): ConversationSummary => {
+  const { snapshot: _, ...rest } = r;
+  return rest;
+};
+
+export function lmdbConversations(s: KvScope): ConversationStore {
+  const get = async (id: string) => s.get<ConversationRecord>('conversations', id);
+  return {
+    get,
+    lock: get,
+    put: (record) =>
+      s.atomically(async (tx) => {
+        const previous = tx.get<ConversationRecord>('conversations', record.conversationId);
+        const id = record.conversationId;
+        const wasDue = needsReview(previous) ? previous.lastMessageAt : undefined;
+        const isDue = needsReview(record) ? record.lastMessageAt : undefined;
+        if (wasDue !== isDue) {
+          if (wasDue !== undefined) await tx.remove('proactive', reviewKey(wasDue, id));
+          if (isDue !== undefined) await tx.put('proactive', reviewKey(isDue, id), 1);
+        }
+        const hadFollowup = previous?.followupPending !== undefined;
+        const hasFollowup = record.followupPending !== undefined;
+        if (hadFollowup && !hasFollowup) await tx.remove('proactive', followupKey(id));
+        if (!hadFollowup && hasFollowup) await tx.put('proactive', followupKey(id), 1);
+        await tx.put('conversations', id, record);
+      }),
+    busy: async () => {
+      const out = [];
+      for (const { value } of s.range<ConversationRecord>('conversations')) {
+        if (value.busy) out.push({ conversationId: value.conversationId, customerId: value.customerId, externalId: value.externalId, channel: value.channel });
+      }
+      return out;
+    },
+    dueForReview: async (cutoff, limit) => {
+      const out: { conversationId: string; lastMessageAt: number }[] = [];
+      for (const { key } of s.range('proactive', { start: ['review'], end: ['review', cutoff, '\uffff'], limit })) {
+        const [, lastMessageAt, conversationId] = key as [string, number, string];
+        out.push({ conversationId, lastMessageAt });
+      }
+      return out;
+    },
+    withPendingFollowup: async (limit) => {
+      const out: string[] = [];
+      for (const { key } of s.range('proactive', { start: ['followup'], end: ['followup', '\uffff'], limit })) out.push((key as [string, string])[1]);
+      return out;
+    },
+    summaries: async ({ ids, limit }) => {
+      if (ids) {
+        const out: ConversationSummary[] = [];
+        for (const id of ids.slice(0, limit)) {
+          const r = s.get<ConversationRecord>('conversations', id);
+          if (r) out.push(summary(r));
+        }
+        return out;
+      }
+      const all: ConversationSummary[] = [];
+      for (const { value } of s.range<ConversationRecord>('conversations', { limit: MAX_SCANNED })) all.push(summary(value));
+      all.sort((a, b) => (b.lastMessageAt ?? b.updatedAt) - (a.lastMessageAt ?? a.updatedAt));
+      return all.slice(0, limit);
+    },
+  };
+}

@@ -1,0 +1,37 @@
+// Customers on LMDB: `customers` customerId → Customer; `identities` "<kind>:<value>" → customerId (emails
+// lower-cased). Transactions run one at a time, so the locks are no-ops.
+import { IDENTITY_FIELDS, type Customer, type IdentityKind } from '../../model.ts';
+import type { CustomerStore } from '../../repos.ts';
+import type { KvScope } from '../kv.ts';
+
+export const identityKey = (kind: IdentityKind, value: string) => `${kind}:${kind === 'email' ? value.toLowerCase() : value}`;
+
+export function lmdbCustomers(s: KvScope): CustomerStore {
+  const get = async (customerId: string) => s.get<Customer>('customers', customerId);
+  const findBy = async (kind: IdentityKind, value: string) => {
+    const id = s.get<string>('identities', identityKey(kind, value));
+    return id ? s.get<Customer>('customers', id) : undefined;
+  };
+  return {
+    get,
+    findBy,
+    lock: get,
+    lockIdentity: async () => undefined,
+    save: (customer, previous) =>
+      s.atomically(async (tx) => {
+        for (const { kind, field } of IDENTITY_FIELDS) {
+          const old = previous?.[field];
+          if (old === undefined || old === customer[field]) continue;
+          // Released only while it still leads here: another customer may have taken it over meanwhile.
+          if (tx.get<string>('identities', identityKey(kind, old)) === customer.customerId) await tx.remove('identities', identityKey(kind, old));
+        }
+        await tx.put('customers', customer.customerId, customer);
+        for (const { kind, field } of IDENTITY_FIELDS) {
+          const value = customer[field];
+          // Unchanged identities are not rewritten: most saves (an inbound time, an opt-in) touch none.
+          if (value === undefined || value === '' || (previous !== undefined && previous[field] === value)) continue;
+          await tx.put('identities', identityKey(kind, value), customer.customerId);
+        }
+      }),
+  };
+}

@@ -1,0 +1,109 @@
+// Jobs on LMDB, in `jobs`, per queue:
+//   ['q', queue, seq]    → the job, while it is queued
+//   ['id', queue, id]    → its seq while queued; { doneAt } once finished or dead when its id is kept
+//   ['dead', queue, seq] → a dead letter
+//   ['seq', queue]       → the end of the block of sequence numbers reserved for this queue
+// Sequence numbers are never handed out twice, not even across restarts: the first job past the reserved end
+// carries the next block's end in its own write, and a restart starts after the stored end.
+import type { DeadJob, Job } from '../../model.ts';
+import type { JobStore, NewJob } from '../../repos.ts';
+import type { Kv, KvScope, KvWrite } from '../kv.ts';
+
+const SEQ_BLOCK = 1 << 20;
+const jobKey = (queue: string, seq: number) => ['q', queue, seq];
+const idKey = (queue: string, id: string) => ['id', queue, id];
+const deadKey = (queue: string, seq: number) => ['dead', queue, seq];
+type IdEntry = number | { doneAt: number };
+
+/** Per process, per queue: the last number handed out and the durable end of the reservation. */
+export function createSequences(kv: Kv) {
+  const queues = new Map<string, { last: number; reservedEnd: number }>();
+  const lastStored = (prefix: string, queue: string) => {
+    for (const { key } of kv.range('jobs', { start: [prefix, queue, Infinity], end: [prefix, queue, -Infinity], reverse: true, limit: 1 }))
+      return (key as [string, string, number])[2];
+    return 0;
+  };
+  const of = (queue: string) => {
+    let q = queues.get(queue);
+    if (!q) {
+      const end = Math.max(lastStored('q', queue), lastStored('dead', queue), kv.get<number>('jobs', ['seq', queue]) ?? 0);
+      queues.set(queue, (q = { last: end, reservedEnd: end }));
+    }
+    return q;
+  };
+  return {
+    /** The next number, and the reservation its write must carry (when it is past the durable end). */
+    next(queue: string): { seq: number; carry?: number } {
+      const q = of(queue);
+      const seq = ++q.last;
+      return seq > q.reservedEnd ? { seq, carry: seq + SEQ_BLOCK } : { seq };
+    },
+    /** A write carrying `end` is durable. */
+    reserved(queue: string, end: number) {
+      const q = of(queue);
+      if (end > q.reservedEnd) q.reservedEnd = end;
+    },
+  };
+}
+export type Sequences = ReturnType<typeof createSequences>;
+
+export function lmdbJobs(s: KvScope, kv: Kv, sequences: Sequences): JobStore {
+  return {
+    async insert<P>(queue: string, job: NewJob<P>) {
+      const { seq, carry } = sequences.next(queue);
+      const stored = Object.assign({ seq }, job) as Job<P>;
+      const writes: KvWrite[] = [
+        { table: 'jobs', key: jobKey(queue, seq), value: stored },
+        { table: 'jobs', key: idKey(queue, job.id), value: seq },
+      ];
+      if (carry !== undefined) writes.push({ table: 'jobs', key: ['seq', queue], value: carry });
+      if (!s.inTransaction) {
+        // The hot path (a webhook's message): one conditional block on lmdb-js's write thread, no transaction.
+        const applied = await kv.insertIfAbsent({ table: 'jobs', key: idKey(queue, job.id) }, writes);
+        if (applied && carry !== undefined) sequences.reserved(queue, carry);
+        return applied ? stored : undefined;
+      }
+      if (s.get('jobs', idKey(queue, job.id)) !== undefined) return undefined;
+      // Not marked reserved: whether the caller's transaction commits is not known here, so the next job carries
+      // a reservation again until a write outside a transaction confirms one.
+      for (const w of writes) await s.put(w.table, w.key, w.value);
+      return stored;
+    },
+    get: async <P>(queue: string, seq: number) => s.get<Job<P>>('jobs', jobKey(queue, seq)),
+    pending: async <P>(queue: string) => [...s.range<Job<P>>('jobs', { start: ['q', queue], end: ['q', queue, Infinity] })].map((e) => e.value),
+    update: (queue, job) => s.put('jobs', jobKey(queue, job.seq), job),
+    finish: (queue, job, { keepId, at }) =>
+      s.atomically(async (tx) => {
+        await tx.remove('jobs', jobKey(queue, job.seq));
+        if (keepId) await tx.put('jobs', idKey(queue, job.id), { doneAt: at } satisfies IdEntry);
+        else await tx.remove('jobs', idKey(queue, job.id));
+      }),
+    bury: (queue, dead, { keepId }) =>
+      s.atomically(async (tx) => {
+        await tx.remove('jobs', jobKey(queue, dead.seq));
+        if (keepId) await tx.put('jobs', idKey(queue, dead.id), { doneAt: dead.failedAt } satisfies IdEntry);
+        else await tx.remove('jobs', idKey(queue, dead.id));
+        await tx.put('jobs', deadKey(queue, dead.seq), dead);
+      }),
+    knows: async (queue, id) => s.get('jobs', idKey(queue, id)) !== undefined,
+    deadLetters: async <P>(queue: string, limit: number) =>
+      [...s.range<DeadJob<P>>('jobs', { start: ['dead', queue], end: ['dead', queue, Infinity], limit })].map((e) => e.value),
+    prune: (queue, before) =>
+      s.atomically(async (tx) => {
+        let n = 0;
+        for (const { key, value } of tx.range<IdEntry>('jobs', { start: ['id', queue, ''], end: ['id', queue, '\uffff'] })) {
+          if (typeof value === 'object' && value.doneAt < before) {
+            await tx.remove('jobs', key);
+            n++;
+          }
+        }
+        for (const { key, value } of tx.range<DeadJob>('jobs', { start: ['dead', queue, -Infinity], end: ['dead', queue, Infinity] })) {
+          if (value.failedAt < before) {
+            await tx.remove('jobs', key);
+            n++;
+          }
+        }
+        return n;
+      }),
+  };
+}
