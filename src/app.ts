@@ -15,6 +15,7 @@ import { testModePlugin } from './http/test-mode.ts';
 import { diagnosticsPlugin } from './http/diagnostics.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { resolveSecret } from './secret.ts';
+import { assertStorageWritable } from './storage-check.ts';
 import { openStore } from './store/lmdb.ts';
 import { createTelemetryRecorder } from './telemetry/recorder.ts';
 import type { Services } from './services.ts';
@@ -48,6 +49,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   const { config } = o;
   const logger = o.logger ?? createLogger(config.logging.level, o.logDestination);
   const clock = o.clock ?? createClock();
+  assertStorageWritable(config.storage.path);
   const store = await openStore({ path: config.storage.path, mapSizeMb: config.storage.map_size_mb });
   const { secret, generated, file: secretFile } = resolveSecret(config.secret, config.storage.path);
   const telemetry = createTelemetryRecorder({ store, clock, logger, enabled: config.telemetry.enabled });
