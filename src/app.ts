@@ -10,6 +10,7 @@ import type { Config } from './config/schema.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
 import { healthPlugin } from './http/health.ts';
+import { slowClientOptions } from './http/slow-clients.ts';
 import { staticAssetsPlugin } from './http/static-assets.ts';
 import { testModePlugin } from './http/test-mode.ts';
 import { diagnosticsPlugin } from './http/diagnostics.ts';
@@ -73,6 +74,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     bodyLimit: config.server.body_limit_bytes,
     trustProxy: config.server.trust_proxy,
     forceCloseConnections: true,
+    ...slowClientOptions(config.server.request_timeout_ms),
   });
   installErrorHandling(app);
   installJsonBodyParser(app);

@@ -43,6 +43,8 @@ export const ConfigSchema = s({
     /** Public address used in magic links; defaults to http://{host}:{port}. */
     base_url: z.string().url().optional(),
     body_limit_bytes: num(z.number().int().positive()).default(1024 * 1024),
+    /** A request whose headers or body have not fully arrived by then is answered 408 and closed (slow clients). */
+    request_timeout_ms: num(z.number().int().min(100)).default(30_000),
     trust_proxy: bool(z.boolean()).default(false),
   }).prefault({}),
   storage: s({

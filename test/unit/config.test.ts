@@ -13,6 +13,7 @@ describe('config', () => {
     expect(config.llm.provider).toBe('offline');
     expect(config.identity.session_ttl_minutes).toBe(60);
     expect(config.channels.whatsapp.webhook_path).toBe('/wa/webhook');
+    expect(config.server.request_timeout_ms).toBe(30_000);
   });
 
   it('resolves bare profile names in config/ and paths relative to cwd', () => {
