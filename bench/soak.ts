@@ -58,7 +58,7 @@ for (let i = 0; i < WIDGETS; i++) {
 await fetch(`${p.url()}/proactive/opt-in`, {
   method: 'POST',
   headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
-  body: JSON.stringify({ customerExternalId: 'soak-0', optIn: true }),
+  body: JSON.stringify({ customerExternalId: 'anon:soak-0', optIn: true }), // an anonymous visitor's externalId
 });
 
 const started = Date.now();
@@ -97,7 +97,7 @@ const proactiveLoop = async () => {
     const res = await fetch(`${p.url()}/proactive`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ customerExternalId: 'soak-0', channel: 'web', content: 'update', dedupKey: `k${++seq % 500}` }),
+      body: JSON.stringify({ customerExternalId: 'anon:soak-0', channel: 'web', content: 'update', dedupKey: `k${++seq % 500}` }),
     }).catch(() => undefined);
     if (res?.ok) proactives++;
     else failures++;

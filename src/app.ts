@@ -10,11 +10,13 @@ import type { Config } from './config/schema.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
 import { healthPlugin } from './http/health.ts';
+import { slowClientOptions } from './http/slow-clients.ts';
 import { staticAssetsPlugin } from './http/static-assets.ts';
 import { testModePlugin } from './http/test-mode.ts';
 import { diagnosticsPlugin } from './http/diagnostics.ts';
-import { createLogger, type Logger } from './logger.ts';
-import { resolveSecret } from './secret.ts';
+import { addLogSecrets, createLogger, type Logger } from './logger.ts';
+import { configuredSecrets, resolveSecret } from './secret.ts';
+import { assertStorageWritable } from './storage-check.ts';
 import { openStore } from './store/lmdb.ts';
 import { createTelemetryRecorder } from './telemetry/recorder.ts';
 import type { Services } from './services.ts';
@@ -47,9 +49,12 @@ const VERSION = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'ut
 export async function createParley(o: ParleyOptions): Promise<Parley> {
   const { config } = o;
   const logger = o.logger ?? createLogger(config.logging.level, o.logDestination);
+  addLogSecrets(logger, configuredSecrets(config, config.secret));
   const clock = o.clock ?? createClock();
+  assertStorageWritable(config.storage.path);
   const store = await openStore({ path: config.storage.path, mapSizeMb: config.storage.map_size_mb, diskReserveMb: config.storage.disk_reserve_mb });
   const { secret, generated, file: secretFile } = resolveSecret(config.secret, config.storage.path);
+  addLogSecrets(logger, [secret]); // a generated one is known only now
   const telemetry = createTelemetryRecorder({ store, clock, logger, enabled: config.telemetry.enabled });
   const services: Services = {
     config,
@@ -69,6 +74,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     bodyLimit: config.server.body_limit_bytes,
     trustProxy: config.server.trust_proxy,
     forceCloseConnections: true,
+    ...slowClientOptions(config.server.request_timeout_ms),
   });
   installErrorHandling(app);
   installJsonBodyParser(app);
@@ -76,7 +82,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   const shutdownHooks: (() => Promise<void> | void)[] = [];
   const components = await wireComponents({ app, services, onShutdown: (fn) => shutdownHooks.push(fn) });
 
-  await app.register(healthPlugin, { services, hub: components.hub, widgetBundlePath: join(PUBLIC_DIR, 'widget.js') });
+  await app.register(healthPlugin, { services, hub: components.hub, llm: components.llmFailures, widgetBundlePath: join(PUBLIC_DIR, 'widget.js') });
   await app.register(staticAssetsPlugin, {
     dir: PUBLIC_DIR,
     assets: [

@@ -1,6 +1,10 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { createScrubber, type Scrubber } from './log-scrub.ts';
 
 export type { Logger };
+
+/** The scrubber of a logger made by `createLogger` (shared by its children): `addLogSecrets` feeds it. */
+const SCRUBBER = Symbol('parley.logScrubber');
 
 const CENSOR = '[redacted]';
 
@@ -37,13 +41,22 @@ function redactNested(obj: Record<string, unknown>): Record<string, unknown> {
 }
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino(
+  const scrubber = createScrubber();
+  const logger = pino(
     {
       level,
       redact: { paths: [...SECRET_KEYS, ...HEADER_PATHS], censor: CENSOR },
       formatters: { log: redactNested },
+      // Every line, whoever wrote it: configured secrets scrubbed by value, over-long lines cut (log-scrub.ts).
+      hooks: { streamWrite: scrubber.line },
       base: { service: 'parley' },
     },
     destination,
   );
+  return Object.assign(logger, { [SCRUBBER]: scrubber });
+}
+
+/** From now on, these values (the configured secrets) are replaced by `[redacted]` in every line of `logger` and its children. */
+export function addLogSecrets(logger: Logger, values: Iterable<string | undefined>): void {
+  (logger as Logger & { [SCRUBBER]?: Scrubber })[SCRUBBER]?.add(values);
 }

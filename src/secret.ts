@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Config } from './config/schema.ts';
 
 export function resolveSecret(configured: string, storagePath: string): { secret: string; generated: boolean; file?: string } {
   if (configured) return { secret: configured, generated: false };
@@ -15,4 +16,12 @@ export function resolveSecret(configured: string, storagePath: string): { secret
   const secret = randomBytes(32).toString('base64url');
   writeFileSync(file, `${secret}\n`, { mode: 0o600 });
   return { secret, generated: true, file };
+}
+
+/** Every secret the configuration holds, with the resolved service secret: scrubbed by value from logs and public answers. */
+export function configuredSecrets(config: Config, serviceSecret: string): string[] {
+  const wa = config.channels.whatsapp;
+  return [serviceSecret, config.identity.token_secret, wa.token, wa.app_secret, wa.verify_token, config.llm.api_key, config.llm.fallback?.api_key ?? ''].filter(
+    Boolean,
+  );
 }

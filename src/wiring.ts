@@ -13,6 +13,9 @@ import { sdkGatewayPlugin } from './gateways/sdk.ts';
 import { createSdkHub } from './runtime/sdk-hub.ts';
 import { createSupervisorRuntime } from './runtime/supervisor.ts';
 import { createLlmFromConfig } from './llm/factory.ts';
+import { createLlmFailureWatch, type LlmFailureWatch } from './llm/loud-failures.ts';
+import { createScrubber } from './log-scrub.ts';
+import { configuredSecrets } from './secret.ts';
 import { createIdentity } from './identity/index.ts';
 import { identityPlugin } from './identity/routes.ts';
 import { createAuthLimits } from './identity/limits.ts';
@@ -39,6 +42,8 @@ export interface WiredComponents {
   hub: ReturnType<typeof createSdkHub>;
   host: ConversationHost;
   whatsapp: WhatsAppChannel;
+  /** Loud LLM failures (401/403/404): `/ready`'s `checks.llm`. */
+  llmFailures: LlmFailureWatch;
   liveActors: () => LiveActor[];
   diagnostics: () => Record<string, unknown>;
   afterListen: ((url: string) => Promise<void>)[];
@@ -69,7 +74,8 @@ export async function wireComponents(o: {
   });
   const hub = createSdkHub({ services, supervisor });
 
-  const llm = createLlmFromConfig(config.llm, { now: clock.now });
+  const llmFailures = createLlmFailureWatch({ logger, telemetry, clock, scrub: createScrubber(configuredSecrets(config, services.secret)).text });
+  const llm = createLlmFromConfig(config.llm, { now: clock.now, onAttemptFailed: llmFailures.failed, onAttemptSucceeded: llmFailures.succeeded });
   const sessions = createWebSessions(clock.now);
   const outbox = createOutbox(clock);
   const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox });
@@ -200,6 +206,7 @@ export async function wireComponents(o: {
     hub,
     host,
     whatsapp,
+    llmFailures,
     liveActors: () => supervisor.liveActors(),
     diagnostics: () => ({
       conversations: { active: host!.activeCount(), list: host!.list().slice(0, 200) },

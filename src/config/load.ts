@@ -71,7 +71,9 @@ export interface LoadedConfig {
 const OPTIONAL_ENV_KEYS = new Set([
   'secret',
   'llm.api_key',
+  'llm.base_url',
   'llm.fallback.api_key',
+  'llm.fallback.base_url',
   'identity.token_secret',
   'channels.whatsapp.phone_id',
   'channels.whatsapp.token',

@@ -12,6 +12,29 @@ export const DEFAULT_GRAPH_URL = 'https://graph.facebook.com/v21.0';
 const DECIMAL = /^-?\d+(\.\d+)?$/;
 const num = <T extends z.ZodNumber>(schema: T) => z.preprocess((v: unknown) => (typeof v === 'string' && DECIMAL.test(v.trim()) ? Number(v) : v), schema);
 const bool = <T extends z.ZodBoolean>(schema: T) => z.preprocess((v: unknown) => (v === 'true' ? true : v === 'false' ? false : v), schema);
+/** An unset `${ENV}` reference resolves to "": for an optional URL that means "not given". */
+const optionalUrl = () => z.preprocess((v: unknown) => (v === '' ? undefined : v), z.string().url().optional());
+
+/** Shared secrets: empty means "not set" (generated or derived); anything shorter than this is refused. */
+export const MIN_SECRET_LENGTH = 16;
+const sharedSecret = (what: string) =>
+  z
+    .string()
+    .refine((v) => v === '' || v.length >= MIN_SECRET_LENGTH, {
+      message: `${what} must be at least ${MIN_SECRET_LENGTH} characters (or empty to have one ${what === 'the service secret' ? 'generated' : 'derived'})`,
+    })
+    .default('');
+
+/** The openai client needs somewhere to go: OpenAI itself (a key), or another endpoint (a base_url; Ollama takes no key). */
+const needsKeyOrUrl = (c: { provider: string; base_url?: string; api_key: string }, ctx: z.RefinementCtx) => {
+  if (c.provider === 'openai' && !c.base_url && !c.api_key) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['api_key'],
+      message: 'provider "openai" needs api_key (e.g. ${OPENAI_API_KEY}), or a base_url for an OpenAI-compatible endpoint that takes no key',
+    });
+  }
+};
 
 export const ConfigSchema = s({
   server: s({
@@ -20,6 +43,8 @@ export const ConfigSchema = s({
     /** Public address used in magic links; defaults to http://{host}:{port}. */
     base_url: z.string().url().optional(),
     body_limit_bytes: num(z.number().int().positive()).default(1024 * 1024),
+    /** A request whose headers or body have not fully arrived by then is answered 408 and closed (slow clients). */
+    request_timeout_ms: num(z.number().int().min(100)).default(30_000),
     trust_proxy: bool(z.boolean()).default(false),
   }).prefault({}),
   storage: s({
@@ -33,11 +58,11 @@ export const ConfigSchema = s({
    * The service secret (SDK bearer, protected routes). A profile without the key gets `${SERVICE_SDK_SECRET}`
    * (added by the loader); empty → generated once and kept in the data directory.
    */
-  secret: z.string().default(''),
+  secret: sharedSecret('the service secret'),
   llm: s({
     provider: z.enum(['offline', 'openai']).default('offline'),
     model: z.string().default('offline-1'),
-    base_url: z.string().url().optional(),
+    base_url: optionalUrl(),
     api_key: z.string().default(''),
     timeout_ms: num(z.number().int().positive()).default(30_000),
     max_retries: num(z.number().int().min(0).max(10)).default(1),
@@ -47,16 +72,20 @@ export const ConfigSchema = s({
     fallback: s({
       provider: z.enum(['offline', 'openai']),
       model: z.string().default('offline-1'),
-      base_url: z.string().url().optional(),
+      base_url: optionalUrl(),
       api_key: z.string().default(''),
-    }).optional(),
-  }).prefault({}),
+    })
+      .superRefine(needsKeyOrUrl)
+      .optional(),
+  })
+    .superRefine(needsKeyOrUrl)
+    .prefault({}),
   identity: s({
     allow_anonymous: bool(z.boolean()).default(false),
     session_ttl_minutes: num(z.number().positive()).default(60),
     magic_link_ttl_minutes: num(z.number().positive()).default(15),
     /** HMAC key for session tokens; empty → derived from the service secret. */
-    token_secret: z.string().default(''),
+    token_secret: sharedSecret('identity.token_secret'),
     /** /auth/magic-link and /auth/verify requests per client IP per minute (429 beyond). */
     rate_limit_per_ip_per_minute: num(z.number().int().positive()).default(30),
     /** /auth/magic-link requests per email address per minute. */
@@ -79,7 +108,8 @@ export const ConfigSchema = s({
       rate_limit_per_minute: num(z.number().int().positive()).default(30),
     }).prefault({}),
     whatsapp: s({
-      enabled: bool(z.boolean()).default(false),
+      /** `auto` (every shipped profile, through `${WA_ENABLED:-auto}`): on when phone_id, token, verify_token and app_secret are all set. */
+      enabled: z.union([bool(z.boolean()), z.literal('auto')]).default(false),
       provider: z.enum(['meta', 'sdk']).default('meta'),
       phone_id: z.string().default(''),
       token: z.string().default(''),
@@ -99,7 +129,11 @@ export const ConfigSchema = s({
       sdk_wait_ms: num(z.number().int().positive()).default(15 * 60_000),
       /** Webhook de-dup records, delivery records and dead letters are kept this long. */
       retention_days: num(z.number().positive()).default(7),
-    }).prefault({}),
+    })
+      .transform((wa) =>
+        Object.assign(wa, { enabled: wa.enabled === 'auto' ? Boolean(wa.phone_id && wa.token && wa.verify_token && wa.app_secret) : wa.enabled }),
+      )
+      .prefault({}),
   }).prefault({}),
   proactive: s({
     enabled: bool(z.boolean()).default(false),

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Store } from '../store/types.ts';
+import { isAnonymousExternalId } from './anonymous.ts';
 
 export interface Customer {
   customerId: string;
@@ -110,7 +111,8 @@ export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
         if (fields.phone && !c.phone && !findBy('phone', fields.phone)) c.phone = fields.phone;
         customers.putInTx(c.customerId, c);
         identities.putInTx(identityKey('ext', c.externalId), c.customerId);
-        if (c.email) identities.putInTx(identityKey('email', c.email), c.customerId);
+        // An anonymous visitor's email is a claim nobody verified: it stays out of the shared index (anonymous.ts).
+        if (c.email && !isAnonymousExternalId(c.externalId)) identities.putInTx(identityKey('email', c.email), c.customerId);
         if (c.phone) identities.putInTx(identityKey('phone', c.phone), c.customerId);
         return c;
       }),

@@ -27,6 +27,7 @@ import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
 import type { Services } from '../services.ts';
 import type { IngestHandler, SdkHubRuntime } from '../runtime/sdk-hub.ts';
 import type { SupervisorRuntime } from '../runtime/supervisor.ts';
+import { clip } from '../log-scrub.ts';
 
 export interface SdkGatewayOptions {
   services: Services;
@@ -202,7 +203,8 @@ export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOption
             return;
           }
           case 'error':
-            log.warn({ connectionId, code: frame.code, message: frame.message }, 'SDK reported an error');
+            // The SDK's own words, cut: a frame may be up to 1 MiB, and this line is written for each one.
+            log.warn({ connectionId, code: clip(frame.code, 64), message: clip(frame.message) }, 'SDK reported an error');
             return;
         }
       });

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES, type HistoryEntry } from '../../sdk/src/widget-protocol.ts';
+import { resumeAnonymous } from '../customers/anonymous.ts';
 import type { CustomerRepo, Customer } from '../customers/repo.ts';
 import type { ConversationHost } from '../conversations/host.ts';
 import { conversationIdFor, type HistoryRepo } from '../conversations/history.ts';
@@ -33,14 +34,6 @@ export function originAllowed(origin: string | undefined, allowed: string[]): bo
   if (!origin) return true; // not a browser: the session token still decides
   if (allowed.includes('*')) return true;
   return allowed.some((a) => a.replace(/\/$/, '').toLowerCase() === origin.replace(/\/$/, '').toLowerCase());
-}
-
-/**
- * An anonymous init may resume only a customer that anonymous init created (customerId = externalId)
- * with the same email; a customer from a session token, WhatsApp or the integrator is never taken over.
- */
-export function anonymousMatch(c: Customer, claimed: { customerId: string; email: string }): boolean {
-  return c.customerId === claimed.customerId && c.externalId === claimed.customerId && c.email?.toLowerCase() === claimed.email.toLowerCase();
 }
 
 export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGatewayOptions) {
@@ -93,12 +86,9 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
           if (!found) return refuse('unauthorized', 'Unknown customer');
         } else if (config.identity.allow_anonymous) {
           if (!frame.email) return refuse('unauthorized', 'Anonymous init needs customerId and email');
-          const claimed = { customerId: frame.customerId, email: frame.email };
-          const existing = customers.get(frame.customerId) ?? customers.findBy('ext', frame.customerId);
-          if (existing && !anonymousMatch(existing, claimed)) return refuse('unauthorized', 'This customer can only be resumed with a session token');
-          found = existing ?? (await customers.upsert({ externalId: frame.customerId, customerId: frame.customerId, email: frame.email }));
-          // Two first inits racing for one new id: only the one whose email was stored gets in.
-          if (!anonymousMatch(found, claimed)) return refuse('unauthorized', 'This customer can only be resumed with a session token');
+          const anonymous = await resumeAnonymous(customers, { customerId: frame.customerId, email: frame.email });
+          if (!anonymous.ok) return refuse('unauthorized', anonymous.reason);
+          found = anonymous.customer;
         } else {
           return refuse('unauthorized', 'authToken is required (anonymous widget sessions are disabled)');
         }

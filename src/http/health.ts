@@ -6,6 +6,8 @@ import type { SdkHub, Services } from '../services.ts';
 export interface HealthOptions {
   services: Services;
   hub: Pick<SdkHub, 'connectionCount' | 'registeredCount' | 'catalog'>;
+  /** `ok`, or the LLM's last loud failure (src/llm/loud-failures.ts). */
+  llm?: { check(): string };
   widgetBundlePath: string;
 }
 
@@ -20,9 +22,11 @@ export async function healthPlugin(app: FastifyInstance, o: HealthOptions) {
       migrations: store.migrations,
       widget,
       sdk: { connected: o.hub.registeredCount() > 0, functions: o.hub.catalog().length },
+      llm: o.llm?.check() ?? 'ok',
     };
     const failing = (['database', 'migrations', 'widget'] as const).filter((k) => checks[k] !== 'ok');
-    if (failing.length === 0) return { status: 'ready', checks };
+    // A failing LLM is shared by every node: degraded, but still 200 (taking this node out would help nobody).
+    if (failing.length === 0) return { status: checks.llm === 'ok' ? 'ready' : 'degraded', checks };
     return reply.code(503).send({
       status: 'not_ready',
       checks,

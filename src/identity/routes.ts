@@ -3,6 +3,7 @@
 // have the service secret — so the spec's "protected" means "by the token").
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { ANONYMOUS_PREFIX, isAnonymousExternalId } from '../customers/anonymous.ts';
 import type { CustomerRepo } from '../customers/repo.ts';
 import { requireServiceSecret } from '../http/auth.ts';
 import { HttpError, parseOr400 } from '../http/errors.ts';
@@ -10,7 +11,14 @@ import type { Services } from '../services.ts';
 import type { MagicLinks } from './magic-links.ts';
 import type { SessionTokens } from './session-token.ts';
 
-const MagicLinkBody = z.object({ email: z.string().email().max(320), externalId: z.string().min(1).max(256) });
+const MagicLinkBody = z.object({
+  email: z.string().email().max(320),
+  externalId: z
+    .string()
+    .min(1)
+    .max(256)
+    .refine((id) => !isAnonymousExternalId(id), `must not start with "${ANONYMOUS_PREFIX}" (reserved for anonymous widget visitors)`),
+});
 const VerifyQuery = z.object({ token: z.string().min(1).max(512) });
 
 export async function identityPlugin(
@@ -43,6 +51,8 @@ export async function identityPlugin(
       request.log.debug({ reason: result.reason }, 'magic link refused');
       throw new HttpError(401, 'invalid_token', 'This sign-in link is invalid, already used, or expired');
     }
+    // Never a record an anonymous visitor created (links for `anon:` ids are refused when asked for; this covers older ones).
+    if (isAnonymousExternalId(result.externalId)) throw new HttpError(401, 'invalid_token', 'This sign-in link is invalid, already used, or expired');
     const customer = await o.customers.upsert({ externalId: result.externalId, email: result.email });
     services.telemetry.event({ type: 'auth.verified', customerId: customer.customerId, customerExternalId: customer.externalId, data: {} });
     return {

@@ -22,9 +22,16 @@ function build(c: ProviderConfig, llm: Config['llm']): LlmProvider {
 
 export function createLlmFromConfig(
   llm: Config['llm'],
-  o: { now?: () => number; onAttemptFailed?: (provider: string, err: unknown) => void } = {},
+  o: { now?: () => number } & Pick<Parameters<typeof createResilientLlm>[0], 'onAttemptFailed' | 'onAttemptSucceeded'> = {},
 ): ResilientLlm {
   const primary = build(llm, llm);
   const fallback = llm.fallback ? build(llm.fallback, llm) : undefined;
-  return createResilientLlm({ primary, fallback, retries: llm.provider === 'offline' ? 0 : llm.max_retries, now: o.now, onAttemptFailed: o.onAttemptFailed });
+  return createResilientLlm({
+    primary,
+    fallback,
+    retries: llm.provider === 'offline' ? 0 : llm.max_retries,
+    now: o.now,
+    onAttemptFailed: o.onAttemptFailed,
+    onAttemptSucceeded: o.onAttemptSucceeded,
+  });
 }

@@ -40,11 +40,20 @@ function toWire(m: ChatMessage): WireMessage {
   }
 }
 
-function toLlmError(err: unknown, provider: string): LlmError {
+/** What the endpoint itself said (`{error: {message}}`, as OpenAI and compatible servers answer), cut, without our own key. */
+function providerMessage(err: InstanceType<typeof OpenAI.APIError>, apiKey: string | undefined): string {
+  const body = err.error as { message?: unknown } | undefined;
+  const said = typeof body?.message === 'string' && body.message ? body.message : err.message.replace(/^\d{3}\s*/, '');
+  const own = apiKey && apiKey.length >= 8 ? said.split(apiKey).join('[redacted]') : said;
+  return own.length > 500 ? `${own.slice(0, 500)}…` : own;
+}
+
+function toLlmError(err: unknown, provider: string, apiKey?: string): LlmError {
   if (err instanceof LlmError) return err;
   if (err instanceof OpenAI.APIConnectionTimeoutError) return new LlmError('timeout', 'The model did not answer in time', provider);
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
-    return new LlmError(`http_${err.status}`, `The model endpoint answered HTTP ${err.status}`, provider);
+    const said = providerMessage(err, apiKey);
+    return new LlmError(`http_${err.status}`, `The model endpoint answered HTTP ${err.status}${said ? `: ${said}` : ''}`, provider);
   }
   if (err instanceof OpenAI.APIConnectionError) return new LlmError('provider_error', 'Cannot reach the model endpoint', provider);
   return new LlmError('provider_error', (err as Error)?.message ?? String(err), provider);
@@ -79,7 +88,7 @@ export function createOpenAiProvider(o: OpenAiOptions): LlmProvider {
           { signal: req.signal },
         );
       } catch (err) {
-        throw toLlmError(err, name);
+        throw toLlmError(err, name, o.apiKey);
       }
       const choice = completion.choices?.[0];
       if (!choice?.message) throw new LlmError('provider_error', 'The model answered without a message', name);

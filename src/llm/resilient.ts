@@ -26,7 +26,9 @@ export function createResilientLlm(o: {
   retries: number;
   now?: () => number;
   /** Process-wide: every failed attempt, whoever made the call. */
-  onAttemptFailed?: (provider: string, err: unknown) => void;
+  onAttemptFailed?: (provider: string, err: unknown, model: string) => void;
+  /** Process-wide: every attempt that was answered (a provider that failed before works again). */
+  onAttemptSucceeded?: (provider: string, model: string) => void;
 }): ResilientLlm {
   const now = o.now ?? Date.now;
   const attempt = async (
@@ -39,7 +41,13 @@ export function createResilientLlm(o: {
     for (let i = 0; ; i++) {
       const started = now();
       try {
-        return await provider.complete(req);
+        const res = await provider.complete(req);
+        try {
+          o.onAttemptSucceeded?.(provider.name, provider.model);
+        } catch {
+          // an observer's failure never changes the call's outcome
+        }
+        return res;
       } catch (err) {
         const retryable = err instanceof LlmError ? err.retryable : true;
         const again = retryable && i < retries;
@@ -52,7 +60,7 @@ export function createResilientLlm(o: {
         };
         try {
           observe?.(failed);
-          o.onAttemptFailed?.(provider.name, err);
+          o.onAttemptFailed?.(provider.name, err, provider.model);
         } catch {
           // an observer's failure never changes the call's outcome
         }

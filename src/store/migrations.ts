@@ -47,6 +47,26 @@ export const migrations: Migration[] = [
       }
     },
   },
+  {
+    version: 4,
+    description: 'anonymous widget customers move to their own identity namespace (externalId anon:<id>)',
+    up(store) {
+      // The layouts as they were when this shipped (src/customers/repo.ts, src/customers/anonymous.ts).
+      type Customer = { customerId: string; externalId: string; email?: string };
+      const customers = store.table<Customer>('customers');
+      const identities = store.table<string>('identities');
+      for (const { key, value } of customers.range()) {
+        // Only anonymous widget init ever stored a customer whose customerId is its externalId.
+        if (value.customerId !== value.externalId || value.externalId.startsWith('anon:')) continue;
+        const externalId = `anon:${value.externalId}`;
+        customers.putInTx(key, Object.assign({}, value, { externalId }));
+        identities.putInTx(`ext:${externalId}`, value.customerId);
+        if (identities.get(`ext:${value.externalId}`) === value.customerId) identities.removeInTx(`ext:${value.externalId}`);
+        const email = value.email && `email:${value.email.toLowerCase()}`;
+        if (email && identities.get(email) === value.customerId) identities.removeInTx(email);
+      }
+    },
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1].version;

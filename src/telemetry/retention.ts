@@ -5,7 +5,7 @@ import type { Logger } from '../logger.ts';
 import type { Key, Store } from '../store/types.ts';
 import type { PendingRefs } from './compaction.ts';
 import { backfillConversationIndex } from './index-backfill.ts';
-import { conversationIndexPrefix, keyAt, PENDING_END, PENDING_START } from './keys.ts';
+import { conversationIndexRange, keyAt, legacyConversationIndexRange, PENDING_END, PENDING_START } from './keys.ts';
 import { conversationsOf, countOf, maxIdOf } from './segment.ts';
 import type { TelemetryTable } from './segment-reader.ts';
 
@@ -46,9 +46,12 @@ export function createRetentionPruner(o: { store: Store; clock: Clock; retention
       const rewrites: { key: Key; value: unknown[] }[] = [];
       // Index entries are keyed by their smallest segment: those at or past the cutoff reference nothing pruned.
       for (const c of conversations) {
-        for (const { key, value } of table.range({ start: conversationIndexPrefix(c), end: conversationIndexPrefix(c) + cutoff })) {
-          const kept = withoutRefs(value, gone, false);
-          if (kept) rewrites.push({ key, value: kept });
+        const legacy = legacyConversationIndexRange(c, cutoff);
+        for (const range of legacy ? [conversationIndexRange(c, cutoff), legacy] : [conversationIndexRange(c, cutoff)]) {
+          for (const { key, value } of table.range(range)) {
+            const kept = withoutRefs(value, gone, false);
+            if (kept) rewrites.push({ key, value: kept });
+          }
         }
       }
       for (const { key, value } of table.range({ start: PENDING_START, end: PENDING_END })) {

@@ -4,7 +4,7 @@
 // final; going down, every record at or above `next key + span` is.
 import type { Store } from '../store/types.ts';
 import type { Codecs, RecordCodec } from './codec.ts';
-import { conversationIndexEnd, conversationIndexPrefix, keyAt, msOf, PENDING_END, PENDING_START, RECORDS_END, SEGMENT_SPAN_MS } from './keys.ts';
+import { conversationIndexRange, keyAt, legacyConversationIndexRange, msOf, PENDING_END, PENDING_START, RECORDS_END, SEGMENT_SPAN_MS } from './keys.ts';
 import { recordsOf } from './segment.ts';
 
 export type TelemetryTable = keyof Codecs;
@@ -81,14 +81,16 @@ export function conversationRefs(store: Store, table: TelemetryTable, conversati
     const had = refs.get(key);
     refs.set(key, had && offsets ? [...new Set([...had, ...offsets])].sort((x, y) => x - y) : offsets);
   };
-  const prefix = conversationIndexPrefix(conversationId);
   // An entry is keyed by its smallest segment key: entries past `upper` hold nothing below it.
-  for (const { value } of t.range({ start: prefix, end: upper !== undefined ? prefix + upper : conversationIndexEnd(conversationId) })) {
-    if (!Array.isArray(value)) continue;
-    for (const ref of value) {
-      if (typeof ref === 'string')
-        add(ref, undefined); // a legacy entry lists record ids
-      else if (Array.isArray(ref)) add(ref[0] as string, ref.slice(1) as number[]);
+  const legacy = legacyConversationIndexRange(conversationId, upper);
+  for (const range of legacy ? [conversationIndexRange(conversationId, upper), legacy] : [conversationIndexRange(conversationId, upper)]) {
+    for (const { value } of t.range(range)) {
+      if (!Array.isArray(value)) continue;
+      for (const ref of value) {
+        if (typeof ref === 'string')
+          add(ref, undefined); // a legacy entry lists record ids
+        else if (Array.isArray(ref)) add(ref[0] as string, ref.slice(1) as number[]);
+      }
     }
   }
   for (const { value } of t.range({ start: PENDING_START, end: PENDING_END })) {

@@ -44,9 +44,13 @@ beforeAll(async () => {
       headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-  expect(await (await proactive('/proactive', { customerExternalId: 'dash-1', channel: 'web', content: 'Shipped' })).json()).toMatchObject({ accepted: false });
-  await proactive('/proactive/opt-in', { customerExternalId: 'dash-1', optIn: true });
-  expect(await (await proactive('/proactive', { customerExternalId: 'dash-1', channel: 'web', content: 'Shipped' })).json()).toMatchObject({ accepted: true });
+  expect(await (await proactive('/proactive', { customerExternalId: 'anon:dash-1', channel: 'web', content: 'Shipped' })).json()).toMatchObject({
+    accepted: false,
+  });
+  await proactive('/proactive/opt-in', { customerExternalId: 'anon:dash-1', optIn: true });
+  expect(await (await proactive('/proactive', { customerExternalId: 'anon:dash-1', channel: 'web', content: 'Shipped' })).json()).toMatchObject({
+    accepted: true,
+  });
   await p.services.telemetry.flush();
 }, 30_000);
 

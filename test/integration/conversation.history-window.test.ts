@@ -44,9 +44,9 @@ describe('the history the LLM is given', () => {
 
     expect(await ask('m1', 'u1')).toBe('A1');
     const headers = { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' };
-    await fetch(`${p.url()}/proactive/opt-in`, { method: 'POST', headers, body: JSON.stringify({ customerExternalId: 'hw-1', optIn: true }) });
+    await fetch(`${p.url()}/proactive/opt-in`, { method: 'POST', headers, body: JSON.stringify({ customerExternalId: 'anon:hw-1', optIn: true }) });
     const sent = await (
-      await fetch(`${p.url()}/proactive`, { method: 'POST', headers, body: JSON.stringify({ customerExternalId: 'hw-1', channel: 'web', content: 'P' }) })
+      await fetch(`${p.url()}/proactive`, { method: 'POST', headers, body: JSON.stringify({ customerExternalId: 'anon:hw-1', channel: 'web', content: 'P' }) })
     ).json();
     expect(sent.accepted).toBe(true);
     expect(await ask('m2', 'u2')).toBe('A-u2');

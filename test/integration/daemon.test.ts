@@ -72,7 +72,7 @@ describe('reflection daemon', () => {
     expect(await chat(p, 'unresolved-bob', 'cancel order 1002', true)).toMatch(/didn't work/);
     expect(await chat(p, 'unresolved-cy', 'cancel order 1003', true)).toMatch(/didn't work/);
     for (const id of ['resolved-ann', 'unresolved-bob'])
-      await fetch(`${p.url()}/proactive/opt-in`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: id, optIn: true }) });
+      await fetch(`${p.url()}/proactive/opt-in`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: `anon:${id}`, optIn: true }) }); // anonymous visitors: their own namespace
 
     await jump(p, 2 * 3600_000); // idle for 2 h; the hourly cycle fires
     const verdicts = await until(

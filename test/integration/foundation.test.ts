@@ -24,7 +24,7 @@ describe('health, readiness, diagnostics', () => {
     const p = await startParley();
     open.push(p);
     const before = await (await fetch(`${p.url()}/ready`)).json();
-    expect(before).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', widget: 'ok', sdk: { connected: false, functions: 0 } } });
+    expect(before).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', widget: 'ok', sdk: { connected: false, functions: 0 }, llm: 'ok' } });
     const sdk = createClient();
     sdk.expose(
       'getOrderStatus',
@@ -190,12 +190,12 @@ describe('the process', () => {
     const storagePath = tempDir();
     const profile = join(storagePath, 'no-secret.yaml');
     writeFileSync(profile, `server:\n  port: 0\nstorage:\n  path: ${storagePath}\ndemo:\n  backend: false\n`);
-    const proc = await spawnParley({ storagePath, env: { SERVICE_SDK_SECRET: '20240101', SERVICE_CONFIG: profile } });
+    const proc = await spawnParley({ storagePath, env: { SERVICE_SDK_SECRET: '2024010120240101', SERVICE_CONFIG: profile } });
     try {
       expect(existsSync(join(storagePath, 'service-secret'))).toBe(false);
       expect(proc.output()).not.toContain('service secret (generated');
       const sdk = createClient().expose('ping', {}, () => 'pong');
-      await expect(sdk.listen({ url: proc.url, secret: '20240101' })).resolves.toEqual({ functions: 1 });
+      await expect(sdk.listen({ url: proc.url, secret: '2024010120240101' })).resolves.toEqual({ functions: 1 });
       await sdk.close();
     } finally {
       await proc.kill('SIGTERM');
@@ -210,7 +210,7 @@ describe('the process', () => {
     const dir = tempDir();
     writeFileSync(
       join(dir, 'busy.yaml'),
-      `server:\n  port: ${port}\nstorage:\n  path: ${dir}\nsecret: s\ndemo:\n  backend: false\nlogging:\n  level: silent\n`,
+      `server:\n  port: ${port}\nstorage:\n  path: ${dir}\nsecret: busy-port-secret-0123\ndemo:\n  backend: false\nlogging:\n  level: silent\n`,
     );
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '../../src/main.ts')], {
       env: { ...process.env, SERVICE_CONFIG: join(dir, 'busy.yaml') },

@@ -148,12 +148,12 @@ describe('POST /proactive guardrails', () => {
     const { p } = await proactiveParley();
     const w = await startWidgetSession(p.url(), { customerId: 'live', email: 'live@example.com' });
     open.push(w);
-    await optIn(p, 'live');
-    const r = await send(p, { customerExternalId: 'live', channel: 'web', content: 'Your order has shipped' });
+    await optIn(p, 'anon:live'); // an anonymous visitor's externalId is in its own namespace
+    const r = await send(p, { customerExternalId: 'anon:live', channel: 'web', content: 'Your order has shipped' });
     const frame = await w.next((f) => f.type === 'message');
     expect(frame).toMatchObject({ id: r.messageId, role: 'assistant', text: 'Your order has shipped', proactive: true });
     w.close();
-    const r2 = await send(p, { customerExternalId: 'live', channel: 'web', content: 'It was delivered' });
+    const r2 = await send(p, { customerExternalId: 'anon:live', channel: 'web', content: 'It was delivered' });
     const w2 = await connectWidget(p.url());
     open.push(w2);
     w2.send({ type: 'init', customerId: 'live', email: 'live@example.com' });

@@ -62,10 +62,10 @@ afterAll(async () => {
 
 describe('events API', () => {
   it('confirmation.denied and confirmation.expired, with the tool and turn', async () => {
-    const denied = await page('/api/v1/telemetry/events?type=confirmation.denied&customerExternalId=rec-1');
+    const denied = await page('/api/v1/telemetry/events?type=confirmation.denied&customerExternalId=anon:rec-1');
     expect(denied.items).toHaveLength(1);
     expect(denied.items[0]).toMatchObject({ conversationId: conv, data: { name: 'cancelOrder', turnId: `${conv}:a` } });
-    const expired = await page('/api/v1/telemetry/events?type=confirmation.expired&customerExternalId=rec-1');
+    const expired = await page('/api/v1/telemetry/events?type=confirmation.expired&customerExternalId=anon:rec-1');
     expect(expired.items).toHaveLength(1);
     expect(expired.items[0]).toMatchObject({ conversationId: conv, data: { name: 'cancelOrder', turnId: `${conv}:b` } });
   });
@@ -127,11 +127,11 @@ describe('events API', () => {
 
 describe('proactive events', () => {
   it('blocked (with its reason) and accepted are recorded and counted', async () => {
-    const blocked = await (await post('/proactive', { customerExternalId: 'rec-1', channel: 'web', content: 'Your order shipped' })).json();
+    const blocked = await (await post('/proactive', { customerExternalId: 'anon:rec-1', channel: 'web', content: 'Your order shipped' })).json();
     expect(blocked).toEqual({ accepted: false, reason: 'Customer has not opted in' });
-    expect((await post('/proactive/opt-in', { customerExternalId: 'rec-1', optIn: true })).status).toBe(200);
-    expect((await (await post('/proactive', { customerExternalId: 'rec-1', channel: 'web', content: 'Your order shipped' })).json()).accepted).toBe(true);
-    const { items } = await page('/api/v1/telemetry/events?type=proactive.*&customerExternalId=rec-1');
+    expect((await post('/proactive/opt-in', { customerExternalId: 'anon:rec-1', optIn: true })).status).toBe(200);
+    expect((await (await post('/proactive', { customerExternalId: 'anon:rec-1', channel: 'web', content: 'Your order shipped' })).json()).accepted).toBe(true);
+    const { items } = await page('/api/v1/telemetry/events?type=proactive.*&customerExternalId=anon:rec-1');
     expect(items.map((e) => e.type)).toEqual(['proactive.blocked', 'proactive.accepted']);
     expect(items[0].data).toMatchObject({ reason: 'Customer has not opted in' });
     const m = await metrics();

@@ -83,7 +83,7 @@ describe('telemetry API', () => {
       at: expect.any(Number),
       conversationId: conv,
       customerId: 'tele-1',
-      customerExternalId: 'tele-1',
+      customerExternalId: 'anon:tele-1', // an anonymous visitor's externalId is in its own namespace
       channel: 'web',
       data: { name: 'refund', error: 'payment provider down' },
     });
@@ -112,7 +112,7 @@ describe('telemetry API', () => {
     expect(calls[1]).toMatchObject({ turnId: `${conv}:a`, sequence: 2, toolCalls: [] });
     const byTurn = await items(`/api/v1/telemetry/turn-calls?turnId=${encodeURIComponent(`${conv}:b`)}`);
     expect(byTurn.items.map((c) => c.sequence)).toEqual([1, 2]);
-    expect((await items('/api/v1/telemetry/turn-calls?customerExternalId=tele-1')).items).toHaveLength(6);
+    expect((await items('/api/v1/telemetry/turn-calls?customerExternalId=anon:tele-1')).items).toHaveLength(6);
     expect((await items('/api/v1/telemetry/turn-calls?customerExternalId=nobody')).items).toHaveLength(0);
   });
 

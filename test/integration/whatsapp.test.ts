@@ -221,7 +221,7 @@ describe('WhatsApp configuration', () => {
   it('provider meta with missing credentials stops start-up with a clear message (outside test mode)', async () => {
     const config = ConfigSchema.parse({
       storage: { path: tempDir() },
-      secret: 's',
+      secret: 'whatsapp-config-secret-0123',
       logging: { level: 'silent' },
       channels: { whatsapp: { enabled: true, provider: 'meta', verify_token: 'v' } },
     });

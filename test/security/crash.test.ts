@@ -72,7 +72,8 @@ function proactiveRace(urlOf: () => string) {
       const res = await fetch(`${urlOf()}/proactive`, {
         method: 'POST',
         headers: auth,
-        body: JSON.stringify({ customerExternalId: customer, channel: 'web', content: `offer for ${customer}`, ...(dedupKey ? { dedupKey } : {}) }),
+        // Racers are anonymous widget customers: their externalId is in the anonymous namespace.
+        body: JSON.stringify({ customerExternalId: `anon:${customer}`, channel: 'web', content: `offer for ${customer}`, ...(dedupKey ? { dedupKey } : {}) }),
       });
       const body = await res.json();
       if (res.status === 200 && body.accepted === true) accepted.set(customer, [...(accepted.get(customer) ?? []), body.messageId]);
@@ -127,7 +128,7 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
       const res = await fetch(`${first.url}/proactive/opt-in`, {
         method: 'POST',
         headers: auth,
-        body: JSON.stringify({ customerExternalId: id, optIn: true }),
+        body: JSON.stringify({ customerExternalId: `anon:${id}`, optIn: true }),
       });
       expect(res.status).toBe(200);
     }),

@@ -152,8 +152,9 @@ describe('faults', () => {
     open.push(p);
     const { createCustomerRepo } = await import('../../src/customers/repo.ts');
     const customers = createCustomerRepo(p.services.store, p.services.clock);
-    await customers.upsert({ externalId: 'slow', customerId: 'slow', email: 's@example.com' });
-    await customers.setOptIn('slow', true);
+    // As anonymous init would create it: externalId in the anonymous namespace.
+    await customers.upsert({ externalId: 'anon:slow', customerId: 'slow', email: 's@example.com' });
+    await customers.setOptIn('anon:slow', true);
     // A raw socket that does the handshake and init, then never reads again.
     const port = Number(new URL(p.url()).port);
     const sock = net.connect(port, '127.0.0.1');
@@ -179,7 +180,7 @@ describe('faults', () => {
           fetch(`${p.url()}/proactive`, {
             method: 'POST',
             headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ customerExternalId: 'slow', channel: 'web', content }),
+            body: JSON.stringify({ customerExternalId: 'anon:slow', channel: 'web', content }),
           }),
         ),
       );

@@ -8,6 +8,8 @@ export interface ScriptedResponse {
   /** Sent verbatim as `function.arguments` (e.g. malformed JSON). */
   rawArguments?: string;
   status?: number;
+  /** With an error `status`: the body's `error.message`, as OpenAI words it (e.g. "Incorrect API key provided: sk-…"). */
+  errorMessage?: string;
   delayMs?: number;
 }
 
@@ -47,7 +49,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       });
     }
     if (r.status && r.status >= 400) {
-      return reply.code(r.status).send({ error: { message: `scripted ${r.status}`, type: 'server_error', code: null } });
+      return reply.code(r.status).send({ error: { message: r.errorMessage ?? `scripted ${r.status}`, type: 'server_error', code: null } });
     }
     const toolCalls = (r.toolCalls ?? []).map((c, i) => ({
       id: `call_${++seq}_${i}`,

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ describe('config', () => {
     expect(config.llm.provider).toBe('offline');
     expect(config.identity.session_ttl_minutes).toBe(60);
     expect(config.channels.whatsapp.webhook_path).toBe('/wa/webhook');
+    expect(config.server.request_timeout_ms).toBe(30_000);
   });
 
   it('resolves bare profile names in config/ and paths relative to cwd', () => {
@@ -33,11 +34,11 @@ describe('config', () => {
   it('env values stay strings; number and boolean keys convert them', () => {
     const c = parseConfig(
       'server:\n  port: ${PORT}\nsecret: ${S}\nidentity:\n  allow_anonymous: ${ANON}\nchannels:\n  whatsapp:\n    phone_id: ${WA_PHONE_ID}\n    verify_token: ${WA_VERIFY_TOKEN}\n',
-      { PORT: '4100', S: '123456', ANON: 'true', WA_PHONE_ID: '106540352242922', WA_VERIFY_TOKEN: 'true' },
+      { PORT: '4100', S: '1234567890123456', ANON: 'true', WA_PHONE_ID: '106540352242922', WA_VERIFY_TOKEN: 'true' },
     );
     expect(c.server.port).toBe(4100);
     expect(c.identity.allow_anonymous).toBe(true);
-    expect(c.secret).toBe('123456');
+    expect(c.secret).toBe('1234567890123456');
     expect(c.channels.whatsapp.phone_id).toBe('106540352242922');
     expect(c.channels.whatsapp.verify_token).toBe('true');
     expect(parseConfig('identity:\n  allow_anonymous: ${ANON}\n', { ANON: 'false' }).identity.allow_anonymous).toBe(false);
@@ -57,10 +58,10 @@ describe('config', () => {
   });
 
   it('secret defaults to ${SERVICE_SDK_SECRET} when the profile has no secret key', () => {
-    expect(parseConfig('server:\n  port: 1\n', { SERVICE_SDK_SECRET: 'from-env' }).secret).toBe('from-env');
+    expect(parseConfig('server:\n  port: 1\n', { SERVICE_SDK_SECRET: 'from-env-0123456789' }).secret).toBe('from-env-0123456789');
     expect(parseConfig('server:\n  port: 1\n', {}).secret).toBe(''); // → generated once at start-up
-    expect(parseConfig('secret: explicit\n', { SERVICE_SDK_SECRET: 'from-env' }).secret).toBe('explicit');
-    expect(parseConfig('', { SERVICE_SDK_SECRET: '987654321' }).secret).toBe('987654321');
+    expect(parseConfig('secret: explicit-0123456789\n', { SERVICE_SDK_SECRET: 'from-env-0123456789' }).secret).toBe('explicit-0123456789');
+    expect(parseConfig('', { SERVICE_SDK_SECRET: '9876543210987654' }).secret).toBe('9876543210987654');
   });
 
   it('a missing variable names the key path', () => {
@@ -95,5 +96,84 @@ describe('config', () => {
     expect(() => loadConfig({ SERVICE_CONFIG: join(dir, 'missing.yaml') })).toThrow(/SERVICE_CONFIG: cannot read/);
     writeFileSync(join(dir, 'ok.yaml'), 'storage:\n  path: rel/data\n');
     expect(loadConfig({ SERVICE_CONFIG: join(dir, 'ok.yaml') }, dir).config.storage.path).toBe(join(dir, 'rel/data'));
+  });
+
+  // Issue 15 part 9.
+  describe('the WhatsApp channel in every shipped profile', () => {
+    const profiles = readdirSync(CONFIG_DIR).filter((f) => f.endsWith('.yaml'));
+    const credentials = {
+      WA_PHONE_ID: '106540352242922',
+      WA_TOKEN: 'EAAG-token-0123456789',
+      WA_VERIFY_TOKEN: 'verify-me',
+      WA_APP_SECRET: 'app-secret-0123456789',
+    };
+    // The openai profile refuses to start without a key (issue 15 part 6): give it one.
+    const load = (profile: string, env: Record<string, string>) =>
+      loadConfig(Object.assign({ SERVICE_CONFIG: profile, OPENAI_API_KEY: 'sk-test-0123456789' }, env), tmpdir()).config.channels.whatsapp;
+
+    it('is on when WA_PHONE_ID, WA_TOKEN, WA_VERIFY_TOKEN and WA_APP_SECRET are all set, with the credentials from them', () => {
+      expect(profiles.length).toBeGreaterThanOrEqual(4);
+      for (const profile of profiles) {
+        expect(load(profile, credentials), profile).toMatchObject({
+          enabled: true,
+          provider: 'meta',
+          phone_id: credentials.WA_PHONE_ID,
+          token: credentials.WA_TOKEN,
+          verify_token: credentials.WA_VERIFY_TOKEN,
+          app_secret: credentials.WA_APP_SECRET,
+        });
+        expect(load(profile, Object.assign({ WA_ENABLED: 'true' }, credentials)).enabled, `${profile} WA_ENABLED=true`).toBe(true);
+      }
+    });
+
+    it('stays off when any of the four is missing, or when WA_ENABLED=false', () => {
+      for (const profile of profiles) {
+        expect(load(profile, {}).enabled, `${profile} without credentials`).toBe(false);
+        expect(load(profile, Object.assign({ WA_ENABLED: 'false' }, credentials)).enabled, `${profile} WA_ENABLED=false`).toBe(false);
+        for (const name of Object.keys(credentials)) {
+          const without = Object.fromEntries(Object.entries(credentials).filter(([k]) => k !== name));
+          expect(load(profile, without).enabled, `${profile} without ${name}`).toBe(false);
+          expect(load(profile, Object.assign({}, credentials, { [name]: '' })).enabled, `${profile} with ${name} empty`).toBe(false);
+        }
+      }
+    });
+
+    it('`auto` in any profile means the same; a profile without the key keeps the channel off; other values are refused', () => {
+      const yaml = (enabled: string) =>
+        `channels:\n  whatsapp:\n    enabled: ${enabled}\n    phone_id: p\n    token: t\n    verify_token: v\n    app_secret: a\n`;
+      expect(parseConfig(yaml('auto'), {}).channels.whatsapp.enabled).toBe(true);
+      expect(parseConfig(yaml('false'), {}).channels.whatsapp.enabled).toBe(false);
+      expect(parseConfig('channels:\n  whatsapp:\n    verify_token: v\n', {}).channels.whatsapp.enabled).toBe(false);
+      expect(parseConfig('channels:\n  whatsapp:\n    enabled: auto\n    verify_token: v\n', {}).channels.whatsapp.enabled).toBe(false);
+      expect(() => parseConfig(yaml('maybe'), {})).toThrow(/^channels\.whatsapp\.enabled: /);
+    });
+  });
+
+  // Issue 15 part 6.
+  describe('settings that cannot work are refused at start-up', () => {
+    it('a service secret (or token_secret) shorter than 16 characters', () => {
+      expect(() => parseConfig('secret: short-secret-15\n', {})).toThrow(/^secret: the service secret must be at least 16 characters/);
+      expect(() => parseConfig('', { SERVICE_SDK_SECRET: 'abc' })).toThrow(/^secret: /);
+      expect(parseConfig('secret: exactly-16-chars\n', {}).secret).toBe('exactly-16-chars');
+      expect(() => parseConfig('identity:\n  token_secret: tiny\n', {})).toThrow(/^identity\.token_secret: .*at least 16 characters/);
+      expect(parseConfig('identity:\n  token_secret: ""\n', {}).identity.token_secret).toBe('');
+    });
+
+    it('provider openai with neither base_url nor api_key (primary or fallback); either one is enough', () => {
+      expect(() => parseConfig('llm:\n  provider: openai\n', {})).toThrow(/^llm\.api_key: provider "openai" needs api_key/);
+      expect(() => parseConfig('llm:\n  provider: openai\n  base_url: ${U}\n  api_key: ${K}\n', {})).toThrow(/^llm\.api_key: /);
+      expect(parseConfig('llm:\n  provider: openai\n  api_key: sk-1\n', {}).llm.base_url).toBeUndefined();
+      expect(parseConfig('llm:\n  provider: openai\n  base_url: http://127.0.0.1:11434/v1\n', {}).llm.api_key).toBe('');
+      expect(() => parseConfig('llm:\n  fallback:\n    provider: openai\n', {})).toThrow(/^llm\.fallback\.api_key: /);
+      expect(() => parseConfig('llm:\n  provider: openai\n  base_url: not-a-url\n', {})).toThrow(/^llm\.base_url: /);
+    });
+
+    it('the shipped openai profile: OPENAI_API_KEY or OPENAI_BASE_URL is required', () => {
+      expect(() => loadConfig({ SERVICE_CONFIG: 'openai' }, tmpdir())).toThrow(/^llm\.api_key: provider "openai" needs api_key/);
+      expect(loadConfig({ SERVICE_CONFIG: 'openai', OPENAI_API_KEY: 'sk-x' }, tmpdir()).config.llm).toMatchObject({ api_key: 'sk-x', base_url: undefined });
+      expect(loadConfig({ SERVICE_CONFIG: 'openai', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' }, tmpdir()).config.llm.base_url).toBe(
+        'http://127.0.0.1:11434/v1',
+      );
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.ts';
+import { addLogSecrets, createLogger } from '../../src/logger.ts';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -50,5 +50,69 @@ describe('logger redaction', () => {
     expect(line.err.message).toBe('with token');
     expect(line.err.token).toBe('[redacted]');
     expect(JSON.stringify(lines).includes('leak-me')).toBe(false);
+  });
+});
+
+// Issue 15 part 5.
+describe('log lines stay small and clean', () => {
+  it('a line carrying a huge client string is cut: each string to 1 KiB, lists and objects to 32 entries', () => {
+    const { logger, lines } = capture();
+    const raw: string[] = [];
+    const l = createLogger('info', { write: (s: string) => void raw.push(s) });
+    const huge = 'A'.repeat(900 * 1024);
+    for (const target of [logger, l]) {
+      target.warn(
+        {
+          code: 'x',
+          message: huge,
+          list: Array.from({ length: 1000 }, (_, i) => `item-${i}`),
+          deep: { a: { b: { c: { d: { e: { f: { g: { h: { i: 'deep' } } } } } } } } },
+        },
+        huge,
+      );
+    }
+    expect(raw[0].length).toBeLessThan(16 * 1024);
+    expect(raw[0].endsWith('\n')).toBe(true);
+    const line = lines[0] as Record<string, any>;
+    expect(line.message).toBe(`${'A'.repeat(1024)}…[${900 * 1024 - 1024} more characters cut]`);
+    expect(line.msg).toMatch(/^A{1024}…\[\d+ more characters cut\]$/);
+    expect(line.list).toHaveLength(33);
+    expect(line.list.at(-1)).toBe('…[968 more items cut]');
+    expect(JSON.stringify(line.deep)).toContain('[cut: nested too deep]');
+    expect(line).toMatchObject({ level: 40, service: 'parley', code: 'x' });
+  });
+
+  it('a line under the bound is written unchanged', () => {
+    const raw: string[] = [];
+    const l = createLogger('info', { write: (s: string) => void raw.push(s) });
+    const text = 'B'.repeat(4000);
+    l.info({ text }, 'fine');
+    expect(JSON.parse(raw[0]).text).toBe(text);
+  });
+
+  it('configured secrets are replaced by value anywhere in a line: messages, errors, stacks, URLs, children', () => {
+    const raw: string[] = [];
+    const logger = createLogger('trace', { write: (s: string) => void raw.push(s) });
+    const token = 'EAAG-whatsapp-token-0123456789';
+    const quoted = 'svc"secret\\with-quotes-0123';
+    addLogSecrets(logger, [token, quoted, 'short', '']);
+    const child = logger.child({ component: 'x' });
+    child.error({ err: new Error(`Invalid OAuth access token - Cannot parse access token: ${token}`) }, 'graph said no');
+    child.warn(
+      { url: `https://graph.example/v21.0/me?access_token=${encodeURIComponent(token)}`, body: JSON.stringify({ secret: quoted }) },
+      `upstream: ${token}`,
+    );
+    child.info({ note: `quoted ${quoted}` }, 'plain');
+    const all = raw.join('');
+    expect(all).not.toContain(token);
+    expect(all).not.toContain('EAAG-whatsapp');
+    expect(all).not.toContain('with-quotes-0123');
+    expect(raw).toHaveLength(3);
+    for (const line of raw) expect(line).toContain('[redacted]');
+    const first = JSON.parse(raw[0]);
+    expect(first.err.message).toBe('Invalid OAuth access token - Cannot parse access token: [redacted]');
+    // Values under 8 characters are not scrubbed by value (too likely to be ordinary text).
+    child.info('a short word');
+    expect(JSON.parse(raw[3]).msg).toBe('a short word');
   });
 });

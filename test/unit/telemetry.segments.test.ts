@@ -9,7 +9,7 @@ import { openStore } from '../../src/store/lmdb.ts';
 import type { Store } from '../../src/store/types.ts';
 import { eventCodec, turnCallCodec } from '../../src/telemetry/codec.ts';
 import { compactConversationIndex } from '../../src/telemetry/compaction.ts';
-import { conversationIndexKey, msOf, PENDING_END, PENDING_START, SEGMENT_SPAN_MS } from '../../src/telemetry/keys.ts';
+import { conversationIndexRange, msOf, PENDING_END, PENDING_START, SEGMENT_SPAN_MS } from '../../src/telemetry/keys.ts';
 import { queryEvents } from '../../src/telemetry/query.ts';
 import { createTelemetryRecorder } from '../../src/telemetry/recorder.ts';
 import { createSegmentBuilder, isSegment } from '../../src/telemetry/segment.ts';
@@ -197,7 +197,8 @@ describe('reading back in id order', () => {
     const s = await store();
     const legacy = [event(`${T0 + 10}-00000001`, 'c1'), event(`${T0 + 30}-00000003`, 'c1'), event(`${T0 + 40}-00000004`, 'c2')];
     for (const e of legacy) await s.table('telemetry').put(e.id, e);
-    await s.table('telemetry').put(conversationIndexKey('c1', legacy[0].id), [legacy[0].id, legacy[1].id]);
+    // The key exactly as builds before segments wrote it: one string with a NUL between the id and the record id.
+    await s.table('telemetry').put(`~c1\u0000${legacy[0].id}`, [legacy[0].id, legacy[1].id]);
     const { telemetry } = recorder(s);
     telemetry.event({ type: 'new', at: T0 + 20, conversationId: 'c1', data: {} });
     telemetry.event({ type: 'new', at: T0 + 50, conversationId: 'c1', data: {} });
@@ -239,12 +240,56 @@ describe('the conversation index', () => {
     expect(await compactConversationIndex(s, 'turnCalls')).toBe(3);
     expect(pending()).toBe(0);
     const entries = [...s.table<unknown[]>('telemetry').range({ start: '~', end: '~\uffff' })];
-    expect(entries.map((e) => String(e.key).split('\u0000')[0])).toEqual(['~a', '~b']);
+    expect(entries.map((e) => (e.key as string[])[0])).toEqual(['~a', '~b']);
     expect(entries[0].value).toHaveLength(3); // one reference per segment
     expect(ids([...readConversation(s, 'telemetry', eventCodec(), 'a')])).toEqual(before);
     expect([...readConversation(s, 'turnCalls', turnCallCodec(), 'a')].map((c) => c.sequence)).toEqual([0, 1, 2]);
     expect(await compactConversationIndex(s, 'telemetry')).toBe(0);
     await telemetry.close();
+  });
+
+  // Issue 15 part 8: a range starting at the string `~<id>\0` found nothing once compaction ran, for ids of 40
+  // characters or more (lmdb's key encoding escapes `\0` only in strings under 64 characters). Real ids are 49.
+  it('finds a conversation of any id length after compaction, before and after a restart; retention prunes its entries', async () => {
+    const path = tempDir();
+    let s = await openStore({ path });
+    const lengths = [1, 10, 39, 40, 41, 49, 62, 63, 64, 200];
+    const conversations = lengths.map((n) => `conv_web_cus_${'0123456789abcdef'.repeat(13)}`.slice(0, n));
+    const { telemetry, clock } = recorder(s);
+    for (const [i, c] of conversations.entries()) {
+      telemetry.event({ type: 'message.in', at: T0 + i, conversationId: c, data: {} });
+      telemetry.event({ type: 'message.out', at: T0 + 100 + i, conversationId: c, data: {} });
+    }
+    await telemetry.flush();
+    clock.advance(1000);
+    for (const [i, c] of conversations.entries()) telemetry.event({ type: 'turn.ended', at: T0 + 1000 + i, conversationId: c, data: {} });
+    await telemetry.flush();
+    expect(await compactConversationIndex(s, 'telemetry')).toBe(2);
+    const types = (c: string, q: Partial<Parameters<typeof queryEvents>[1]> = {}) =>
+      queryEvents(s, Object.assign({ conversationId: c }, q)).items.map((e) => e.type);
+    for (const c of conversations) {
+      expect(types(c), `id of ${c.length} characters`).toEqual(['message.in', 'message.out', 'turn.ended']);
+      expect(types(c, { order: 'desc' }), `id of ${c.length} characters, desc`).toEqual(['turn.ended', 'message.out', 'message.in']);
+      expect(types(c, { until: T0 + 500 }), `id of ${c.length} characters, until`).toEqual(['message.in', 'message.out']);
+    }
+    await telemetry.close();
+    await s.close();
+    stores.splice(stores.indexOf(s), 1);
+    s = await openStore({ path });
+    stores.push(s);
+    for (const c of conversations) expect(types(c), `id of ${c.length} characters, reopened`).toHaveLength(3);
+
+    // Retention drops the first segment and rewrites every conversation's entry to the one segment left.
+    const { createRetentionPruner } = await import('../../src/telemetry/retention.ts');
+    const pruneClock = createManualClock(T0 + 500 + 86_400_000);
+    const pruner = createRetentionPruner({ store: s, clock: pruneClock, retentionDays: 1, logger: createLogger('silent') });
+    expect(await pruner.prune()).toBe(2 * conversations.length);
+    for (const c of conversations) {
+      expect(types(c), `id of ${c.length} characters, pruned`).toEqual(['turn.ended']);
+      const entries = [...s.table<unknown[]>('telemetry').range(conversationIndexRange(c))];
+      expect(entries, `id of ${c.length} characters: one entry, one segment`).toHaveLength(1);
+      expect(entries[0].value).toHaveLength(1);
+    }
   });
 
   it('a record that cannot be encoded is logged and dropped; the rest of the flush is written', async () => {

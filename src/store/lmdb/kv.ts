@@ -244,7 +244,10 @@ export function openKv(options: OpenKvOptions): Kv {
     for (const w of writes) db(w.table); // an unknown table throws here, before anything is queued
     return () => {
       // Each put's own promise rejects too when the commit fails; the block's promise carries that failure.
-      for (const w of writes) db(w.table).put(w.key, w.value).catch(() => undefined);
+      for (const w of writes)
+        db(w.table)
+          .put(w.key, w.value)
+          .catch(() => undefined);
     };
   };
 
