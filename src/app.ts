@@ -17,7 +17,7 @@ import { diagnosticsPlugin } from './http/diagnostics.ts';
 import { addLogSecrets, createLogger, type Logger } from './logger.ts';
 import { configuredSecrets, resolveSecret } from './secret.ts';
 import { assertStorageWritable } from './storage-check.ts';
-import { openStore } from './store/lmdb.ts';
+import { openStore } from './store/open.ts';
 import { createTelemetryRecorder } from './telemetry/recorder.ts';
 import type { Services } from './services.ts';
 import { wireComponents, type WiredComponents } from './wiring.ts';
@@ -52,7 +52,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   addLogSecrets(logger, configuredSecrets(config, config.secret));
   const clock = o.clock ?? createClock();
   assertStorageWritable(config.storage.path);
-  const store = await openStore({ path: config.storage.path, mapSizeMb: config.storage.map_size_mb, diskReserveMb: config.storage.disk_reserve_mb });
+  const store = await openStore(config.storage, { logger });
   const { secret, generated, file: secretFile } = resolveSecret(config.secret, config.storage.path);
   addLogSecrets(logger, [secret]); // a generated one is known only now
   const telemetry = createTelemetryRecorder({ store, clock, logger, enabled: config.telemetry.enabled });

@@ -3,7 +3,7 @@
 import type { Clock } from './clock.ts';
 import type { Config } from './config/schema.ts';
 import type { Logger } from './logger.ts';
-import type { Store } from './store/types.ts';
+import type { Store } from './store/repos.ts';
 import type { Telemetry } from './telemetry/types.ts';
 import type { FunctionDeclaration, InvokeContext } from '../sdk/src/protocol.ts';
 

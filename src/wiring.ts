@@ -4,7 +4,6 @@ import { createActor, fromPromise } from 'xstate';
 import type { Services } from './services.ts';
 import type { LiveActor } from './http/diagnostics.ts';
 import { createCustomerRepo } from './customers/repo.ts';
-import { createHistoryRepo } from './conversations/history.ts';
 import { createConversationHost, type ChannelSink, type ConversationHost } from './conversations/host.ts';
 import { createLlmStep } from './conversations/llm-step.ts';
 import { createWebSessions } from './channels/web-sessions.ts';
@@ -45,7 +44,7 @@ export interface WiredComponents {
   /** Loud LLM failures (401/403/404): `/ready`'s `checks.llm`. */
   llmFailures: LlmFailureWatch;
   liveActors: () => LiveActor[];
-  diagnostics: () => Record<string, unknown>;
+  diagnostics: () => Promise<Record<string, unknown>>;
   afterListen: ((url: string) => Promise<void>)[];
 }
 
@@ -60,7 +59,6 @@ export async function wireComponents(o: {
   const { config, clock, logger, telemetry, store } = services;
 
   const customers = createCustomerRepo(store, clock);
-  const history = createHistoryRepo(store);
 
   let host: ConversationHost | undefined;
   const supervisor = createSupervisorRuntime({
@@ -81,10 +79,9 @@ export async function wireComponents(o: {
   const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox });
   const sinks: Partial<Record<'web' | 'whatsapp', ChannelSink>> = { web: sessions, whatsapp: whatsapp.sink };
 
-  const llmStep = createLlmStep({ services, llm, hub, history });
+  const llmStep = createLlmStep({ services, llm, hub, history: store.history });
   host = createConversationHost({
     services,
-    history,
     llmStep,
     invokeTool: (input, meta) =>
       hub.invoke(
@@ -114,14 +111,14 @@ export async function wireComponents(o: {
     customers,
     ledger,
     enabled: () => config.proactive.enabled,
-    deliver: createProactiveDelivery({ services, history, sessions, whatsapp: () => (config.channels.whatsapp.enabled ? whatsapp.outbound : undefined) }),
+    deliver: createProactiveDelivery({ services, sessions, whatsapp: () => (config.channels.whatsapp.enabled ? whatsapp.outbound : undefined) }),
     telemetry,
   });
 
   const daemon = config.daemon.enabled
     ? createActor(
         daemonMachine.provide({
-          actors: { runCycle: fromPromise(createReflectionCycle({ services, llm, history, sendFollowup: (req) => proactive.send(req) })) },
+          actors: { runCycle: fromPromise(createReflectionCycle({ services, llm, sendFollowup: (req) => proactive.send(req) })) },
         }),
         { input: { intervalMs: config.daemon.interval_seconds * 1000 }, clock: xstateClock(clock) },
       )
@@ -132,7 +129,7 @@ export async function wireComponents(o: {
   await app.register(async (scope) => {
     await registerWebSocketSupport(scope, upgrades);
     await scope.register(sdkGatewayPlugin, { services, hub, supervisor });
-    await scope.register(widgetGatewayPlugin, { services, customers, history, host, sessions, tokens: identity.tokens });
+    await scope.register(widgetGatewayPlugin, { services, customers, history: store.history, host, sessions, tokens: identity.tokens });
   });
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
   await app.register(proactivePlugin, { services, proactive });
@@ -170,7 +167,7 @@ export async function wireComponents(o: {
   const afterListen: WiredComponents['afterListen'] = [
     async () => {
       await host!.resumeBusy();
-      whatsapp.start();
+      await whatsapp.start();
       retention.start();
       scheduleTick();
       if (daemon) {
@@ -208,10 +205,10 @@ export async function wireComponents(o: {
     whatsapp,
     llmFailures,
     liveActors: () => supervisor.liveActors(),
-    diagnostics: () => ({
+    diagnostics: async () => ({
       conversations: { active: host!.activeCount(), list: host!.list().slice(0, 200) },
       web: { openWidgets: sessions.count() },
-      whatsapp: whatsapp.diagnostics(),
+      whatsapp: await whatsapp.diagnostics(),
       daemon: daemon ? { state: daemon.getSnapshot().value, ...daemon.getSnapshot().context } : { enabled: false },
     }),
     afterListen,

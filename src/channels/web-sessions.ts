@@ -10,7 +10,13 @@ import type { ConversationOutput } from '../../machines/conversation.ts';
 export const SLOW_CLIENT_BYTES = 1024 * 1024;
 
 export interface WebSessions extends ChannelSink {
-  add(customerId: string, socket: WebSocket): void;
+  /**
+   * Adds an open widget. With `hold`, frames for it wait (in order) until `release`: its `ready` must go first,
+   * and the history it carries is read after the socket is added, so nothing committed in between is missed.
+   */
+  add(customerId: string, socket: WebSocket, o?: { hold?: boolean }): void;
+  /** Sends what waited for this socket, without `message` frames whose id `skip` says it already has. */
+  release(socket: WebSocket, skip?: (id: string) => boolean): void;
   remove(customerId: string, socket: WebSocket): void;
   /** Sends a frame to every open widget of the customer; returns how many got it. */
   push(customerId: string, frame: Record<string, unknown>): number;
@@ -31,18 +37,35 @@ export function sendFrame(socket: WebSocket, frame: Record<string, unknown>): bo
 
 export function createWebSessions(now: () => number): WebSessions {
   const byCustomer = new Map<string, Set<WebSocket>>();
+  const held = new Map<WebSocket, Record<string, unknown>[]>();
   const push = (customerId: string, frame: Record<string, unknown>) => {
     let n = 0;
-    for (const s of byCustomer.get(customerId) ?? []) if (sendFrame(s, frame)) n++;
+    for (const s of byCustomer.get(customerId) ?? []) {
+      const waiting = held.get(s);
+      if (waiting) {
+        waiting.push(frame);
+        n++;
+      } else if (sendFrame(s, frame)) n++;
+    }
     return n;
   };
   return {
-    add(customerId, socket) {
+    add(customerId, socket, o = {}) {
       let set = byCustomer.get(customerId);
       if (!set) byCustomer.set(customerId, (set = new Set()));
       set.add(socket);
+      if (o.hold) held.set(socket, []);
+    },
+    release(socket, skip) {
+      const waiting = held.get(socket);
+      held.delete(socket);
+      for (const frame of waiting ?? []) {
+        if (frame.type === 'message' && typeof frame.id === 'string' && skip?.(frame.id)) continue;
+        sendFrame(socket, frame);
+      }
     },
     remove(customerId, socket) {
+      held.delete(socket);
       const set = byCustomer.get(customerId);
       set?.delete(socket);
       if (set && set.size === 0) byCustomer.delete(customerId);

@@ -39,6 +39,8 @@ import {
 } from '../whatsapp/webhook-payload.ts';
 import { reportWebhookParts } from '../whatsapp/webhook-report.ts';
 import type { WhatsAppIdentity } from '../customers/repo.ts';
+import type { DeliveryRecord } from '../store/model.ts';
+import type { StoreRepos } from '../store/repos.ts';
 
 export interface OutboundJob {
   message: OutboundWhatsApp;
@@ -49,26 +51,6 @@ export interface OutboundJob {
   proactive?: boolean;
 }
 
-interface DeliveryRecord {
-  providerMessageId: string;
-  jobId: string;
-  sourceId: string;
-  customerId: string;
-  conversationId?: string;
-  to: string;
-  status: string;
-  sentAt: number;
-  updatedAt: number;
-  errors?: WhatsAppStatus['errors'];
-}
-
-/** A status that arrived before its send was recorded (`outbox` key `early:<wamid>`), applied when it is. */
-interface EarlyStatus {
-  status: string;
-  at: number;
-  errors?: WhatsAppStatus['errors'];
-}
-const earlyKey = (wamid: string) => `early:${wamid}`;
 const CONFIRM_REPLY = /^confirm:(.+):(yes|no)$/;
 const YES = /^\s*(yes|y|yeah|yep|ok|okay|approve|confirm|sí|si)\s*[.!]*\s*$/i;
 const NO = /^\s*(no|n|nope|decline|cancel|stop)\s*[.!]*\s*$/i;
@@ -97,10 +79,10 @@ export interface WhatsAppChannel {
   inbound: JobQueue<InboundWhatsApp>;
   outboundQueue: JobQueue<OutboundJob>;
   plugin: (app: FastifyInstance) => Promise<void>;
-  start(): void;
+  start(): Promise<void>;
   stop(): Promise<void>;
   prune(): Promise<number>;
-  diagnostics(): Record<string, unknown>;
+  diagnostics(): Promise<Record<string, unknown>>;
 }
 
 export function checkWhatsAppConfig(services: Services): void {
@@ -137,14 +119,9 @@ export function createWhatsAppChannel(deps: {
   checkWhatsAppConfig(services);
   const log = logger.child({ component: 'whatsapp' });
   const retentionMs = wa.retention_days * 24 * 3600_000;
-  // De-dup of inbound ids lives in the inbound queue's id index (kept after the job is done);
-  // this table holds inbound messages answered by a confirmation (see the sink).
-  const seen = store.table<number>('webhookSeen');
-  const handledKey = (waMessageId: string) => `handled:wa:${waMessageId}`;
-  const deliveries = store.table<DeliveryRecord | EarlyStatus>('outbox');
-  // Outbound job id → send started (an answer not yet recorded) / accepted by the provider.
-  const attempts = store.table<{ startedAt: number }>('sendAttempts');
-  const sent = store.table<{ providerMessageId: string; at: number }>('sent');
+  // De-dup of inbound ids lives in the inbound queue's kept ids (after the job is done); the store's WhatsApp
+  // bookkeeping holds messages answered by a confirmation (see the sink), sends in flight and accepted, deliveries.
+  const book = store.whatsapp;
 
   const sender: WhatsAppSender = (() => {
     if (wa.provider === 'sdk') return createSdkSender(hub, wa.send_timeout_ms);
@@ -188,10 +165,10 @@ export function createWhatsAppChannel(deps: {
       // a timeout, a reset connection) it is not resent at once: Meta echoes the job id in its status
       // webhook, which marks the job sent; only when no status came within the grace period was the
       // message not accepted, and it goes again.
-      const done = sent.get(job.id);
+      const done = await book.sent(job.id);
       if (done) {
-        if (!deliveries.get(done.providerMessageId)) {
-          await store.transaction(() => recordDeliveryInTx(job, done.providerMessageId, done.at));
+        if (!(await book.delivery(done.providerMessageId))) {
+          await store.transaction((tx) => recordDelivery(tx, job, done.providerMessageId, done.at));
           telemetry.event({
             type: 'whatsapp.outbound',
             data: {
@@ -207,7 +184,7 @@ export function createWhatsAppChannel(deps: {
         }
         return 'done';
       }
-      const attempt = attempts.get(job.id);
+      const attempt = await book.sendAttempt(job.id);
       const now = clock.now();
       if (attempt && now < attempt.startedAt + wa.uncertain_grace_ms)
         return { waitUntil: attempt.startedAt + wa.uncertain_grace_ms, reason: 'waiting for a status of an unanswered send' };
@@ -225,14 +202,14 @@ export function createWhatsAppChannel(deps: {
           ...base,
         });
       }
-      await attempts.put(job.id, { startedAt: now });
+      await book.putSendAttempt(job.id, { startedAt: now });
       const result = await sender.send(Object.assign({}, p.message, { callbackData: job.id }));
       if (result.ok) {
         const at = clock.now();
-        await store.transaction(() => {
-          sent.putInTx(job.id, { providerMessageId: result.providerMessageId, at });
-          attempts.removeInTx(job.id);
-          recordDeliveryInTx(job, result.providerMessageId, at);
+        await store.transaction(async (tx) => {
+          await tx.whatsapp.putSent(job.id, { providerMessageId: result.providerMessageId, at });
+          await tx.whatsapp.removeSendAttempt(job.id);
+          await recordDelivery(tx, job, result.providerMessageId, at);
         });
         telemetry.event({
           type: 'whatsapp.outbound',
@@ -250,11 +227,11 @@ export function createWhatsAppChannel(deps: {
       }
       if (result.uncertain) {
         // Its status may already have come in while the request hung.
-        const confirmed = sent.get(job.id);
+        const confirmed = await book.sent(job.id);
         if (confirmed) {
-          await store.transaction(() => {
-            attempts.removeInTx(job.id);
-            recordDeliveryInTx(job, confirmed.providerMessageId, confirmed.at);
+          await store.transaction(async (tx) => {
+            await tx.whatsapp.removeSendAttempt(job.id);
+            await recordDelivery(tx, job, confirmed.providerMessageId, confirmed.at);
           });
           telemetry.event({
             type: 'whatsapp.outbound',
@@ -278,7 +255,7 @@ export function createWhatsAppChannel(deps: {
         });
         return { retryAt: now + wa.uncertain_grace_ms, error: `${result.message} (waiting for a status before resending)` };
       }
-      await attempts.remove(job.id);
+      await book.removeSendAttempt(job.id);
       telemetry.event({
         type: 'whatsapp.outbound',
         data: {
@@ -295,12 +272,12 @@ export function createWhatsAppChannel(deps: {
     },
   });
 
-  /** The delivery record of an accepted send, with any status that arrived before it. */
-  function recordDeliveryInTx(job: Job<OutboundJob>, providerMessageId: string, at: number) {
+  /** In a transaction: the delivery record of an accepted send, with any status that arrived before it. */
+  async function recordDelivery(tx: StoreRepos, job: Job<OutboundJob>, providerMessageId: string, at: number) {
     const p = job.payload;
-    const early = deliveries.get(earlyKey(providerMessageId)) as EarlyStatus | undefined;
-    if (early) deliveries.removeInTx(earlyKey(providerMessageId));
-    deliveries.putInTx(providerMessageId, {
+    const early = await tx.whatsapp.earlyStatus(providerMessageId);
+    if (early) await tx.whatsapp.removeEarlyStatus(providerMessageId);
+    await tx.whatsapp.putDelivery({
       providerMessageId,
       jobId: job.id,
       sourceId: p.sourceId,
@@ -331,14 +308,14 @@ export function createWhatsAppChannel(deps: {
         return 'done';
       }
       // Answered a confirmation in a run whose completion was not recorded (crash): not a new message.
-      if (seen.get(handledKey(m.waMessageId)) !== undefined) return 'done';
+      if (await book.handled(m.waMessageId)) return 'done';
       const customer = await customers.resolveWhatsApp(senderIds(m));
       // The 24-hour window opens when the customer wrote (Meta's timestamp), not when we got to it.
       const now = clock.now();
       await customers.touchInbound(customer.customerId, 'whatsapp', m.timestampMs > 0 ? Math.min(m.timestampMs, now) : now);
       const host = deps.host();
       const conversationId = conversationIdFor(customer.customerId, 'whatsapp');
-      const pending = host.pendingConfirmation(conversationId);
+      const pending = await host.pendingConfirmation(conversationId);
       if (pending) {
         const answer = confirmationAnswer(m, pending.id);
         if (answer !== undefined) {
@@ -377,8 +354,8 @@ export function createWhatsAppChannel(deps: {
   // Conversation id → the WhatsApp message id answering its pending confirmation right now.
   const confirming = new Map<string, string>();
 
-  const messageFor = (meta: ConversationMeta, o: ConversationOutput): OutboundWhatsApp | undefined => {
-    const c = customers.get(meta.customerId);
+  const messageFor = async (tx: StoreRepos, meta: ConversationMeta, o: ConversationOutput): Promise<OutboundWhatsApp | undefined> => {
+    const c = await tx.customers.get(meta.customerId);
     const phone = c && whatsappAddress(c);
     if (!phone) return undefined;
     if (o.type === 'reply') return { kind: 'text', to: phone, text: o.text };
@@ -397,21 +374,21 @@ export function createWhatsAppChannel(deps: {
   };
 
   const sink: ChannelSink = {
-    writeInTx(meta, o) {
+    async write(tx, meta, o) {
       if (o.type === 'confirmation') {
         const waMessageId = confirming.get(meta.conversationId);
-        if (waMessageId) seen.putInTx(handledKey(waMessageId), clock.now());
+        if (waMessageId) await tx.whatsapp.markHandled(waMessageId, clock.now());
         return;
       }
       if (o.type !== 'reply' && o.type !== 'confirm') return;
-      const message = messageFor(meta, o);
+      const message = await messageFor(tx, meta, o);
       if (!message) {
         log.warn({ conversationId: meta.conversationId }, 'no phone number or BSUID for a WhatsApp reply');
         return;
       }
       prepared.set(
         o.id,
-        outboundQueue.prepareInTx({ message, customerId: meta.customerId, conversationId: meta.conversationId, sourceId: o.id }, { id: `out:${o.id}` }),
+        await outboundQueue.prepare(tx, { message, customerId: meta.customerId, conversationId: meta.conversationId, sourceId: o.id }, { id: `out:${o.id}` }),
       );
     },
     deliver(_meta, o) {
@@ -423,9 +400,10 @@ export function createWhatsAppChannel(deps: {
   };
 
   const outbound: WhatsAppOutbound = {
-    prepareProactiveInTx({ messageId, customerId, to, text, template }) {
+    async prepareProactive(tx, { messageId, customerId, to, text, template }) {
       const message: OutboundWhatsApp = template ? { kind: 'template', to, template } : { kind: 'text', to, text };
-      const job = outboundQueue.prepareInTx(
+      const job = await outboundQueue.prepare(
+        tx,
         { message, customerId, conversationId: conversationIdFor(customerId, 'whatsapp'), sourceId: messageId, proactive: true },
         { id: `out:${messageId}` },
       );
@@ -438,24 +416,26 @@ export function createWhatsAppChannel(deps: {
     if (!statuses.length) return;
     let resolvedUnanswered = false;
     const now = clock.now();
-    const updated = await store.transaction(() =>
-      statuses.map((s) => {
+    const updated = await store.transaction(async ({ whatsapp }) => {
+      const out: { s: WhatsAppStatus; d: DeliveryRecord | undefined; applied: boolean }[] = [];
+      for (const s of statuses) {
         const errors = s.errors.length ? { errors: s.errors } : {};
-        const d = deliveries.get(s.providerMessageId) as DeliveryRecord | undefined;
-        const current = d ? d.status : (deliveries.get(earlyKey(s.providerMessageId)) as EarlyStatus | undefined)?.status;
+        const d = await whatsapp.delivery(s.providerMessageId);
+        const current = d ? d.status : (await whatsapp.earlyStatus(s.providerMessageId))?.status;
         const next = advanceStatus(current, s.status);
         const applied = next !== current;
-        if (d && applied) deliveries.putInTx(s.providerMessageId, Object.assign({}, d, { status: next, updatedAt: now }, errors));
-        if (!d && applied) deliveries.putInTx(earlyKey(s.providerMessageId), { status: next, at: now, ...errors });
+        if (d && applied) await whatsapp.putDelivery(Object.assign({}, d, { status: next, updatedAt: now }, errors));
+        if (!d && applied) await whatsapp.putEarlyStatus(s.providerMessageId, Object.assign({ status: next, at: now }, errors));
         // A status for a send whose answer we never got (crash, timeout): it was accepted.
         const jobId = s.callbackData;
-        if (jobId && jobId.startsWith('out:') && s.status !== 'failed' && !sent.get(jobId)) {
-          sent.putInTx(jobId, { providerMessageId: s.providerMessageId, at: now });
+        if (jobId && jobId.startsWith('out:') && s.status !== 'failed' && !(await whatsapp.sent(jobId))) {
+          await whatsapp.putSent(jobId, { providerMessageId: s.providerMessageId, at: now });
           resolvedUnanswered = true;
         }
-        return { s, d, applied };
-      }),
-    );
+        out.push({ s, d, applied });
+      }
+      return out;
+    });
     if (resolvedUnanswered) outboundQueue.expedite();
     for (const { s, d, applied } of updated) {
       telemetry.event({
@@ -572,10 +552,9 @@ export function createWhatsAppChannel(deps: {
     inbound,
     outboundQueue,
     plugin,
-    start() {
+    async start() {
       if (!enabled) return;
-      inbound.start();
-      outboundQueue.start();
+      await Promise.all([inbound.start(), outboundQueue.start()]);
       hub.onChange(() => {
         if (hub.canSend()) outboundQueue.expedite();
       });
@@ -585,25 +564,14 @@ export function createWhatsAppChannel(deps: {
     },
     async prune() {
       const cutoff = clock.now() - retentionMs;
-      const n = await store.transaction(() => {
-        let removed = 0;
-        const drop = (table: { removeInTx(k: string): void }, key: unknown) => {
-          table.removeInTx(key as string);
-          removed++;
-        };
-        for (const { key, value } of seen.range()) if (value < cutoff) drop(seen, key);
-        for (const { key, value } of sent.range()) if (value.at < cutoff) drop(sent, key);
-        for (const { key, value } of deliveries.range()) if (('updatedAt' in value ? value.updatedAt : value.at) < cutoff) drop(deliveries, key);
-        return removed;
-      });
-      return n + (await inbound.prune(cutoff)) + (await outboundQueue.prune(cutoff));
+      return (await book.prune(cutoff)) + (await inbound.prune(cutoff)) + (await outboundQueue.prune(cutoff));
     },
-    diagnostics: () => ({
+    diagnostics: async () => ({
       enabled,
       provider: wa.provider,
       sender: sender.name,
       inbound: { depth: inbound.depth(), inFlight: inbound.inFlight() },
-      outbound: { depth: outboundQueue.depth(), inFlight: outboundQueue.inFlight(), deadLetters: outboundQueue.deadLetters(20).length },
+      outbound: { depth: outboundQueue.depth(), inFlight: outboundQueue.inFlight(), deadLetters: (await outboundQueue.deadLetters(20)).length },
     }),
   };
 }

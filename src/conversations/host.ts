@@ -28,45 +28,17 @@ import {
 import { xstateClock } from '../clock.ts';
 import type { Customer } from '../customers/repo.ts';
 import type { Services } from '../services.ts';
-import { conversationIdFor, type HistoryRepo } from './history.ts';
-import { noteLastMessageInTx } from '../daemon/review-index.ts';
+import { conversationIdFor } from './history.ts';
+import type { Channel, ConversationMeta, ConversationRecord, PendingConfirmation } from '../store/model.ts';
+import type { StoreRepos } from '../store/repos.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
 
-export type Channel = 'web' | 'whatsapp';
-
-export interface ConversationMeta {
-  conversationId: string;
-  customerId: string;
-  externalId?: string;
-  channel: Channel;
-}
-
-export interface PendingConfirmation {
-  id: string;
-  name: string;
-  args: unknown;
-  summary: string;
-}
-
-export interface ConversationRecord extends ConversationMeta {
-  snapshot: unknown;
-  state: string;
-  busy: boolean;
-  updatedAt: number;
-  lastMessageAt?: number;
-  lastCustomerMessageAt?: number;
-  pendingConfirmation?: PendingConfirmation;
-  /** Set by the reflection daemon when it reviews the conversation; cleared by a new customer message. */
-  reviewedAt?: number;
-  reflection?: { verdict: 'resolved' | 'unresolved' | 'unclear'; summary: string; at: number };
-  /** A follow-up decided by the daemon and not yet handed to the proactive actor (survives a crash). */
-  followupPending?: { content: string; decidedAt: number };
-}
+export type { Channel, ConversationMeta, ConversationRecord, PendingConfirmation } from '../store/model.ts';
 
 /** What a channel does with a conversation's outputs. */
 export interface ChannelSink {
   /** Inside the persist transaction: make the output durable for this channel (e.g. an outbound job). */
-  writeInTx?(meta: ConversationMeta, output: ConversationOutput): void;
+  write?(tx: StoreRepos, meta: ConversationMeta, output: ConversationOutput): Promise<void>;
   /** After commit: push it live (open widget sockets). Must not throw. */
   deliver?(meta: ConversationMeta, output: ConversationOutput): void;
 }
@@ -94,7 +66,6 @@ interface Active {
 
 export interface HostDeps {
   services: Services;
-  history: HistoryRepo;
   /** Stamps its output with `at` (the clock's time when the LLM answered). */
   llmStep: (input: LlmStepInput) => Promise<Timed<LlmStepOutput>>;
   invokeTool: (
@@ -117,8 +88,8 @@ export interface ConversationHost {
     message: { messageId: string; text: string; content?: object },
   ): Promise<{ conversationId: string; duplicate: boolean }>;
   confirm(conversationId: string, confirmationId: string, approve: boolean): Promise<boolean>;
-  record(conversationId: string): ConversationRecord | undefined;
-  pendingConfirmation(conversationId: string): PendingConfirmation | undefined;
+  record(conversationId: string): Promise<ConversationRecord | undefined>;
+  pendingConfirmation(conversationId: string): Promise<PendingConfirmation | undefined>;
   /** Activates every conversation that was mid-turn when the process stopped. */
   resumeBusy(): Promise<number>;
   passivate(conversationIds: string[]): Promise<void>;
@@ -145,10 +116,11 @@ function stateName(value: unknown): string {
 }
 
 export function createConversationHost(deps: HostDeps): ConversationHost {
-  const { services, history } = deps;
+  const { services } = deps;
   const { store, clock, logger, telemetry, config } = services;
-  const records = store.table<ConversationRecord>('conversations');
   const active = new Map<string, Active>();
+  /** Conversations being read from the store to be activated: one actor per conversation, however many events race. */
+  const activating = new Map<string, Promise<Active>>();
   let stopping = false;
 
   const log = logger.child({ component: 'conversations' });
@@ -188,14 +160,15 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     }
   };
 
-  /** Returns false when the output was not written (a customer message already stored). */
-  const writeInTx = (a: Active, record: ConversationRecord, { o, at }: Pending): boolean => {
+  /** In the persist transaction; resolves false when the output was not written (a customer message already stored). */
+  const writeOutput = async (tx: StoreRepos, a: Active, record: ConversationRecord, { o, at }: Pending): Promise<boolean> => {
     const id = a.meta.conversationId;
+    const history = tx.history;
     switch (o.type) {
       case 'customer':
         // The authority on duplicates: reads in the transaction see every committed (and this batch's) message.
-        if (history.seenInTx(id, o.messageId)) return false;
-        history.appendInTx({
+        if (await history.seen(id, o.messageId)) return false;
+        await history.append({
           id: o.messageId,
           conversationId: id,
           role: 'user',
@@ -204,18 +177,17 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
           turnId: `${id}:${o.messageId}`,
           ...(o.content ? { data: { content: o.content } } : {}),
         });
-        history.markSeenInTx(id, o.messageId);
         record.lastMessageAt = at;
         record.lastCustomerMessageAt = at;
         record.reviewedAt = undefined;
         break;
       case 'reply':
-        history.appendInTx({ id: o.id, conversationId: id, role: 'assistant', text: o.text, at, turnId: o.turnId });
+        await history.append({ id: o.id, conversationId: id, role: 'assistant', text: o.text, at, turnId: o.turnId });
         record.lastMessageAt = at;
         break;
       case 'tool':
         if (o.phase === 'invoked') {
-          history.appendInTx({
+          await history.append({
             id: `${o.callId}:invoked`,
             conversationId: id,
             role: 'tool',
@@ -227,12 +199,12 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         } else {
           const data: Record<string, unknown> = { phase: o.phase, name: o.name, ok: o.phase === 'result', content: o.content, durationMs: o.durationMs };
           if (o.error !== undefined) data.error = o.error;
-          history.appendInTx({ id: `${o.callId}:${o.phase}`, conversationId: id, role: 'tool', text: o.error ?? '', at, turnId: o.turnId, data });
+          await history.append({ id: `${o.callId}:${o.phase}`, conversationId: id, role: 'tool', text: o.error ?? '', at, turnId: o.turnId, data });
         }
         break;
       case 'confirm':
         record.pendingConfirmation = { id: o.id, name: o.name, args: o.args, summary: o.summary };
-        history.appendInTx({
+        await history.append({
           id: o.id,
           conversationId: id,
           role: 'confirmation',
@@ -244,7 +216,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         break;
       case 'confirmation':
         record.pendingConfirmation = undefined;
-        history.appendInTx({
+        await history.append({
           id: `${o.id}:${o.outcome}`,
           conversationId: id,
           role: 'confirmation',
@@ -256,7 +228,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       default:
         break;
     }
-    if (o.type !== 'customer') deps.sinks[a.meta.channel]?.writeInTx?.(a.meta, o);
+    if (o.type !== 'customer') await deps.sinks[a.meta.channel]?.write?.(tx, a.meta, o);
     return true;
   };
 
@@ -271,18 +243,18 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         const value = a.actor.getSnapshot().value;
         let written = batch;
         try {
-          await store.transaction(() => {
-            const previous = records.get(a.meta.conversationId);
+          await store.transaction(async (tx) => {
+            // Fields others write (the daemon's verdict and follow-up) are kept from the latest record.
+            const previous = await tx.conversations.lock(a.meta.conversationId);
             const record: ConversationRecord = Object.assign({}, previous, a.meta, {
               snapshot,
               state: stateName(value),
               busy: value !== 'idle',
               updatedAt: clock.now(),
             });
-            written = batch.filter((o) => writeInTx(a, record, o));
-            records.putInTx(a.meta.conversationId, record);
-            // The reflection daemon reads this index instead of scanning every record.
-            noteLastMessageInTx(store, a.meta.conversationId, previous?.lastMessageAt, record.lastMessageAt);
+            written = [];
+            for (const entry of batch) if (await writeOutput(tx, a, record, entry)) written.push(entry);
+            await tx.conversations.put(record);
           });
         } catch (err) {
           // Keep the outputs; the next write (retried below) carries them.
@@ -420,7 +392,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     a.persistRequested = undefined;
     retire(a);
     const idle = logic.getPersistedSnapshot(logic.resolveState({ value: 'idle', context: Object.assign({}, context, { turn: undefined }) }));
-    const fresh = activate(a.meta, idle);
+    const fresh = activateFrom(a.meta, { snapshot: idle, busy: false });
     fresh.failures = a.failures;
     const at = clock.now();
     fresh.pending.push(...kept, ...abandonedTurnOutputs(turn).map((o) => ({ o, at })));
@@ -439,14 +411,29 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     // What it acknowledged is in its last stored state (messages are acknowledged only once stored): bring it back
     // from there later, so those messages are answered even if the customer writes nothing more.
     clock.setTimeout(() => {
-      if (!stopping && !active.has(a.meta.conversationId)) activate(a.meta);
+      if (!stopping && !active.has(a.meta.conversationId)) void activate(a.meta).catch((err) => log.warn({ err }, 'conversation could not be brought back'));
     }, REACTIVATE_AFTER_MS);
   };
 
-  const activate = (meta: ConversationMeta, from?: unknown): Active => {
+  /** The conversation's actor: the live one, or one restored from its stored record (one read, however many callers race). */
+  const activate = (meta: ConversationMeta): Promise<Active> => {
+    const existing = active.get(meta.conversationId);
+    if (existing && !existing.stopped) return Promise.resolve(existing);
+    let pending = activating.get(meta.conversationId);
+    if (!pending) {
+      pending = store.conversations
+        .get(meta.conversationId)
+        .then((saved) => activateFrom(meta, saved))
+        .finally(() => activating.delete(meta.conversationId));
+      activating.set(meta.conversationId, pending);
+    }
+    return pending;
+  };
+
+  /** Starts the conversation's actor from `saved` (its snapshot; none: a new conversation), unless one is live. */
+  const activateFrom = (meta: ConversationMeta, saved: { snapshot?: unknown; busy?: boolean } | undefined): Active => {
     const existing = active.get(meta.conversationId);
     if (existing && !existing.stopped) return existing;
-    const saved = from === undefined ? records.get(meta.conversationId) : { snapshot: from, busy: false };
     const a = { meta, pending: [], writing: false, failures: 0, lastActiveAt: clock.now(), stopped: false } as unknown as Active;
     if (saved?.busy) a.resumeUntil = clock.now() + config.safety.invoke_timeout_ms;
     const input = {
@@ -503,8 +490,9 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
   const host: ConversationHost = {
     async receive(customer, channel, message) {
       const meta = metaFor(customer, channel);
-      if (history.seen(meta.conversationId, message.messageId)) return { conversationId: meta.conversationId, duplicate: true };
-      const a = activate(meta);
+      // The actor remembers only its recent message ids: the store is the authority on older ones.
+      if (await store.history.seen(meta.conversationId, message.messageId)) return { conversationId: meta.conversationId, duplicate: true };
+      const a = await activate(meta);
       a.lastActiveAt = clock.now();
       // Re-sent before the first copy is durable: the actor already has it (the same check as its guard);
       // acknowledge once the write that carries the first copy has committed.
@@ -520,22 +508,22 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       return { conversationId: meta.conversationId, duplicate: false };
     },
     async confirm(conversationId, confirmationId, approve) {
-      const record = records.get(conversationId);
+      const record = await store.conversations.get(conversationId);
       if (!record) return false;
-      const a = activate({ conversationId, customerId: record.customerId, externalId: record.externalId, channel: record.channel });
+      const a = await activate({ conversationId, customerId: record.customerId, externalId: record.externalId, channel: record.channel });
       if (record.pendingConfirmation?.id !== confirmationId) return false;
       const durable = requestPersist(a);
       a.actor.send({ type: 'customer.confirm', at: clock.now(), confirmationId, approve } as never);
       await durable;
       return true;
     },
-    record: (conversationId) => records.get(conversationId),
-    pendingConfirmation: (conversationId) => records.get(conversationId)?.pendingConfirmation,
+    record: (conversationId) => store.conversations.get(conversationId),
+    pendingConfirmation: async (conversationId) => (await store.conversations.get(conversationId))?.pendingConfirmation,
     async resumeBusy() {
       let n = 0;
-      for (const { value } of records.range()) {
-        if (!value.busy || active.has(value.conversationId)) continue;
-        activate({ conversationId: value.conversationId, customerId: value.customerId, externalId: value.externalId, channel: value.channel });
+      for (const meta of await store.conversations.busy()) {
+        if (active.has(meta.conversationId)) continue;
+        await activate(meta);
         n++;
       }
       if (n) log.info({ resumed: n }, 'resumed conversations that were mid-turn');

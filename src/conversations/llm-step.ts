@@ -6,7 +6,8 @@ import type { Config } from '../config/schema.ts';
 import type { ObservedLlmRequest } from '../llm/resilient.ts';
 import type { ChatMessage, LlmProvider, ToolSpec } from '../llm/types.ts';
 import type { SdkHub, Services } from '../services.ts';
-import type { HistoryRepo, MessageRecord } from './history.ts';
+import type { MessageRecord } from '../store/model.ts';
+import type { HistoryStore } from '../store/repos.ts';
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are a customer support assistant. Use the available tools to look up or change the customer's data; " +
@@ -39,7 +40,7 @@ function transcriptToMessages(transcript: TurnEntry[]): ChatMessage[] {
   });
 }
 
-export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub: SdkHub; history: HistoryRepo }) {
+export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub: SdkHub; history: HistoryStore }) {
   const { services, llm, hub, history } = deps;
   const { config } = services;
 
@@ -50,14 +51,17 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
   const keep = config.session.history_window + 10;
   const windows = new Map<string, { seq: number; entries: { turnId?: string; message: ChatMessage }[] }>();
   const toChat = (r: MessageRecord) => ({ turnId: r.turnId, message: { role: r.role as 'user' | 'assistant', content: r.text } as ChatMessage });
-  const pastFor = (input: LlmStepInput): ChatMessage[] => {
+  const pastFor = async (input: LlmStepInput): Promise<ChatMessage[]> => {
     let w = windows.get(input.conversationId);
     if (!w) {
-      const seq = history.lastSeq(input.conversationId);
-      w = { seq, entries: history.recent(input.conversationId, keep, ['user', 'assistant']).map(toChat) };
+      // One read gives the records and where they end, so the next step's `since` neither skips nor repeats one.
+      // Tool and confirmation records sit between the messages: read enough to keep `keep` messages.
+      const page = await history.page(input.conversationId, { limit: keep * 4 });
+      const messages = page.filter(({ record }) => record.role === 'user' || record.role === 'assistant').slice(-keep);
+      w = { seq: page.length ? page[page.length - 1].seq : 0, entries: messages.map(({ record }) => toChat(record)) };
       windows.set(input.conversationId, w);
     } else {
-      for (const { seq, record } of history.since(input.conversationId, w.seq)) {
+      for (const { seq, record } of await history.since(input.conversationId, w.seq)) {
         w.seq = seq;
         if (record.role === 'user' || record.role === 'assistant') w.entries.push(toChat(record));
       }
@@ -75,7 +79,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
   const step = async (input: LlmStepInput): Promise<Timed<LlmStepOutput>> => {
     const catalog = hub.catalog();
     const tools: ToolSpec[] = catalog.map((f) => ({ name: f.name, description: f.description, parameters: f.parameters }));
-    const past = pastFor(input);
+    const past = await pastFor(input);
     const messages: ChatMessage[] = [
       { role: 'system', content: config.llm.system_prompt ?? DEFAULT_SYSTEM_PROMPT },
       ...past.slice(-config.session.history_window),

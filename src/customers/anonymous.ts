@@ -5,9 +5,10 @@
 // externalId gets a separate, empty record, and a magic link for that externalId later creates the
 // real customer beside it instead of handing the visitor's record over. `anon:` is reserved: a magic
 // link may not be asked for an externalId that starts with it.
+import { ANONYMOUS_PREFIX } from '../store/model.ts';
 import type { Customer, CustomerRepo } from './repo.ts';
 
-export const ANONYMOUS_PREFIX = 'anon:';
+export { ANONYMOUS_PREFIX } from '../store/model.ts';
 
 export const anonymousExternalId = (claimedId: string) => `${ANONYMOUS_PREFIX}${claimedId}`;
 export const isAnonymousExternalId = (externalId: string) => externalId.startsWith(ANONYMOUS_PREFIX);
@@ -20,9 +21,9 @@ export type AnonymousResult = { ok: true; customer: Customer } | { ok: false; re
  */
 export async function resumeAnonymous(customers: CustomerRepo, claimed: { customerId: string; email: string }): Promise<AnonymousResult> {
   const externalId = anonymousExternalId(claimed.customerId);
-  let customer = customers.findBy('ext', externalId);
+  let customer = await customers.findBy('ext', externalId);
   if (!customer) {
-    const taken = customers.get(claimed.customerId);
+    const taken = await customers.get(claimed.customerId);
     if (taken && !isAnonymousExternalId(taken.externalId)) return { ok: false, reason: 'This customer can only be resumed with a session token' };
     customer = await customers.upsert({ externalId, customerId: claimed.customerId, email: claimed.email });
   }

@@ -1,30 +1,16 @@
 // Customers and their identities. A customer is found by its externalId (the
 // integrator's own id), its email, or its WhatsApp identity: a phone (E.164)
 // and/or a business-scoped user id (BSUID), Meta's id for users who may hide
-// their number behind a username.
+// their number behind a username. The rules live here; the store keeps records.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import type { Store } from '../store/types.ts';
-import { isAnonymousExternalId } from './anonymous.ts';
+import type { Customer, IdentityKind } from '../store/model.ts';
+import type { CustomerStore, Store } from '../store/repos.ts';
 
-export interface Customer {
-  customerId: string;
-  externalId: string;
-  email?: string;
-  phone?: string;
-  /** WhatsApp business-scoped user id: a username-only user is reachable by it alone. */
-  bsuid?: string;
-  createdAt: number;
-  /** Proactive messaging consent; unset means not opted in. */
-  optIn?: boolean;
-  /** Last inbound message time per channel (the WhatsApp 24-hour window reads `whatsapp`). */
-  lastInboundAt?: { web?: number; whatsapp?: number };
-}
+export type { Customer, IdentityKind } from '../store/model.ts';
 
 export type LinkResult =
   { ok: true; customer: Customer } | { ok: false; reason: 'unknown_customer' } | { ok: false; reason: 'conflict'; ownerExternalId: string };
-
-export type IdentityKind = 'ext' | 'email' | 'phone' | 'bsuid';
 
 /** A WhatsApp user as Meta names it: phone (E.164), BSUID, or both. */
 export interface WhatsAppIdentity {
@@ -36,11 +22,10 @@ export type IdentityChangeResult =
   | { changed: true; customer: Customer }
   /** No customer has the previous ids (nothing to update), or the new ones already belong to it. */
   | { changed: false; customer?: Customer; reason: 'unknown_customer' | 'already_applied' };
-const identityKey = (kind: IdentityKind, value: string) => `${kind}:${kind === 'email' ? value.toLowerCase() : value}`;
 
 export interface CustomerRepo {
-  get(customerId: string): Customer | undefined;
-  findBy(kind: IdentityKind, value: string): Customer | undefined;
+  get(customerId: string): Promise<Customer | undefined>;
+  findBy(kind: IdentityKind, value: string): Promise<Customer | undefined>;
   /**
    * Finds the customer with this externalId or creates it, atomically; fills in
    * email/phone when given and not yet set.
@@ -68,108 +53,93 @@ export interface CustomerRepo {
 }
 
 export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
-  const customers = store.table<Customer>('customers');
-  const identities = store.table<string>('identities');
-
-  const findBy = (kind: IdentityKind, value: string) => {
-    const id = identities.get(identityKey(kind, value));
-    return id ? customers.get(id) : undefined;
-  };
-
   const update = (customerId: string, change: (c: Customer) => Customer | undefined) =>
-    store.transaction(() => {
-      const current = customers.get(customerId);
+    store.transaction(async (tx) => {
+      const current = await tx.customers.lock(customerId);
       if (!current) return undefined;
       const next = change(current);
-      if (next) customers.putInTx(customerId, next);
+      if (next) await tx.customers.save(next, current);
       return next ?? current;
     });
 
-  /** Inside a transaction: `kind` of `c` becomes `value`; the old value's identity goes, another owner gives it up. */
-  const setWhatsAppIdInTx = (c: Customer, kind: 'phone' | 'bsuid', value: string): Customer => {
-    const owner = findBy(kind, value);
+  /** In a transaction: `kind` of `c` becomes `value`; another owner gives it up. */
+  const setWhatsAppId = async (customers: CustomerStore, c: Customer, kind: 'phone' | 'bsuid', value: string): Promise<Customer> => {
+    const owner = await customers.findBy(kind, value);
     if (owner && owner.customerId !== c.customerId) {
       const { [kind]: _, ...rest } = owner;
-      customers.putInTx(owner.customerId, rest as Customer);
+      await customers.save(rest as Customer, owner);
     }
-    const old = c[kind];
-    if (old && old !== value) identities.removeInTx(identityKey(kind, old));
-    identities.putInTx(identityKey(kind, value), c.customerId);
     return Object.assign({}, c, { [kind]: value });
   };
 
   return {
-    get: (customerId) => customers.get(customerId),
-    findBy,
+    get: (customerId) => store.customers.get(customerId),
+    findBy: (kind, value) => store.customers.findBy(kind, value),
     upsert: (fields) =>
-      store.transaction(() => {
-        const existing = findBy('ext', fields.externalId);
+      store.transaction(async ({ customers }) => {
+        await customers.lockIdentity('ext', fields.externalId);
+        const existing = await customers.findBy('ext', fields.externalId);
         const c: Customer = existing
-          ? { ...existing }
+          ? Object.assign({}, existing)
           : { customerId: fields.customerId ?? `cus_${randomUUID()}`, externalId: fields.externalId, createdAt: clock.now() };
         if (fields.email && !c.email) c.email = fields.email;
-        if (fields.phone && !c.phone && !findBy('phone', fields.phone)) c.phone = fields.phone;
-        customers.putInTx(c.customerId, c);
-        identities.putInTx(identityKey('ext', c.externalId), c.customerId);
-        // An anonymous visitor's email is a claim nobody verified: it stays out of the shared index (anonymous.ts).
-        if (c.email && !isAnonymousExternalId(c.externalId)) identities.putInTx(identityKey('email', c.email), c.customerId);
-        if (c.phone) identities.putInTx(identityKey('phone', c.phone), c.customerId);
+        if (fields.phone && !c.phone && !(await customers.findBy('phone', fields.phone))) c.phone = fields.phone;
+        await customers.save(c, existing);
         return c;
       }),
     linkPhone: (externalId, phone) =>
-      store.transaction((): LinkResult => {
-        const c = findBy('ext', externalId);
+      store.transaction(async ({ customers }): Promise<LinkResult> => {
+        await customers.lockIdentity('phone', phone);
+        const c = await customers.findBy('ext', externalId);
         if (!c) return { ok: false, reason: 'unknown_customer' };
-        const previousOwner = findBy('phone', phone);
+        const previousOwner = await customers.findBy('phone', phone);
         if (previousOwner && previousOwner.customerId !== c.customerId && previousOwner.externalId !== phone) {
           return { ok: false, reason: 'conflict', ownerExternalId: previousOwner.externalId };
         }
-        if (c.phone && c.phone !== phone) identities.removeInTx(identityKey('phone', c.phone));
         if (previousOwner && previousOwner.customerId !== c.customerId) {
           const { phone: _, ...rest } = previousOwner;
-          customers.putInTx(previousOwner.customerId, rest as Customer);
+          await customers.save(rest as Customer, previousOwner);
         }
         const next = Object.assign({}, c, { phone });
-        customers.putInTx(c.customerId, next);
-        identities.putInTx(identityKey('phone', phone), c.customerId);
+        await customers.save(next, c);
         return { ok: true, customer: next };
       }),
-    resolveWhatsApp: (ids) => {
+    resolveWhatsApp: async (ids) => {
       // Nearly always the customer is known with exactly these ids: a read, no write transaction.
-      const known = (ids.phone ? findBy('phone', ids.phone) : undefined) ?? (ids.bsuid ? findBy('bsuid', ids.bsuid) : undefined);
-      if (known && (!ids.phone || known.phone === ids.phone) && (!ids.bsuid || known.bsuid === ids.bsuid)) return Promise.resolve(known);
-      return store.transaction(() => {
-        const byPhone = ids.phone ? findBy('phone', ids.phone) : undefined;
-        const byBsuid = ids.bsuid ? findBy('bsuid', ids.bsuid) : undefined;
+      const known = (ids.phone ? await store.customers.findBy('phone', ids.phone) : undefined) ?? (ids.bsuid ? await store.customers.findBy('bsuid', ids.bsuid) : undefined);
+      if (known && (!ids.phone || known.phone === ids.phone) && (!ids.bsuid || known.bsuid === ids.bsuid)) return known;
+      return store.transaction(async ({ customers }) => {
         const externalId = (ids.phone ?? ids.bsuid)!;
-        let c: Customer = byPhone ?? byBsuid ?? findBy('ext', externalId) ?? { customerId: `cus_${randomUUID()}`, externalId, createdAt: clock.now() };
-        const before = c;
-        if (ids.phone && c.phone !== ids.phone) c = setWhatsAppIdInTx(c, 'phone', ids.phone);
-        if (ids.bsuid && c.bsuid !== ids.bsuid) c = setWhatsAppIdInTx(c, 'bsuid', ids.bsuid);
-        if (c !== before || (!byPhone && !byBsuid)) {
-          customers.putInTx(c.customerId, c);
-          identities.putInTx(identityKey('ext', c.externalId), c.customerId);
-        }
+        // One WhatsApp user at a time: two first messages of a new user must not create two customers.
+        await customers.lockIdentity('ext', externalId);
+        const byPhone = ids.phone ? await customers.findBy('phone', ids.phone) : undefined;
+        const byBsuid = ids.bsuid ? await customers.findBy('bsuid', ids.bsuid) : undefined;
+        const existing = byPhone ?? byBsuid ?? (await customers.findBy('ext', externalId));
+        let c: Customer = existing ?? { customerId: `cus_${randomUUID()}`, externalId, createdAt: clock.now() };
+        if (ids.phone && c.phone !== ids.phone) c = await setWhatsAppId(customers, c, 'phone', ids.phone);
+        if (ids.bsuid && c.bsuid !== ids.bsuid) c = await setWhatsAppId(customers, c, 'bsuid', ids.bsuid);
+        if (c !== existing) await customers.save(c, existing);
         return c;
       });
     },
     changeWhatsAppIdentity: (previous, next) =>
-      store.transaction((): IdentityChangeResult => {
-        const known = (ids: WhatsAppIdentity) => (ids.bsuid ? findBy('bsuid', ids.bsuid) : undefined) ?? (ids.phone ? findBy('phone', ids.phone) : undefined);
-        const c = known(previous);
+      store.transaction(async ({ customers }): Promise<IdentityChangeResult> => {
+        const known = async (ids: WhatsAppIdentity) =>
+          (ids.bsuid ? await customers.findBy('bsuid', ids.bsuid) : undefined) ?? (ids.phone ? await customers.findBy('phone', ids.phone) : undefined);
+        const c = await known(previous);
         if (!c) {
-          const already = known(next);
+          const already = await known(next);
           return already ? { changed: false, customer: already, reason: 'already_applied' } : { changed: false, reason: 'unknown_customer' };
         }
         let updated = c;
-        if (next.phone && updated.phone !== next.phone) updated = setWhatsAppIdInTx(updated, 'phone', next.phone);
-        if (next.bsuid && updated.bsuid !== next.bsuid) updated = setWhatsAppIdInTx(updated, 'bsuid', next.bsuid);
+        if (next.phone && updated.phone !== next.phone) updated = await setWhatsAppId(customers, updated, 'phone', next.phone);
+        if (next.bsuid && updated.bsuid !== next.bsuid) updated = await setWhatsAppId(customers, updated, 'bsuid', next.bsuid);
         if (updated === c) return { changed: false, customer: c, reason: 'already_applied' };
-        customers.putInTx(c.customerId, updated);
+        await customers.save(updated, c);
         return { changed: true, customer: updated };
       }),
     setOptIn: async (externalId, optIn) => {
-      const c = findBy('ext', externalId);
+      const c = await store.customers.findBy('ext', externalId);
       if (!c) return undefined;
       return update(c.customerId, (cur) => Object.assign({}, cur, { optIn }));
     },

@@ -16,14 +16,12 @@
 // - Before sending, one transaction re-reads the record and drops the follow-up
 //   if the customer wrote again (or anything was said) after the decision.
 import { z } from 'zod';
-import type { ConversationRecord } from '../conversations/host.ts';
+import { MAX_REVIEW_ATTEMPTS, type ConversationRecord } from '../store/model.ts';
 import { BLOCK_REASONS } from '../../machines/proactive.ts';
-import type { HistoryRepo } from '../conversations/history.ts';
 import type { LlmProvider } from '../llm/types.ts';
 import type { Services } from '../services.ts';
 import type { CycleResult } from '../../machines/daemon.ts';
 import { REFLECTION_PROMPT, renderTranscript } from './transcript.ts';
-import { createReviewIndex } from './review-index.ts';
 import type { ObservedLlmRequest } from '../llm/resilient.ts';
 
 const SUMMARY_MAX = 2000;
@@ -77,21 +75,17 @@ export function parseVerdict(text: string | null): Verdict {
   return { verdict: 'unclear', summary: text.trim().slice(0, 200) };
 }
 
-export const MAX_REVIEW_ATTEMPTS = 3;
+export { MAX_REVIEW_ATTEMPTS } from '../store/model.ts';
 export const MAX_FOLLOWUP_ATTEMPTS = 3;
 
-/** The daemon's own bookkeeping on the conversation record (the host keeps unknown fields when it writes). */
-export type ReviewedRecord = ConversationRecord & {
-  reviewAttempt?: { lastMessageAt: number; attempts: number; at: number };
-  followupPending?: { content: string; decidedAt: number; attempts?: number };
-};
+/** The daemon's own bookkeeping is on the conversation record (the host keeps those fields when it writes). */
+export type ReviewedRecord = ConversationRecord;
 
 const GUARDRAIL_REASONS = new Set<string>(Object.values(BLOCK_REASONS));
 
 export interface ReflectionDeps {
   services: Services;
   llm: LlmProvider;
-  history: HistoryRepo;
   /** The proactive service's send: resolves accepted or blocked (one of seven reasons); rejects on an internal failure. */
   sendFollowup: (req: {
     customerExternalId: string;
@@ -102,10 +96,8 @@ export interface ReflectionDeps {
 }
 
 export function createReflectionCycle(deps: ReflectionDeps) {
-  const { services, llm, history } = deps;
+  const { services, llm } = deps;
   const { store, clock, config, telemetry, logger } = services;
-  const records = store.table<ReviewedRecord>('conversations');
-  const index = createReviewIndex(store);
   const attemptsFor = (r: ReviewedRecord) => (r.reviewAttempt && r.reviewAttempt.lastMessageAt === r.lastMessageAt ? r.reviewAttempt.attempts : 0);
 
   const needsReview = (r: ReviewedRecord) =>
@@ -123,18 +115,18 @@ export function createReflectionCycle(deps: ReflectionDeps) {
 
   /** Records an attempt before the LLM call; returns its number, or 0 when the record is no longer eligible. */
   const claim = (r: ReviewedRecord, now: number) =>
-    store.transaction(() => {
-      const current = records.get(r.conversationId);
+    store.transaction(async ({ conversations }) => {
+      const current = await conversations.lock(r.conversationId);
       if (!current || current.lastMessageAt !== r.lastMessageAt || !eligible(current, now)) return 0;
       const attempts = attemptsFor(current) + 1;
-      records.putInTx(r.conversationId, Object.assign({}, current, { reviewAttempt: { lastMessageAt: current.lastMessageAt!, attempts, at: now } }));
+      await conversations.put(Object.assign({}, current, { reviewAttempt: { lastMessageAt: current.lastMessageAt!, attempts, at: now } }));
       return attempts;
     });
 
   const review = async (r: ReviewedRecord): Promise<boolean> => {
     const attempt = await claim(r, clock.now());
     if (attempt === 0) return false;
-    const transcript = renderTranscript(history.recent(r.conversationId, 50));
+    const transcript = renderTranscript(await store.history.recent(r.conversationId, 50));
     const turnId = `${r.conversationId}:reflection:${r.lastMessageAt}`;
     let verdict: Verdict;
     const base = { turnId, conversationId: r.conversationId, customerId: r.customerId, sequence: attempt, purpose: 'reflection' as const };
@@ -202,15 +194,12 @@ export function createReflectionCycle(deps: ReflectionDeps) {
     }
     const now = clock.now();
     const wantsFollowup = verdict.verdict === 'unresolved' && config.daemon.proactive_followup;
-    const stored = await store.transaction(() => {
-      const current = records.get(r.conversationId);
+    const stored = await store.transaction(async ({ conversations }) => {
+      const current = await conversations.lock(r.conversationId);
       if (!current || current.lastMessageAt !== r.lastMessageAt) return false;
       if (current.reviewedAt !== undefined && current.reviewedAt >= current.lastMessageAt!) return false; // already has its verdict
       const { reviewAttempt: _, ...rest } = current;
-      index.removeReviewInTx(current.lastMessageAt!, r.conversationId);
-      if (wantsFollowup) index.putFollowupInTx(r.conversationId);
-      records.putInTx(
-        r.conversationId,
+      await conversations.put(
         Object.assign(
           {},
           rest,
@@ -224,9 +213,8 @@ export function createReflectionCycle(deps: ReflectionDeps) {
     return stored;
   };
 
-  /** Inside a transaction: the record without its pending follow-up (and the index without its key). */
+  /** The record without its pending follow-up. */
   const withoutPending = (r: ReviewedRecord): ReviewedRecord => {
-    index.removeFollowupInTx(r.conversationId);
     const { followupPending: _, ...rest } = r;
     return rest as ReviewedRecord;
   };
@@ -234,19 +222,18 @@ export function createReflectionCycle(deps: ReflectionDeps) {
   /** Check-and-clear in one transaction: what to send, or why the pending follow-up was dropped. */
   const takeForSending = (conversationId: string) =>
     store.transaction(
-      (): { send: NonNullable<ReviewedRecord['followupPending']>; record: ReviewedRecord } | { dropped: string; record: ReviewedRecord } | undefined => {
-        const current = records.get(conversationId);
+      async ({
+        conversations,
+      }): Promise<{ send: NonNullable<ReviewedRecord['followupPending']>; record: ReviewedRecord } | { dropped: string; record: ReviewedRecord } | undefined> => {
+        const current = await conversations.lock(conversationId);
         const pending = current?.followupPending;
-        if (!current || !pending) {
-          index.removeFollowupInTx(conversationId);
-          return undefined;
-        }
+        if (!current || !pending) return undefined;
         let dropped: string | undefined;
         if (!current.externalId) dropped = 'no customer externalId';
         else if (current.reviewedAt === undefined || (current.lastCustomerMessageAt ?? 0) > pending.decidedAt) dropped = 'the customer wrote again';
         else if ((current.lastMessageAt ?? 0) > pending.decidedAt) dropped = 'the conversation moved on';
         if (dropped === undefined) return { send: pending, record: current };
-        records.putInTx(conversationId, withoutPending(current));
+        await conversations.put(withoutPending(current));
         return { dropped, record: current };
       },
     );
@@ -275,11 +262,10 @@ export function createReflectionCycle(deps: ReflectionDeps) {
     const settled = result !== undefined && (result.accepted || GUARDRAIL_REASONS.has(result.reason ?? ''));
     const attempts = (taken.send.attempts ?? 0) + 1;
     const gaveUp = !settled && attempts >= MAX_FOLLOWUP_ATTEMPTS;
-    await store.transaction(() => {
-      const current = records.get(conversationId);
+    await store.transaction(async ({ conversations }) => {
+      const current = await conversations.lock(conversationId);
       if (current?.followupPending?.decidedAt !== taken.send.decidedAt) return;
-      records.putInTx(
-        conversationId,
+      await conversations.put(
         settled || gaveUp ? withoutPending(current) : Object.assign({}, current, { followupPending: Object.assign({}, current.followupPending, { attempts }) }),
       );
     });
@@ -291,30 +277,21 @@ export function createReflectionCycle(deps: ReflectionDeps) {
     return result?.accepted === true;
   };
 
-  // Conversations written before the index existed were indexed by the schema-2 migration.
-  const selectByIndex = async (now: number) => {
+  /** The store's work list (engines index `reviewDueAt` on every write), re-checked against each record. */
+  const select = async (now: number) => {
     const candidates: ReviewedRecord[] = [];
-    const stale: { lastMessageAt: number; conversationId: string }[] = [];
-    for (const entry of index.due(now - config.daemon.idle_minutes * 60_000)) {
+    const due = await store.conversations.dueForReview(now - config.daemon.idle_minutes * 60_000, config.daemon.max_per_cycle * 4);
+    for (const entry of due) {
       if (candidates.length >= config.daemon.max_per_cycle) break;
-      const r = records.get(entry.conversationId);
-      if (!r || r.lastMessageAt !== entry.lastMessageAt || !needsReview(r)) stale.push(entry);
-      else if (!r.followupPending && eligible(r, now)) candidates.push(r);
+      const r = await store.conversations.get(entry.conversationId);
+      if (r && r.lastMessageAt === entry.lastMessageAt && needsReview(r) && !r.followupPending && eligible(r, now)) candidates.push(r);
     }
-    if (stale.length) {
-      await store.transaction(() => {
-        for (const e of stale) {
-          const r = records.get(e.conversationId);
-          if (!r || r.lastMessageAt !== e.lastMessageAt || !needsReview(r)) index.removeReviewInTx(e.lastMessageAt, e.conversationId);
-        }
-      });
-    }
-    return { pending: [...index.pendingFollowups()], candidates };
+    return { pending: await store.conversations.withPendingFollowup(config.daemon.max_per_cycle * 4), candidates };
   };
 
   return async function runCycle(): Promise<CycleResult> {
     const now = clock.now();
-    const { pending, candidates } = await selectByIndex(now);
+    const { pending, candidates } = await select(now);
     let reviewed = 0;
     let followups = 0;
     for (const r of candidates) {
@@ -324,7 +301,9 @@ export function createReflectionCycle(deps: ReflectionDeps) {
         logger.warn({ err, conversationId: r.conversationId }, 'reflection failed');
       }
     }
-    for (const r of candidates) if (records.get(r.conversationId)?.followupPending && !pending.includes(r.conversationId)) pending.push(r.conversationId);
+    for (const r of candidates) {
+      if ((await store.conversations.get(r.conversationId))?.followupPending && !pending.includes(r.conversationId)) pending.push(r.conversationId);
+    }
     for (const id of pending) {
       try {
         if (await sendPending(id)) followups++;

@@ -5,7 +5,8 @@ import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES, type HistoryEntry } from '..
 import { resumeAnonymous } from '../customers/anonymous.ts';
 import type { CustomerRepo, Customer } from '../customers/repo.ts';
 import type { ConversationHost } from '../conversations/host.ts';
-import { conversationIdFor, type HistoryRepo } from '../conversations/history.ts';
+import { conversationIdFor } from '../conversations/history.ts';
+import type { HistoryStore } from '../store/repos.ts';
 import { sendError } from '../http/errors.ts';
 import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
 import { createRateLimiter } from '../limits/rate-limiter.ts';
@@ -21,7 +22,7 @@ export interface SessionTokenVerifier {
 export interface WidgetGatewayOptions {
   services: Services;
   customers: CustomerRepo;
-  history: HistoryRepo;
+  history: HistoryStore;
   host: ConversationHost;
   sessions: WebSessions;
   tokens: SessionTokenVerifier;
@@ -82,7 +83,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         if (frame.authToken) {
           const v = o.tokens.verify(frame.authToken, frame.customerId);
           if (!v.ok) return refuse('unauthorized', `Session token refused (${v.reason})`);
-          found = customers.get(frame.customerId);
+          found = await customers.get(frame.customerId);
           if (!found) return refuse('unauthorized', 'Unknown customer');
         } else if (config.identity.allow_anonymous) {
           if (!frame.email) return refuse('unauthorized', 'Anonymous init needs customerId and email');
@@ -95,8 +96,10 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         clock.clearTimeout(initTimer);
         customer = found;
         conversationId = conversationIdFor(found.customerId, 'web');
-        sessions.add(found.customerId, socket);
-        const entries: HistoryEntry[] = history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant']).map((r) => ({
+        // Added before the history is read (nothing committed in between is missed), held until `ready` is out.
+        sessions.add(found.customerId, socket, { hold: true });
+        const [records, pending] = await Promise.all([history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant']), host.pendingConfirmation(conversationId)]);
+        const entries: HistoryEntry[] = records.map((r) => ({
           id: r.id,
           role: r.role as 'user' | 'assistant',
           text: r.text,
@@ -104,8 +107,9 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
           ...(r.proactive ? { proactive: true } : {}),
         }));
         sendFrame(socket, { type: 'ready', customerId: found.customerId, conversationId, history: entries });
-        const pending = host.pendingConfirmation(conversationId);
         if (pending) sendFrame(socket, { type: 'confirm', ...pending });
+        const inReady = new Set(entries.map((e) => e.id));
+        sessions.release(socket, (id) => inReady.has(id));
       };
 
       const onMessage = async (frame: Extract<WidgetClientFrame, { type: 'message' }>) => {

@@ -19,7 +19,7 @@ export interface DiagnosticsOptions {
   hub: Pick<SdkHub, 'catalog' | 'connectionCount' | 'registeredCount'>;
   liveActors: () => LiveActor[];
   /** Extra sections contributed by features (queues, daemon, …). */
-  sections?: () => Record<string, unknown>;
+  sections?: () => Promise<Record<string, unknown>> | Record<string, unknown>;
 }
 
 export async function diagnosticsPlugin(app: FastifyInstance, o: DiagnosticsOptions) {
@@ -39,14 +39,14 @@ export async function diagnosticsPlugin(app: FastifyInstance, o: DiagnosticsOpti
       clockOffsetMs: o.services.clock.offset(),
       memory: { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external },
       paths: o.services.paths,
-      storage: { schemaVersion: o.services.store.schemaVersion(), ...o.services.store.checks() },
+      storage: Object.assign({ engine: o.services.store.engine, location: o.services.store.location }, o.services.store.checks()),
       sdk: {
         connections: o.hub.connectionCount(),
         registered: o.hub.registeredCount(),
         catalog: o.hub.catalog().map((f) => ({ name: f.name, mode: f.mode, description: f.description, connection: f.connectionId })),
       },
       actors: { count: actors.length, list: actors },
-      ...(o.sections?.() ?? {}),
+      ...((await o.sections?.()) ?? {}),
     };
   });
 }

@@ -1,15 +1,8 @@
 // Magic links: 32 random bytes, stored only as their SHA-256, single use
-// (enforced inside one LMDB transaction), expiring after the TTL.
+// (the link is locked, checked and marked used in one transaction), expiring after the TTL.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import type { Store } from '../store/types.ts';
-
-interface LinkRecord {
-  email: string;
-  externalId: string;
-  expiresAt: number;
-  usedAt?: number;
-}
+import type { Store } from '../store/repos.ts';
 
 export type ConsumeResult = { ok: true; email: string; externalId: string } | { ok: false; reason: 'unknown' | 'used' | 'expired' };
 
@@ -23,35 +16,26 @@ export interface MagicLinks {
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 export function createMagicLinks(o: { store: Store; clock: Clock; ttlMinutes: number }): MagicLinks {
-  const links = o.store.table<LinkRecord>('magicLinks');
   const ttlMs = Math.round(o.ttlMinutes * 60_000);
   return {
     async create({ email, externalId }) {
       const token = randomBytes(32).toString('base64url');
-      await links.put(hashToken(token), { email, externalId, expiresAt: o.clock.now() + ttlMs });
+      await o.store.links.insert(hashToken(token), { email, externalId, expiresAt: o.clock.now() + ttlMs });
       return token;
     },
     consume(token) {
-      const key = hashToken(token);
-      return o.store.transaction((): ConsumeResult => {
-        const link = links.get(key);
+      const hash = hashToken(token);
+      return o.store.transaction(async ({ links }): Promise<ConsumeResult> => {
+        const link = await links.lock(hash);
         if (!link) return { ok: false, reason: 'unknown' };
         if (link.usedAt !== undefined) return { ok: false, reason: 'used' };
-        if (o.clock.now() >= link.expiresAt) return { ok: false, reason: 'expired' };
-        links.putInTx(key, Object.assign({}, link, { usedAt: o.clock.now() }));
+        const now = o.clock.now();
+        if (now >= link.expiresAt) return { ok: false, reason: 'expired' };
+        await links.markUsed(hash, now);
         return { ok: true, email: link.email, externalId: link.externalId };
       });
     },
-    async prune() {
-      // Used links are kept until they would have expired, so reuse stays "used", not "unknown".
-      const expired = (now: number) => [...links.range()].filter(({ value }) => value.expiresAt <= now).map(({ key }) => key);
-      // Read first: most ticks find nothing, and need no write transaction (nor its flush).
-      if (expired(o.clock.now()).length === 0) return 0;
-      return o.store.transaction(() => {
-        const keys = expired(o.clock.now());
-        for (const key of keys) links.removeInTx(key);
-        return keys.length;
-      });
-    },
+    // Used links are kept until they would have expired, so reuse stays "used", not "unknown".
+    prune: () => o.store.links.pruneExpired(o.clock.now()),
   };
 }

@@ -1,5 +1,5 @@
-// A durable job queue on the Store. Jobs live in LMDB until done; the
-// process keeps an in-memory index of them (rebuilt at start) to schedule.
+// A durable job queue on the store. Jobs are stored until done; the process keeps an in-memory index of them
+// (rebuilt at start) to schedule.
 //
 // - Per ordering key, at most one job runs at a time, in enqueue order.
 // - Workers are woken by events (enqueue, completion, a timer for the earliest
@@ -10,36 +10,22 @@
 // - `enqueue` with an id is idempotent while that job exists; with
 //   `keepDoneIds` also after it finished (a tombstone under the id index,
 //   removed by `prune`), which makes the id index a de-duplication record.
-// - Sequence numbers come from an in-memory counter rebuilt from the stored
-//   jobs when the queue is created (no stored counter to read-modify-write).
+// - Sequence numbers are the store's (never handed out twice, even across restarts).
 // - After `maxAttempts`, or when the handler says `fail`, the job moves to the
 //   dead letters (kept, listable).
+import { randomUUID } from 'node:crypto';
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
-import type { Store, StoreWrite } from '../store/types.ts';
+import type { DeadJob, Job } from '../store/model.ts';
+import type { Store, StoreRepos } from '../store/repos.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
 import { createSchedule } from './schedule.ts';
 
 /** How soon a job that met a store unable to write runs again. */
 const STORE_RETRY_MS = 2000;
-/** Sequence numbers reserved per stored reservation. */
-const SEQ_BLOCK = 1 << 20;
 
-export interface Job<P> {
-  id: string;
-  seq: number;
-  key: string;
-  payload: P;
-  attempts: number;
-  runAt: number;
-  enqueuedAt: number;
-  lastError?: string;
-}
 
-export interface DeadJob<P> extends Job<P> {
-  failedAt: number;
-  error: string;
-}
+export type { DeadJob, Job } from '../store/model.ts';
 
 /**
  * `retryAt` counts an attempt; `waitUntil` does not (the job waits for an outside
@@ -63,15 +49,16 @@ export interface JobQueueOptions<P> {
 }
 
 export interface JobQueue<P> {
-  /** Inside the caller's transaction: stores the job. Call `accept` with the result after the commit. */
-  prepareInTx(payload: P, options?: { id?: string; runAt?: number }): Job<P> | undefined;
+  /** Inside the caller's transaction: stores the job (undefined: its id is known). Call `accept` with it after the commit. */
+  prepare(tx: StoreRepos, payload: P, options?: { id?: string; runAt?: number }): Promise<Job<P> | undefined>;
   /** Makes prepared jobs runnable (after their transaction committed). */
   accept(jobs: (Job<P> | undefined)[]): void;
   /** Stores and schedules; resolves false when a job with this id already exists. */
   enqueue(payload: P, options?: { id?: string; runAt?: number }): Promise<boolean>;
   /** `enqueue` for several jobs at once; resolves with each stored job, or undefined for a known id. */
   enqueueAll(items: { payload: P; options?: { id?: string; runAt?: number } }[]): Promise<(Job<P> | undefined)[]>;
-  start(): void;
+  /** Loads the stored jobs and starts running them. */
+  start(): Promise<void>;
   stop(): Promise<void>;
   /** Runs what is due now. */
   wake(): void;
@@ -79,50 +66,27 @@ export interface JobQueue<P> {
   expedite(): void;
   depth(): number;
   inFlight(): number;
-  deadLetters(limit?: number): DeadJob<P>[];
+  deadLetters(limit?: number): Promise<DeadJob<P>[]>;
   /** Resolves when nothing is queued or running (tests, shutdown). */
   idle(): Promise<void>;
   /** True when a job with this id is queued, or finished and still remembered (`keepDoneIds`). */
-  knows(id: string): boolean;
+  knows(id: string): Promise<boolean>;
   /** Removes id tombstones and dead letters older than `before`; resolves with how many. */
   prune(before: number): Promise<number>;
 }
 
-type IdEntry = number | { doneAt: number };
-
 export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   const { store, clock, name } = o;
-  const table = store.table<unknown>('jobs');
   const concurrency = o.concurrency ?? 8;
   const leaseMs = o.leaseMs ?? 30_000;
   const maxAttempts = o.maxAttempts ?? 8;
   const log = o.logger.child({ component: `queue:${name}` });
 
-  const jobKey = (seq: number) => ['q', name, seq];
-  const idKey = (id: string) => ['id', name, id];
-  const deadKey = (seq: number) => ['dead', name, seq];
-  const lastStoredSeq = (prefix: string) => {
-    for (const { key } of table.range({ start: [prefix, name, Infinity], end: [prefix, name, -Infinity], reverse: true, limit: 1 }))
-      return (key as [string, string, number])[2];
-    return 0;
-  };
-  // Sequence numbers are never handed out twice, not even across restarts: ['seq', name] stores the end of a block
-  // reserved for this queue, and the first job past the durable end carries the next block's end in its own write.
-  // A restart starts after the stored end, so a finished job's number (and its default id) is never reused.
-  let reservedEnd = Math.max(lastStoredSeq('q'), lastStoredSeq('dead'), (table.get(['seq', name]) as number | undefined) ?? 0);
-  let lastSeq = reservedEnd;
-  /** The reservation a job's write must carry (its seq is past the durable end), by seq. */
-  const carried = new Map<number, number>();
-  const reservationFor = (seq: number) => (seq > reservedEnd ? seq + SEQ_BLOCK : undefined);
-  const reserved = (job: Job<P>) => {
-    const end = carried.get(job.seq);
-    carried.delete(job.seq);
-    if (end !== undefined && end > reservedEnd) reservedEnd = end;
-  };
-  const idGone = (job: Job<P>) => (o.keepDoneIds ? table.putInTx(idKey(job.id), { doneAt: clock.now() } satisfies IdEntry) : table.removeInTx(idKey(job.id)));
+  const keepId = o.keepDoneIds ?? false;
 
   const waiting = createSchedule<Job<P>>();
-  const running = new Map<number, { job: Job<P>; lease: TimerHandle; token: number }>();
+  /** Running (or being loaded to run: no lease yet), by seq. */
+  const running = new Map<number, { job?: Job<P>; lease?: TimerHandle; token: number }>();
   /** Back in the schedule; `job` only when the stored record is older than it (its write is in flight). */
   const wait = (job: Job<P>, fresher?: Job<P>) =>
     waiting.add({ seq: job.seq, key: job.key, runAt: (fresher ?? job).runAt, ...(fresher ? { job: fresher } : {}) });
@@ -153,15 +117,12 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
 
   const finish = async (job: Job<P>, outcome: JobOutcome) => {
     if (outcome === 'done') {
-      await store.transaction(() => {
-        table.removeInTx(jobKey(job.seq));
-        idGone(job);
-      });
+      await store.jobs.finish(name, job, { keepId, at: clock.now() });
       return;
     }
     if ('waitUntil' in outcome) {
       const next: Job<P> = Object.assign({}, job, { runAt: outcome.waitUntil, lastError: outcome.reason });
-      await table.put(jobKey(job.seq), next);
+      await store.jobs.update(name, next);
       wait(next);
       return;
     }
@@ -169,22 +130,17 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     const attempts = job.attempts + 1;
     if ('fail' in outcome || attempts >= maxAttempts) {
       const dead: DeadJob<P> = Object.assign({}, job, { attempts, failedAt: clock.now(), error });
-      await store.transaction(() => {
-        table.removeInTx(jobKey(job.seq));
-        idGone(job);
-        table.putInTx(deadKey(job.seq), dead);
-      });
+      await store.jobs.bury(name, dead, { keepId });
       log.warn({ jobId: job.id, attempts, error }, 'job dead-lettered');
       o.onDeadLetter?.(dead);
       return;
     }
     const next: Job<P> = Object.assign({}, job, { attempts, runAt: outcome.retryAt, lastError: error });
-    await table.put(jobKey(job.seq), next);
+    await store.jobs.update(name, next);
     wait(next);
   };
 
-  const run = (job: Job<P>) => {
-    const myToken = ++token;
+  const run = (job: Job<P>, myToken: number) => {
     const lease = clock.setTimeout(() => {
       // The handler hung: give the job back (same attempt count + 1) and free its key.
       const r = running.get(job.seq);
@@ -200,7 +156,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
       const next: Job<P> = Object.assign({}, job, { attempts: job.attempts + 1, runAt: clock.now(), lastError: 'lease expired' });
       wait(job, next);
       waiting.release(job.key);
-      void table.put(jobKey(job.seq), next).catch((err) => log.error({ err }, 'lease bookkeeping failed'));
+      void store.jobs.update(name, next).catch((err) => log.error({ err }, 'lease bookkeeping failed'));
       pump();
     }, leaseMs);
     running.set(job.seq, { job, lease, token: myToken });
@@ -231,72 +187,57 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     })();
   };
 
+  /** Holds the entry's place among the running, reads the job (unless the schedule has a fresher copy), runs it. */
+  const load = (entry: { seq: number; key: string; job?: Job<P> }) => {
+    const myToken = ++token;
+    running.set(entry.seq, { token: myToken });
+    const started = entry.job ? Promise.resolve(entry.job) : store.jobs.get<P>(name, entry.seq);
+    started.then(
+      (job) => {
+        if (running.get(entry.seq)?.token !== myToken) return;
+        if (job) return run(job, myToken);
+        running.delete(entry.seq); // no longer stored: nothing to run
+        waiting.release(entry.key);
+        pump();
+      },
+      (err: unknown) => {
+        if (running.get(entry.seq)?.token !== myToken) return;
+        // The store could not be read: back in the schedule for a little later.
+        if (!isStoreUnavailable(err)) log.error({ err, seq: entry.seq }, 'job could not be read; it will run again');
+        running.delete(entry.seq);
+        waiting.add({ seq: entry.seq, key: entry.key, runAt: clock.now() + STORE_RETRY_MS });
+        waiting.release(entry.key);
+        pump();
+      },
+    );
+  };
+
   function pump() {
     if (!started || stopping) return;
-    for (const entry of waiting.take(clock.now(), concurrency - running.size)) {
-      const job = entry.job ?? (table.get(jobKey(entry.seq)) as Job<P> | undefined);
-      if (job) run(job);
-      else waiting.release(entry.key); // no longer stored: nothing to run
-    }
+    for (const entry of waiting.take(clock.now(), concurrency - running.size)) load(entry);
     const earliest = waiting.nextWakeAt();
     if (earliest < Infinity) armTimer(earliest);
     notifyIdle();
   }
 
-  const newJob = (payload: P, options: { id?: string; runAt?: number }): Job<P> => {
-    // Taken even if the job is never stored (a throwing transaction, a duplicate id): a gap in the sequence is harmless.
-    const seq = ++lastSeq;
+  const newJob = (payload: P, options: { id?: string; runAt?: number }) => {
     const now = clock.now();
-    return { id: options.id ?? `${name}-${seq}`, seq, key: o.orderingKey(payload), payload, attempts: 0, runAt: options.runAt ?? now, enqueuedAt: now };
+    return { id: options.id ?? `${name}-${randomUUID()}`, key: o.orderingKey(payload), payload, attempts: 0, runAt: options.runAt ?? now, enqueuedAt: now };
   };
 
-  const prepareInTx = (payload: P, options: { id?: string; runAt?: number } = {}): Job<P> | undefined => {
-    if (options.id && table.get(idKey(options.id)) !== undefined) return undefined;
-    const job = newJob(payload, options);
-    table.putInTx(jobKey(job.seq), job);
-    table.putInTx(idKey(job.id), job.seq);
-    const end = reservationFor(job.seq);
-    if (end !== undefined) {
-      table.putInTx(['seq', name], end);
-      carried.set(job.seq, end); // durable once the caller's transaction committed: see accept
-    }
-    return job;
-  };
+  const prepare = (tx: StoreRepos, payload: P, options: { id?: string; runAt?: number } = {}) => tx.jobs.insert(name, newJob(payload, options));
 
-  /** Stores a job unless its id is known, as one conditional write (no transaction callback); resolves with it once durable. */
-  const insert = async (payload: P, options: { id?: string; runAt?: number }): Promise<Job<P> | undefined> => {
-    const job = newJob(payload, options);
-    const writes: StoreWrite[] = [
-      { table: 'jobs', key: jobKey(job.seq), value: job },
-      { table: 'jobs', key: idKey(job.id), value: job.seq },
-    ];
-    const end = reservationFor(job.seq);
-    if (end !== undefined) {
-      writes.push({ table: 'jobs', key: ['seq', name], value: end });
-      carried.set(job.seq, end);
-    }
-    let stored = false;
-    try {
-      stored = await store.insertIfAbsent({ table: 'jobs', key: idKey(job.id) }, writes);
-    } finally {
-      if (stored) reserved(job);
-      else carried.delete(job.seq);
-    }
-    return stored ? job : undefined;
-  };
+  /** Stores a job unless its id is known; resolves with it once durable. */
+  const insert = (payload: P, options: { id?: string; runAt?: number }) => store.jobs.insert(name, newJob(payload, options));
 
   const accept = (jobs: (Job<P> | undefined)[]) => {
     // Stored and committed: the schedule keeps only where each job stands.
-    for (const j of jobs) {
-      if (!j) continue;
-      reserved(j);
-      if (!running.has(j.seq)) wait(j);
-    }
+    for (const j of jobs) if (j && !running.has(j.seq)) wait(j);
     pump();
   };
 
   return {
-    prepareInTx,
+    prepare,
     accept,
     async enqueue(payload, options = {}) {
       const job = await insert(payload, options);
@@ -320,10 +261,10 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
       if (failed) throw failed.reason;
       return jobs;
     },
-    start() {
+    async start() {
       if (started) return;
+      for (const job of await store.jobs.pending<P>(name)) wait(job);
       started = true;
-      for (const { value } of table.range({ start: ['q', name], end: ['q', name, Infinity] })) wait(value as Job<P>);
       if (waiting.size) log.info({ jobs: waiting.size }, 'resuming stored jobs');
       pump();
     },
@@ -332,7 +273,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
       clock.clearTimeout(timer);
       const deadline = Date.now() + 2000;
       while (running.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      for (const r of running.values()) clock.clearTimeout(r.lease);
+      for (const r of running.values()) if (r.lease) clock.clearTimeout(r.lease);
     },
     wake: () => pump(),
     expedite() {
@@ -341,30 +282,9 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     },
     depth: () => waiting.size + running.size,
     inFlight: () => running.size,
-    deadLetters(limit = 100) {
-      const out: DeadJob<P>[] = [];
-      for (const { value } of table.range({ start: ['dead', name], end: ['dead', name, Infinity], reverse: false, limit })) out.push(value as DeadJob<P>);
-      return out;
-    },
-    knows: (id) => table.get(idKey(id)) !== undefined,
-    prune: (before) =>
-      store.transaction(() => {
-        let n = 0;
-        for (const { key, value } of table.range({ start: ['id', name, ''], end: ['id', name, '\uffff'] })) {
-          const entry = value as IdEntry;
-          if (typeof entry === 'object' && entry.doneAt < before) {
-            table.removeInTx(key);
-            n++;
-          }
-        }
-        for (const { key, value } of table.range({ start: ['dead', name, -Infinity], end: ['dead', name, Infinity] })) {
-          if ((value as DeadJob<P>).failedAt < before) {
-            table.removeInTx(key);
-            n++;
-          }
-        }
-        return n;
-      }),
+    deadLetters: (limit = 100) => store.jobs.deadLetters<P>(name, limit),
+    knows: (id) => store.jobs.knows(name, id),
+    prune: (before) => store.jobs.prune(name, before),
     idle() {
       if (waiting.size === 0 && running.size === 0) return Promise.resolve();
       return new Promise<void>((resolve) => {

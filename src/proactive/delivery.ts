@@ -4,29 +4,28 @@
 // `ready`), then a push to every open widget. WhatsApp: the durable outbound
 // queue (text, or a template outside the 24-hour window).
 import type { ProactiveDeliverArgs } from './service.ts';
-import type { HistoryRepo } from '../conversations/history.ts';
 import { conversationIdFor } from '../conversations/history.ts';
+import type { StoreRepos } from '../store/repos.ts';
 import type { WebSessions } from '../channels/web-sessions.ts';
 import type { Services } from '../services.ts';
 
 export interface WhatsAppOutbound {
   /** Inside a transaction: queues a proactive WhatsApp message; returns what to run after the commit. */
-  prepareProactiveInTx(args: {
+  prepareProactive(tx: StoreRepos, args: {
     messageId: string;
     customerId: string;
     to: string;
     text: string;
     template?: { name: string; language: string; parameters?: string[] };
-  }): () => void;
+  }): Promise<() => void>;
 }
 
 export function createProactiveDelivery(deps: {
   services: Services;
-  history: HistoryRepo;
   sessions: WebSessions;
   whatsapp?: () => WhatsAppOutbound | undefined;
 }) {
-  const { services, history, sessions } = deps;
+  const { services, sessions } = deps;
   // The message is already committed when this runs; a failed live push is logged, not an error to the caller.
   const safely = (messageId: string, run: () => void) => () => {
     try {
@@ -37,11 +36,13 @@ export function createProactiveDelivery(deps: {
   };
   return {
     whatsappEnabled: () => deps.whatsapp?.() !== undefined,
-    prepareInTx({ messageId, customer, request }: ProactiveDeliverArgs): () => void {
+    async prepare(tx: StoreRepos, { messageId, customer, request }: ProactiveDeliverArgs): Promise<() => void> {
       if (request.channel === 'web') {
         const at = services.clock.now();
         const conversationId = conversationIdFor(customer.customerId, 'web');
-        history.appendInTx({ id: messageId, conversationId, role: 'assistant', text: request.content, at, proactive: true });
+        // After the conversation's lock: an append never interleaves with the conversation's own writes.
+        await tx.conversations.lock(conversationId);
+        await tx.history.append({ id: messageId, conversationId, role: 'assistant', text: request.content, at, proactive: true });
         return safely(messageId, () => {
           sessions.push(customer.customerId, { type: 'message', id: messageId, role: 'assistant', text: request.content, at, proactive: true });
           services.telemetry.event({
@@ -59,7 +60,7 @@ export function createProactiveDelivery(deps: {
       // The phone when known (Meta prefers it), else the BSUID of a username-only customer.
       const to = customer.phone ?? customer.bsuid;
       if (!to) throw new Error('customer has no WhatsApp number or BSUID');
-      return safely(messageId, wa.prepareProactiveInTx({ messageId, customerId: customer.customerId, to, text: request.content, template: request.template }));
+      return safely(messageId, await wa.prepareProactive(tx, { messageId, customerId: customer.customerId, to, text: request.content, template: request.template }));
     },
   };
 }

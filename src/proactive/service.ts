@@ -15,7 +15,7 @@ import {
 } from '../../machines/proactive.ts';
 import { xstateClock, type Clock } from '../clock.ts';
 import type { CustomerRepo } from '../customers/repo.ts';
-import type { Store } from '../store/types.ts';
+import type { Store, StoreRepos } from '../store/repos.ts';
 import type { NewEvent } from '../telemetry/types.ts';
 import type { ProactiveLedger } from './ledger.ts';
 
@@ -48,13 +48,13 @@ export interface ProactiveServiceOptions {
   /** Read on every request, so a config reload takes effect at once. */
   enabled: () => boolean;
   /**
-   * Delivery in two steps. `prepareInTx` runs inside the reservation's transaction and writes the
+   * Delivery in two steps. `prepare` runs inside the reservation's transaction and writes the
    * message durably (web: history; whatsapp: an outbound job), so a reservation never exists without
    * its message; throwing there aborts the reservation. It returns what to do once committed
    * (push to open widgets, wake the queue), which the `sending` state runs.
    */
   deliver: {
-    prepareInTx(args: ProactiveDeliverArgs): () => void;
+    prepare(tx: StoreRepos, args: ProactiveDeliverArgs): Promise<() => void>;
     /** Whether the WhatsApp channel is enabled; a customer has no usable WhatsApp address when it is not. Default: yes. */
     whatsappEnabled?(): boolean;
   };
@@ -100,9 +100,9 @@ export function createProactiveService(options: ProactiveServiceOptions): Proact
         const { customer, request, ...check } = input;
         let prepared: (() => void) | undefined;
         return ledger
-          .reserve(check, (messageId) => {
+          .reserve(check, async (tx, messageId) => {
             try {
-              prepared = options.deliver.prepareInTx({ messageId, customer, request });
+              prepared = await options.deliver.prepare(tx, { messageId, customer, request });
             } catch (err) {
               throw Object.assign(new Error((err as Error).message), { name: 'DeliveryError' });
             }
@@ -126,8 +126,8 @@ export function createProactiveService(options: ProactiveServiceOptions): Proact
     },
   });
 
-  const lookup = (externalId: string): ProactiveCustomerFacts | undefined => {
-    const c = customers.findBy('ext', externalId);
+  const lookup = async (externalId: string): Promise<ProactiveCustomerFacts | undefined> => {
+    const c = await customers.findBy('ext', externalId);
     if (!c) return undefined;
     return {
       customerId: c.customerId,
@@ -145,7 +145,7 @@ export function createProactiveService(options: ProactiveServiceOptions): Proact
       const enabled = options.enabled();
       let customer: ProactiveCustomerFacts | undefined;
       try {
-        customer = enabled ? lookup(request.customerExternalId) : undefined;
+        customer = enabled ? await lookup(request.customerExternalId) : undefined;
       } catch (err) {
         throw unavailable(request, undefined, `Customer lookup failed: ${(err as Error).message}`);
       }

@@ -20,13 +20,22 @@ export interface Customer {
 /** How a customer is found: the integrator's id, an email (case-insensitive), a WhatsApp phone (E.164) or BSUID. */
 export type IdentityKind = 'ext' | 'email' | 'phone' | 'bsuid';
 
-/** The identities a customer record carries, by kind. */
-export const IDENTITY_FIELDS: { kind: IdentityKind; field: 'externalId' | 'email' | 'phone' | 'bsuid' }[] = [
-  { kind: 'ext', field: 'externalId' },
-  { kind: 'email', field: 'email' },
-  { kind: 'phone', field: 'phone' },
-  { kind: 'bsuid', field: 'bsuid' },
-];
+/** Anonymous widget visitors' externalIds (src/customers/anonymous.ts). */
+export const ANONYMOUS_PREFIX = 'anon:';
+
+/**
+ * The identities that lead to a customer, by kind: its externalId, email, phone and BSUID. An anonymous visitor's
+ * email is a claim nobody verified: it stays out of the shared index. Both engines index exactly these.
+ */
+export function identitiesOf(c: Customer | undefined): Map<IdentityKind, string> {
+  const out = new Map<IdentityKind, string>();
+  if (!c) return out;
+  out.set('ext', c.externalId);
+  if (c.email && !c.externalId.startsWith(ANONYMOUS_PREFIX)) out.set('email', c.email);
+  if (c.phone) out.set('phone', c.phone);
+  if (c.bsuid) out.set('bsuid', c.bsuid);
+  return out;
+}
 
 export interface PendingConfirmation {
   id: string;
@@ -119,4 +128,18 @@ export interface EarlyStatus {
   status: string;
   at: number;
   errors?: unknown[];
+}
+
+/** Reviews of one state of a conversation the reflection daemon tries before it gives up on it. */
+export const MAX_REVIEW_ATTEMPTS = 3;
+
+/**
+ * When a conversation is due for the reflection daemon (its last message's time), or undefined: it has a last
+ * message with no verdict yet, and the daemon has not given up on that state. Both engines index this on `put`.
+ */
+export function reviewDueAt(r: Pick<ConversationRecord, 'lastMessageAt' | 'reviewedAt' | 'reviewAttempt'> | undefined): number | undefined {
+  if (r?.lastMessageAt === undefined) return undefined;
+  if (r.reviewedAt !== undefined && r.reviewedAt >= r.lastMessageAt) return undefined;
+  if (r.reviewAttempt && r.reviewAttempt.lastMessageAt === r.lastMessageAt && r.reviewAttempt.attempts >= MAX_REVIEW_ATTEMPTS) return undefined;
+  return r.lastMessageAt;
 }

@@ -72,6 +72,8 @@ export interface HistoryStore {
   recent(conversationId: string, limit: number, roles?: MessageRole[]): Promise<MessageRecord[]>;
   /** Records after `seq`, oldest first, with their sequence numbers. */
   since(conversationId: string, seq: number): Promise<{ seq: number; record: MessageRecord }[]>;
+  /** The sequence number of the conversation's last record (0 when it has none). */
+  lastSeq(conversationId: string): Promise<number>;
   /** Up to `limit` records before sequence number `before` (the newest when absent), oldest first. */
   page(conversationId: string, o: { before?: number; limit: number }): Promise<{ seq: number; record: MessageRecord }[]>;
 }
@@ -152,7 +154,7 @@ export interface StoreRepos {
 export type TelemetryKind = 'events' | 'turnCalls';
 
 export interface TelemetryFilter {
-  /** `at` from (inclusive) and until (exclusive), ms. */
+  /** `at` from and until, both inclusive, ms. */
   since?: number;
   until?: number;
   /** Exact, or a prefix ending in `.*`; for turn calls it filters `purpose`. */
@@ -188,11 +190,8 @@ export interface TelemetryStore {
   writer(): TelemetryWriter;
   events(f: TelemetryFilter): Promise<TelemetryPage<TelemetryEvent>>;
   turnCalls(f: TelemetryFilter): Promise<TelemetryPage<TurnCallRecord>>;
-  /** Every record with `since <= at < until`, oldest first, at most `max` (`truncated` when there were more). */
-  window<K extends TelemetryKind>(
-    kind: K,
-    o: { since: number; until: number; max: number },
-  ): Promise<{ records: K extends 'events' ? TelemetryEvent[] : TurnCallRecord[]; truncated: boolean }>;
+  /** Every record with `since <= at <= until`, oldest first, streamed (stop iterating to stop reading). */
+  window<K extends TelemetryKind>(kind: K, o: { since: number; until: number }): AsyncIterable<K extends 'events' ? TelemetryEvent : TurnCallRecord>;
   /** Conversation ids of the newest events, newest first, distinct, at most `limit`. */
   recentConversationIds(limit: number): Promise<string[]>;
   /** Deletes records older than `before`; resolves with how many. */

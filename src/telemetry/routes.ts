@@ -5,7 +5,7 @@ import type { CustomerRepo } from '../customers/repo.ts';
 import { requireServiceSecret } from '../http/auth.ts';
 import { parseOr400 } from '../http/errors.ts';
 import type { Services } from '../services.ts';
-import { queryEvents, queryTurnCalls, TelemetryQuerySchema, type TelemetryQuery } from './query.ts';
+import { TelemetryQuerySchema, toFilter } from './query.ts';
 import { recentConversations } from './recent-conversations.ts';
 import { summarize } from './summary.ts';
 
@@ -22,28 +22,25 @@ export async function telemetryPlugin(app: FastifyInstance, o: { services: Servi
   const { services } = o;
   const onRequest = requireServiceSecret(() => services.secret);
 
-  // customerExternalId → customerId, so both record kinds can be filtered by it.
-  const resolve = (q: TelemetryQuery): TelemetryQuery | undefined => {
-    if (!q.customerExternalId) return q;
-    const c = o.customers.findBy('ext', q.customerExternalId);
-    if (!c) return undefined;
-    return Object.assign({}, q, { customerId: q.customerId ?? c.customerId });
-  };
-
   app.get('/api/v1/telemetry/events', { onRequest }, async (request) => {
     const q = parseOr400(TelemetryQuerySchema, request.query, 'query');
     // Events carry customerId, customerExternalId or both (a WhatsApp status knows only the customerId).
-    const resolved = q.customerExternalId ? o.customers.findBy('ext', q.customerExternalId)?.customerId : undefined;
+    const resolved = q.customerExternalId ? (await o.customers.findBy('ext', q.customerExternalId))?.customerId : undefined;
     await services.telemetry.flush();
-    return queryEvents(services.store, q, resolved);
+    return services.store.telemetry.events(toFilter(q, resolved ? [resolved] : []));
   });
 
   app.get('/api/v1/telemetry/turn-calls', { onRequest }, async (request) => {
-    const q = resolve(parseOr400(TelemetryQuerySchema, request.query, 'query'));
-    if (!q) return { items: [], nextCursor: null };
-    const { customerExternalId: _, ...rest } = q;
+    const q = parseOr400(TelemetryQuerySchema, request.query, 'query');
+    // Turn calls carry only the customerId: an external id is resolved to it, and an unknown one matches nothing.
+    let customerId = q.customerId;
+    if (q.customerExternalId) {
+      const c = await o.customers.findBy('ext', q.customerExternalId);
+      if (!c) return { items: [], nextCursor: null };
+      customerId ??= c.customerId;
+    }
     await services.telemetry.flush();
-    return queryTurnCalls(services.store, rest);
+    return services.store.telemetry.turnCalls(toFilter(Object.assign({}, q, { customerExternalId: undefined, customerId })));
   });
 
   app.get('/api/v1/telemetry/summary', { onRequest }, async (request) => {
@@ -51,13 +48,13 @@ export async function telemetryPlugin(app: FastifyInstance, o: { services: Servi
     await services.telemetry.flush();
     const until = q.until ?? services.clock.now();
     const since = q.since ?? until - 24 * 3600_000;
-    return summarize(services.store, { since, until, bucketMs: q.bucketMs });
+    return summarize(services.store.telemetry, { since, until, bucketMs: q.bucketMs });
   });
 
   app.get('/api/v1/telemetry/conversations', { onRequest }, async (request) => {
     const q = parseOr400(ConversationsQuery, request.query, 'query');
     await services.telemetry.flush();
-    return { items: recentConversations(services.store, q.limit ?? 50) };
+    return { items: await recentConversations(services.store, q.limit ?? 50) };
   });
 
   const metricsOpts = services.config.telemetry.metrics_public ? {} : { onRequest };

@@ -1,10 +1,6 @@
 // Pre-aggregated series for the dashboard, computed from one range scan of
 // the window (bounded), so the browser draws charts without raw records.
-import type { Store } from '../store/types.ts';
-import { eventCodec, turnCallCodec } from './codec.ts';
-import { keyAt } from './keys.ts';
-import { readRange } from './segment-reader.ts';
-import type { TelemetryEvent, TurnCallRecord } from './types.ts';
+import type { TelemetryStore } from '../store/repos.ts';
 
 export interface Summary {
   since: number;
@@ -31,7 +27,7 @@ function percentile(sorted: number[], p: number): number | null {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }
 
-export function summarize(store: Store, o: { since: number; until: number; bucketMs?: number }): Summary {
+export async function summarize(telemetry: TelemetryStore, o: { since: number; until: number; bucketMs?: number }): Promise<Summary> {
   const span = Math.max(1, o.until - o.since);
   const bucketMs = o.bucketMs ?? Math.max(60_000, Math.ceil(span / 48 / 60_000) * 60_000);
   const n = Math.max(1, Math.ceil(span / bucketMs));
@@ -55,8 +51,8 @@ export function summarize(store: Store, o: { since: number; until: number; bucke
     totals: { events: 0, turnCalls: 0, conversations: 0, turns: 0, messagesIn: 0, messagesOut: 0, truncated: false },
   };
   const conversations = new Set<string>();
-  const window = { lower: keyAt(o.since), upper: keyAt(o.until + 1) };
-  for (const e of readRange<TelemetryEvent>(store, 'telemetry', eventCodec(), window)) {
+  const window = { since: o.since, until: o.until };
+  for await (const e of telemetry.window('events', window)) {
     if (++s.totals.events > MAX_RECORDS) {
       s.totals.truncated = true;
       break;
@@ -111,7 +107,7 @@ export function summarize(store: Store, o: { since: number; until: number; bucke
   }
   s.totals.conversations = conversations.size;
   const latencies: number[][] = Array.from({ length: n }, () => []);
-  for (const c of readRange<TurnCallRecord>(store, 'turnCalls', turnCallCodec(), window)) {
+  for await (const c of telemetry.window('turnCalls', window)) {
     if (++s.totals.turnCalls > MAX_RECORDS) {
       s.totals.truncated = true;
       break;

@@ -43,6 +43,24 @@ export const migrations: Migration[] = [
       }
     },
   },
+  {
+    version: 4,
+    description: 'anonymous widget customers move to their own identity namespace (externalId anon:<id>)',
+    async up(tx) {
+      // The layouts as they were when this shipped (src/store/lmdb/repos/customers.ts, src/customers/anonymous.ts).
+      type Customer = { customerId: string; externalId: string; email?: string };
+      for (const { key, value } of tx.range<Customer>('customers')) {
+        // Only anonymous widget init ever stored a customer whose customerId is its externalId.
+        if (value.customerId !== value.externalId || value.externalId.startsWith('anon:')) continue;
+        const externalId = `anon:${value.externalId}`;
+        await tx.put('customers', key, Object.assign({}, value, { externalId }));
+        await tx.put('identities', `ext:${externalId}`, value.customerId);
+        if (tx.get('identities', `ext:${value.externalId}`) === value.customerId) await tx.remove('identities', `ext:${value.externalId}`);
+        const email = value.email && `email:${value.email.toLowerCase()}`;
+        if (email && tx.get('identities', email) === value.customerId) await tx.remove('identities', email);
+      }
+    },
+  },
 ];
 
 export const latestVersion = (list: Migration[]) => Math.max(0, ...list.map((m) => m.version));

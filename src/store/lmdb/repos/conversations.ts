@@ -1,15 +1,13 @@
 // Conversations on LMDB: `conversations` conversationId → record (with its snapshot). The reflection daemon's work
 // list is an index kept beside them in `proactive`, in step with every put:
-//   ['review', lastMessageAt, conversationId] → 1   the last message has no verdict yet
+//   ['review', lastMessageAt, conversationId] → 1   due for review (model.ts reviewDueAt)
 //   ['followup', conversationId]              → 1   a follow-up decided and not yet settled
-import type { ConversationRecord, ConversationSummary } from '../../model.ts';
+import { reviewDueAt, type ConversationRecord, type ConversationSummary } from '../../model.ts';
 import type { ConversationStore } from '../../repos.ts';
 import type { KvScope } from '../kv.ts';
 
 export const reviewKey = (lastMessageAt: number, conversationId: string) => ['review', lastMessageAt, conversationId];
 export const followupKey = (conversationId: string) => ['followup', conversationId];
-export const needsReview = (r: Pick<ConversationRecord, 'lastMessageAt' | 'reviewedAt'> | undefined): r is { lastMessageAt: number; reviewedAt?: number } =>
-  r?.lastMessageAt !== undefined && (r.reviewedAt === undefined || r.reviewedAt < r.lastMessageAt);
 
 /** With telemetry persistence off there is no activity list to go by: read at most this many conversations. */
 const MAX_SCANNED = 2000;
@@ -28,8 +26,8 @@ export function lmdbConversations(s: KvScope): ConversationStore {
       s.atomically(async (tx) => {
         const previous = tx.get<ConversationRecord>('conversations', record.conversationId);
         const id = record.conversationId;
-        const wasDue = needsReview(previous) ? previous.lastMessageAt : undefined;
-        const isDue = needsReview(record) ? record.lastMessageAt : undefined;
+        const wasDue = reviewDueAt(previous);
+        const isDue = reviewDueAt(record);
         if (wasDue !== isDue) {
           if (wasDue !== undefined) await tx.remove('proactive', reviewKey(wasDue, id));
           if (isDue !== undefined) await tx.put('proactive', reviewKey(isDue, id), 1);

@@ -1,6 +1,6 @@
 // Customers on LMDB: `customers` customerId → Customer; `identities` "<kind>:<value>" → customerId (emails
 // lower-cased). Transactions run one at a time, so the locks are no-ops.
-import { IDENTITY_FIELDS, type Customer, type IdentityKind } from '../../model.ts';
+import { identitiesOf, type Customer, type IdentityKind } from '../../model.ts';
 import type { CustomerStore } from '../../repos.ts';
 import type { KvScope } from '../kv.ts';
 
@@ -19,19 +19,16 @@ export function lmdbCustomers(s: KvScope): CustomerStore {
     lockIdentity: async () => undefined,
     save: (customer, previous) =>
       s.atomically(async (tx) => {
-        for (const { kind, field } of IDENTITY_FIELDS) {
-          const old = previous?.[field];
-          if (old === undefined || old === customer[field]) continue;
+        const before = identitiesOf(previous);
+        const after = identitiesOf(customer);
+        for (const [kind, old] of before) {
+          if (after.get(kind) === old) continue;
           // Released only while it still leads here: another customer may have taken it over meanwhile.
           if (tx.get<string>('identities', identityKey(kind, old)) === customer.customerId) await tx.remove('identities', identityKey(kind, old));
         }
         await tx.put('customers', customer.customerId, customer);
-        for (const { kind, field } of IDENTITY_FIELDS) {
-          const value = customer[field];
-          // Unchanged identities are not rewritten: most saves (an inbound time, an opt-in) touch none.
-          if (value === undefined || value === '' || (previous !== undefined && previous[field] === value)) continue;
-          await tx.put('identities', identityKey(kind, value), customer.customerId);
-        }
+        // Unchanged identities are not rewritten: most saves (an inbound time, an opt-in) touch none.
+        for (const [kind, value] of after) if (before.get(kind) !== value) await tx.put('identities', identityKey(kind, value), customer.customerId);
       }),
   };
 }

@@ -35,6 +35,7 @@ export function lmdbHistory(s: KvScope): HistoryStore {
       }
       return out;
     },
+    lastSeq: async (c) => s.get<number>('messages', seqKey(c)) ?? 0,
     page: async (c, { before, limit }) => {
       const out: { seq: number; record: MessageRecord }[] = [];
       const start = msgKey(c, (before ?? Number.MAX_SAFE_INTEGER) - 0.5);

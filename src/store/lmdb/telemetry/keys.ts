@@ -9,18 +9,7 @@
 //    (Older databases hold `~<conversationId>\0<id>` → ids: one-record references.)
 // `:` sorts after every digit, `}` after `:`, `~` after `}`: each kind has its own key range.
 
-/** Sortable id: 13-digit ms timestamp, then a sequence. */
-export function timeOrderedId(at: number, seq: number): string {
-  // 13 digits of ms cover years 2001–2286 without padding; pad only the sequence.
-  const ms = Math.max(0, Math.floor(at));
-  return `${ms >= 1e12 ? ms : String(ms).padStart(13, '0')}-${String(seq % 1e8).padStart(8, '0')}`;
-}
-
-/** The first possible key at or after `at` (ms). */
-export const keyAt = (at: number) => `${String(Math.max(0, Math.floor(at))).padStart(13, '0')}-`;
-
-/** The ms part of an id or segment key. */
-export const msOf = (id: string) => Number(id.slice(0, id.indexOf('-')));
+export { keyAt, msOf, timeOrderedId } from '../../../telemetry/ids.ts';
 
 /** Upper bound (exclusive) of the segment keys: after every digit, before the other prefixes. */
 export const RECORDS_END = ':';

@@ -2,12 +2,18 @@
 // smallest id and may overlap (a producer may give an `at` in the past), but none
 // spans SEGMENT_SPAN_MS: so going up, every record below the next segment's key is
 // final; going down, every record at or above `next key + span` is.
-import type { Store } from '../store/types.ts';
+import type { Key, KvRead, RangeOptions } from '../kv.ts';
 import type { Codecs, RecordCodec } from './codec.ts';
 import { conversationIndexRange, keyAt, legacyConversationIndexRange, msOf, PENDING_END, PENDING_START, RECORDS_END, SEGMENT_SPAN_MS } from './keys.ts';
 import { recordsOf } from './segment.ts';
 
 export type TelemetryTable = keyof Codecs;
+
+/** One telemetry table of the environment, read as a table. */
+export const tableView = (kv: KvRead, table: TelemetryTable) => ({
+  get: (key: Key) => kv.get<unknown>(table, key),
+  range: (o: RangeOptions) => kv.range<unknown>(table, o),
+});
 
 export interface Bounds {
   /** Inclusive. */
@@ -61,8 +67,8 @@ export function* inIdOrder<T extends { id: string }>(sources: Iterable<Source<T>
 }
 
 /** Every record of `table` inside the bounds, in id order. */
-export function readRange<T extends { id: string }>(store: Store, table: TelemetryTable, codec: RecordCodec<T>, b: Bounds = {}): Generator<T> {
-  const t = store.table<unknown>(table);
+export function readRange<T extends { id: string }>(store: KvRead, table: TelemetryTable, codec: RecordCodec<T>, b: Bounds = {}): Generator<T> {
+  const t = tableView(store, table);
   // A segment starting up to one span before `lower` may still hold records at or after it.
   const from = b.lower ? keyAt(msOf(b.lower) - SEGMENT_SPAN_MS) : '';
   const to = b.upper !== undefined && b.upper < RECORDS_END ? b.upper : RECORDS_END;
@@ -74,8 +80,8 @@ export function readRange<T extends { id: string }>(store: Store, table: Telemet
 }
 
 /** Where one conversation's records are: segment key → byte offsets (undefined: the whole one-record legacy value). */
-export function conversationRefs(store: Store, table: TelemetryTable, conversationId: string, upper?: string): Map<string, number[] | undefined> {
-  const t = store.table<unknown>(table);
+export function conversationRefs(store: KvRead, table: TelemetryTable, conversationId: string, upper?: string): Map<string, number[] | undefined> {
+  const t = tableView(store, table);
   const refs = new Map<string, number[] | undefined>();
   const add = (key: string, offsets: number[] | undefined) => {
     const had = refs.get(key);
@@ -102,13 +108,13 @@ export function conversationRefs(store: Store, table: TelemetryTable, conversati
 
 /** One conversation's records inside the bounds, in id order, read through its index: other records are never decoded. */
 export function readConversation<T extends { id: string; conversationId?: string }>(
-  store: Store,
+  store: KvRead,
   table: TelemetryTable,
   codec: RecordCodec<T>,
   conversationId: string,
   b: Bounds = {},
 ): Generator<T> {
-  const t = store.table<unknown>(table);
+  const t = tableView(store, table);
   const refs = conversationRefs(store, table, conversationId, b.upper);
   const keys = [...refs.keys()].sort();
   if (b.reverse) keys.reverse();

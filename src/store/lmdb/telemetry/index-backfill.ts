@@ -1,24 +1,23 @@
 // Telemetry written before the conversation index existed has no index keys:
 // add them once, in the background, in batches (idempotent; a marker records it is done).
-import type { Logger } from '../logger.ts';
-import type { Store } from '../store/types.ts';
+import type { Logger } from '../../../logger.ts';
+import type { Kv } from '../kv.ts';
 import { conversationIndexKey, RECORDS_END } from './keys.ts';
 
 /** Sorts after every record key and before every index key. */
 export const INDEX_MARKER = ':conversation-index-v1';
 const BATCH = 5000;
 
-export async function backfillConversationIndex(store: Store, logger: Logger): Promise<number> {
+export async function backfillConversationIndex(kv: Kv, logger: Logger): Promise<number> {
   let added = 0;
   for (const name of ['telemetry', 'turnCalls'] as const) {
-    const table = store.table<{ id: string; conversationId?: string } | string[] | boolean>(name);
-    if (table.get(INDEX_MARKER) === true) continue;
+    if (kv.get(name, INDEX_MARKER) === true) continue;
     let start = '';
     for (;;) {
       const byConversation = new Map<string, string[]>();
       let last: string | undefined;
       let count = 0;
-      for (const { key, value } of table.range({ start, end: RECORDS_END, limit: BATCH })) {
+      for (const { key, value } of kv.range<{ id: string; conversationId?: string } | string[] | boolean>(name, { start, end: RECORDS_END, limit: BATCH })) {
         last = key as string;
         const c = typeof value === 'object' && !Array.isArray(value) ? value.conversationId : undefined;
         if (c === undefined) continue;
@@ -29,11 +28,13 @@ export async function backfillConversationIndex(store: Store, logger: Logger): P
       }
       if (last === undefined) break;
       // Keys come in order: each list is sorted, its first id the smallest.
-      await store.transaction(() => byConversation.forEach((ids, c) => table.putInTx(conversationIndexKey(c, ids[0]), ids)));
+      await kv.transaction(async (tx) => {
+        for (const [c, ids] of byConversation) await tx.put(name, conversationIndexKey(c, ids[0]), ids);
+      });
       added += count;
       start = `${last}\u0000`;
     }
-    await table.put(INDEX_MARKER, true);
+    await kv.direct.put(name, INDEX_MARKER, true);
   }
   if (added) logger.info({ added }, 'telemetry conversation index backfilled');
   return added;

@@ -1,0 +1,88 @@
+// The LMDB engine: the embedded default, one process per data directory. Opening it takes the directory's lock,
+// checks the data file, opens the environment, runs the migrations, and starts the disk reserve.
+import { mkdirSync } from 'node:fs';
+import type { Logger } from '../../logger.ts';
+import { StoreOpenError } from '../errors.ts';
+import type { Store, StoreRepos } from '../repos.ts';
+import { openKv, type Kv, type KvScope, type OpenKvOptions } from './kv.ts';
+import { latestVersion, migrate, migrations as defaultMigrations, schemaVersion, type Migration } from './migrations.ts';
+import { lockDataDirectory } from './process-lock.ts';
+import { lmdbConversations } from './repos/conversations.ts';
+import { lmdbCustomers } from './repos/customers.ts';
+import { lmdbHistory } from './repos/history.ts';
+import { createSequences, lmdbJobs, type Sequences } from './repos/jobs.ts';
+import { lmdbLinks } from './repos/links.ts';
+import { lmdbProactive } from './repos/proactive.ts';
+import { lmdbWhatsApp } from './repos/whatsapp.ts';
+import { lmdbTelemetry } from './telemetry/store.ts';
+
+export interface OpenLmdbOptions extends OpenKvOptions {
+  migrations?: Migration[];
+  logger?: Logger;
+}
+
+function reposOn(s: KvScope, kv: Kv, sequences: Sequences): StoreRepos {
+  return {
+    customers: lmdbCustomers(s),
+    conversations: lmdbConversations(s),
+    history: lmdbHistory(s),
+    links: lmdbLinks(s),
+    proactive: lmdbProactive(s),
+    jobs: lmdbJobs(s, kv, sequences),
+    whatsapp: lmdbWhatsApp(s),
+  };
+}
+
+export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & { kv: Kv }> {
+  mkdirSync(options.path, { recursive: true });
+  const lock = await lockDataDirectory(options.path);
+  let kv: Kv;
+  try {
+    kv = openKv(options);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  const list = options.migrations ?? defaultMigrations;
+  const latest = latestVersion(list);
+  try {
+    const version = schemaVersion(kv);
+    if (version > latest) throw new StoreOpenError(`storage at ${options.path} has schema ${version}, newer than this build (${latest})`);
+    await kv.startReserve();
+    await migrate(kv, list);
+  } catch (err) {
+    await kv.close().catch(() => undefined);
+    lock.release();
+    throw err;
+  }
+  const sequences = createSequences(kv);
+  const repos = reposOn(kv.direct, kv, sequences);
+  const telemetry = lmdbTelemetry(kv, options.logger);
+  let closed = false;
+  return Object.assign(repos, {
+    engine: 'lmdb' as const,
+    location: options.path,
+    kv,
+    telemetry,
+    transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => kv.transaction((tx) => fn(reposOn(tx, kv, sequences))),
+    checks() {
+      if (closed) return { database: 'closed', migrations: 'unknown' };
+      try {
+        const v = schemaVersion(kv);
+        const migrations = v === latest ? 'ok' : v < latest ? `pending (at ${v}, latest ${latest})` : `data is newer (${v}) than this build (${latest})`;
+        return { database: kv.health.status(), migrations };
+      } catch (err) {
+        return { database: (err as Error).message, migrations: 'unknown' };
+      }
+    },
+    onRecovered: (listener: () => void) => kv.health.onRecovered(listener),
+    flushed: () => kv.flushed(),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await telemetry.stop();
+      await kv.close();
+      lock.release();
+    },
+  });
+}

@@ -1,0 +1,9 @@
+// Opens the engine the configuration names; the only place that names one.
+import type { Config } from '../config/schema.ts';
+import type { Logger } from '../logger.ts';
+import { openLmdbStore } from './lmdb/index.ts';
+import type { Store } from './repos.ts';
+
+export async function openStore(storage: Config['storage'], o: { logger?: Logger } = {}): Promise<Store> {
+  return openLmdbStore({ path: storage.path, mapSizeMb: storage.map_size_mb, diskReserveMb: storage.disk_reserve_mb, logger: o.logger });
+}
