@@ -67,7 +67,7 @@ export async function wireComponents(o: {
   });
   const hub = createSdkHub({ services, supervisor });
 
-  const llm = createLlmFromConfig(config.llm, { now: clock.now });
+  const llm = createLlmFromConfig(config.llm, { now: clock.now, sleep: (ms) => new Promise<void>((resolve) => clock.setTimeout(resolve, ms)) });
   const sessions = createWebSessions(clock.now);
   const outbox = createOutbox(clock);
   const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox });

@@ -6,8 +6,9 @@ import type { LlmProvider } from './types.ts';
 
 type ProviderConfig = { provider: 'offline' | 'openai'; model: string; base_url?: string; api_key: string };
 
-function build(c: ProviderConfig, llm: Config['llm']): LlmProvider {
-  if (c.provider === 'offline') return createOfflineProvider(c.model.startsWith('offline') ? c.model : 'offline-1');
+function build(c: ProviderConfig, llm: Config['llm'], sleep?: (ms: number) => Promise<void>): LlmProvider {
+  if (c.provider === 'offline')
+    return createOfflineProvider(c.model.startsWith('offline') ? c.model : 'offline-1', { delayMs: llm.offline_delta_delay_ms, sleep });
   // The openai client's own retries are off: the resilient wrapper retries
   // (counted, and followed by the fallback).
   return createOpenAiProvider({
@@ -22,9 +23,9 @@ function build(c: ProviderConfig, llm: Config['llm']): LlmProvider {
 
 export function createLlmFromConfig(
   llm: Config['llm'],
-  o: { now?: () => number; onAttemptFailed?: (provider: string, err: unknown) => void } = {},
+  o: { now?: () => number; sleep?: (ms: number) => Promise<void>; onAttemptFailed?: (provider: string, err: unknown) => void } = {},
 ): ResilientLlm {
-  const primary = build(llm, llm);
-  const fallback = llm.fallback ? build(llm.fallback, llm) : undefined;
+  const primary = build(llm, llm, o.sleep);
+  const fallback = llm.fallback ? build(llm.fallback, llm, o.sleep) : undefined;
   return createResilientLlm({ primary, fallback, retries: llm.provider === 'offline' ? 0 : llm.max_retries, now: o.now, onAttemptFailed: o.onAttemptFailed });
 }
