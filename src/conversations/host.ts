@@ -12,7 +12,8 @@
 // only then are outputs pushed live. A crash therefore either loses a whole
 // transition (and the restored actor redoes it: its invoked LLM/SDK step
 // runs again, with the same invocationId) or keeps it whole — a reply is
-// never sent twice and an acknowledged message is never lost.
+// never sent twice and an acknowledged message is never lost. `typing` and the
+// reply's text while the LLM writes it (deltas) are live only and never stored.
 import { createActor, fromPromise, type Actor } from 'xstate';
 import {
   abandonedTurnOutputs,
@@ -30,6 +31,8 @@ import type { Customer } from '../customers/repo.ts';
 import type { Services } from '../services.ts';
 import { conversationIdFor, type HistoryRepo } from './history.ts';
 import { noteLastMessageInTx } from '../daemon/review-index.ts';
+import type { LiveStep } from './llm-step.ts';
+import type { ReplyDelta } from './reply-stream.ts';
 
 export type Channel = 'web' | 'whatsapp';
 
@@ -68,6 +71,8 @@ export interface ChannelSink {
   writeInTx?(meta: ConversationMeta, output: ConversationOutput): void;
   /** After commit: push it live (open widget sockets). Must not throw. */
   deliver?(meta: ConversationMeta, output: ConversationOutput): void;
+  /** A piece of the reply being written: live only, at once, never stored (like `typing`). */
+  stream?(meta: ConversationMeta, delta: ReplyDelta): void;
 }
 
 type CustomerInput = { type: 'customer'; messageId: string; text: string };
@@ -92,7 +97,7 @@ export interface HostDeps {
   services: Services;
   history: HistoryRepo;
   /** Stamps its output with `at` (the clock's time when the LLM answered). */
-  llmStep: (input: LlmStepInput) => Promise<Timed<LlmStepOutput>>;
+  llmStep: (input: LlmStepInput, live: LiveStep) => Promise<Timed<LlmStepOutput>>;
   invokeTool: (
     input: { invocationId: string; name: string; args: unknown; conversationId: string; customerId: string },
     meta: ConversationMeta,
@@ -318,9 +323,23 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
 
   // One provided machine for every conversation (providing per actor would copy the machine
   // definition into each one); effects find their conversation by the id in context.
+  // The reply's text as it is written: straight to the channel, like `typing`. Once the step's actor is
+  // stopped (its turn abandoned, the process stopping) nothing more is shown.
+  const streamLive = (conversationId: string, delta: ReplyDelta, signal: AbortSignal) => {
+    const a = active.get(conversationId);
+    if (!a || signal.aborted) return;
+    try {
+      deps.sinks[a.meta.channel]?.stream?.(a.meta, delta);
+    } catch {
+      /* live only */
+    }
+  };
+
   const logic = conversationMachine.provide({
     actors: {
-      llm: fromPromiseLogic((input: LlmStepInput) => deps.llmStep(input)),
+      llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(({ input, signal }) =>
+        deps.llmStep(input, { signal, onDelta: (delta) => streamLive(input.conversationId, delta, signal) }),
+      ),
       invokeTool: fromPromiseLogic((input: Parameters<HostDeps['invokeTool']>[0]) => {
         const a = active.get(input.conversationId);
         if (!a)
