@@ -71,6 +71,7 @@ export function createOpenAiProvider(o: OpenAiOptions): LlmProvider {
       const cancel = () => abort.abort();
       req.signal?.addEventListener('abort', cancel, { once: true });
       const assembler = createChunkAssembler(req.onText);
+      let chunks = 0;
       try {
         const stream = await client.chat.completions.create(
           {
@@ -92,12 +93,17 @@ export function createOpenAiProvider(o: OpenAiOptions): LlmProvider {
           },
           { signal: abort.signal },
         );
-        for await (const chunk of stream) assembler.add(chunk);
+        for await (const chunk of stream) {
+          chunks++;
+          assembler.add(chunk);
+        }
         // An aborted stream ends its loop quietly.
         if (abort.signal.aborted) throw new Error('aborted');
       } catch (err) {
         if (timedOut) throw new LlmError('timeout', 'The model did not answer in time', name);
         if (req.signal?.aborted) throw new LlmError('aborted', 'The call was cancelled', name);
+        if (chunks > 0 && !(err instanceof OpenAI.APIError))
+          throw new LlmError('provider_error', `The model's stream broke off after ${chunks} chunks (${(err as Error)?.message ?? err})`, name);
         throw toLlmError(err, name);
       } finally {
         clearTimeout(deadline);

@@ -30,6 +30,8 @@ export interface ScriptedResponse {
   errorAfterChunks?: number;
   /** After this many text/argument chunks, send nothing more (until the client gives up). */
   stallAfterChunks?: number;
+  /** After this many text/argument chunks, end the response cleanly, without saying why the answer stopped. */
+  endAfterChunks?: number;
   /** The model name the chunks carry (default: the one asked for). */
   model?: string;
   /** Called when the first text chunk is written (benchmarks time the model's first token). */
@@ -111,12 +113,17 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     chunk({ role: 'assistant', content: '' });
     let sentText = false;
     for (const [i, p] of pieces.entries()) {
-      if (i === r.cutAfterChunks) return void res.destroy();
+      if (i === r.cutAfterChunks) {
+        // What was written reaches the client first (destroying at once would discard it).
+        await sleep(Math.max(20, r.chunkDelayMs ?? 0));
+        return void res.destroy();
+      }
       if (i === r.errorAfterChunks) {
         send({ error: { message: 'scripted stream error', type: 'server_error', code: null } });
         return void res.end();
       }
       if (i === r.stallAfterChunks) return;
+      if (i === r.endAfterChunks) return void res.end();
       if (r.chunkDelayMs) await sleep(r.chunkDelayMs);
       if (res.destroyed) return;
       chunk(p.delta);
