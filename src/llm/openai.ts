@@ -61,6 +61,7 @@ export function createOpenAiProvider(o: OpenAiOptions): LlmProvider {
     name,
     model: o.model,
     async complete(req: LlmRequest): Promise<LlmResponse> {
+      if (req.signal?.aborted) throw new LlmError('aborted', 'The call was cancelled', name);
       const started = performance.now();
       const abort = new AbortController();
       let timedOut = false;

@@ -157,9 +157,15 @@ describe('openai provider, streamed', () => {
     fake.fallback({ text: 'a b c d e f g h', chunkDelayMs: 100 });
     const controller = new AbortController();
     const pieces: string[] = [];
-    const llm = createResilientLlm({ primary: provider(), fallback: createOfflineProvider(), retries: 2 });
-    const done = llm.complete(ask(pieces, { signal: controller.signal, onText: (t) => (pieces.push(t), pieces.length === 2 && controller.abort()) }));
+    const failed: FailedAttempt[] = [];
+    const llm = createResilientLlm({ primary: provider(), fallback: provider(), retries: 2 });
+    const done = llm.complete(
+      Object.assign(ask(pieces, { signal: controller.signal, onText: (t) => (pieces.push(t), pieces.length === 2 && controller.abort()) }), {
+        onAttemptFailed: (a: FailedAttempt) => failed.push(a),
+      }),
+    );
     await expect(done).rejects.toMatchObject({ code: 'aborted', retryable: false });
+    expect(failed).toEqual([expect.objectContaining({ willRetry: false })]);
     expect(fake.requests).toHaveLength(1);
     expect(pieces).toEqual(['a', ' b']);
   });
