@@ -20,6 +20,8 @@ export interface WebSessions extends ChannelSink {
   /** Sends a frame to every open widget of the customer; returns how many got it. */
   push(customerId: string, frame: Record<string, unknown>): number;
   count(): number;
+  stream(meta: ConversationMeta, delta: ReplyDelta): void;
+  deliver(meta: ConversationMeta, output: ConversationOutput): void;
   /** The reply being written for this customer right now (its id and the text so far), if any. */
   writing(customerId: string): { id: string; text: string } | undefined;
 }

@@ -337,9 +337,11 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
 
   const logic = conversationMachine.provide({
     actors: {
-      llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(({ input, signal }) =>
-        deps.llmStep(input, { signal, onDelta: (delta) => streamLive(input.conversationId, delta, signal) }),
-      ),
+      llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(({ input, signal }) => {
+        const channel = active.get(input.conversationId)?.meta.channel;
+        const streams = channel !== undefined && deps.sinks[channel]?.stream !== undefined;
+        return deps.llmStep(input, { signal, onDelta: streams ? (delta) => streamLive(input.conversationId, delta, signal) : undefined });
+      }),
       invokeTool: fromPromiseLogic((input: Parameters<HostDeps['invokeTool']>[0]) => {
         const a = active.get(input.conversationId);
         if (!a)

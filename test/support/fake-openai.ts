@@ -51,7 +51,7 @@ export interface FakeOpenAi {
 
 /** "Hello there, friend" → ["Hello", " there,", " friend"]: joined, exactly the text. */
 export function wordChunks(text: string): string[] {
-  const pieces = text.match(/\s*\S+/g) ?? [];
+  const pieces: string[] = text.match(/\s*\S+/g) ?? [];
   const rest = text.slice(pieces.join('').length);
   if (rest) pieces.push(rest);
   return pieces;
