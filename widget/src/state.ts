@@ -104,6 +104,9 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame): WidgetState {
       return { ...state, confirm: { id: f.id, name: f.name, summary: f.summary } };
     case 'error':
       return { ...state, error: f.message };
+    default:
+      // A frame this build does not know (from a newer server) changes nothing.
+      return state;
   }
 }
 
