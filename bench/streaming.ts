@@ -1,7 +1,7 @@
 // Streaming latency: how long after the model writes its first token the
 // widget sees the first `delta` frame. A fake model streams 50 tokens 20 ms
 // apart to 100 concurrent conversations (closed loop: each asks again once its
-// reply is final). Per reply: (first delta at the widget) − (first token
+// reply is final; their first messages are spread over one reply's length). Per reply: (first delta at the widget) − (first token
 // written by the model). Four processes: the model (streaming-model-child.ts),
 // Parley (the real `openai` client, the conversation actor, the store), the
 // baseline — a bare relay that forwards the same stream with the same client
@@ -13,7 +13,7 @@
 import { fork, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
-import { spawnParley, tempDir } from '../test/support/parley.ts';
+import { spawnParley, tempDir, TEST_SECRET } from '../test/support/parley.ts';
 import { log, percentile } from './lib.ts';
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 100);
@@ -40,6 +40,8 @@ const wallNow = () => performance.timeOrigin + performance.now();
 
 const parley = await spawnParley({
   storagePath: tempDir(),
+  // BENCH_CPU_PROF=<dir>: a CPU profile of Parley, written when it stops.
+  nodeArgs: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
   config: {
     llm: { provider: 'openai', base_url: model.url, model: 'fake-1' },
     channels: { web: { rate_limit_per_minute: 1_000_000 } },
@@ -103,14 +105,25 @@ async function conversation(url: string, init?: Record<string, unknown>): Promis
   };
 }
 
+// Conversations start spread over one reply's length, as independent customers would, not all in the same millisecond.
+const STAGGER_MS = (TOKENS * TOKEN_GAP_MS) / CONVERSATIONS;
+
 async function block(name: string, conversations: Conversation[], round: number): Promise<number[]> {
   const samples: number[] = [];
   await Promise.all(
     conversations.map(async (c, i) => {
+      await new Promise((r) => setTimeout(r, i * STAGGER_MS));
       for (let t = 0; t < TURNS; t++) samples.push(await c.turn(`${name} r${round} c${i} t${t}`));
     }),
   );
   return samples;
+}
+
+/** Parley's event-loop delay since the last scrape (ms): how late its own timers ran. */
+async function parleyLag() {
+  const text = await fetch(`${parley.url}/metrics`, { headers: { authorization: `Bearer ${TEST_SECRET}` } }).then((r) => r.text());
+  const q = (quantile: string) => Number(new RegExp(`parley_event_loop_lag_seconds\\{quantile="${quantile}"\\} ([0-9.e-]+)`).exec(text)?.[1] ?? NaN) * 1000;
+  return { lagP99: +q('0.99').toFixed(1), lagMax: +q('max').toFixed(1) };
 }
 
 const stats = (samples: number[]) => {
@@ -131,9 +144,10 @@ await block('warm-relay', relayConversations, 0);
 const results: Record<'parley' | 'relay', number[]> = { parley: [], relay: [] };
 for (let r = 1; r <= ROUNDS; r++) {
   for (const name of r % 2 ? (['parley', 'relay'] as const) : (['relay', 'parley'] as const)) {
+    if (name === 'parley') await parleyLag();
     const samples = await block(name, name === 'parley' ? parleyConversations : relayConversations, r);
     results[name].push(...samples);
-    log(`  round ${r}/${ROUNDS} ${name}: ${JSON.stringify(stats(samples))}`);
+    log(`  round ${r}/${ROUNDS} ${name}: ${JSON.stringify(name === 'parley' ? Object.assign(stats(samples), await parleyLag()) : stats(samples))}`);
   }
 }
 const p = stats(results.parley);
