@@ -111,7 +111,10 @@ export function createOpenAiProvider(o: OpenAiOptions): LlmProvider {
         req.signal?.removeEventListener('abort', cancel);
       }
       const answer = assembler.result();
-      if (!answer.finished) throw new LlmError('provider_error', 'The model stream ended before the answer was complete', name);
+      // A broken connection fails above (the HTTP response is cut). A response the server ended properly is the
+      // answer even without a finish_reason (some compatible servers leave it out), unless it held nothing at all.
+      if (!answer.finished && answer.text === null && answer.calls.length === 0)
+        throw new LlmError('provider_error', 'The model stream ended without an answer', name);
       const toolCalls: LlmResponse['toolCalls'] = [];
       for (const call of answer.calls) {
         if (!call.name) throw new LlmError('malformed_tool_call', 'The model sent a tool call without a name', name);

@@ -101,9 +101,12 @@ describe('openai provider, streamed', () => {
     expect(err.retryable).toBe(true);
   });
 
-  it('a stream that ends cleanly before saying why it stopped → a retryable provider error, not a short answer', async () => {
+  it('a response the server ends properly without a finish_reason is the answer; one that ends with nothing is a retryable error', async () => {
     fake = await startFakeOpenAi();
-    fake.script({ text: 'An answer cut short here', endAfterChunks: 3 });
+    fake.script({ text: 'Answer from a terse server', terse: true }, { text: 'never sent', endAfterChunks: 0 });
+    const terse = await provider().complete(ask());
+    expect(terse.text).toBe('Answer from a terse server');
+    expect(terse.usage).toEqual({ promptTokens: 0, completionTokens: 0 });
     const err = await provider()
       .complete(ask())
       .catch((e) => e);

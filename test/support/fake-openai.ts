@@ -32,6 +32,8 @@ export interface ScriptedResponse {
   stallAfterChunks?: number;
   /** After this many text/argument chunks, end the response cleanly, without saying why the answer stopped. */
   endAfterChunks?: number;
+  /** Leave out the finish_reason and the usage chunk, as some compatible servers do. */
+  terse?: boolean;
   /** The model name the chunks carry (default: the one asked for). */
   model?: string;
   /** Called when the first text chunk is written (benchmarks time the model's first token). */
@@ -132,6 +134,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         r.onFirstText?.();
       }
     }
+    if (r.terse) return void res.end('data: [DONE]\n\n');
     chunk({}, toolCalls.length ? 'tool_calls' : 'stop');
     if (body.stream_options?.include_usage) send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageFor(body) });
     res.end('data: [DONE]\n\n');
