@@ -74,29 +74,36 @@ export function createOpenAiProvider(o: OpenAiOptions): LlmProvider {
       const assembler = createChunkAssembler(req.onText);
       let chunks = 0;
       try {
-        const stream = await client.chat.completions.create(
-          {
-            model: o.model,
-            messages: req.messages.map(toWire),
-            stream: true,
-            stream_options: { include_usage: true },
-            ...(req.tools.length
-              ? {
-                  tools: req.tools.map((t) => ({
-                    type: 'function' as const,
-                    function: { name: t.name, description: t.description, parameters: t.parameters },
-                  })),
-                  tool_choice: 'auto' as const,
-                }
-              : {}),
-            ...(req.responseFormat === 'json' ? { response_format: { type: 'json_object' as const } } : {}),
-            ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
-          },
-          { signal: abort.signal },
-        );
-        for await (const chunk of stream) {
-          chunks++;
-          assembler.add(chunk);
+        const { data: stream, response } = await client.chat.completions
+          .create(
+            {
+              model: o.model,
+              messages: req.messages.map(toWire),
+              stream: true,
+              stream_options: { include_usage: true },
+              ...(req.tools.length
+                ? {
+                    tools: req.tools.map((t) => ({
+                      type: 'function' as const,
+                      function: { name: t.name, description: t.description, parameters: t.parameters },
+                    })),
+                    tool_choice: 'auto' as const,
+                  }
+                : {}),
+              ...(req.responseFormat === 'json' ? { response_format: { type: 'json_object' as const } } : {}),
+              ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
+            },
+            { signal: abort.signal },
+          )
+          .withResponse();
+        // A compatible server that ignores `stream` answers with one JSON completion: read it whole.
+        if (!/text\/event-stream/i.test(response.headers.get('content-type') ?? '')) {
+          assembler.addCompletion((await response.json()) as OpenAI.Chat.Completions.ChatCompletion);
+        } else {
+          for await (const chunk of stream) {
+            chunks++;
+            assembler.add(chunk);
+          }
         }
         // An aborted stream ends its loop quietly.
         if (abort.signal.aborted) throw new Error('aborted');

@@ -114,6 +114,21 @@ describe('openai provider, streamed', () => {
     expect(err).toMatchObject({ code: 'provider_error', retryable: true });
   });
 
+  it('a compatible server that ignores stream and answers whole: its text, calls and usage are read all the same', async () => {
+    fake = await startFakeOpenAi();
+    fake.script(
+      { text: 'Whole answer, no stream.', ignoreStream: true },
+      { toolCalls: [{ name: 'getOrderStatus', args: { orderId: '7' } }], ignoreStream: true, model: 'whole-1' },
+    );
+    const pieces: string[] = [];
+    const first = await provider().complete(ask(pieces));
+    expect(fake.requests[0].stream).toBe(true);
+    expect(pieces).toEqual(['Whole answer, no stream.']);
+    expect(first).toMatchObject({ text: 'Whole answer, no stream.', usage: { promptTokens: 22, completionTokens: 7 } });
+    const second = await provider().complete(ask());
+    expect(second).toMatchObject({ model: 'whole-1', toolCalls: [{ name: 'getOrderStatus', args: { orderId: '7' } }] });
+  });
+
   it('a stream that stops sending → timeout at llm.timeout_ms, counted over the whole answer', async () => {
     fake = await startFakeOpenAi();
     fake.script({ text: 'one two three four', stallAfterChunks: 2 });

@@ -34,6 +34,8 @@ export interface ScriptedResponse {
   endAfterChunks?: number;
   /** Leave out the finish_reason and the usage chunk, as some compatible servers do. */
   terse?: boolean;
+  /** Answer with one JSON completion even when a stream was asked for, as some compatible servers do. */
+  ignoreStream?: boolean;
   /** The model name the chunks carry (default: the one asked for). */
   model?: string;
   /** Called when the first text chunk is written (benchmarks time the model's first token). */
@@ -154,7 +156,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       name: c.name,
       arguments: r.rawArguments ?? JSON.stringify(c.args ?? {}),
     }));
-    if (body.stream === true) {
+    if (body.stream === true && !r.ignoreStream) {
       reply.hijack();
       await stream(reply.raw, body, r, toolCalls);
       return reply;
