@@ -321,8 +321,6 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     return a.persistRequested.promise;
   }
 
-  // One provided machine for every conversation (providing per actor would copy the machine
-  // definition into each one); effects find their conversation by the id in context.
   // The reply's text as it is written: straight to the channel, like `typing`. Once the step's actor is
   // stopped (its turn abandoned, the process stopping) nothing more is shown.
   const streamLive = (conversationId: string, delta: ReplyDelta, signal: AbortSignal) => {
@@ -335,6 +333,8 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     }
   };
 
+  // One provided machine for every conversation (providing per actor would copy the machine
+  // definition into each one); effects find their conversation by the id in context.
   const logic = conversationMachine.provide({
     actors: {
       llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(({ input, signal }) => {
