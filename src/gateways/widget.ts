@@ -104,6 +104,9 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
           ...(r.proactive ? { proactive: true } : {}),
         }));
         sendFrame(socket, { type: 'ready', customerId: found.customerId, conversationId, history: entries });
+        // A reply being written: the text so far, then its deltas and its final message like every open widget.
+        const writing = sessions.writing(found.customerId);
+        if (writing && !entries.some((e) => e.id === writing.id)) sendFrame(socket, { type: 'delta', id: writing.id, text: writing.text, reset: true });
         const pending = host.pendingConfirmation(conversationId);
         if (pending) sendFrame(socket, { type: 'confirm', ...pending });
       };
