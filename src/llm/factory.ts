@@ -23,7 +23,10 @@ function build(c: ProviderConfig, llm: Config['llm'], sleep?: (ms: number) => Pr
 
 export function createLlmFromConfig(
   llm: Config['llm'],
-  o: { now?: () => number; sleep?: (ms: number) => Promise<void> } & Pick<Parameters<typeof createResilientLlm>[0], 'onAttemptFailed' | 'onAttemptSucceeded'> = {},
+  o: { now?: () => number; sleep?: (ms: number) => Promise<void> } & Pick<
+    Parameters<typeof createResilientLlm>[0],
+    'onAttemptFailed' | 'onAttemptSucceeded'
+  > = {},
 ): ResilientLlm {
   const primary = build(llm, llm, o.sleep);
   const fallback = llm.fallback ? build(llm.fallback, llm, o.sleep) : undefined;
