@@ -10,6 +10,7 @@ const benches: [string, string[]][] = [
   ['webhook.ts', []],
   ['proactive.ts', []],
   ['telemetry-cost.ts', []],
+  ['streaming.ts', []],
 ];
 for (const [file, flags] of benches) {
   process.stdout.write(`\n=== bench/${file} ===\n`);

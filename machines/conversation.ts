@@ -130,6 +130,9 @@ export function toolContent(outcome: InvokeOutcome): string {
 /** True when this client message id was already queued or answered (a re-sent message is not answered twice). */
 export const isKnownMessage = (context: Pick<ConversationContext, 'recent'>, messageId: string) => context.recent.includes(messageId);
 
+/** The id of a turn's reply: known before the reply is written, so its live text can be streamed under it. */
+export const replyIdFor = (turnId: string) => `${turnId}:r`;
+
 const currentCall = (c: ConversationContext): ToolCall => c.turn!.calls[c.turn!.callIndex];
 const invocationIdFor = (turn: Turn, call: ToolCall) => `${turn.turnId}:${turn.step}:${call.id}`;
 
@@ -402,7 +405,7 @@ export const conversationMachine = setup({
             type: 'emit',
             params: ({ context }) => ({
               type: 'reply',
-              id: `${context.turn!.turnId}:r`,
+              id: replyIdFor(context.turn!.turnId),
               turnId: context.turn!.turnId,
               text: context.turn!.replyText ?? '',
               replyTo: context.turn!.messageId,
@@ -426,7 +429,7 @@ export function abandonedTurnOutputs(turn: Turn | undefined): ConversationOutput
   const out: ConversationOutput[] = [];
   const call = turn.calls[turn.callIndex];
   if (turn.pending && call) out.push({ type: 'confirmation', id: turn.pending.confirmationId, turnId: turn.turnId, name: call.name, outcome: 'expired' });
-  out.push({ type: 'reply', id: `${turn.turnId}:r`, turnId: turn.turnId, text: APOLOGY_LLM_FAILED, replyTo: turn.messageId });
+  out.push({ type: 'reply', id: replyIdFor(turn.turnId), turnId: turn.turnId, text: APOLOGY_LLM_FAILED, replyTo: turn.messageId });
   out.push({ type: 'turn', turnId: turn.turnId, phase: 'ended', messageId: turn.messageId });
   return out;
 }

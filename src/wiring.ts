@@ -73,7 +73,12 @@ export async function wireComponents(o: {
   const hub = createSdkHub({ services, supervisor });
 
   const llmFailures = createLlmFailureWatch({ logger, telemetry, clock, scrub: createScrubber(configuredSecrets(config, services.secret)).text });
-  const llm = createLlmFromConfig(config.llm, { now: clock.now, onAttemptFailed: llmFailures.failed, onAttemptSucceeded: llmFailures.succeeded });
+  const llm = createLlmFromConfig(config.llm, {
+    now: clock.now,
+    sleep: (ms) => new Promise<void>((resolve) => clock.setTimeout(resolve, ms)),
+    onAttemptFailed: llmFailures.failed,
+    onAttemptSucceeded: llmFailures.succeeded,
+  });
   const sessions = createWebSessions(clock.now);
   const outbox = createOutbox(clock);
   const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox });

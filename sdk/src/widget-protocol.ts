@@ -31,6 +31,12 @@ export const WidgetReadyFrame = z.object({
   history: z.array(HistoryEntry),
 });
 export const WidgetTypingFrame = z.object({ type: z.literal('typing'), on: z.boolean() });
+/**
+ * A piece of the reply being written, under the id its final `message` will have: append `text`
+ * (after emptying what was shown for `id` when `reset`). Live only; the `message` that follows is
+ * the whole reply and the only thing stored.
+ */
+export const WidgetDeltaFrame = z.object({ type: z.literal('delta'), id: z.string(), text: z.string(), reset: z.boolean().optional() });
 export const WidgetAssistantMessageFrame = z.object({
   type: z.literal('message'),
   id: z.string(),
@@ -52,6 +58,7 @@ export const WidgetServerFrame = z.discriminatedUnion('type', [
   WidgetReadyFrame,
   WidgetAckFrame,
   WidgetTypingFrame,
+  WidgetDeltaFrame,
   WidgetAssistantMessageFrame,
   WidgetConfirmRequestFrame,
   WidgetErrorFrame,
@@ -64,6 +71,7 @@ export type WidgetClientFrame = z.infer<typeof WidgetClientFrame>;
 export type HistoryEntry = z.infer<typeof HistoryEntry>;
 export type WidgetReadyFrame = z.infer<typeof WidgetReadyFrame>;
 export type WidgetTypingFrame = z.infer<typeof WidgetTypingFrame>;
+export type WidgetDeltaFrame = z.infer<typeof WidgetDeltaFrame>;
 export type WidgetAssistantMessageFrame = z.infer<typeof WidgetAssistantMessageFrame>;
 export type WidgetConfirmRequestFrame = z.infer<typeof WidgetConfirmRequestFrame>;
 export type WidgetErrorFrame = z.infer<typeof WidgetErrorFrame>;

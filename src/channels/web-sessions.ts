@@ -2,9 +2,14 @@
 // typing and confirmation prompts are pushed to every open widget of the
 // customer. Durable state (history, pending confirmation) lives in LMDB, so a
 // widget that was closed gets everything on its next `ready`.
+//
+// A reply being written is pushed as `delta` frames and kept here (memory
+// only) until its final `message` is delivered, so a widget that connects in
+// the middle is caught up with the text so far (`writing`).
 import type { WebSocket } from 'ws';
 import type { ChannelSink, ConversationMeta } from '../conversations/host.ts';
 import type { ConversationOutput } from '../../machines/conversation.ts';
+import type { ReplyDelta } from '../conversations/reply-stream.ts';
 
 /** A socket this far behind is closed; the widget reconnects and reads the history. */
 export const SLOW_CLIENT_BYTES = 1024 * 1024;
@@ -15,12 +20,16 @@ export interface WebSessions extends ChannelSink {
    * and the history it carries is read after the socket is added, so nothing committed in between is missed.
    */
   add(customerId: string, socket: WebSocket, o?: { hold?: boolean }): void;
-  /** Sends what waited for this socket, without `message` frames whose id `skip` says it already has. */
-  release(socket: WebSocket, skip?: (id: string) => boolean): void;
+  /** Sends what waited for this socket, except the frames `skip` says it already has. */
+  release(socket: WebSocket, skip?: (frame: Record<string, unknown>) => boolean): void;
   remove(customerId: string, socket: WebSocket): void;
   /** Sends a frame to every open widget of the customer; returns how many got it. */
   push(customerId: string, frame: Record<string, unknown>): number;
   count(): number;
+  stream(meta: ConversationMeta, delta: ReplyDelta): void;
+  deliver(meta: ConversationMeta, output: ConversationOutput): void;
+  /** The reply being written for this customer right now (its id and the text so far), if any. */
+  writing(customerId: string): { id: string; text: string } | undefined;
 }
 
 export function sendFrame(socket: WebSocket, frame: Record<string, unknown>): boolean {
@@ -38,6 +47,7 @@ export function sendFrame(socket: WebSocket, frame: Record<string, unknown>): bo
 export function createWebSessions(now: () => number): WebSessions {
   const byCustomer = new Map<string, Set<WebSocket>>();
   const held = new Map<WebSocket, Record<string, unknown>[]>();
+  const writing = new Map<string, { id: string; text: string }>();
   const push = (customerId: string, frame: Record<string, unknown>) => {
     let n = 0;
     for (const s of byCustomer.get(customerId) ?? []) {
@@ -59,10 +69,7 @@ export function createWebSessions(now: () => number): WebSessions {
     release(socket, skip) {
       const waiting = held.get(socket);
       held.delete(socket);
-      for (const frame of waiting ?? []) {
-        if (frame.type === 'message' && typeof frame.id === 'string' && skip?.(frame.id)) continue;
-        sendFrame(socket, frame);
-      }
+      for (const frame of waiting ?? []) if (!skip?.(frame)) sendFrame(socket, frame);
     },
     remove(customerId, socket) {
       held.delete(socket);
@@ -72,10 +79,20 @@ export function createWebSessions(now: () => number): WebSessions {
     },
     push,
     count: () => [...byCustomer.values()].reduce((n, s) => n + s.size, 0),
+    writing: (customerId) => writing.get(customerId),
+    stream(meta: ConversationMeta, d: ReplyDelta) {
+      const current = writing.get(meta.customerId);
+      const text = d.reset || current?.id !== d.id ? d.text : current.text + d.text;
+      if (text) writing.set(meta.customerId, { id: d.id, text });
+      else writing.delete(meta.customerId);
+      push(meta.customerId, d.reset ? { type: 'delta', id: d.id, text: d.text, reset: true } : { type: 'delta', id: d.id, text: d.text });
+    },
     deliver(meta: ConversationMeta, o: ConversationOutput) {
       if (o.type === 'typing') push(meta.customerId, { type: 'typing', on: o.on });
-      else if (o.type === 'reply') push(meta.customerId, { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now() });
-      else if (o.type === 'confirm') push(meta.customerId, { type: 'confirm', id: o.id, name: o.name, args: o.args, summary: o.summary });
+      else if (o.type === 'reply') {
+        if (writing.get(meta.customerId)?.id === o.id) writing.delete(meta.customerId);
+        push(meta.customerId, { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now() });
+      } else if (o.type === 'confirm') push(meta.customerId, { type: 'confirm', id: o.id, name: o.name, args: o.args, summary: o.summary });
     },
   };
 }

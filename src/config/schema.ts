@@ -67,6 +67,8 @@ export const ConfigSchema = s({
     timeout_ms: num(z.number().int().positive()).default(30_000),
     max_retries: num(z.number().int().min(0).max(10)).default(1),
     max_tool_steps: num(z.number().int().min(1).max(50)).default(5),
+    /** The offline LLM's pause between two pieces of a streamed reply (the demo profile sets one). */
+    offline_delta_delay_ms: num(z.number().int().min(0).max(5000)).default(0),
     temperature: num(z.number().min(0).max(2)).optional(),
     system_prompt: z.string().optional(),
     fallback: s({

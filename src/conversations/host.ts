@@ -12,7 +12,8 @@
 // only then are outputs pushed live. A crash therefore either loses a whole
 // transition (and the restored actor redoes it: its invoked LLM/SDK step
 // runs again, with the same invocationId) or keeps it whole — a reply is
-// never sent twice and an acknowledged message is never lost.
+// never sent twice and an acknowledged message is never lost. `typing` and the
+// reply's text while the LLM writes it (deltas) are live only and never stored.
 import { createActor, fromPromise, type Actor } from 'xstate';
 import {
   abandonedTurnOutputs,
@@ -32,6 +33,8 @@ import { conversationIdFor } from './history.ts';
 import type { Channel, ConversationMeta, ConversationRecord, PendingConfirmation } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
+import type { LiveStep } from './llm-step.ts';
+import type { ReplyDelta } from './reply-stream.ts';
 
 export type { Channel, ConversationMeta, ConversationRecord, PendingConfirmation } from '../store/model.ts';
 
@@ -41,6 +44,8 @@ export interface ChannelSink {
   write?(tx: StoreRepos, meta: ConversationMeta, output: ConversationOutput): Promise<void>;
   /** After commit: push it live (open widget sockets). Must not throw. */
   deliver?(meta: ConversationMeta, output: ConversationOutput): void;
+  /** A piece of the reply being written: live only, at once, never stored (like `typing`). */
+  stream?(meta: ConversationMeta, delta: ReplyDelta): void;
 }
 
 /** `content`: the message as structured data (a WhatsApp location, photo, flow reply…), kept in history as `data.content`. */
@@ -67,7 +72,7 @@ interface Active {
 export interface HostDeps {
   services: Services;
   /** Stamps its output with `at` (the clock's time when the LLM answered). */
-  llmStep: (input: LlmStepInput) => Promise<Timed<LlmStepOutput>>;
+  llmStep: (input: LlmStepInput, live: LiveStep) => Promise<Timed<LlmStepOutput>>;
   invokeTool: (
     input: { invocationId: string; name: string; args: unknown; conversationId: string; customerId: string },
     meta: ConversationMeta,
@@ -317,11 +322,27 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     return a.persistRequested.promise;
   }
 
+  // The reply's text as it is written: straight to the channel, like `typing`. Once the step's actor is
+  // stopped (its turn abandoned, the process stopping) nothing more is shown.
+  const streamLive = (conversationId: string, delta: ReplyDelta, signal: AbortSignal) => {
+    const a = active.get(conversationId);
+    if (!a || signal.aborted) return;
+    try {
+      deps.sinks[a.meta.channel]?.stream?.(a.meta, delta);
+    } catch {
+      /* live only */
+    }
+  };
+
   // One provided machine for every conversation (providing per actor would copy the machine
   // definition into each one); effects find their conversation by the id in context.
   const logic = conversationMachine.provide({
     actors: {
-      llm: fromPromiseLogic((input: LlmStepInput) => deps.llmStep(input)),
+      llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(({ input, signal }) => {
+        const channel = active.get(input.conversationId)?.meta.channel;
+        const streams = channel !== undefined && deps.sinks[channel]?.stream !== undefined;
+        return deps.llmStep(input, { signal, onDelta: streams ? (delta) => streamLive(input.conversationId, delta, signal) : undefined });
+      }),
       invokeTool: fromPromiseLogic((input: Parameters<HostDeps['invokeTool']>[0]) => {
         const a = active.get(input.conversationId);
         if (!a)

@@ -1,13 +1,21 @@
 // The `llm` actor the conversation machine invokes: prepends the system
 // prompt and stored history to the turn's transcript, offers the SDK catalog
-// as tools, and records one turn-call per LLM call.
-import type { LlmStepInput, LlmStepOutput, Timed, TurnEntry } from '../../machines/conversation.ts';
+// as tools, records one turn-call per LLM call, and streams the reply's text
+// live as it is written (reply-stream.ts).
+import { replyIdFor, type LlmStepInput, type LlmStepOutput, type Timed, type TurnEntry } from '../../machines/conversation.ts';
 import type { Config } from '../config/schema.ts';
 import type { ObservedLlmRequest } from '../llm/resilient.ts';
 import type { ChatMessage, LlmProvider, ToolSpec } from '../llm/types.ts';
 import type { SdkHub, Services } from '../services.ts';
 import type { MessageRecord } from '../store/model.ts';
 import type { HistoryStore } from '../store/repos.ts';
+import { createReplyStream, type ReplyDelta } from './reply-stream.ts';
+
+/** What a running step may do besides answering: be cancelled, and show its reply as it is written. */
+export interface LiveStep {
+  signal?: AbortSignal;
+  onDelta?: (delta: ReplyDelta) => void;
+}
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are a customer support assistant. Use the available tools to look up or change the customer's data; " +
@@ -76,7 +84,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
     return past;
   };
 
-  const step = async (input: LlmStepInput): Promise<Timed<LlmStepOutput>> => {
+  const step = async (input: LlmStepInput, live: LiveStep = {}): Promise<Timed<LlmStepOutput>> => {
     const catalog = hub.catalog();
     const tools: ToolSpec[] = catalog.map((f) => ({ name: f.name, description: f.description, parameters: f.parameters }));
     const past = await pastFor(input);
@@ -89,11 +97,16 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
     const base = { turnId: input.turnId, conversationId: input.conversationId, customerId: input.customerId, sequence: input.step, purpose: 'chat' as const };
     // Each failed attempt (a retry or the fallback follows, or the last one) is its own turn-call.
     let failedAttempts = 0;
+    const stream = live.onDelta ? createReplyStream(replyIdFor(input.turnId), live.onDelta) : undefined;
     const req: ObservedLlmRequest = {
       messages,
       tools,
       purpose: 'chat',
+      signal: live.signal,
+      onText: stream?.append,
       onAttemptFailed: (a) => {
+        // What this attempt showed will not be the reply: the retry or the fallback writes it anew.
+        stream?.takeBack();
         failedAttempts++;
         services.telemetry.turnCall({
           provider: a.provider,
@@ -121,6 +134,8 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
         ...base,
       });
       const at = services.clock.now();
+      // Text written before tool calls is not the reply (the next step writes that).
+      if (res.toolCalls.length > 0) stream?.takeBack();
       if (res.toolCalls.length === 0) return { kind: 'reply', text: res.text?.trim() || "Sorry, I don't have an answer for that.", at };
       const modes = new Map(catalog.map((f) => [f.name, f.mode]));
       return {
@@ -136,6 +151,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
         at,
       };
     } catch (err) {
+      stream?.takeBack();
       if (failedAttempts === 0)
         services.telemetry.turnCall({
           provider: llm.name,

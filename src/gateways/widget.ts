@@ -107,9 +107,14 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
           ...(r.proactive ? { proactive: true } : {}),
         }));
         sendFrame(socket, { type: 'ready', customerId: found.customerId, conversationId, history: entries });
+        // A reply being written: the text so far, then its deltas and its final message like every open widget.
+        const writing = sessions.writing(found.customerId);
+        const caughtUp = writing && !entries.some((e) => e.id === writing.id) ? writing.id : undefined;
+        if (writing && caughtUp) sendFrame(socket, { type: 'delta', id: writing.id, text: writing.text, reset: true });
         if (pending) sendFrame(socket, { type: 'confirm', ...pending });
+        // Held frames the ready history or the catch-up already carries are not sent again.
         const inReady = new Set(entries.map((e) => e.id));
-        sessions.release(socket, (id) => inReady.has(id));
+        sessions.release(socket, (frame) => (frame.type === 'message' && inReady.has(frame.id as string)) || (frame.type === 'delta' && frame.id === caughtUp));
       };
 
       const onMessage = async (frame: Extract<WidgetClientFrame, { type: 'message' }>) => {

@@ -6,8 +6,9 @@ import type { LlmProvider } from './types.ts';
 
 type ProviderConfig = { provider: 'offline' | 'openai'; model: string; base_url?: string; api_key: string };
 
-function build(c: ProviderConfig, llm: Config['llm']): LlmProvider {
-  if (c.provider === 'offline') return createOfflineProvider(c.model.startsWith('offline') ? c.model : 'offline-1');
+function build(c: ProviderConfig, llm: Config['llm'], sleep?: (ms: number) => Promise<void>): LlmProvider {
+  if (c.provider === 'offline')
+    return createOfflineProvider(c.model.startsWith('offline') ? c.model : 'offline-1', { delayMs: llm.offline_delta_delay_ms, sleep });
   // The openai client's own retries are off: the resilient wrapper retries
   // (counted, and followed by the fallback).
   return createOpenAiProvider({
@@ -22,10 +23,13 @@ function build(c: ProviderConfig, llm: Config['llm']): LlmProvider {
 
 export function createLlmFromConfig(
   llm: Config['llm'],
-  o: { now?: () => number } & Pick<Parameters<typeof createResilientLlm>[0], 'onAttemptFailed' | 'onAttemptSucceeded'> = {},
+  o: { now?: () => number; sleep?: (ms: number) => Promise<void> } & Pick<
+    Parameters<typeof createResilientLlm>[0],
+    'onAttemptFailed' | 'onAttemptSucceeded'
+  > = {},
 ): ResilientLlm {
-  const primary = build(llm, llm);
-  const fallback = llm.fallback ? build(llm.fallback, llm) : undefined;
+  const primary = build(llm, llm, o.sleep);
+  const fallback = llm.fallback ? build(llm.fallback, llm, o.sleep) : undefined;
   return createResilientLlm({
     primary,
     fallback,

@@ -3,8 +3,9 @@
 // function names and descriptions, fills string/number parameters from the
 // message, and answers with the function's result values in a sentence.
 // For reflection it reads the transcript and gives a rule-based verdict.
+// A reply is streamed to `onText` a few words at a time.
 import { TRANSCRIPT_HEADER } from '../daemon/transcript.ts';
-import type { ChatMessage, LlmProvider, LlmRequest, LlmResponse, ToolSpec } from './types.ts';
+import { LlmError, type ChatMessage, type LlmProvider, type LlmRequest, type LlmResponse, type ToolSpec } from './types.ts';
 
 const STOPWORDS = new Set(
   'a an the of to for in on at by is are was be my me i you your we our it its this that what whats which who how can could would will please do does did with and or about get set show tell give check'.split(
@@ -170,41 +171,71 @@ export function reflect(transcript: string): { verdict: 'resolved' | 'unresolved
 
 const tokens = (messages: ChatMessage[]) => Math.ceil(messages.reduce((n, m) => n + (m.content?.length ?? 0), 0) / 4);
 
-export function createOfflineProvider(model = 'offline-1'): LlmProvider {
+/** Splits text into pieces of `perPiece` words each (with their spaces); joined, they are the text. */
+export function wordPieces(text: string, perPiece: number): string[] {
+  const words = text.match(/\s*\S+\s*/g) ?? (text ? [text] : []);
+  const pieces: string[] = [];
+  for (let i = 0; i < words.length; i += perPiece) pieces.push(words.slice(i, i + perPiece).join(''));
+  return pieces;
+}
+
+export interface OfflineStreaming {
+  /** Pause between two pieces of a streamed reply (0: all pieces at once). */
+  delayMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const WORDS_PER_PIECE = 3;
+
+export function createOfflineProvider(model = 'offline-1', streaming: OfflineStreaming = {}): LlmProvider {
   let callSeq = 0;
+  const delayMs = streaming.delayMs ?? 0;
+  const sleep = streaming.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+
+  const answer = (req: LlmRequest): { text: string | null; toolCalls: LlmResponse['toolCalls'] } => {
+    const say = (text: string) => ({ text, toolCalls: [] });
+    if (req.purpose === 'reflection') {
+      const transcript = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+      return say(JSON.stringify(reflect(transcript)));
+    }
+    const trailingTools: Extract<ChatMessage, { role: 'tool' }>[] = [];
+    for (let i = req.messages.length - 1; i >= 0 && req.messages[i].role === 'tool'; i--)
+      trailingTools.unshift(req.messages[i] as Extract<ChatMessage, { role: 'tool' }>);
+    if (trailingTools.length) return say(answerFromToolResults(trailingTools));
+
+    const lastUser = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+    const tool = chooseTool(lastUser, req.tools);
+    if (!tool) return say(helpText(req.tools));
+    const { args, missing } = fillArguments(lastUser, tool.parameters);
+    if (missing.length)
+      return say(
+        `To ${(tool.description || humanize(tool.name)).replace(/\.$/, '').toLowerCase()}, I need ${missing.map(humanize).join(' and ')}. Could you tell me?`,
+      );
+    return { text: null, toolCalls: [{ id: `call_${++callSeq}`, name: tool.name, args }] };
+  };
+
   return {
     name: 'offline',
     model,
     async complete(req: LlmRequest): Promise<LlmResponse> {
       const started = performance.now();
-      const done = (text: string | null, toolCalls: LlmResponse['toolCalls'] = []): LlmResponse => ({
+      const { text, toolCalls } = answer(req);
+      // A few words per piece, so the widget shows the reply being written (and the demo shows streaming).
+      if (text && req.onText) {
+        for (const [i, piece] of wordPieces(text, WORDS_PER_PIECE).entries()) {
+          if (i > 0 && delayMs > 0) await sleep(delayMs);
+          if (req.signal?.aborted) throw new LlmError('aborted', 'The call was cancelled', 'offline');
+          req.onText(piece);
+        }
+      }
+      return {
         text,
         toolCalls,
         usage: { promptTokens: tokens(req.messages), completionTokens: Math.ceil((text?.length ?? 30) / 4) },
         provider: 'offline',
         model,
         durationMs: Math.round((performance.now() - started) * 1000) / 1000,
-      });
-
-      if (req.purpose === 'reflection') {
-        const transcript = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-        return done(JSON.stringify(reflect(transcript)));
-      }
-
-      const trailingTools: Extract<ChatMessage, { role: 'tool' }>[] = [];
-      for (let i = req.messages.length - 1; i >= 0 && req.messages[i].role === 'tool'; i--)
-        trailingTools.unshift(req.messages[i] as Extract<ChatMessage, { role: 'tool' }>);
-      if (trailingTools.length) return done(answerFromToolResults(trailingTools));
-
-      const lastUser = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-      const tool = chooseTool(lastUser, req.tools);
-      if (!tool) return done(helpText(req.tools));
-      const { args, missing } = fillArguments(lastUser, tool.parameters);
-      if (missing.length)
-        return done(
-          `To ${(tool.description || humanize(tool.name)).replace(/\.$/, '').toLowerCase()}, I need ${missing.map(humanize).join(' and ')}. Could you tell me?`,
-        );
-      return done(null, [{ id: `call_${++callSeq}`, name: tool.name, args }]);
+      };
     },
   };
 }

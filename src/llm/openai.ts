@@ -1,7 +1,9 @@
 // Any OpenAI-compatible chat completions endpoint (OpenAI, Ollama, vLLM…)
 // through the official `openai` client, with our timeout and retry settings
-// (its defaults are 10 minutes and 2 retries).
+// (its defaults are 10 minutes and 2 retries). Always streamed: the reply's
+// text is handed to `onText` as it arrives (see openai-stream.ts).
 import OpenAI from 'openai';
+import { createChunkAssembler } from './openai-stream.ts';
 import { LlmError, type ChatMessage, type LlmProvider, type LlmRequest, type LlmResponse } from './types.ts';
 
 export interface OpenAiOptions {
@@ -60,56 +62,92 @@ function toLlmError(err: unknown, provider: string, apiKey?: string): LlmError {
 }
 
 export function createOpenAiProvider(o: OpenAiOptions): LlmProvider {
+  // The client's own timeout ends when the response headers arrive; a streamed answer is bounded as a
+  // whole by the deadline below, like an unstreamed one is.
   const client = new OpenAI({ baseURL: o.baseUrl, apiKey: o.apiKey || 'none', timeout: o.timeoutMs, maxRetries: o.maxRetries });
   const name = 'openai';
   return {
     name,
     model: o.model,
     async complete(req: LlmRequest): Promise<LlmResponse> {
+      if (req.signal?.aborted) throw new LlmError('aborted', 'The call was cancelled', name);
       const started = performance.now();
-      let completion: OpenAI.Chat.Completions.ChatCompletion;
+      const abort = new AbortController();
+      let timedOut = false;
+      const deadline = setTimeout(() => {
+        timedOut = true;
+        abort.abort();
+      }, o.timeoutMs);
+      const cancel = () => abort.abort();
+      req.signal?.addEventListener('abort', cancel, { once: true });
+      const assembler = createChunkAssembler(req.onText);
+      let chunks = 0;
       try {
-        completion = await client.chat.completions.create(
-          {
-            model: o.model,
-            messages: req.messages.map(toWire),
-            ...(req.tools.length
-              ? {
-                  tools: req.tools.map((t) => ({
-                    type: 'function' as const,
-                    function: { name: t.name, description: t.description, parameters: t.parameters },
-                  })),
-                  tool_choice: 'auto' as const,
-                }
-              : {}),
-            ...(req.responseFormat === 'json' ? { response_format: { type: 'json_object' as const } } : {}),
-            ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
-          },
-          { signal: req.signal },
-        );
+        const { data: stream, response } = await client.chat.completions
+          .create(
+            {
+              model: o.model,
+              messages: req.messages.map(toWire),
+              stream: true,
+              stream_options: { include_usage: true },
+              ...(req.tools.length
+                ? {
+                    tools: req.tools.map((t) => ({
+                      type: 'function' as const,
+                      function: { name: t.name, description: t.description, parameters: t.parameters },
+                    })),
+                    tool_choice: 'auto' as const,
+                  }
+                : {}),
+              ...(req.responseFormat === 'json' ? { response_format: { type: 'json_object' as const } } : {}),
+              ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
+            },
+            { signal: abort.signal },
+          )
+          .withResponse();
+        // A compatible server that ignores `stream` answers with one JSON completion: read it whole.
+        if (!/text\/event-stream/i.test(response.headers.get('content-type') ?? '')) {
+          assembler.addCompletion((await response.json()) as OpenAI.Chat.Completions.ChatCompletion);
+        } else {
+          for await (const chunk of stream) {
+            chunks++;
+            assembler.add(chunk);
+          }
+        }
+        // An aborted stream ends its loop quietly.
+        if (abort.signal.aborted) throw new Error('aborted');
       } catch (err) {
+        if (timedOut) throw new LlmError('timeout', 'The model did not answer in time', name);
+        if (req.signal?.aborted) throw new LlmError('aborted', 'The call was cancelled', name);
+        if (chunks > 0 && !(err instanceof OpenAI.APIError))
+          throw new LlmError('provider_error', `The model's stream broke off after ${chunks} chunks (${(err as Error)?.message ?? err})`, name);
         throw toLlmError(err, name, o.apiKey);
+      } finally {
+        clearTimeout(deadline);
+        req.signal?.removeEventListener('abort', cancel);
       }
-      const choice = completion.choices?.[0];
-      if (!choice?.message) throw new LlmError('provider_error', 'The model answered without a message', name);
+      const answer = assembler.result();
+      // A broken connection fails above (the HTTP response is cut). A response the server ended properly is the
+      // answer even without a finish_reason (some compatible servers leave it out), unless it held nothing at all.
+      if (!answer.finished && answer.text === null && answer.calls.length === 0)
+        throw new LlmError('provider_error', 'The model stream ended without an answer', name);
       const toolCalls: LlmResponse['toolCalls'] = [];
-      for (const call of choice.message.tool_calls ?? []) {
-        if (call.type !== 'function') continue;
+      for (const call of answer.calls) {
+        if (!call.name) throw new LlmError('malformed_tool_call', 'The model sent a tool call without a name', name);
         let args: unknown;
         try {
-          args = call.function.arguments ? JSON.parse(call.function.arguments) : {};
+          args = call.arguments ? JSON.parse(call.arguments) : {};
         } catch {
-          throw new LlmError('malformed_tool_call', `The model sent arguments for ${call.function.name} that are not JSON`, name);
+          throw new LlmError('malformed_tool_call', `The model sent arguments for ${call.name} that are not JSON`, name);
         }
-        if (!call.function.name) throw new LlmError('malformed_tool_call', 'The model sent a tool call without a name', name);
-        toolCalls.push({ id: call.id, name: call.function.name, args });
+        toolCalls.push({ id: call.id || `call_${toolCalls.length + 1}`, name: call.name, args });
       }
       return {
-        text: choice.message.content ?? null,
+        text: answer.text,
         toolCalls,
-        usage: { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 },
+        usage: answer.usage ?? { promptTokens: 0, completionTokens: 0 },
         provider: name,
-        model: completion.model || o.model,
+        model: answer.model || o.model,
         durationMs: Math.round(performance.now() - started),
       };
     },

@@ -1,5 +1,8 @@
 // Retries the primary provider on retryable errors, then tries the fallback.
-// The response names the provider that actually answered. Every failed attempt
+// The response names the provider that actually answered. A request's
+// `onText` reaches every attempt: text streamed by an attempt that then fails
+// is reported through `onAttemptFailed` like the failure itself, and the caller
+// takes it back (src/conversations/reply-stream.ts). Every failed attempt
 // is reported (per call, so the caller can record it with its own context —
 // a turn's id and step — and once more to the process-wide observer).
 import { LlmError, type LlmProvider, type LlmRequest, type LlmResponse } from './types.ts';
@@ -50,13 +53,13 @@ export function createResilientLlm(o: {
         return res;
       } catch (err) {
         const retryable = err instanceof LlmError ? err.retryable : true;
-        const again = retryable && i < retries;
+        const again = retryable && i < retries && !req.signal?.aborted;
         const failed: FailedAttempt = {
           provider: provider.name,
           model: provider.model,
           durationMs: Math.max(0, now() - started),
           error: (err as Error)?.message ?? String(err),
-          willRetry: again || !last,
+          willRetry: again || (!last && !req.signal?.aborted),
         };
         try {
           observe?.(failed);
@@ -76,7 +79,8 @@ export function createResilientLlm(o: {
       try {
         return await attempt(o.primary, inner, o.retries, !o.fallback, observe);
       } catch (err) {
-        if (!o.fallback) throw err;
+        // A cancelled call (its conversation actor stopped) is not handed to the fallback.
+        if (!o.fallback || inner.signal?.aborted) throw err;
         return attempt(o.fallback, inner, 0, true, observe);
       }
     },

@@ -19,6 +19,11 @@ export interface LlmRequest {
   purpose: 'chat' | 'reflection';
   signal?: AbortSignal;
   responseFormat?: 'json';
+  /**
+   * Called with each new piece of the reply's text as the model writes it. A provider that fails
+   * after calling it has shown text that will never be final: the caller decides what to do with it.
+   */
+  onText?: (text: string) => void;
 }
 
 export interface LlmResponse {
@@ -36,7 +41,7 @@ export interface LlmProvider {
   complete(req: LlmRequest): Promise<LlmResponse>;
 }
 
-export type LlmErrorCode = 'timeout' | 'malformed_tool_call' | 'provider_error' | `http_${number}`;
+export type LlmErrorCode = 'timeout' | 'malformed_tool_call' | 'provider_error' | 'aborted' | `http_${number}`;
 
 export class LlmError extends Error {
   override name = 'LlmError';
@@ -49,6 +54,7 @@ export class LlmError extends Error {
   }
 
   get retryable(): boolean {
+    if (this.code === 'aborted') return false;
     if (this.code === 'timeout' || this.code === 'malformed_tool_call' || this.code === 'provider_error') return true;
     const status = Number(this.code.slice(5));
     return status === 429 || status >= 500;

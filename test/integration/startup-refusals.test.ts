@@ -5,11 +5,14 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createParley } from '../../src/app.ts';
 import { loadConfig, PROJECT_ROOT } from '../../src/config/load.ts';
 import { createLogger } from '../../src/logger.ts';
 import { tempDir } from '../support/tmp.ts';
+
+// Each test starts real processes (tsx compiles src/ on the way): give them time on a loaded machine.
+vi.setConfig({ testTimeout: 90_000 });
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {

@@ -113,7 +113,10 @@ export async function spawnParley(o: {
   child.stdout!.on('data', (d) => (out += d.toString()));
   child.stderr!.on('data', (d) => (out += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`parley did not start:\n${out}`)), 20_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // not left running after a failed start
+      reject(new Error(`parley did not start:\n${out}`));
+    }, 20_000);
     const check = () => {
       const m = /"url":"(http:\/\/[^"]+)"/.exec(out);
       if (m) {

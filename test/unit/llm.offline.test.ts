@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chooseTool, createOfflineProvider, fillArguments, reflect, sentenceFor } from '../../src/llm/offline.ts';
+import { chooseTool, createOfflineProvider, fillArguments, reflect, sentenceFor, wordPieces } from '../../src/llm/offline.ts';
 import { renderTranscript } from '../../src/daemon/transcript.ts';
 import type { ToolSpec } from '../../src/llm/types.ts';
 
@@ -137,5 +137,36 @@ describe('offline reflection verdicts', () => {
       ],
     });
     expect(JSON.parse(r.text!)).toMatchObject({ verdict: 'unresolved' });
+  });
+});
+
+describe('offline LLM streaming (issue 20)', () => {
+  const ask = { purpose: 'chat' as const, tools: [], messages: [{ role: 'user' as const, content: 'hello' }] };
+
+  it('hands its reply to onText three words at a time; joined, the pieces are the reply', async () => {
+    const pieces: string[] = [];
+    const r = await createOfflineProvider().complete({ ...ask, onText: (t) => pieces.push(t) });
+    expect(pieces.length).toBeGreaterThanOrEqual(3);
+    expect(pieces.join('')).toBe(r.text);
+    expect(pieces.slice(0, -1).every((p) => p.trim().split(/\s+/).length === 3)).toBe(true);
+  });
+
+  it('pauses offline_delta_delay_ms between pieces (on the clock it is given); a cancelled call stops', async () => {
+    const waits: number[] = [];
+    const pieces: string[] = [];
+    const llm = createOfflineProvider('offline-1', { delayMs: 40, sleep: async (ms) => void waits.push(ms) });
+    await llm.complete({ ...ask, onText: (t) => pieces.push(t) });
+    expect(waits).toEqual(Array(pieces.length - 1).fill(40));
+    const controller = new AbortController();
+    const cut: string[] = [];
+    const call = llm.complete({ ...ask, signal: controller.signal, onText: (t) => (cut.push(t), controller.abort()) });
+    await expect(call).rejects.toMatchObject({ code: 'aborted' });
+    expect(cut).toHaveLength(1);
+  });
+
+  it('wordPieces keeps every character', () => {
+    expect(wordPieces('  a b  c\nd e ', 2)).toEqual(['  a b  ', 'c\nd ', 'e ']);
+    expect(wordPieces('', 3)).toEqual([]);
+    expect(wordPieces('   ', 3)).toEqual(['   ']);
   });
 });

@@ -1,5 +1,6 @@
 // Pure view state of the widget: frames in, state out. No DOM here.
 import type { HistoryEntry, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
+import { applyDelta, settleStreaming, type StreamingReply } from './streaming.ts';
 
 export type Status = 'Connecting' | 'Connected' | 'Reconnecting' | 'Disconnected';
 
@@ -31,6 +32,8 @@ export interface WidgetState {
   open: boolean;
   /** Assistant messages that arrived while the panel was closed; cleared on open. */
   unread: number;
+  /** The reply being written (from `delta` frames), until its final message arrives. */
+  streaming?: StreamingReply;
 }
 
 export const initialState: WidgetState = { status: 'Connecting', bubbles: [], typing: false, open: false, unread: 0 };
@@ -79,6 +82,7 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame): WidgetState {
         typing: false,
         error: undefined,
         confirm: undefined,
+        streaming: undefined,
       };
     }
     case 'ack':
@@ -89,7 +93,10 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame): WidgetState {
         ...state,
         bubbles: [...state.bubbles, { id: f.id, role: 'assistant', text: f.text, at: f.at, proactive: f.proactive }],
         unread: state.open ? state.unread : state.unread + 1,
+        streaming: settleStreaming(state.streaming, f.id),
       };
+    case 'delta':
+      return { ...state, streaming: applyDelta(state.streaming, f, (id) => state.bubbles.some((b) => b.id === id)) };
     case 'typing':
       return { ...state, typing: f.on };
     case 'confirm':
@@ -97,6 +104,9 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame): WidgetState {
       return { ...state, confirm: { id: f.id, name: f.name, summary: f.summary } };
     case 'error':
       return { ...state, error: f.message };
+    default:
+      // A frame this build does not know (from a newer server) changes nothing.
+      return state;
   }
 }
 

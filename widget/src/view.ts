@@ -1,6 +1,7 @@
 // The DOM of the widget, inside an open shadow root. Text is always set with
 // textContent: nothing from the server is ever parsed as HTML.
 import type { WidgetState } from './state.ts';
+import { createStreamingBubble } from './streaming-view.ts';
 import { STYLES } from './styles.ts';
 
 export interface ViewHandlers {
@@ -105,6 +106,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   });
 
   log.append(typing);
+  const streaming = createStreamingBubble(log, typing);
 
   const render = (state: WidgetState) => {
     status.textContent = state.status;
@@ -131,7 +133,8 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
         if (b.proactive) node.append(el('span', { class: 'tag' }, 'Update'), el('span', { class: 'sr' }, ': '));
         node.append(el('span', { class: 'text' }, b.text));
         bubbles.set(b.id, node);
-        log.insertBefore(node, typing);
+        // A final reply takes the place of its streamed bubble (removed just below).
+        log.insertBefore(node, streaming.placeOf(b.id) ?? typing);
       }
       if (b.role === 'user') node.setAttribute('data-delivered', String(b.delivered !== false));
     }
@@ -161,7 +164,9 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
       announcer.textContent = `${text} Approve and Decline buttons follow the messages.`;
     }
     if (confirmNode && state.confirm?.answered) confirmNode.querySelectorAll('button').forEach((b) => (b.disabled = true));
-    typing.hidden = !state.typing;
+    streaming.render(state.streaming);
+    // The typing indicator shows until the first words of the reply do.
+    typing.hidden = !state.typing || state.streaming !== undefined;
     error.hidden = !state.error;
     error.textContent = state.error ?? '';
     log.scrollTop = log.scrollHeight;
