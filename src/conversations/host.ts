@@ -290,6 +290,12 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         a.failures = 0;
         a.waitingForStore = false;
         request.resolve();
+        // The acknowledgements waiting on this write (the widget's `ack`, a webhook's 200) go out first: one write can
+        // carry a customer message and its reply (a fast turn while the previous write was flushing), and a reply must
+        // never reach a widget ahead of the `ack` of the message it answers.
+        if (written.some((e) => e.o.type === 'customer') && written.some((e) => e.o.type !== 'customer')) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
         for (const entry of written) {
           emitTelemetry(a.meta, entry);
           if (entry.o.type !== 'customer') {

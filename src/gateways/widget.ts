@@ -98,7 +98,10 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         conversationId = conversationIdFor(found.customerId, 'web');
         // Added before the history is read (nothing committed in between is missed), held until `ready` is out.
         sessions.add(found.customerId, socket, { hold: true });
-        const [records, pending] = await Promise.all([history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant']), host.pendingConfirmation(conversationId)]);
+        const [records, pending] = await Promise.all([
+          history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant']),
+          host.pendingConfirmation(conversationId),
+        ]);
         const entries: HistoryEntry[] = records.map((r) => ({
           id: r.id,
           role: r.role as 'user' | 'assistant',

@@ -7,3 +7,9 @@ import type { Store } from './repos.ts';
 export async function openStore(storage: Config['storage'], o: { logger?: Logger } = {}): Promise<Store> {
   return openLmdbStore({ path: storage.path, mapSizeMb: storage.map_size_mb, diskReserveMb: storage.disk_reserve_mb, logger: o.logger });
 }
+
+/** A store named by a location: `lmdb:<path>` or a `postgres://` URL (for tools such as migrate-store). */
+export async function openStoreAt(location: string, o: { logger?: Logger; poolSize?: number } = {}): Promise<Store> {
+  if (location.startsWith('lmdb:')) return openLmdbStore({ path: location.slice('lmdb:'.length), logger: o.logger });
+  throw new Error(`not a store location: ${location} (expected lmdb:<path> or postgres://…)`);
+}

@@ -219,5 +219,7 @@ export interface Store extends StoreRepos {
   onRecovered(listener: () => void): () => void;
   /** Resolves when every write so far is durable. */
   flushed(): Promise<void>;
+  /** True when the store holds no data yet (migrations and bookkeeping aside): a target `migrate-store` may fill. */
+  isEmpty(): Promise<boolean>;
   close(): Promise<void>;
 }

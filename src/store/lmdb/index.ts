@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import type { Logger } from '../../logger.ts';
 import { StoreOpenError } from '../errors.ts';
 import type { Store, StoreRepos } from '../repos.ts';
-import { openKv, type Kv, type KvScope, type OpenKvOptions } from './kv.ts';
+import { openKv, TABLES, type Kv, type KvScope, type OpenKvOptions } from './kv.ts';
 import { latestVersion, migrate, migrations as defaultMigrations, schemaVersion, type Migration } from './migrations.ts';
 import { lockDataDirectory } from './process-lock.ts';
 import { lmdbConversations } from './repos/conversations.ts';
@@ -77,6 +77,7 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
     },
     onRecovered: (listener: () => void) => kv.health.onRecovered(listener),
     flushed: () => kv.flushed(),
+    isEmpty: async () => TABLES.every((t) => t === 'meta' || kv.count(t) === 0),
     async close() {
       if (closed) return;
       closed = true;
