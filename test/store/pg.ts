@@ -3,8 +3,6 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 
 const BIN = '/usr/lib/postgresql/15/bin';
@@ -14,6 +12,7 @@ export interface TestPostgres {
   url: string;
   stop(): Promise<void>;
   restart(): Promise<void>;
+  running(): boolean;
   close(): Promise<void>;
 }
 
@@ -28,7 +27,7 @@ const freePort = () =>
   });
 
 export async function startPostgres(): Promise<TestPostgres> {
-  const dir = mkdtempSync(join(tmpdir(), 'parley-pg-'));
+  const dir = mkdtempSync('/tmp/parley-pg-'); // not under the run's TMPDIR: the postgres user cannot enter it
   const uid = Number(execFileSync('id', ['-u', 'postgres']).toString());
   const gid = Number(execFileSync('id', ['-g', 'postgres']).toString());
   chownSync(dir, uid, gid);
@@ -60,6 +59,7 @@ export async function startPostgres(): Promise<TestPostgres> {
       start();
       running = true;
     },
+    running: () => running,
     close: async () => {
       if (running) stop();
       rmSync(dir, { recursive: true, force: true });
