@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ConversationRecord } from '../../src/store/model.ts';
 import type { Store } from '../../src/store/repos.ts';
-import { concurrently, freshStore } from './contract.ts';
+import { concurrently, freshStore, warmUp } from './contract.ts';
 import { engines } from './engines.ts';
 
 function conversation(id: string, fields: Partial<ConversationRecord> = {}): ConversationRecord {
@@ -122,6 +122,7 @@ export function describeConversationsContract(engine: string, open: () => Promis
     });
 
     it('lock holds even before the conversation exists: 30 concurrent create-or-increment give 30', async () => {
+      await warmUp(store());
       await concurrently(30, () =>
         store().transaction(async (tx) => {
           const current = await tx.conversations.lock('new');

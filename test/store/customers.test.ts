@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Customer } from '../../src/store/model.ts';
 import type { Store } from '../../src/store/repos.ts';
-import { concurrently, freshStore } from './contract.ts';
+import { concurrently, freshStore, warmUp } from './contract.ts';
 import { engines } from './engines.ts';
 
 export function describeCustomersContract(engine: string, open: () => Promise<Store>) {
@@ -83,6 +83,7 @@ export function describeCustomersContract(engine: string, open: () => Promise<St
 
     it('lock makes read-modify-write exact: 40 concurrent increments give 40', async () => {
       await store().customers.save({ customerId: 'cus_n', externalId: 'ext-n', createdAt: 0, lastInboundAt: { web: 0 } });
+      await warmUp(store());
       await concurrently(40, () =>
         store().transaction(async (tx) => {
           const c = await tx.customers.lock('cus_n');
@@ -94,6 +95,7 @@ export function describeCustomersContract(engine: string, open: () => Promise<St
     });
 
     it('lockIdentity makes find-or-create by externalId create one customer under 50 concurrent callers', async () => {
+      await warmUp(store());
       const ids = await concurrently(50, (i) =>
         store().transaction(async (tx) => {
           await tx.customers.lockIdentity('ext', 'ext-new');
@@ -108,6 +110,7 @@ export function describeCustomersContract(engine: string, open: () => Promise<St
     });
 
     it('lockIdentity matches emails case-insensitively', async () => {
+      await warmUp(store());
       const ids = await concurrently(20, (i) =>
         store().transaction(async (tx) => {
           const email = i % 2 ? 'New@Example.com' : 'new@example.COM';

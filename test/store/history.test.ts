@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MessageRecord, MessageRole } from '../../src/store/model.ts';
 import type { Store } from '../../src/store/repos.ts';
-import { concurrently, freshStore } from './contract.ts';
+import { concurrently, freshStore, warmUp } from './contract.ts';
 import { engines } from './engines.ts';
 
 const message = (conversationId: string, n: number, role: MessageRole = 'user', extra: Partial<MessageRecord> = {}): MessageRecord =>
@@ -77,6 +77,7 @@ export function describeHistoryContract(engine: string, open: () => Promise<Stor
     });
 
     it('concurrent appends to one conversation under its lock get distinct numbers 1 … 20', async () => {
+      await warmUp(store());
       const seqs = await concurrently(20, (i) => append(message('a', i)));
       expect(seqs.flat().sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
       expect((await store().history.since('a', 0)).map((p) => p.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeadJob, Job } from '../../src/store/model.ts';
 import type { NewJob, Store } from '../../src/store/repos.ts';
-import { concurrently, freshStore } from './contract.ts';
+import { concurrently, freshStore, warmUp } from './contract.ts';
 import { engines } from './engines.ts';
 
 const newJob = (id: string, extra: Partial<NewJob<unknown>> = {}): NewJob<unknown> =>
@@ -41,6 +41,7 @@ export function describeJobsContract(engine: string, open: () => Promise<Store>)
     });
 
     it('concurrent inserts of one id store it once', async () => {
+      await warmUp(store());
       const results = await concurrently(20, (i) => store().jobs.insert('q', newJob('same', { payload: i })));
       expect(results.filter((r) => r !== undefined)).toHaveLength(1);
       expect(await store().jobs.pending('q')).toHaveLength(1);

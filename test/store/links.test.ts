@@ -1,7 +1,7 @@
 // Contract: MagicLinkStore (src/store/repos.ts), on every engine of engines.ts.
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/repos.ts';
-import { concurrently, freshStore } from './contract.ts';
+import { concurrently, freshStore, warmUp } from './contract.ts';
 import { engines } from './engines.ts';
 
 export function describeLinksContract(engine: string, open: () => Promise<Store>) {
@@ -34,6 +34,7 @@ export function describeLinksContract(engine: string, open: () => Promise<Store>
 
     it('single use under concurrency: of 20 callers that lock, check and mark, exactly one succeeds', async () => {
       await store().links.insert('hash-1', link);
+      await warmUp(store());
       const results = await concurrently(20, (i) =>
         store().transaction(async (tx) => {
           const l = await tx.links.lock('hash-1');

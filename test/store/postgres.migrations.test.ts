@@ -114,6 +114,15 @@ describe('postgres: migrations', () => {
     expect(await sql(url, `SELECT 1 FROM pg_tables WHERE tablename = 'half'`)).toEqual([]);
   });
 
+  it('a migration is recorded in the same transaction that applies it: if recording fails, nothing of it stays', async () => {
+    const url = await createTestDatabase();
+    // The migration itself succeeds, but records version 2 first: recording it afterwards fails.
+    const dir = migrationsWith({ '002_sneaky.sql': "CREATE TABLE half (id text); INSERT INTO parley_schema_migrations (version, name) VALUES (2, 'sneaky');" });
+    await expect(openPostgresStore({ url, migrationsDir: dir })).rejects.toThrow(/^PostgreSQL migration 002_sneaky failed at .*duplicate key/);
+    expect(await applied(url)).toEqual([{ version: 1, name: 'initial' }]);
+    expect(await sql(url, `SELECT 1 FROM pg_tables WHERE tablename = 'half'`)).toEqual([]);
+  });
+
   it('a database newer than this build is refused with a clear message, and an open store reports it', async () => {
     const url = await createTestDatabase();
     const clock = createManualClock(0);

@@ -2,7 +2,7 @@
 // concurrency (lock the customer, then check and record, in one transaction).
 import { describe, expect, it } from 'vitest';
 import type { Store, StoreRepos } from '../../src/store/repos.ts';
-import { concurrently, freshStore } from './contract.ts';
+import { concurrently, freshStore, warmUp } from './contract.ts';
 import { engines } from './engines.ts';
 
 const HOUR = 3_600_000;
@@ -35,15 +35,17 @@ export function describeProactiveContract(engine: string, open: () => Promise<St
       expect(await store().proactive.countSentAfter('cus_1', 200)).toBe(2);
     });
 
-    it('prune drops dedup keys past the dedup window and sends past the cap window, and counts them', async () => {
+    it('prune drops dedup keys past the dedup window and sends past the cap window (edges included), and counts them', async () => {
       const now = 100 * HOUR;
-      await store().proactive.recordSend({ customerId: 'c', messageId: 'a', at: now - 24 * HOUR, channel: 'web', dedupKey: 'old' }); // both windows past
-      await store().proactive.recordSend({ customerId: 'c', messageId: 'b', at: now - 24 * HOUR + 1, channel: 'web', dedupKey: 'young' });
-      await store().proactive.recordSend({ customerId: 'c', messageId: 'c', at: now - 2 * HOUR, channel: 'web' });
-      // dedup window 2 h: 'old' and 'young' go; cap window 24 h: only the send at exactly now - 24 h goes.
+      const send = (messageId: string, at: number, dedupKey: string) =>
+        store().proactive.recordSend({ customerId: 'c', messageId, at, channel: 'web', dedupKey });
+      await send('a', now - 24 * HOUR, 'old'); // both windows over: key and send go
+      await send('b', now - 2 * HOUR, 'edge'); // the dedup window just over: the key goes, the send stays
+      await send('c', now - 2 * HOUR + 1, 'young'); // both stay
       expect(await store().proactive.prune({ now, dedupWindowMs: 2 * HOUR, capWindowMs: 24 * HOUR })).toBe(3);
       expect(await store().proactive.dedupSentAt('c', 'old')).toBeUndefined();
-      expect(await store().proactive.dedupSentAt('c', 'young')).toBeUndefined();
+      expect(await store().proactive.dedupSentAt('c', 'edge')).toBeUndefined();
+      expect(await store().proactive.dedupSentAt('c', 'young')).toBe(now - 2 * HOUR + 1);
       expect(await store().proactive.countSentAfter('c', 0)).toBe(2);
       expect(await store().proactive.prune({ now, dedupWindowMs: 2 * HOUR, capWindowMs: 24 * HOUR })).toBe(0);
     });
@@ -60,6 +62,7 @@ export function describeProactiveContract(engine: string, open: () => Promise<St
 
     it('the cap is exact under concurrency: 100 concurrent "reserve if fewer than 3" accept exactly 3', async () => {
       await store().customers.save({ customerId: 'cus_1', externalId: 'ext-1', createdAt: 0 });
+      await warmUp(store());
       const results = await concurrently(100, (i) =>
         store().transaction((tx) => reserve(tx, { customerId: 'cus_1', messageId: `pm_${i}`, cap: 3, now: 10 * HOUR })),
       );
@@ -69,6 +72,7 @@ export function describeProactiveContract(engine: string, open: () => Promise<St
 
     it('the dedup key is exact under concurrency: 200 concurrent sends with one key accept exactly 1', async () => {
       await store().customers.save({ customerId: 'cus_1', externalId: 'ext-1', createdAt: 0 });
+      await warmUp(store());
       const results = await concurrently(200, (i) =>
         store().transaction((tx) => reserve(tx, { customerId: 'cus_1', messageId: `pm_${i}`, dedupKey: 'same', cap: 1000, now: 10 * HOUR })),
       );

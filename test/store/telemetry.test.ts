@@ -78,10 +78,13 @@ export function describeTelemetryContract(engine: string, open: () => Promise<St
       const w = store().telemetry.writer();
       w.addEvent(event(T0, 'a'));
       const first = w.flush();
+      expect(w.pending()).toBe(1); // taken by the flush, not written yet
       w.addEvent(event(T0 + 1, 'b'));
       w.addEvent(event(T0 + 2, 'c'));
       const second = w.flush();
+      expect(w.pending()).toBe(3);
       expect(await Promise.all([first, second])).toEqual([1, 2]);
+      expect(w.pending()).toBe(0);
       expect((await store().telemetry.events(page({}))).items).toHaveLength(3);
     });
 
