@@ -4,20 +4,23 @@
 // child processes', PostgreSQL clusters) goes under one TMPDIR made here and removed at the end, so
 // runs leave nothing behind in the system's temp directory.
 // Starts the run's one PostgreSQL server (test/support/shared-postgres.ts gives test files its URL),
-// after making the run's pristine cluster that every server of the run copies instead of running initdb.
+// after making sure of the checkout's pristine cluster that every server copies instead of running
+// initdb (made once, kept in node_modules/.cache/parley-postgres/: see support/postgres-cluster.ts).
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { buildAssets } from '../scripts/build-assets.ts';
 import { findPostgresBin, postgresRunAs } from './support/postgres-binaries.ts';
-import { prepareTemplate } from './support/postgres-cluster.ts';
+import { prepareTemplate, templateCacheDir } from './support/postgres-cluster.ts';
 import { postgresDataDirsUnder, reapPostgres } from './support/postgres-processes.ts';
 import { startPostgres, type TestPostgres } from './support/postgres.ts';
 
 async function startSharedPostgres(runDir: string): Promise<TestPostgres> {
-  const template = join(runDir, 'parley-pg-template');
-  await prepareTemplate(findPostgresBin(), template, postgresRunAs());
+  const bin = findPostgresBin();
+  const runAs = postgresRunAs();
+  const template = templateCacheDir(bin, runAs);
+  await prepareTemplate(bin, template, runAs, runDir);
   process.env.PARLEY_PG_TEMPLATE = template; // test workers inherit it
   return startPostgres();
 }

@@ -1,10 +1,13 @@
-// A fresh PostgreSQL data directory. `initdb` takes 1–2 s on an idle machine and far longer on a
-// loaded one, so a test run makes one pristine cluster (PARLEY_PG_TEMPLATE, set by the global setup)
-// and every server of the run starts from a copy of it (cp -a of ~40 MB).
-import { execFile, spawn } from 'node:child_process';
+// A fresh PostgreSQL data directory. `initdb` takes 1–2 s on an idle machine and 6 s or more on a
+// loaded one, so it runs once per checkout: its pristine result is kept in
+// node_modules/.cache/parley-postgres/ (per PostgreSQL major version and user), the global setup points
+// PARLEY_PG_TEMPLATE at it, and every server of a run starts from a copy (cp -a of ~40 MB).
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chownSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { PROJECT_ROOT } from '../../src/config/load.ts';
 import type { RunAs } from './postgres-binaries.ts';
 
 /** The environment PostgreSQL's programs run with: no PG* variables of the caller, a fixed locale. */
@@ -45,20 +48,36 @@ export async function initdb(bin: string, dataDir: string, runAs: RunAs | undefi
   await run(join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync', '--auth=trust'], { cwd: parent, runAs });
 }
 
+/** Where a checkout keeps its pristine cluster for these binaries and this user (its files belong to whoever runs the server). */
+export function templateCacheDir(bin: string, runAs: RunAs | undefined): string {
+  // "postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)": data directories are compatible within a major version.
+  const major = /\(PostgreSQL\) (\d+)/.exec(execFileSync(join(bin, 'postgres'), ['--version'], { encoding: 'utf8' }))?.[1] ?? 'unknown';
+  const binHash = createHash('sha256').update(bin).digest('hex').slice(0, 8);
+  return join(PROJECT_ROOT, 'node_modules', '.cache', 'parley-postgres', `${major}-uid${runAs?.uid ?? process.getuid?.() ?? 0}-${binHash}`);
+}
+
 /**
- * Makes the run's pristine cluster at `templateDir` (once: a second call finds it). Built beside it
- * and renamed into place, so a server never copies a half-made one.
+ * Makes the pristine cluster at `templateDir` unless it is there already. `initdb` runs in `workDir`
+ * (somewhere the postgres user can reach: the run's TMPDIR), and its result is copied into place
+ * and renamed, so a server never copies a half-made template.
  */
-export async function prepareTemplate(bin: string, templateDir: string, runAs: RunAs | undefined) {
+export async function prepareTemplate(bin: string, templateDir: string, runAs: RunAs | undefined, workDir: string) {
   if (existsSync(join(templateDir, 'PG_VERSION'))) return;
-  const building = `${templateDir}.building-${process.pid}`;
-  rmSync(building, { recursive: true, force: true });
+  const building = join(workDir, `parley-pg-template-${process.pid}`);
+  const staging = `${templateDir}.staging-${process.pid}`;
   mkdirSync(building);
   try {
     await initdb(bin, join(building, 'data'), runAs);
-    renameSync(join(building, 'data'), templateDir);
+    mkdirSync(dirname(templateDir), { recursive: true });
+    await promisify(execFile)('cp', ['-a', join(building, 'data'), staging]);
+    try {
+      renameSync(staging, templateDir);
+    } catch (err) {
+      if (!existsSync(join(templateDir, 'PG_VERSION'))) throw err; // else another run made it first
+    }
   } finally {
     rmSync(building, { recursive: true, force: true });
+    rmSync(staging, { recursive: true, force: true });
   }
 }
 
@@ -66,7 +85,7 @@ export async function prepareTemplate(bin: string, templateDir: string, runAs: R
 export async function newCluster(bin: string, dataDir: string, runAs: RunAs | undefined, templateDir = process.env.PARLEY_PG_TEMPLATE) {
   if (templateDir && existsSync(join(templateDir, 'PG_VERSION'))) {
     if (runAs) checkReachable(dirname(dataDir), runAs);
-    await promisify(execFile)('cp', ['-a', templateDir, dataDir]); // -a keeps the postgres user's ownership and modes
+    await promisify(execFile)('cp', ['-a', templateDir, dataDir]); // we copy (as root, if we are); -a keeps the postgres user's ownership
   } else {
     await initdb(bin, dataDir, runAs);
   }
