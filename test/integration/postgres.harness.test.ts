@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { benchEngine, startBenchPostgres } from '../../bench/lib.ts';
 import { reapPostgres } from '../support/postgres-processes.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 import { createTestDatabase, sharedPostgresUrl } from '../support/shared-postgres.ts';
@@ -202,5 +203,19 @@ describe('the run-wide PostgreSQL (global setup)', () => {
     expect(a).not.toBe(b);
     await query(a, 'CREATE TABLE mine (v int)');
     expect(await query(b, `SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`)).toEqual([{ n: 0 }]);
+  });
+});
+
+describe("the benchmarks' PostgreSQL (bench/lib.ts)", () => {
+  it('BENCH_ENGINE=postgres starts a server of its own with fsync on; lmdb (the default) starts none; anything else is refused', async () => {
+    expect(benchEngine({})).toBe('lmdb');
+    expect(() => benchEngine({ BENCH_ENGINE: 'sqlite' })).toThrow('BENCH_ENGINE=sqlite: use lmdb or postgres');
+    expect(await startBenchPostgres({ env: { BENCH_ENGINE: 'lmdb' } })).toBeUndefined();
+    const bench = await startBenchPostgres({ env: { BENCH_ENGINE: 'postgres' } });
+    if (!bench) throw new Error('no server for BENCH_ENGINE=postgres');
+    servers.push(bench);
+    expect(bench.url).not.toBe(sharedPostgresUrl());
+    const url = await bench.createDatabase();
+    expect(await query(url, `SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync`)).toEqual([{ fsync: 'on', sync: 'on' }]);
   });
 });
