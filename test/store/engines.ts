@@ -3,7 +3,7 @@
 import pg from 'pg';
 import type { Store } from '../../src/store/repos.ts';
 import { openPostgresStore } from '../../src/store/postgres/store.ts';
-import { createTestDatabase } from './pg.ts';
+import { createTestDatabase } from '../support/shared-postgres.ts';
 
 export interface EngineUnderTest {
   name: string;
@@ -17,7 +17,7 @@ const EMPTY_TABLES = `DO $$ DECLARE t record; BEGIN
   END LOOP;
 END $$`;
 
-/** One database per test file (created on first use), emptied before each store is opened on it. */
+/** One database per test file on the run's shared server (created on first use), emptied before each store is opened on it. */
 export function postgresEngine(): EngineUnderTest {
   let url: Promise<string> | undefined;
   return {

@@ -5,7 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../src/store/errors.ts';
 import { openPostgresStore } from '../../src/store/postgres/store.ts';
 import type { Store, StoreRepos } from '../../src/store/repos.ts';
-import { createTestDatabase } from './pg.ts';
+import { createTestDatabase } from '../support/shared-postgres.ts';
 
 describe('postgres: engine specifics', () => {
   let url: string;

@@ -11,7 +11,7 @@ import { StoreOpenError } from '../../src/store/errors.ts';
 import { loadMigrations, MIGRATIONS_DIR } from '../../src/store/postgres/migrate.ts';
 import { openPostgresStore } from '../../src/store/postgres/store.ts';
 import type { Store } from '../../src/store/repos.ts';
-import { createTestDatabase } from './pg.ts';
+import { createTestDatabase } from '../support/shared-postgres.ts';
 
 async function sql<R>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
   const client = new pg.Client({ connectionString: url });

@@ -3,10 +3,10 @@
 // `checks().database` names the cause, and the first answer afterwards clears it and calls the onRecovered listeners.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
-import { StoreUnavailableError } from '../../src/store/errors.ts';
+import { StoreOpenError, StoreUnavailableError } from '../../src/store/errors.ts';
 import type { Store } from '../../src/store/repos.ts';
 import { openPostgresStore } from '../../src/store/postgres/store.ts';
-import { createDatabase, startPostgres, type TestPostgres } from './pg.ts';
+import { createDatabase, startPostgres, type TestPostgres } from '../support/postgres.ts';
 
 const customer = { customerId: 'cus_1', externalId: 'ext-1', createdAt: 1 };
 
@@ -80,11 +80,17 @@ describe('postgres: the database goes away and comes back', () => {
       const serverStopped = new Promise<void>((resolve) => {
         stopped = resolve;
       });
+      let saved!: () => void;
+      const wrote = new Promise<void>((resolve) => {
+        saved = resolve;
+      });
       const tx = store.transaction(async (t) => {
         await t.customers.save({ customerId: 'cus_mid', externalId: 'ext-mid', createdAt: 1 });
+        saved();
         await serverStopped;
         await t.history.append({ id: 'm', conversationId: 'c', role: 'user', text: 'x', at: 1 });
       });
+      await wrote;
       await server.stop();
       stopped();
       const err = await unavailable(tx);
@@ -141,7 +147,10 @@ describe('postgres: the database goes away and comes back', () => {
         () => undefined,
         (e: unknown) => e as Error,
       );
-      expect(err?.message).toBe(`cannot reach PostgreSQL at postgres://parley:****@127.0.0.1:${port}/parley (unreachable: ECONNREFUSED)`);
+      expect(err).toBeInstanceOf(StoreOpenError);
+      expect(err?.message).toBe(
+        `cannot connect to PostgreSQL at postgres://parley:****@127.0.0.1:${port}/parley: connection refused: nothing is listening on 127.0.0.1:${port} (is PostgreSQL running, on that port?)`,
+      );
     } finally {
       await server.restart();
     }

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { createClock, type Clock } from '../../clock.ts';
 import type { Logger } from '../../logger.ts';
 import { StoreOpenError, StoreUnavailableError } from '../errors.ts';
+import { describePgConnectError } from '../pg-connect-error.ts';
 import type { Store, StoreRepos } from '../repos.ts';
 import { postgresConversations } from './conversations.ts';
 import { postgresCustomers } from './customers.ts';
@@ -145,7 +146,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     client = await pool.connect();
   } catch (err) {
     await pool.end().catch(() => undefined);
-    throw new StoreOpenError(describeConnectError(location, err));
+    throw new StoreOpenError(describePgConnectError(err, options.url));
   }
   try {
     const version = await migrate(client, migrations, location);
@@ -154,7 +155,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   } catch (err) {
     client.release(true);
     await pool.end().catch(() => undefined);
-    throw unavailability(err) ? new StoreOpenError(describeConnectError(location, err)) : err;
+    throw unavailability(err) ? new StoreOpenError(describePgConnectError(err, options.url)) : err;
   }
   reschedule();
 
@@ -233,10 +234,4 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   }
 
   return store;
-}
-
-function describeConnectError(location: string, err: unknown): string {
-  const u = unavailability(err);
-  const cause = u ? `${u.code}: ${u.cause}` : ((err as Error)?.message ?? String(err)).split('\n')[0];
-  return `cannot reach PostgreSQL at ${location} (${cause})`;
 }
