@@ -35,6 +35,8 @@ export interface PostgresStoreOptions {
   logger?: Logger;
   /** The server cancels a statement running longer than this (a lock wait included): a `timeout` StoreUnavailableError. */
   statementTimeoutMs?: number;
+  /** How long a statement waits for a connection (a new one, or a free one of the pool) before it fails as unavailable. */
+  connectTimeoutMs?: number;
   clock?: Clock;
   /** Tests: another set of migrations (default: ./migrations beside this file). */
   migrationsDir?: string;
@@ -58,8 +60,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     statement_timeout: statementTimeoutMs,
     // The server cancels slow statements itself; this catches a server that does not answer at all.
     query_timeout: statementTimeoutMs + 5000,
-    // Waiting for a connection (a new one, or a free one of the pool) counts as the database not answering.
-    connectionTimeoutMillis: statementTimeoutMs,
+    // Waiting longer for a connection (a new one, or a free one of the pool) counts as the database not answering.
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     keepAlive: true,
     application_name: 'parley',
     types: {
