@@ -3,6 +3,7 @@
 // the same machine noise).
 import { fork } from 'node:child_process';
 import { Pool } from 'undici';
+import { startPostgres, type TestPostgres } from '../test/support/postgres.ts';
 
 export const log = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 
@@ -144,4 +145,24 @@ export async function alternate<T extends string>(rounds: number, contenders: Re
     }
   }
   return Object.fromEntries(names.map((n) => [n, merge(blocks[n])])) as Record<T, LoadResult>;
+}
+
+/** The storage engine a bench measures: BENCH_ENGINE=lmdb (the default) or postgres. */
+export function benchEngine(env: NodeJS.ProcessEnv = process.env): 'lmdb' | 'postgres' {
+  const engine = env.BENCH_ENGINE || 'lmdb';
+  if (engine !== 'lmdb' && engine !== 'postgres') throw new Error(`BENCH_ENGINE=${engine}: use lmdb or postgres`);
+  return engine;
+}
+
+/**
+ * With BENCH_ENGINE=postgres, a PostgreSQL server of the bench's own (Debian's, in a temp dir, see
+ * test/support/postgres.ts); undefined on LMDB. fsync stays on unless `fsync: false`: durable commits
+ * are what the benches compare with LMDB's. Give each contender a database (`createDatabase()`) and
+ * `close()` the server in a `finally`.
+ */
+export async function startBenchPostgres(o: { fsync?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<TestPostgres | undefined> {
+  if (benchEngine(o.env) !== 'postgres') return undefined;
+  const server = await startPostgres({ fsync: o.fsync ?? true });
+  log(`PostgreSQL for this bench at ${server.url} (fsync ${o.fsync === false ? 'off' : 'on'})`);
+  return server;
 }

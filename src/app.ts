@@ -52,7 +52,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   addLogSecrets(logger, configuredSecrets(config, config.secret));
   const clock = o.clock ?? createClock();
   assertStorageWritable(config.storage.path);
-  const store = await openStore(config.storage, { logger });
+  const store = await openStore(config.storage, { logger, clock });
   const { secret, generated, file: secretFile } = resolveSecret(config.secret, config.storage.path);
   addLogSecrets(logger, [secret]); // a generated one is known only now
   const telemetry = createTelemetryRecorder({ store, clock, logger, enabled: config.telemetry.enabled });

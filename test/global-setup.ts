@@ -1,21 +1,64 @@
 // Builds the browser bundles before any test runs, so a direct `npx vitest run …`
 // never tests a stale public/build/widget.js (esbuild: well under a second).
 // Every temporary directory of the run (LMDB stores, configs, browser profiles,
-// child processes') goes under one TMPDIR made here and removed at the end, so
+// child processes', PostgreSQL clusters) goes under one TMPDIR made here and removed at the end, so
 // runs leave nothing behind in the system's temp directory.
-import { mkdtempSync, rmSync } from 'node:fs';
+// Starts the run's one PostgreSQL server (test/support/shared-postgres.ts gives test files its URL),
+// after making sure of the checkout's pristine cluster that every server copies instead of running
+// initdb (made once, kept in node_modules/.cache/parley-postgres/: see support/postgres-cluster.ts).
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
 import { buildAssets } from '../scripts/build-assets.ts';
+import { findPostgresBin, postgresRunAs } from './support/postgres-binaries.ts';
+import { prepareTemplate, templateCacheDir } from './support/postgres-cluster.ts';
+import { postgresDataDirsUnder, reapPostgres } from './support/postgres-processes.ts';
+import { startPostgres, type TestPostgres } from './support/postgres.ts';
 
-export default async function setup() {
-  await buildAssets({ log: () => undefined });
+async function startSharedPostgres(runDir: string): Promise<TestPostgres> {
+  const bin = findPostgresBin();
+  const runAs = postgresRunAs();
+  const template = templateCacheDir(bin, runAs);
+  await prepareTemplate(bin, template, runAs, runDir);
+  process.env.PARLEY_PG_TEMPLATE = template; // test workers inherit it
+  return startPostgres();
+}
+
+/** Stops servers a test left running (e.g. a failed test that never reached its close()), then removes the run's directory. */
+async function removeRunDir(runDir: string) {
+  for (const dataDir of postgresDataDirsUnder(runDir)) {
+    if (await reapPostgres(dataDir)) console.warn(`test teardown: a PostgreSQL server was left running on ${dataDir}; killed it`);
+  }
+  rmSync(runDir, { recursive: true, force: true });
+}
+
+export default async function setup(project: TestProject) {
   const runDir = mkdtempSync(join(tmpdir(), 'parley-test-run-'));
-  const previous = process.env.TMPDIR;
+  chmodSync(runDir, 0o711); // as root, the postgres user must reach its clusters inside (it cannot list the rest)
+  const previous = { TMPDIR: process.env.TMPDIR, PARLEY_PG_TEMPLATE: process.env.PARLEY_PG_TEMPLATE };
   process.env.TMPDIR = runDir; // test workers and the processes they spawn inherit it
-  return () => {
-    if (previous === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = previous;
-    rmSync(runDir, { recursive: true, force: true });
+  const restoreEnv = () => {
+    for (const [key, value] of Object.entries(previous)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  };
+  const [assets, started] = await Promise.allSettled([buildAssets({ log: () => undefined }), startSharedPostgres(runDir)]);
+  if (assets.status === 'rejected' || started.status === 'rejected') {
+    restoreEnv();
+    if (started.status === 'fulfilled') await started.value.close();
+    await removeRunDir(runDir);
+    throw assets.status === 'rejected' ? assets.reason : (started as PromiseRejectedResult).reason;
+  }
+  const postgres = started.value;
+  project.provide('postgresUrl', postgres.url); // ProvidedContext is declared in support/shared-postgres.ts
+  return async () => {
+    restoreEnv();
+    try {
+      await postgres.close();
+    } finally {
+      await removeRunDir(runDir);
+    }
   };
 }

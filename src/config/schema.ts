@@ -53,7 +53,22 @@ export const ConfigSchema = s({
     map_size_mb: num(z.number().int().positive()).default(32768),
     /** Disk space kept allocated ahead of the data file, so a full disk never reaches LMDB (src/store/lmdb/disk-reserve.ts). */
     disk_reserve_mb: num(z.number().int().min(1)).default(32),
-  }).prefault({}),
+    /** `lmdb` (embedded, one process, the default) or `postgres` (`url` below). */
+    engine: z.enum(['lmdb', 'postgres']).default('lmdb'),
+    /** The PostgreSQL database (`postgres://user:password@host:5432/db`); required with `engine: postgres`. */
+    url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL')
+      .optional(),
+    /** PostgreSQL connections Parley keeps at most. */
+    pool_size: num(z.number().int().min(1).max(1000)).default(10),
+  })
+    .superRefine((storage, ctx) => {
+      if (storage.engine === 'postgres' && !storage.url) {
+        ctx.addIssue({ code: 'custom', path: ['url'], message: 'required with storage.engine: postgres (a postgres:// URL, e.g. ${DATABASE_URL})' });
+      }
+    })
+    .prefault({}),
   /**
    * The service secret (SDK bearer, protected routes). A profile without the key gets `${SERVICE_SDK_SECRET}`
    * (added by the loader); empty → generated once and kept in the data directory.

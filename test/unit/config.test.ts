@@ -176,4 +176,19 @@ describe('config', () => {
       );
     });
   });
+
+  it('storage.engine defaults to lmdb; postgres takes storage.url (required, a postgres:// URL) and storage.pool_size', () => {
+    expect(parseConfig('', {}).storage).toMatchObject({ engine: 'lmdb', pool_size: 10 });
+    expect(parseConfig('', {}).storage.url).toBeUndefined();
+    const c = parseConfig('storage:\n  engine: postgres\n  url: ${DATABASE_URL}\n  pool_size: ${POOL}\n', {
+      DATABASE_URL: 'postgres://parley:pw@db:5432/parley',
+      POOL: '20',
+    });
+    expect(c.storage).toMatchObject({ engine: 'postgres', url: 'postgres://parley:pw@db:5432/parley', pool_size: 20 });
+    expect(parseConfig('storage:\n  engine: postgres\n  url: postgresql://db/parley\n', {}).storage.url).toBe('postgresql://db/parley');
+    expect(() => parseConfig('storage:\n  engine: postgres\n', {})).toThrow(/^storage\.url: required with storage\.engine: postgres/);
+    expect(() => parseConfig('storage:\n  engine: postgres\n  url: mysql://db/x\n', {})).toThrow(/^storage\.url: expected a postgres:\/\/ URL/);
+    expect(() => parseConfig('storage:\n  engine: redis\n', {})).toThrow(/^storage\.engine: /);
+    expect(() => parseConfig('storage:\n  pool_size: 0\n', {})).toThrow(/^storage\.pool_size: /);
+  });
 });

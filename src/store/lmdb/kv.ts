@@ -3,7 +3,7 @@
 // write health current. A transaction buffers its writes and applies them when its callback settles, inside
 // lmdb-js's write transaction: a callback that throws leaves nothing behind.
 import { join } from 'node:path';
-import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
+import { compareKeys, open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
 import { StoreUnavailableError } from '../errors.ts';
 import { createWriteHealth, type WriteHealth } from '../write-health.ts';
 import { createDiskReserve, type Allocate, type DiskReserve } from './disk-reserve.ts';
@@ -42,10 +42,9 @@ export interface KvWrite {
   value: unknown;
 }
 
-/** Reads of committed data (and, in a transaction, of its own buffered writes for `get`). */
+/** Reads of committed data (and, in a transaction, of its own buffered writes too). */
 export interface KvRead {
   get<V>(table: TableName, key: Key): V | undefined;
-  /** Committed data only, also inside a transaction. */
   range<V>(table: TableName, o?: RangeOptions): Iterable<{ key: Key; value: V }>;
   count(table: TableName, o?: RangeOptions): number;
 }
@@ -97,6 +96,39 @@ const DELETE = Symbol('delete');
  * decode and no larger. Values written with inline records (before this option) are self-describing and decode.
  */
 const tableOptions = (name: string): DatabaseOptions & { name: string; useRecords: boolean } => ({ name, encoding: 'msgpack', useRecords: false });
+
+const inBounds = (key: Key, o: RangeOptions) => {
+  const [low, high] = o.reverse ? [o.end, o.start] : [o.start, o.end];
+  // Forward: start inclusive, end exclusive; reverse: start (the high end) inclusive, end (the low end) exclusive.
+  if (low !== undefined && (o.reverse ? compareKeys(key, low) <= 0 : compareKeys(key, low) < 0)) return false;
+  if (high !== undefined && (o.reverse ? compareKeys(key, high) > 0 : compareKeys(key, high) >= 0)) return false;
+  return true;
+};
+
+/** A range read inside a transaction: committed entries with the transaction's own writes laid over them, in key order. */
+function* withBuffered<V>(
+  committed: Iterable<{ key: Key; value: V }>,
+  writes: { key: Key; value: unknown }[],
+  o: RangeOptions,
+): Generator<{ key: Key; value: V }> {
+  const dir = o.reverse ? -1 : 1;
+  const own = writes.filter((w) => inBounds(w.key, o)).sort((a, b) => dir * compareKeys(a.key, b.key));
+  let i = 0;
+  let yielded = 0;
+  const limit = o.limit ?? Infinity;
+  const emit = function* (entry: { key: Key; value: unknown }) {
+    if (entry.value === DELETE || yielded >= limit) return;
+    yielded++;
+    yield entry as { key: Key; value: V };
+  };
+  for (const entry of committed) {
+    if (yielded >= limit) return;
+    while (i < own.length && dir * compareKeys(own[i].key, entry.key) < 0) yield* emit(own[i++]);
+    if (i < own.length && compareKeys(own[i].key, entry.key) === 0) yield* emit(own[i++]);
+    else yield* emit(entry);
+  }
+  while (i < own.length) yield* emit(own[i++]);
+}
 
 export function openKv(options: OpenKvOptions): Kv {
   checkLmdbDataFile(options.path);
@@ -190,14 +222,24 @@ export function openKv(options: OpenKvOptions): Kv {
         const writes = new Map<string, { table: TableName; key: Key; value: unknown }>();
         const bufferKey = (table: TableName, key: Key) => `${table}\u0000${JSON.stringify(key)}`;
         let open = true;
+        const buffered = (table: TableName) => [...writes.values()].filter((w) => w.table === table);
+        const range = <V>(table: TableName, o: RangeOptions = {}) =>
+          buffered(table).length === 0
+            ? read.range<V>(table, o)
+            : withBuffered<V>(read.range<V>(table, { start: o.start, end: o.end, reverse: o.reverse }), buffered(table), o);
         const tx: KvScope = {
           get: <V>(table: TableName, key: Key) => {
             const w = writes.get(bufferKey(table, key));
             if (w) return w.value === DELETE ? undefined : (w.value as V);
             return read.get<V>(table, key);
           },
-          range: read.range,
-          count: read.count,
+          range,
+          count: (table, o = {}) => {
+            if (buffered(table).length === 0) return read.count(table, o);
+            let n = 0;
+            for (const _ of range(table, o)) n++;
+            return n;
+          },
           put: async (table, key, value) => {
             if (!open) throw new Error('a write after its transaction ended');
             db(table); // an unknown table throws here

@@ -84,6 +84,8 @@ export function lmdbTelemetry(kv: Kv, logger?: Logger): TelemetryStore {
           matchesType(r.purpose, f.type) &&
           (!f.conversationId || r.conversationId === f.conversationId) &&
           (!f.customerId || r.customerId === f.customerId) &&
+          // A turn call carries only the customer's id: an external id matches through the ids it resolved to.
+          (!f.customerExternalId || (f.customerIds ?? []).includes(r.customerId)) &&
           (!f.turnId || r.turnId === f.turnId),
       ),
     async *window<K extends TelemetryKind>(kind: K, o: { since: number; until: number }): AsyncIterable<K extends 'events' ? TelemetryEvent : TurnCallRecord> {

@@ -21,6 +21,8 @@ export function createLmdbTelemetryWriter(kv: Kv, logger?: Logger): TelemetryWri
   const unencodedCalls: TurnCallRecord[] = [];
   let encodeQueued = false;
   let flushSeq = 0;
+  /** Records taken by a flush whose write has not finished (still `pending`). */
+  let writing = 0;
 
   // The arrays are emptied in place, not replaced: a fresh array per event-loop turn was ~1 KB of garbage per turn.
   const encodeInto = <T extends { id: string; conversationId?: string }>(
@@ -58,7 +60,7 @@ export function createLmdbTelemetryWriter(kv: Kv, logger?: Logger): TelemetryWri
       unencodedCalls.push(r);
       queueEncode();
     },
-    pending: () => unencodedEvents.length + unencodedCalls.length + builders.telemetry.count + builders.turnCalls.count,
+    pending: () => unencodedEvents.length + unencodedCalls.length + builders.telemetry.count + builders.turnCalls.count + writing,
     async flush() {
       encodePending();
       if (builders.telemetry.count + builders.turnCalls.count === 0) return 0;
@@ -75,7 +77,12 @@ export function createLmdbTelemetryWriter(kv: Kv, logger?: Logger): TelemetryWri
         if (pending.length) writes.push({ table, key: pendingRefsKey(flushId), value: pending });
       }
       if (writes.length === 0) return 0;
-      await kv.writeBatch(writes);
+      writing += records;
+      try {
+        await kv.writeBatch(writes);
+      } finally {
+        writing -= records;
+      }
       return records;
     },
   };

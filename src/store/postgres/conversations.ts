@@ -1,0 +1,138 @@
+// Conversation records on PostgreSQL: the columns the daemon, the host and the dashboard query, the XState snapshot and
+// the rest of the record as JSON.
+import { reviewDueAt, type Channel, type ConversationRecord, type ConversationSummary } from '../model.ts';
+import type { ConversationStore } from '../repos.ts';
+import { first, json, limitOf, prepared, type Db } from './db.ts';
+
+interface SummaryRow {
+  conversation_id: string;
+  customer_id: string;
+  external_id: string | null;
+  channel: Channel;
+  state: string;
+  busy: boolean;
+  updated_at: number;
+  last_message_at: number | null;
+  last_customer_message_at: number | null;
+  reviewed_at: number | null;
+  details: Details;
+}
+interface RecordRow extends SummaryRow {
+  snapshot: unknown;
+}
+
+/** The parts of a record no query looks into. */
+type Details = Pick<ConversationRecord, 'pendingConfirmation' | 'reflection' | 'followupPending' | 'reviewAttempt'>;
+
+const SUMMARY_COLUMNS =
+  'conversation_id, customer_id, external_id, channel, state, busy, updated_at, last_message_at, last_customer_message_at, reviewed_at, details';
+const RECORD_COLUMNS = `${SUMMARY_COLUMNS}, snapshot`;
+
+const GET = prepared('conversations_get', `SELECT ${RECORD_COLUMNS} FROM conversations WHERE conversation_id = $1`);
+// parley_lock_conversation (migration 001): the advisory lock on the id, then the row, read after the lock was granted.
+const LOCK = prepared('conversations_lock', `SELECT ${RECORD_COLUMNS} FROM parley_lock_conversation($1)`);
+const PUT = prepared(
+  'conversations_put',
+  `INSERT INTO conversations (${RECORD_COLUMNS}, followup_pending, review_due_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+   ON CONFLICT (conversation_id) DO UPDATE SET customer_id = EXCLUDED.customer_id, external_id = EXCLUDED.external_id,
+     channel = EXCLUDED.channel, state = EXCLUDED.state, busy = EXCLUDED.busy, updated_at = EXCLUDED.updated_at,
+     last_message_at = EXCLUDED.last_message_at, last_customer_message_at = EXCLUDED.last_customer_message_at,
+     reviewed_at = EXCLUDED.reviewed_at, details = EXCLUDED.details, snapshot = EXCLUDED.snapshot,
+     followup_pending = EXCLUDED.followup_pending, review_due_at = EXCLUDED.review_due_at`,
+);
+const BUSY = prepared('conversations_busy', 'SELECT conversation_id, customer_id, external_id, channel FROM conversations WHERE busy ORDER BY conversation_id');
+// review_due_at is set on every put from model.ts's reviewDueAt (the partial index conversations_due_for_review).
+const DUE = prepared(
+  'conversations_due',
+  `SELECT conversation_id, last_message_at FROM conversations
+   WHERE review_due_at IS NOT NULL AND review_due_at <= $1
+   ORDER BY review_due_at, conversation_id LIMIT $2`,
+);
+const FOLLOWUPS = prepared('conversations_followups', 'SELECT conversation_id FROM conversations WHERE followup_pending ORDER BY conversation_id LIMIT $1');
+const SUMMARIES_OF = prepared(
+  'conversations_summaries_of',
+  `SELECT ${SUMMARY_COLUMNS} FROM conversations WHERE conversation_id = ANY($1::text[])
+   ORDER BY array_position($1::text[], conversation_id) LIMIT $2`,
+);
+const RECENT = prepared(
+  'conversations_recent',
+  `SELECT ${SUMMARY_COLUMNS} FROM conversations ORDER BY coalesce(last_message_at, updated_at) DESC, conversation_id LIMIT $1`,
+);
+
+function toSummary(r: SummaryRow): ConversationSummary {
+  const s: ConversationSummary = {
+    conversationId: r.conversation_id,
+    customerId: r.customer_id,
+    channel: r.channel,
+    state: r.state,
+    busy: r.busy,
+    updatedAt: r.updated_at,
+  };
+  if (r.external_id !== null) s.externalId = r.external_id;
+  if (r.last_message_at !== null) s.lastMessageAt = r.last_message_at;
+  if (r.last_customer_message_at !== null) s.lastCustomerMessageAt = r.last_customer_message_at;
+  if (r.reviewed_at !== null) s.reviewedAt = r.reviewed_at;
+  const d = r.details;
+  if (d.pendingConfirmation !== undefined) s.pendingConfirmation = d.pendingConfirmation;
+  if (d.reflection !== undefined) s.reflection = d.reflection;
+  if (d.followupPending !== undefined) s.followupPending = d.followupPending;
+  if (d.reviewAttempt !== undefined) s.reviewAttempt = d.reviewAttempt;
+  return s;
+}
+
+function toRecord(r: RecordRow | undefined): ConversationRecord | undefined {
+  if (!r) return undefined;
+  return Object.assign(toSummary(r), { snapshot: r.snapshot });
+}
+
+export function postgresConversations(db: Db): ConversationStore {
+  return {
+    get: async (id) => toRecord(await first(db.rows<RecordRow>(GET, [id]))),
+    lock: async (id) => toRecord(await first(db.rows<RecordRow>(LOCK, [id]))),
+    put: async (c) => {
+      const details: Details = {
+        pendingConfirmation: c.pendingConfirmation,
+        reflection: c.reflection,
+        followupPending: c.followupPending,
+        reviewAttempt: c.reviewAttempt,
+      };
+      await db.rows(PUT, [
+        c.conversationId,
+        c.customerId,
+        c.externalId ?? null,
+        c.channel,
+        c.state,
+        c.busy,
+        c.updatedAt,
+        c.lastMessageAt ?? null,
+        c.lastCustomerMessageAt ?? null,
+        c.reviewedAt ?? null,
+        json(details),
+        json(c.snapshot),
+        c.followupPending !== undefined,
+        reviewDueAt(c) ?? null,
+      ]);
+    },
+    busy: async () => {
+      const rows = await db.rows<Pick<SummaryRow, 'conversation_id' | 'customer_id' | 'external_id' | 'channel'>>(BUSY, []);
+      return rows.map((r) => {
+        const meta: { conversationId: string; customerId: string; channel: Channel; externalId?: string } = {
+          conversationId: r.conversation_id,
+          customerId: r.customer_id,
+          channel: r.channel,
+        };
+        if (r.external_id !== null) meta.externalId = r.external_id;
+        return meta;
+      });
+    },
+    dueForReview: async (cutoff, limit) => {
+      const rows = await db.rows<{ conversation_id: string; last_message_at: number }>(DUE, [cutoff, limitOf(limit)]);
+      return rows.map((r) => ({ conversationId: r.conversation_id, lastMessageAt: r.last_message_at }));
+    },
+    withPendingFollowup: async (limit) => (await db.rows<{ conversation_id: string }>(FOLLOWUPS, [limitOf(limit)])).map((r) => r.conversation_id),
+    summaries: async ({ ids, limit }) => {
+      const rows = ids ? await db.rows<SummaryRow>(SUMMARIES_OF, [ids, limitOf(limit)]) : await db.rows<SummaryRow>(RECENT, [limitOf(limit)]);
+      return rows.map(toSummary);
+    },
+  };
+}

@@ -1,0 +1,249 @@
+// The PostgreSQL engine of the store (repos.ts), on node-postgres with a pool.
+//
+// Transactions run at READ COMMITTED, and checks that must not race take a lock first: `SELECT … FOR UPDATE` on the
+// row (customers, magic links) or a transaction-scoped advisory lock on the id (a conversation, a customer identity:
+// held even before the row exists). At READ COMMITTED every statement takes a new snapshot, so the reads after a
+// lock see everything committed before it was granted, and the check-then-write is exact with no retries. Not
+// SERIALIZABLE: conflicts there abort one transaction, which must then be run again, and a callback that has already
+// prepared its side of the work (a job scheduled, a reply handed on) cannot simply be re-run. Not REPEATABLE READ:
+// its snapshot is taken at the first statement, before the lock is granted, so a read after the lock could miss the
+// write the lock was waiting for.
+import pg from 'pg';
+import { createClock, type Clock } from '../../clock.ts';
+import type { Logger } from '../../logger.ts';
+import { StoreOpenError, StoreUnavailableError } from '../errors.ts';
+import { describePgConnectError } from '../pg-connect-error.ts';
+import type { Store, StoreRepos } from '../repos.ts';
+import { postgresConversations } from './conversations.ts';
+import { postgresCustomers } from './customers.ts';
+import type { Db, Statement } from './db.ts';
+import { createDatabaseHealth } from './health.ts';
+import { postgresHistory } from './history.ts';
+import { postgresJobs } from './jobs.ts';
+import { postgresLinks } from './links.ts';
+import { maskedUrl } from './location.ts';
+import { APPLIED_VERSION, latestVersion, loadMigrations, migrate, migrationState } from './migrate.ts';
+import { postgresProactive } from './proactive.ts';
+import { postgresTelemetry } from './telemetry.ts';
+import { asStoreError, unavailability } from './unavailable.ts';
+import { postgresWhatsApp } from './whatsapp.ts';
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:5432/database` */
+  url: string;
+  poolSize?: number;
+  logger?: Logger;
+  /** The server cancels a statement running longer than this (a lock wait included): a `timeout` StoreUnavailableError. */
+  statementTimeoutMs?: number;
+  /** How long a statement waits for a connection (a new one, or a free one of the pool) before it fails as unavailable. */
+  connectTimeoutMs?: number;
+  clock?: Clock;
+  /** Tests: another set of migrations (default: ./migrations beside this file). */
+  migrationsDir?: string;
+}
+
+/** While the database answers: how long without any answer before a probe checks it (and the schema version) again. */
+const LIVENESS_MS = 5000;
+/** While it does not: how often a probe tries. */
+const PROBE_MS = 1000;
+/** int8 columns (times in ms, sequence numbers, counts) as numbers: every value Parley stores is below 2^53. */
+const INT8_OID = 20;
+
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const location = maskedUrl(options.url);
+  const statementTimeoutMs = options.statementTimeoutMs ?? 10_000;
+  const clock = options.clock ?? createClock();
+  const log = options.logger?.child({ component: 'store', engine: 'postgres' });
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    statement_timeout: statementTimeoutMs,
+    // The server cancels slow statements itself; this catches a server that does not answer at all.
+    query_timeout: statementTimeoutMs + 5000,
+    // Waiting longer for a connection (a new one, or a free one of the pool) counts as the database not answering.
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    keepAlive: true,
+    application_name: 'parley',
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle connection that breaks (the server restarted, a network cut) is dropped by the pool; it must not crash us.
+  pool.on('error', (err) => log?.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'an idle PostgreSQL connection failed'));
+
+  const migrations = loadMigrations(options.migrationsDir);
+  let migrationStatus = 'unknown';
+  let closed = false;
+  let lastAnswerAt = clock.now();
+  const inFlight = new Set<Promise<unknown>>();
+
+  const health = createDatabaseHealth({
+    onFailing: (status) => {
+      log?.warn({ status }, 'PostgreSQL is unavailable; waiting for it');
+      reschedule();
+    },
+    onRecovered: () => log?.info('PostgreSQL answers again'),
+  });
+
+  /** Every statement goes through here: the store's state follows each outcome; unavailability becomes one error type. */
+  const run = <T>(work: () => Promise<T>): Promise<T> => {
+    if (closed) return Promise.reject(new StoreUnavailableError('closed', 'the store is closed'));
+    const p = (async () => {
+      try {
+        const result = await work();
+        lastAnswerAt = clock.now();
+        health.answered();
+        return result;
+      } catch (err) {
+        const u = unavailability(err);
+        if (u) health.failed(u);
+        else if (typeof (err as { code?: unknown }).code === 'string') health.answered(); // the server answered: an SQL error
+        throw asStoreError(err, u);
+      }
+    })();
+    inFlight.add(p);
+    const forget = () => inFlight.delete(p);
+    p.then(forget, forget);
+    return p;
+  };
+
+  const statementOf = (s: Statement, values: unknown[]) => (s.name ? { name: s.name, text: s.text, values } : { text: s.text, values });
+  const poolDb: Db = { rows: (s, values) => run(async () => (await pool.query(statementOf(s, values))).rows) };
+
+  const reposOn = (db: Db): StoreRepos => ({
+    customers: postgresCustomers(db),
+    conversations: postgresConversations(db),
+    history: postgresHistory(db),
+    links: postgresLinks(db),
+    proactive: postgresProactive(db),
+    jobs: postgresJobs(db),
+    whatsapp: postgresWhatsApp(db),
+  });
+
+  // Liveness and schema: one small query when nothing else has answered for a while, every second while failing.
+  let timer: ReturnType<Clock['setTimeout']> | undefined;
+  const probe = async () => {
+    timer = undefined;
+    if (closed) return;
+    if (health.failing() || clock.now() - lastAnswerAt >= LIVENESS_MS) {
+      try {
+        const [row] = await poolDb.rows<{ version: number }>({ text: APPLIED_VERSION }, []);
+        migrationStatus = migrationState(row.version, latestVersion(migrations));
+      } catch {
+        /* health has recorded it */
+      }
+    }
+    reschedule();
+  };
+  function reschedule() {
+    if (closed) return;
+    clock.clearTimeout(timer);
+    timer = clock.setTimeout(() => void probe(), health.failing() ? PROBE_MS : LIVENESS_MS);
+  }
+
+  // Open: reach the server (one clear line when it cannot be reached), then bring the schema up to date.
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw new StoreOpenError(describePgConnectError(err, options.url));
+  }
+  try {
+    const version = await migrate(client, migrations, location);
+    migrationStatus = migrationState(version, latestVersion(migrations));
+    client.release();
+  } catch (err) {
+    client.release(true);
+    await pool.end().catch(() => undefined);
+    throw unavailability(err) ? new StoreOpenError(describePgConnectError(err, options.url)) : err;
+  }
+  reschedule();
+
+  const store: Store = Object.assign(reposOn(poolDb), {
+    engine: 'postgres' as const,
+    location,
+    telemetry: postgresTelemetry(poolDb, {
+      onDropped: (records: number, err: unknown) =>
+        log?.error({ records, err: { message: (err as Error).message } }, 'telemetry batch refused by PostgreSQL; dropped'),
+    }),
+    transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => inTransaction(fn),
+    checks: () => (closed ? { database: 'closed', migrations: migrationStatus } : { database: health.status(), migrations: migrationStatus }),
+    onRecovered: (listener: () => void) => health.onRecovered(listener),
+    flushed: async () => {
+      await Promise.allSettled([...inFlight]);
+    },
+    isEmpty: async () => {
+      const [row] = await poolDb.rows<{ empty: boolean }>(
+        {
+          text: `SELECT NOT (EXISTS (SELECT 1 FROM customers) OR EXISTS (SELECT 1 FROM conversations) OR EXISTS (SELECT 1 FROM job_ids)
+           OR EXISTS (SELECT 1 FROM job_dead_letters) OR EXISTS (SELECT 1 FROM telemetry_events) OR EXISTS (SELECT 1 FROM magic_links)) AS empty`,
+        },
+        [],
+      );
+      return row.empty;
+    },
+    close: async () => {
+      if (closed) return;
+      await Promise.allSettled([...inFlight]);
+      closed = true;
+      clock.clearTimeout(timer);
+      await pool.end();
+    },
+  });
+
+  async function inTransaction<T>(fn: (tx: StoreRepos) => Promise<T>): Promise<T> {
+    const txClient = await run(() => pool.connect());
+    // While checked out the client is ours to watch: a connection that breaks between statements emits 'error'.
+    let broken: unknown;
+    const onError = (err: Error) => {
+      broken = err;
+    };
+    txClient.on('error', onError);
+    let ended = false;
+    let failedStatement: unknown;
+    const txDb: Db = {
+      rows: (s, values) => {
+        if (ended) return Promise.reject(new Error('a statement of a transaction that has ended (use the store, not the `tx` it gave)'));
+        return run(async () => (await txClient.query(statementOf(s, values))).rows).catch((err: unknown) => {
+          failedStatement ??= err;
+          if (unavailability(err)) broken ??= err;
+          throw err;
+        });
+      },
+    };
+    try {
+      await txDb.rows({ text: 'BEGIN ISOLATION LEVEL READ COMMITTED' }, []);
+      let result: T;
+      try {
+        result = await fn(reposOn(txDb));
+      } catch (err) {
+        await run(() => txClient.query('ROLLBACK')).catch((rollbackErr: unknown) => {
+          broken ??= rollbackErr;
+        });
+        throw err;
+      }
+      if (failedStatement !== undefined) {
+        // PostgreSQL has aborted the transaction; a COMMIT would quietly roll it back.
+        await run(() => txClient.query('ROLLBACK')).catch((rollbackErr: unknown) => {
+          broken ??= rollbackErr;
+        });
+        throw failedStatement;
+      }
+      const commit = await run(() => txClient.query('COMMIT')).catch((err: unknown) => {
+        broken ??= err;
+        throw err;
+      });
+      if (commit.command !== 'COMMIT') throw new Error(`the transaction was rolled back (${commit.command})`);
+      return result;
+    } finally {
+      ended = true;
+      txClient.off('error', onError);
+      // A connection that failed (or may be mid-statement) is closed rather than handed to the next caller.
+      txClient.release(broken === undefined ? undefined : (broken as Error));
+    }
+  }
+
+  return store;
+}

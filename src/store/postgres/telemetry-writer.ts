@@ -1,0 +1,75 @@
+// Telemetry records wait in memory and go to PostgreSQL in one statement per flush: each table's batch as one
+// multi-row INSERT … SELECT FROM unnest(column arrays), both tables in one round trip. Flushes run one after another,
+// so a flush resolves only once what was added before it is written. A batch the database could not take now (it
+// is away) goes back to the front of the queue for the next flush; one it refuses (a malformed record) is dropped,
+// since retrying it would fail the same way forever.
+import type { TelemetryEvent, TurnCallRecord } from '../../telemetry/types.ts';
+import type { TelemetryWriter } from '../repos.ts';
+import { prepared, type Db } from './db.ts';
+import { eventColumns, turnCallColumns } from './telemetry-rows.ts';
+import { unavailability } from './unavailable.ts';
+
+// ON CONFLICT: a flush whose COMMIT was sent but whose answer was lost is written again by the next one.
+const INSERT = prepared(
+  'telemetry_insert',
+  `WITH events AS (
+     INSERT INTO telemetry_events (id, at, type, conversation_id, customer_id, customer_external_id, channel, turn_id, data)
+     SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::json[])
+     ON CONFLICT (id) DO NOTHING
+   ), calls AS (
+     INSERT INTO telemetry_turn_calls (id, at, turn_id, conversation_id, customer_id, sequence, provider, model, purpose, duration_ms,
+       prompt_tokens, completion_tokens, tool_calls, ok, error)
+     SELECT * FROM unnest($10::text[], $11::bigint[], $12::text[], $13::text[], $14::text[], $15::integer[], $16::text[], $17::text[],
+       $18::text[], $19::float8[], $20::integer[], $21::integer[], $22::json[], $23::boolean[], $24::text[])
+     ON CONFLICT (id) DO NOTHING
+   )
+   SELECT 1`,
+);
+
+export function createPostgresTelemetryWriter(db: Db, o: { onDropped?: (records: number, err: unknown) => void } = {}): TelemetryWriter {
+  let events: TelemetryEvent[] = [];
+  let calls: TurnCallRecord[] = [];
+  let chain: Promise<unknown> = Promise.resolve();
+  /** Records taken by a flush and not written yet. */
+  let writing = 0;
+
+  const write = async (batchEvents: TelemetryEvent[], batchCalls: TurnCallRecord[]): Promise<number> => {
+    const n = batchEvents.length + batchCalls.length;
+    if (n === 0) return 0;
+    try {
+      await db.rows(INSERT, [...eventColumns(batchEvents), ...turnCallColumns(batchCalls)]);
+      return n;
+    } catch (err) {
+      if (unavailability(err)) {
+        events = batchEvents.concat(events);
+        calls = batchCalls.concat(calls);
+      } else {
+        o.onDropped?.(n, err);
+      }
+      throw err;
+    } finally {
+      writing -= n;
+    }
+  };
+
+  return {
+    addEvent(e) {
+      events.push(e);
+    },
+    addTurnCall(r) {
+      calls.push(r);
+    },
+    pending: () => events.length + calls.length + writing,
+    flush() {
+      // The batch is what was added before this call; it is written once the flushes before it have settled.
+      const batchEvents = events;
+      const batchCalls = calls;
+      events = [];
+      calls = [];
+      writing += batchEvents.length + batchCalls.length;
+      const next = chain.then(() => write(batchEvents, batchCalls));
+      chain = next.catch(() => undefined);
+      return next;
+    },
+  };
+}

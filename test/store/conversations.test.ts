@@ -1,0 +1,138 @@
+// Contract: ConversationStore (src/store/repos.ts), on every engine of engines.ts.
+import { describe, expect, it } from 'vitest';
+import type { ConversationRecord } from '../../src/store/model.ts';
+import type { Store } from '../../src/store/repos.ts';
+import { concurrently, freshStore, warmUp } from './contract.ts';
+import { engines } from './engines.ts';
+
+function conversation(id: string, fields: Partial<ConversationRecord> = {}): ConversationRecord {
+  return Object.assign(
+    {
+      conversationId: id,
+      customerId: `cus_${id}`,
+      channel: 'web' as const,
+      snapshot: { value: 'idle', context: { id } },
+      state: 'idle',
+      busy: false,
+      updatedAt: 100,
+    },
+    fields,
+  );
+}
+
+const summaryOf = (c: ConversationRecord) => {
+  const { snapshot: _, ...rest } = c;
+  return rest;
+};
+
+export function describeConversationsContract(engine: string, open: () => Promise<Store>) {
+  describe(`${engine}: conversations`, () => {
+    const store = freshStore(open);
+
+    it('a record comes back whole, every optional field included; an unknown id is undefined', async () => {
+      expect(await store().conversations.get('c1')).toBeUndefined();
+      const full = conversation('c1', {
+        externalId: 'ext-1',
+        channel: 'whatsapp',
+        snapshot: { status: 'active', value: { turn: 'thinking' }, context: { messages: ['a', 'b'], n: 1.5, nested: { ok: true, none: null } } },
+        state: '{"turn":"thinking"}',
+        busy: true,
+        updatedAt: 500,
+        lastMessageAt: 400,
+        lastCustomerMessageAt: 300,
+        pendingConfirmation: { id: 'cf1', name: 'refund', args: { amount: 5 }, summary: 'Refund 5?' },
+        reviewedAt: 200,
+        reflection: { verdict: 'unresolved', summary: 'waiting', at: 200 },
+        followupPending: { content: 'Any news?', decidedAt: 250, attempts: 1 },
+        reviewAttempt: { lastMessageAt: 400, attempts: 2, at: 450 },
+      });
+      await store().conversations.put(full);
+      expect(await store().conversations.get('c1')).toEqual(full);
+    });
+
+    it('put replaces the record: fields the new one lacks are gone', async () => {
+      await store().conversations.put(
+        conversation('c1', { reviewedAt: 5, pendingConfirmation: { id: 'x', name: 'n', args: null, summary: 's' }, lastMessageAt: 4 }),
+      );
+      const next = conversation('c1', { state: 'closed', updatedAt: 900, snapshot: { value: 'closed' } });
+      await store().conversations.put(next);
+      expect(await store().conversations.get('c1')).toEqual(next);
+    });
+
+    it('busy lists the conversations that were mid-turn, as they are now', async () => {
+      await store().conversations.put(conversation('a', { busy: true, externalId: 'ext-a' }));
+      await store().conversations.put(conversation('b'));
+      await store().conversations.put(conversation('c', { busy: true, channel: 'whatsapp' }));
+      const busy = await store().conversations.busy();
+      expect(busy.sort((x, y) => x.conversationId.localeCompare(y.conversationId))).toEqual([
+        { conversationId: 'a', customerId: 'cus_a', externalId: 'ext-a', channel: 'web' },
+        { conversationId: 'c', customerId: 'cus_c', channel: 'whatsapp' },
+      ]);
+      await store().conversations.put(conversation('a'));
+      expect((await store().conversations.busy()).map((m) => m.conversationId)).toEqual(['c']);
+    });
+
+    it('dueForReview: last message at or before the cutoff and no verdict since, oldest first, limited, following put', async () => {
+      await store().conversations.put(conversation('late', { lastMessageAt: 300 }));
+      await store().conversations.put(conversation('early', { lastMessageAt: 100 }));
+      await store().conversations.put(conversation('mid', { lastMessageAt: 200, reviewedAt: 150 })); // reviewed before its last message
+      await store().conversations.put(conversation('reviewed', { lastMessageAt: 150, reviewedAt: 150 }));
+      await store().conversations.put(conversation('silent')); // no message at all
+      await store().conversations.put(conversation('future', { lastMessageAt: 301 }));
+      expect(await store().conversations.dueForReview(300, 10)).toEqual([
+        { conversationId: 'early', lastMessageAt: 100 },
+        { conversationId: 'mid', lastMessageAt: 200 },
+        { conversationId: 'late', lastMessageAt: 300 },
+      ]);
+      expect((await store().conversations.dueForReview(300, 2)).map((c) => c.conversationId)).toEqual(['early', 'mid']);
+      // A verdict takes it off the list; a new customer message (reviewedAt cleared) puts it back.
+      await store().conversations.put(conversation('early', { lastMessageAt: 100, reviewedAt: 120 }));
+      expect((await store().conversations.dueForReview(300, 10)).map((c) => c.conversationId)).toEqual(['mid', 'late']);
+      await store().conversations.put(conversation('early', { lastMessageAt: 250 }));
+      expect((await store().conversations.dueForReview(300, 10)).map((c) => c.conversationId)).toEqual(['mid', 'early', 'late']);
+    });
+
+    it('withPendingFollowup follows put', async () => {
+      await store().conversations.put(conversation('a', { followupPending: { content: 'hi', decidedAt: 1 } }));
+      await store().conversations.put(conversation('b'));
+      await store().conversations.put(conversation('c', { followupPending: { content: 'hey', decidedAt: 2 } }));
+      expect((await store().conversations.withPendingFollowup(10)).sort()).toEqual(['a', 'c']);
+      expect(await store().conversations.withPendingFollowup(1)).toHaveLength(1);
+      await store().conversations.put(conversation('a'));
+      expect(await store().conversations.withPendingFollowup(10)).toEqual(['c']);
+    });
+
+    it('summaries: the given ids without snapshots, or the most recently active', async () => {
+      const a = conversation('a', { lastMessageAt: 500, reflection: { verdict: 'resolved', summary: 'done', at: 600 } });
+      const b = conversation('b', { updatedAt: 700 }); // no message: its update time counts
+      const c = conversation('c', { lastMessageAt: 300, updatedAt: 900 });
+      for (const x of [a, b, c]) await store().conversations.put(x);
+      const some = await store().conversations.summaries({ ids: ['c', 'nobody', 'a'], limit: 10 });
+      expect(some.sort((x, y) => x.conversationId.localeCompare(y.conversationId))).toEqual([summaryOf(a), summaryOf(c)]);
+      expect(some.every((s) => !('snapshot' in s))).toBe(true);
+      expect(await store().conversations.summaries({ limit: 10 })).toEqual([summaryOf(b), summaryOf(a), summaryOf(c)]);
+      expect((await store().conversations.summaries({ limit: 2 })).map((s) => s.conversationId)).toEqual(['b', 'a']);
+    });
+
+    it('lock returns the record inside a transaction, undefined before it exists', async () => {
+      await store().conversations.put(conversation('c1'));
+      const [locked, missing] = await store().transaction(async (tx) => [await tx.conversations.lock('c1'), await tx.conversations.lock('c2')]);
+      expect(locked).toEqual(conversation('c1'));
+      expect(missing).toBeUndefined();
+    });
+
+    it('lock holds even before the conversation exists: 30 concurrent create-or-increment give 30', async () => {
+      await warmUp(store());
+      await concurrently(30, () =>
+        store().transaction(async (tx) => {
+          const current = await tx.conversations.lock('new');
+          const n = ((current?.snapshot as { n?: number } | undefined)?.n ?? 0) + 1;
+          await tx.conversations.put(conversation('new', { snapshot: { n } }));
+        }),
+      );
+      expect((await store().conversations.get('new'))?.snapshot).toEqual({ n: 30 });
+    });
+  });
+}
+
+for (const e of engines) describeConversationsContract(e.name, e.open);
