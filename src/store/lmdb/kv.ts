@@ -231,7 +231,9 @@ export function openKv(options: OpenKvOptions): Kv {
   };
 
   const direct: KvScope = {
-    ...read,
+    get: read.get,
+    range: read.range,
+    count: read.count,
     put: (table, key, value) => commit(() => db(table).put(key, value)).then(() => undefined),
     remove: (table, key) => commit(() => db(table).remove(key)).then(() => undefined),
     atomically: (fn) => transaction(fn),
@@ -252,7 +254,9 @@ export function openKv(options: OpenKvOptions): Kv {
   };
 
   return {
-    ...read,
+    get: read.get,
+    range: read.range,
+    count: read.count,
     path: options.path,
     direct,
     transaction,
