@@ -53,6 +53,7 @@ export function createWebSessions(now: () => number): WebSessions {
       if (o.type === 'typing') push(meta.customerId, { type: 'typing', on: o.on });
       else if (o.type === 'reply') push(meta.customerId, { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now() });
       else if (o.type === 'confirm') push(meta.customerId, { type: 'confirm', id: o.id, name: o.name, args: o.args, summary: o.summary });
+      else if (o.type === 'confirmation') push(meta.customerId, { type: 'confirmation', id: o.id, outcome: o.outcome, at: now() });
     },
   };
 }
