@@ -60,8 +60,8 @@ input:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1px; 
 .tag { display: block; font-size: 11px; font-weight: 650; color: var(--pw-accent); text-transform: uppercase; letter-spacing: .05em; }
 .pw[data-scheme=dark] .tag { color: inherit; opacity: .8; }
 .time { position: relative; font-size: 11.5px; color: var(--pw-muted); margin: 3px 6px 0; border-radius: 4px; cursor: default; }
-.time::after { content: attr(data-exact); position: absolute; bottom: calc(100% + 6px); left: 0; z-index: 2; background: var(--pw-tip-bg); color: var(--pw-tip-fg);
-  padding: 5px 9px; border-radius: 6px; font-size: 12px; white-space: nowrap; pointer-events: none; opacity: 0; visibility: hidden; transition: opacity .12s; }
+.time::after { content: attr(data-exact); position: absolute; top: calc(100% + 4px); left: 0; z-index: 2; background: var(--pw-tip-bg); color: var(--pw-tip-fg);
+  padding: 5px 9px; border-radius: 6px; font-size: 12px; white-space: nowrap; pointer-events: none; opacity: 0; visibility: hidden; }
 .row[data-role=user] .time::after { left: auto; right: 0; }
 .time:hover::after, .time:focus::after { opacity: 1; visibility: visible; }
 .receipt, .confirm { align-self: stretch; margin: 10px 0 4px; }
