@@ -80,10 +80,22 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   await app.register(staticAssetsPlugin, {
     dir: PUBLIC_DIR,
     assets: [
-      { route: '/widget.js', file: 'widget.js', type: 'application/javascript; charset=utf-8', cache: 'public, max-age=300, must-revalidate' },
+      {
+        route: '/widget.js',
+        file: 'widget.js',
+        type: 'application/javascript; charset=utf-8',
+        cache: 'public, max-age=300, must-revalidate',
+        precompressed: true,
+      },
       { route: '/demo.html', file: 'demo.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
       { route: '/telemetry', file: 'telemetry.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
-      { route: '/dashboard.js', file: 'dashboard.js', type: 'application/javascript; charset=utf-8', cache: 'public, max-age=300, must-revalidate' },
+      {
+        route: '/dashboard.js',
+        file: 'dashboard.js',
+        type: 'application/javascript; charset=utf-8',
+        cache: 'public, max-age=300, must-revalidate',
+        precompressed: true,
+      },
     ],
   });
   await app.register(diagnosticsPlugin, { services, hub: components.hub, liveActors: components.liveActors, sections: components.diagnostics });
