@@ -145,17 +145,22 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
 
   const log = logger.child({ component: 'conversations' });
 
+  // Message text reaches telemetry only with telemetry.store_text (default off): see README, "Telemetry".
+  const withText = (data: Record<string, unknown>, text: string) => {
+    if (config.telemetry.store_text) data.text = text;
+    return data;
+  };
   const emitTelemetry = (meta: ConversationMeta, { o, at }: Pending) => {
     const base = { at, conversationId: meta.conversationId, customerId: meta.customerId, customerExternalId: meta.externalId, channel: meta.channel };
     switch (o.type) {
       case 'customer':
         return telemetry.event({
           type: 'message.in',
-          data: { messageId: o.messageId, turnId: `${meta.conversationId}:${o.messageId}`, length: o.text.length },
+          data: withText({ messageId: o.messageId, turnId: `${meta.conversationId}:${o.messageId}`, length: o.text.length }, o.text),
           ...base,
         });
       case 'reply':
-        return telemetry.event({ type: 'message.out', data: { id: o.id, turnId: o.turnId, length: o.text.length }, ...base });
+        return telemetry.event({ type: 'message.out', data: withText({ id: o.id, turnId: o.turnId, length: o.text.length }, o.text), ...base });
       case 'turn':
         return telemetry.event({ type: `turn.${o.phase}`, data: { turnId: o.turnId, messageId: o.messageId }, ...base });
       case 'tool':
