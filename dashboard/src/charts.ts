@@ -1,7 +1,7 @@
 // Charts: uPlot time series, and horizontal bar charts for breakdowns.
 import uPlot from 'uplot';
 import type { Summary } from './api.ts';
-import { h } from './dom.ts';
+import { fmtMs, h } from './dom.ts';
 
 const COLORS = ['#2f5bea', '#1f9d55', '#e3a008', '#d64545', '#8b5cf6', '#0ea5e9', '#f97316'];
 
@@ -21,27 +21,89 @@ function drawnPoints(u: uPlot): number {
   return n;
 }
 
-export function timeSeries(title: string, xs: number[], series: { label: string; values: (number | null)[] }[], unit = ''): HTMLElement {
+const HEIGHT = 220;
+
+/** How a series is summed up in its legend when the cursor is not on the chart. */
+export type Aggregate = 'sum' | 'max';
+
+function aggregate(values: (number | null)[], how: Aggregate): number | null {
+  const xs = values.filter((v): v is number => v !== null);
+  if (!xs.length) return null;
+  return how === 'sum' ? xs.reduce((a, b) => a + b, 0) : Math.max(...xs);
+}
+
+const lastIndexWithData = (series: { values: (number | null)[] }[]) => {
+  let last = -1;
+  for (const s of series) for (let i = s.values.length - 1; i > last; i--) if (s.values[i] !== null && s.values[i] !== 0) last = i;
+  return last;
+};
+
+export function timeSeries(
+  title: string,
+  xs: number[],
+  series: { label: string; values: (number | null)[] }[],
+  o: { unit?: string; aggregate?: Aggregate; format?: (v: number) => string } = {},
+): HTMLElement {
+  const unit = o.unit ?? '';
+  const how = o.aggregate ?? 'sum';
+  const fmt = o.format ?? ((v: number) => `${Math.round(v * 100) / 100}${unit}`);
   const points = series.reduce((n, s) => n + s.values.filter((v) => v !== null && v !== 0).length, 0);
   const { root, body } = card(title, points);
   if (series.length === 0) {
     body.append(h('p', { class: 'empty' }, 'No data in this window yet.'));
     return root;
   }
-  const data = [xs.map((x) => x / 1000), ...series.map((s) => s.values)] as uPlot.AlignedData;
+  // The legend names each series with its total (or peak) over the window; hovering shows the value at the cursor.
+  const labelled = series.map((s) => {
+    const a = aggregate(s.values, how);
+    return { label: a === null ? s.label : `${s.label} · ${how === 'sum' ? 'total' : 'peak'} ${fmt(a)}`, values: s.values };
+  });
+  const data = [xs.map((x) => x / 1000), ...labelled.map((s) => s.values)] as uPlot.AlignedData;
+  const last = lastIndexWithData(series);
   const opts: uPlot.Options = {
     width: 460,
-    height: 200,
-    series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, spanGaps: true, points: { show: true, size: 4 } }))],
-    axes: [{}, { values: (_u, vals) => vals.map((v) => `${v}${unit}`) }],
-    legend: { show: true },
-    // What uPlot actually drew: non-empty points inside each series' visible index range.
-    hooks: { draw: [(u) => root.setAttribute('data-drawn', String(drawnPoints(u)))] },
+    height: HEIGHT,
+    series: [
+      {},
+      ...labelled.map((s, i) => ({
+        label: s.label,
+        stroke: COLORS[i % COLORS.length],
+        fill: `${COLORS[i % COLORS.length]}14`,
+        width: 2,
+        spanGaps: true,
+        points: { show: true, size: 4 },
+        value: (_u: uPlot, v: number | null) => (v === null || v === undefined ? '–' : fmt(v)),
+      })),
+    ],
+    axes: [{}, { values: (_u, vals) => vals.map((v) => `${v}${unit}`), size: 56 }],
+    legend: { show: true, live: true },
+    hooks: {
+      // What uPlot actually drew: non-empty points inside each series' visible index range.
+      draw: [(u) => root.setAttribute('data-drawn', String(drawnPoints(u)))],
+      // Away from the cursor, the legend shows the latest bucket with data rather than dashes.
+      setCursor: [(u) => u.cursor.idx == null && last >= 0 && u.setLegend({ idx: last })],
+      ready: [(u) => last >= 0 && u.setLegend({ idx: last })],
+    },
   };
-  // uPlot measures its container: render after insertion.
+  // uPlot draws at a fixed size: render after insertion at the card's width, and follow the card as it resizes.
   requestAnimationFrame(() => {
-    const plot = new uPlot({ ...opts, width: Math.max(280, body.clientWidth || 460) }, data, body);
-    root.addEventListener('parley:destroy', () => plot.destroy(), { once: true });
+    if (!root.isConnected) return;
+    const plot = new uPlot(Object.assign({}, opts, { width: Math.max(200, body.clientWidth) }), data, body);
+    let width = body.clientWidth;
+    const resize = new ResizeObserver(() => {
+      if (body.clientWidth === width || body.clientWidth === 0) return;
+      width = body.clientWidth;
+      plot.setSize({ width: Math.max(200, width), height: HEIGHT });
+    });
+    resize.observe(body);
+    root.addEventListener(
+      'parley:destroy',
+      () => {
+        resize.disconnect();
+        plot.destroy();
+      },
+      { once: true },
+    );
   });
   return root;
 }
@@ -78,6 +140,7 @@ export function summaryCharts(s: Summary): HTMLElement[] {
     { label: 'accepted', values: s.proactive.accepted },
     ...Object.entries(s.proactive.blockedSeries).map(([reason, values]) => ({ label: `blocked: ${reason}`, values })),
   ];
+  const ms = (v: number) => fmtMs(v);
   return [
     timeSeries('Messages per channel', s.buckets, msgSeries),
     timeSeries(
@@ -87,7 +150,7 @@ export function summaryCharts(s: Summary): HTMLElement[] {
         { label: 'p50', values: s.llm.p50 },
         { label: 'p95', values: s.llm.p95 },
       ],
-      ' ms',
+      { aggregate: 'max', format: ms },
     ),
     timeSeries('Tokens per model', s.buckets, tokenSeries),
     timeSeries('Proactive: accepted vs blocked by reason', s.buckets, proactiveSeries),

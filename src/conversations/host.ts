@@ -146,8 +146,8 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
   const log = logger.child({ component: 'conversations' });
 
   // Message text reaches telemetry only with telemetry.store_text (default off): see README, "Telemetry".
-  const withText = (data: Record<string, unknown>, text: string) => {
-    if (config.telemetry.store_text) data.text = text;
+  const withText = (data: Record<string, unknown>, text: string, key = 'text') => {
+    if (config.telemetry.store_text) data[key] = text;
     return data;
   };
   const emitTelemetry = (meta: ConversationMeta, { o, at }: Pending) => {
@@ -173,7 +173,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
           ...base,
         });
       case 'confirm':
-        return telemetry.event({ type: 'confirmation.requested', data: { id: o.id, turnId: o.turnId, name: o.name }, ...base });
+        return telemetry.event({ type: 'confirmation.requested', data: withText({ id: o.id, turnId: o.turnId, name: o.name }, o.summary, 'summary'), ...base });
       case 'confirmation':
         return telemetry.event({ type: `confirmation.${o.outcome}`, data: { id: o.id, turnId: o.turnId, name: o.name }, ...base });
       default:
