@@ -88,12 +88,14 @@ export function timeSeries(
   // uPlot draws at a fixed size: render after insertion at the card's width, and follow the card as it resizes.
   requestAnimationFrame(() => {
     if (!root.isConnected) return;
-    const plot = new uPlot(Object.assign({}, opts, { width: Math.max(200, body.clientWidth) }), data, body);
-    let width = body.clientWidth;
+    // `width` is the plot's own width: adding the plot can itself change the card's (a page scrollbar appears).
+    let width = Math.max(200, body.clientWidth);
+    const plot = new uPlot(Object.assign({}, opts, { width }), data, body);
     const resize = new ResizeObserver(() => {
-      if (body.clientWidth === width || body.clientWidth === 0) return;
-      width = body.clientWidth;
-      plot.setSize({ width: Math.max(200, width), height: HEIGHT });
+      const next = Math.max(200, body.clientWidth);
+      if (next === width || body.clientWidth === 0) return;
+      width = next;
+      plot.setSize({ width, height: HEIGHT });
     });
     resize.observe(body);
     root.addEventListener(

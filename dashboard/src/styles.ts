@@ -17,8 +17,10 @@ main { padding: 20px 24px; max-width: 1400px; margin: 0 auto; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 440px), 1fr)); gap: 12px; margin-bottom: 16px; }
 .chart { min-width: 0; }
 .chart-body { min-height: 60px; overflow: hidden; width: 100%; }
-.u-legend { font-size: 12px; text-align: left; margin-top: 4px; }
-.u-legend .u-series { padding: 2px 8px 2px 0; }
+.uplot { display: block; width: auto; }
+.u-legend { font-size: 12px; text-align: left; margin-top: 4px; display: flex; flex-wrap: wrap; gap: 2px 14px; }
+.u-legend tbody { display: contents; }
+.u-legend .u-series { display: inline-flex; align-items: center; gap: 6px; min-width: 0; }
 .u-legend .u-series th { font-weight: 500; color: #374151; }
 .u-legend .u-series td { font-variant-numeric: tabular-nums; color: #111827; font-weight: 600; }
 .empty { color: #9ca3af; }
@@ -32,7 +34,7 @@ main { padding: 20px 24px; max-width: 1400px; margin: 0 auto; }
 .split { display: grid; grid-template-columns: minmax(0, 5fr) minmax(0, 7fr); gap: 12px; align-items: start; }
 .split > .card { min-width: 0; }
 .table-wrap { overflow-x: auto; max-height: 560px; overflow-y: auto; }
-table { width: 100%; border-collapse: collapse; min-width: 440px; }
+.table-wrap table { width: 100%; border-collapse: collapse; min-width: 440px; }
 .table-wrap th { position: sticky; top: 0; background: #fff; color: #6b7280; font-weight: 600; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
 .table-wrap th, .table-wrap td { text-align: left; padding: 6px 8px; border-bottom: 1px solid #f0f1f5; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 180px; }
 tr[data-testid=conversation-row] { cursor: pointer; }
