@@ -3,7 +3,7 @@
 // a conversation timeline. Everything is served by Parley (works offline).
 import uplotCss from 'uplot/dist/uPlot.min.css';
 import { api, secret, Unauthorized, type ConversationRow, type Summary } from './api.ts';
-import { summaryCharts } from './charts.ts';
+import { chartKey, chartSpecs, renderChart, updateChart } from './charts.ts';
 import { fmtAgo, fmtMs, fmtTime, h } from './dom.ts';
 import { STYLES } from './styles.ts';
 import { renderTimeline } from './timeline.ts';
@@ -132,8 +132,15 @@ async function dashboardView(app: HTMLElement) {
         kpi('Worst p95 LLM latency', fmtMs(p95s.length ? Math.max(...p95s) : null)),
         kpi('Tool failures', String(summary.toolFailures.reduce((a, b) => a + b, 0))),
       );
-      charts.querySelectorAll('[data-testid=chart]').forEach((c) => c.dispatchEvent(new Event('parley:destroy')));
-      charts.replaceChildren(...summaryCharts(summary));
+      // Same charts as drawn: new data in place (no flicker, the cursor and size stay); otherwise draw them anew.
+      const specs = chartSpecs(summary);
+      const drawn = [...charts.children] as HTMLElement[];
+      if (drawn.length === specs.length && specs.every((c, i) => drawn[i].getAttribute('data-key') === chartKey(c))) {
+        specs.forEach((c, i) => updateChart(drawn[i], c));
+      } else {
+        drawn.forEach((c) => c.dispatchEvent(new Event('parley:destroy')));
+        charts.replaceChildren(...specs.map(renderChart));
+      }
       rows.replaceChildren(
         ...convs.items.map((c) => {
           const tr = h(

@@ -129,6 +129,12 @@ describe('/telemetry dashboard in Chromium', () => {
         // (polled: the page's scrollbar appears once the charts are in, and the charts follow one frame later)
         await expect.poll(async () => (await fit()).filter((f) => Math.abs(f.body - f.plot) > 2 || !f.legend), { timeout: 5000 }).toEqual([]);
         expect((await fit()).length).toBeGreaterThanOrEqual(5);
+        // and they follow the window when it is resized: the same plots (refreshes update them in place), new sizes
+        await page.evaluate(() => document.querySelectorAll('.uplot').forEach((u) => u.setAttribute('data-seen', '')));
+        await page.setViewportSize({ width: width - 150, height: 900 });
+        await expect.poll(async () => (await fit()).filter((f) => Math.abs(f.body - f.plot) > 2 || !f.legend), { timeout: 5000 }).toEqual([]);
+        expect(await page.locator('.uplot:not([data-seen])').count()).toBe(0);
+        await page.setViewportSize({ width, height: 900 });
         // legends say the values: a total per series, without hovering
         expect(await page.locator('[data-testid=chart][aria-label="Messages per channel"] .u-legend').textContent()).toMatch(/web in · total \d+/);
         expect(await page.locator('[data-testid=chart][aria-label^="LLM latency"] .u-legend').textContent()).toMatch(/p95 · peak \d+ ms/);
