@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { parsePrometheusText } from '../support/prom-text.ts';
 import { connectWidget } from '../support/widget-client.ts';
 
 let p: TestParley;
@@ -193,7 +194,12 @@ describe('telemetry API', () => {
 describe('metrics_public', () => {
   it('serves /metrics without the secret when telemetry.metrics_public is true', async () => {
     const q = await startParley({ config: { telemetry: { metrics_public: true } } });
-    expect((await fetch(`${q.url()}/metrics`)).status).toBe(200);
+    const r = await fetch(`${q.url()}/metrics`);
+    expect(r.status).toBe(200);
+    // the first scrape of a fresh process parses too (the default metrics' event-loop mean is NaN until a sample)
+    const families = parsePrometheusText(await r.text());
+    expect(families.get('nodejs_eventloop_lag_mean_seconds')).toBeDefined();
+    expect(families.get('process_resident_memory_bytes')?.samples[0].value).toBeGreaterThan(0);
     await q.close();
   });
 });
