@@ -33,7 +33,7 @@ async function main() {
       config: loaded.config,
       configPath: loaded.path,
       testMode,
-      logDestination: logDestination(chooseLogFormat(process.stdout.isTTY === true, process.env)),
+      logDestination: await logDestination(chooseLogFormat(process.stdout.isTTY === true, process.env)),
     });
   } catch (err) {
     process.stderr.write(`parley: cannot start: ${(err as Error).message}\n`);

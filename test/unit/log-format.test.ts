@@ -5,16 +5,16 @@ import { chooseLogFormat, logDestination } from '../../src/log-format.ts';
 import { createLogger } from '../../src/logger.ts';
 
 describe('log format', () => {
-  it('pretty in a terminal, JSON otherwise; LOG_FORMAT overrides', () => {
+  it('pretty in a terminal, JSON otherwise; LOG_FORMAT overrides', async () => {
     expect(chooseLogFormat(true, {})).toBe('pretty');
     expect(chooseLogFormat(false, {})).toBe('json');
     expect(chooseLogFormat(true, { LOG_FORMAT: 'json' })).toBe('json');
     expect(chooseLogFormat(false, { LOG_FORMAT: 'pretty' })).toBe('pretty');
     expect(chooseLogFormat(false, { LOG_FORMAT: 'weird' })).toBe('json');
-    expect(logDestination('json')).toBeUndefined();
+    expect(await logDestination('json')).toBeUndefined();
   });
 
-  it('pretty lines are for people: level word, message, fields; secrets still redacted', () => {
+  it('pretty lines are for people: level word, message, fields; secrets still redacted', async () => {
     let out = '';
     const sink = new Writable({
       write(chunk, _enc, cb) {
@@ -22,7 +22,7 @@ describe('log format', () => {
         cb();
       },
     });
-    const logger = createLogger('info', logDestination('pretty', sink));
+    const logger = createLogger('info', await logDestination('pretty', sink));
     logger.info({ url: 'http://127.0.0.1:3000', secret: 'hunter2-very-secret' }, 'parley listening');
     expect(out).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: parley listening/);
     expect(out).toContain('url: "http://127.0.0.1:3000"');
