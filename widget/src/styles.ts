@@ -88,7 +88,11 @@ input:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1px; 
 .typing i { width: 7px; height: 7px; border-radius: 50%; background: var(--pw-muted); animation: pw-bounce 1.2s infinite ease-in-out; }
 .typing i:nth-child(2) { animation-delay: .15s; } .typing i:nth-child(3) { animation-delay: .3s; }
 @keyframes pw-bounce { 0%, 60%, 100% { transform: translateY(0); opacity: .45; } 30% { transform: translateY(-4px); opacity: 1; } }
-@media (prefers-reduced-motion: reduce) { .typing i, .panel { animation: none; } .launcher { transition: none; } }
+/* A reply being written: a caret after its last word says more is coming (the typing dots are gone by then). */
+.streaming .text::after { content: ""; display: inline-block; width: 2px; height: 1.05em; margin-left: 2px; vertical-align: -.15em; background: currentColor;
+  animation: pw-caret 1s steps(1) infinite; }
+@keyframes pw-caret { 50% { opacity: 0; } }
+@media (prefers-reduced-motion: reduce) { .typing i, .panel, .streaming .text::after { animation: none; } .launcher { transition: none; } }
 .notice, .error { font-size: 13px; padding: 8px 14px; border-top: 1px solid var(--pw-border); }
 .notice { background: var(--pw-notice-bg); color: var(--pw-notice-fg); }
 .error { background: var(--pw-error-bg); color: var(--pw-error-fg); }
