@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { chooseLogFormat, logDestination } from '../../src/log-format.ts';
-import { createLogger } from '../../src/logger.ts';
+import { addLogSecrets, createLogger } from '../../src/logger.ts';
 
 describe('log format', () => {
   it('pretty in a terminal, JSON otherwise; LOG_FORMAT overrides', async () => {
@@ -28,5 +28,21 @@ describe('log format', () => {
     expect(out).toContain('url: "http://127.0.0.1:3000"');
     expect(out).not.toContain('hunter2');
     expect(() => JSON.parse(out)).toThrow();
+  });
+
+  it('pretty lines are scrubbed by value too: a configured secret quoted in a message or a field', async () => {
+    let out = '';
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        out += chunk;
+        cb();
+      },
+    });
+    const logger = createLogger('info', await logDestination('pretty', sink));
+    addLogSecrets(logger, ['wa-token-0123456789']);
+    logger.child({ component: 'whatsapp' }).error({ detail: 'Graph said: bad token wa-token-0123456789' }, 'send failed for wa-token-0123456789');
+    expect(out).toContain('ERROR: send failed for [redacted]');
+    expect(out).toContain('Graph said: bad token [redacted]');
+    expect(out).not.toContain('wa-token-0123456789');
   });
 });
