@@ -1,7 +1,7 @@
 // GET /widget/ws — the widget protocol (sdk/src/widget-protocol.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES, type HistoryEntry } from '../../sdk/src/widget-protocol.ts';
+import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES } from '../../sdk/src/widget-protocol.ts';
 import { resumeAnonymous } from '../customers/anonymous.ts';
 import type { CustomerRepo, Customer } from '../customers/repo.ts';
 import type { ConversationHost } from '../conversations/host.ts';
@@ -13,6 +13,7 @@ import type { Services } from '../services.ts';
 import { sendFrame, type WebSessions } from '../channels/web-sessions.ts';
 import { withinDeadline } from '../store/deadline.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
+import { toWidgetHistory } from '../channels/widget-history.ts';
 
 export interface SessionTokenVerifier {
   verify(token: string, customerId: string): { ok: true } | { ok: false; reason: string };
@@ -28,7 +29,8 @@ export interface WidgetGatewayOptions {
 }
 
 const INIT_TIMEOUT_MS = 10_000;
-const HISTORY_ON_READY = 100;
+/** Stored records read for `ready` (messages and confirmations). */
+const HISTORY_ON_READY = 150;
 
 export function originAllowed(origin: string | undefined, allowed: string[]): boolean {
   if (!origin) return true; // not a browser: the session token still decides
@@ -96,13 +98,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         customer = found;
         conversationId = conversationIdFor(found.customerId, 'web');
         sessions.add(found.customerId, socket);
-        const entries: HistoryEntry[] = history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant']).map((r) => ({
-          id: r.id,
-          role: r.role as 'user' | 'assistant',
-          text: r.text,
-          at: r.at,
-          ...(r.proactive ? { proactive: true } : {}),
-        }));
+        const entries = toWidgetHistory(history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant', 'confirmation']));
         sendFrame(socket, { type: 'ready', customerId: found.customerId, conversationId, history: entries });
         // A reply being written: the text so far, then its deltas and its final message like every open widget.
         const writing = sessions.writing(found.customerId);
