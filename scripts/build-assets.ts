@@ -3,7 +3,7 @@
 import { copyFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -35,7 +35,7 @@ export async function buildAssets(o: { outDir?: string; log?: (line: string) => 
   const outDir = o.outDir ?? join(ROOT, 'public', 'build');
   const log = o.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   mkdirSync(outDir, { recursive: true });
-  const sizes: { file: string; raw: number; gzip: number }[] = [];
+  const sizes: { file: string; raw: number; gzip: number; brotli: number }[] = [];
   for (const b of BUNDLES) {
     const entry = join(ROOT, b.entry);
     if (!existsSync(entry)) continue;
@@ -55,11 +55,19 @@ export async function buildAssets(o: { outDir?: string; log?: (line: string) => 
     });
     // Written to a temp file and renamed: a server or a test reading the bundle meanwhile never sees half of it.
     const content = Buffer.from(result.outputFiles[0].contents);
+    // The bundle first, then its compressed copies: the server serves a copy only when it is not older than the
+    // bundle, so a rebuild in progress never serves an old copy of a new bundle.
+    const gzipped = gzipSync(content, { level: 9 });
+    const brotli = brotliCompressSync(content, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: content.length } });
     atomicWrite(outfile, content);
-    const gzip = gzipSync(content, { level: 9 }).length;
-    sizes.push({ file: b.out, raw: content.length, gzip });
+    atomicWrite(`${outfile}.gz`, gzipped);
+    atomicWrite(`${outfile}.br`, brotli);
+    const gzip = gzipped.length;
+    sizes.push({ file: b.out, raw: content.length, gzip, brotli: brotli.length });
     const over = b.budgetGzip && gzip > b.budgetGzip ? `  OVER BUDGET (${(b.budgetGzip / 1024).toFixed(0)} KB)` : '';
-    log(`  ${b.out.padEnd(14)} ${(content.length / 1024).toFixed(1).padStart(7)} KB raw ${(gzip / 1024).toFixed(1).padStart(6)} KB gzip${over}`);
+    log(
+      `  ${b.out.padEnd(14)} ${(content.length / 1024).toFixed(1).padStart(7)} KB raw ${(gzip / 1024).toFixed(1).padStart(6)} KB gzip ${(brotli.length / 1024).toFixed(1).padStart(6)} KB brotli${over}`,
+    );
   }
   for (const p of PAGES) {
     const from = join(ROOT, p.from);

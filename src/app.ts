@@ -1,11 +1,11 @@
 // Builds one Parley process: services, actors, HTTP routes and WebSocket
 // gateways. `createParley` is what main.ts and every integration test call.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { createClock, type Clock } from './clock.ts';
 import { PROJECT_ROOT } from './config/load.ts';
+import { readVersion } from './project-root.ts';
 import type { Config } from './config/schema.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
@@ -44,7 +44,7 @@ export interface Parley {
 }
 
 export const PUBLIC_DIR = join(PROJECT_ROOT, 'public', 'build');
-const VERSION = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const VERSION = readVersion(PROJECT_ROOT);
 
 export async function createParley(o: ParleyOptions): Promise<Parley> {
   const { config } = o;
@@ -86,10 +86,22 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   await app.register(staticAssetsPlugin, {
     dir: PUBLIC_DIR,
     assets: [
-      { route: '/widget.js', file: 'widget.js', type: 'application/javascript; charset=utf-8', cache: 'public, max-age=300, must-revalidate' },
+      {
+        route: '/widget.js',
+        file: 'widget.js',
+        type: 'application/javascript; charset=utf-8',
+        cache: 'public, max-age=300, must-revalidate',
+        precompressed: true,
+      },
       { route: '/demo.html', file: 'demo.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
       { route: '/telemetry', file: 'telemetry.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
-      { route: '/dashboard.js', file: 'dashboard.js', type: 'application/javascript; charset=utf-8', cache: 'public, max-age=300, must-revalidate' },
+      {
+        route: '/dashboard.js',
+        file: 'dashboard.js',
+        type: 'application/javascript; charset=utf-8',
+        cache: 'public, max-age=300, must-revalidate',
+        precompressed: true,
+      },
     ],
   });
   await app.register(diagnosticsPlugin, { services, hub: components.hub, liveActors: components.liveActors, sections: components.diagnostics });

@@ -1,11 +1,24 @@
-// Entry point: `npm start`. Loads the profile, starts Parley, stops cleanly on SIGTERM/SIGINT.
-import { ConfigError, loadConfig } from './config/load.ts';
-import { createParley } from './app.ts';
+// Entry point: `npm start` (tsx) or `node dist/main.js` (the production build). Loads the profile, starts
+// Parley, stops cleanly on SIGTERM/SIGINT.
+import { HELP, parseCli } from './cli.ts';
+import { ConfigError, loadConfig, PROJECT_ROOT } from './config/load.ts';
+import { chooseLogFormat, logDestination } from './log-format.ts';
+import { readVersion } from './project-root.ts';
 
 async function main() {
+  const cli = parseCli(process.argv.slice(2));
+  if (cli.kind === 'help') return void process.stdout.write(`${HELP}\n`);
+  if (cli.kind === 'version') return void process.stdout.write(`${readVersion(PROJECT_ROOT)}\n`);
+  if (cli.kind === 'error') {
+    process.stderr.write(`parley: ${cli.message}\n\n${HELP}\n`);
+    process.exit(64);
+  }
+  const env = cli.config ? Object.assign({}, process.env, { SERVICE_CONFIG: cli.config }) : process.env;
+  // Loaded only to run: --help and --version answer without opening the store or loading native modules.
+  const { createParley } = await import('./app.ts');
   let loaded;
   try {
-    loaded = loadConfig(process.env);
+    loaded = loadConfig(env);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`parley: configuration error: ${err.message}\n`);
@@ -16,7 +29,12 @@ async function main() {
   const testMode = process.env.SERVICE_TEST_MODE === '1';
   let parley;
   try {
-    parley = await createParley({ config: loaded.config, configPath: loaded.path, testMode });
+    parley = await createParley({
+      config: loaded.config,
+      configPath: loaded.path,
+      testMode,
+      logDestination: await logDestination(chooseLogFormat(process.stdout.isTTY === true, process.env)),
+    });
   } catch (err) {
     process.stderr.write(`parley: cannot start: ${(err as Error).message}\n`);
     process.exit(1);

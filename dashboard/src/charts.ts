@@ -1,7 +1,7 @@
 // Charts: uPlot time series, and horizontal bar charts for breakdowns.
 import uPlot from 'uplot';
 import type { Summary } from './api.ts';
-import { h } from './dom.ts';
+import { fmtMs, h } from './dom.ts';
 
 const COLORS = ['#2f5bea', '#1f9d55', '#e3a008', '#d64545', '#8b5cf6', '#0ea5e9', '#f97316'];
 
@@ -21,27 +21,129 @@ function drawnPoints(u: uPlot): number {
   return n;
 }
 
-export function timeSeries(title: string, xs: number[], series: { label: string; values: (number | null)[] }[], unit = ''): HTMLElement {
-  const points = series.reduce((n, s) => n + s.values.filter((v) => v !== null && v !== 0).length, 0);
-  const { root, body } = card(title, points);
+const HEIGHT = 220;
+
+/** How a series is summed up in its legend when the cursor is not on the chart. */
+export type Aggregate = 'sum' | 'max';
+
+function aggregate(values: (number | null)[], how: Aggregate): number | null {
+  const xs = values.filter((v): v is number => v !== null);
+  if (!xs.length) return null;
+  return how === 'sum' ? xs.reduce((a, b) => a + b, 0) : Math.max(...xs);
+}
+
+const lastIndexWithData = (series: { values: (number | null)[] }[]) => {
+  let last = -1;
+  for (const s of series) for (let i = s.values.length - 1; i > last; i--) if (s.values[i] !== null && s.values[i] !== 0) last = i;
+  return last;
+};
+
+type Series = { label: string; values: (number | null)[] }[];
+interface SeriesOptions {
+  unit?: string;
+  aggregate?: Aggregate;
+  format?: (v: number) => string;
+}
+
+export type ChartSpec =
+  | { kind: 'series'; title: string; xs: number[]; series: Series; o?: SeriesOptions }
+  | { kind: 'bars'; title: string; rows: { label: string; value: number; tone?: 'bad' | 'good' }[] };
+
+/** Charts with the same key can be updated in place (same kind, title and series). */
+export const chartKey = (c: ChartSpec) => (c.kind === 'series' ? `series|${c.title}|${c.series.map((s) => s.label).join('|')}` : `bars|${c.title}`);
+
+export const renderChart = (c: ChartSpec): HTMLElement => {
+  const root = c.kind === 'series' ? timeSeries(c.title, c.xs, c.series, c.o) : bars(c.title, c.rows);
+  root.setAttribute('data-key', chartKey(c));
+  return root;
+};
+
+/** Puts new data into a drawn chart (a series chart keeps its canvas, cursor and size; bars are redrawn). */
+export function updateChart(root: HTMLElement, c: ChartSpec) {
+  if (c.kind === 'series') root.dispatchEvent(new CustomEvent<ChartSpec>('parley:update', { detail: c }));
+  else root.replaceWith(renderChart(c));
+}
+
+export function timeSeries(title: string, xs: number[], series: Series, o: SeriesOptions = {}): HTMLElement {
+  const unit = o.unit ?? '';
+  const how = o.aggregate ?? 'sum';
+  const fmt = o.format ?? ((v: number) => `${Math.round(v * 100) / 100}${unit}`);
+  const countPoints = (ss: Series) => ss.reduce((n, s) => n + s.values.filter((v) => v !== null && v !== 0).length, 0);
+  const { root, body } = card(title, countPoints(series));
   if (series.length === 0) {
     body.append(h('p', { class: 'empty' }, 'No data in this window yet.'));
     return root;
   }
-  const data = [xs.map((x) => x / 1000), ...series.map((s) => s.values)] as uPlot.AlignedData;
+  // The legend names each series with its total (or peak) over the window; hovering shows the value at the cursor.
+  const labels = (ss: Series) =>
+    ss.map((s) => {
+      const a = aggregate(s.values, how);
+      return a === null ? s.label : `${s.label} · ${how === 'sum' ? 'total' : 'peak'} ${fmt(a)}`;
+    });
+  const aligned = (xv: number[], ss: Series) => [xv.map((x) => x / 1000), ...ss.map((s) => s.values)] as uPlot.AlignedData;
+  let data = aligned(xs, series);
+  let last = lastIndexWithData(series);
   const opts: uPlot.Options = {
     width: 460,
-    height: 200,
-    series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, spanGaps: true, points: { show: true, size: 4 } }))],
-    axes: [{}, { values: (_u, vals) => vals.map((v) => `${v}${unit}`) }],
-    legend: { show: true },
-    // What uPlot actually drew: non-empty points inside each series' visible index range.
-    hooks: { draw: [(u) => root.setAttribute('data-drawn', String(drawnPoints(u)))] },
+    height: HEIGHT,
+    series: [
+      {},
+      ...labels(series).map((label, i) => ({
+        label,
+        stroke: COLORS[i % COLORS.length],
+        fill: `${COLORS[i % COLORS.length]}14`,
+        width: 2,
+        spanGaps: true,
+        points: { show: true, size: 4 },
+        value: (_u: uPlot, v: number | null) => (v === null || v === undefined ? '–' : fmt(v)),
+      })),
+    ],
+    axes: [{}, { values: (_u, vals) => vals.map((v) => `${v}${unit}`), size: 56 }],
+    legend: { show: true, live: true },
+    hooks: {
+      // What uPlot actually drew: non-empty points inside each series' visible index range.
+      draw: [(u) => root.setAttribute('data-drawn', String(drawnPoints(u)))],
+      // Away from the cursor, the legend shows the latest bucket with data rather than dashes.
+      setCursor: [(u) => u.cursor.idx == null && last >= 0 && u.setLegend({ idx: last })],
+      ready: [(u) => last >= 0 && u.setLegend({ idx: last })],
+    },
   };
-  // uPlot measures its container: render after insertion.
+  let plot: uPlot | undefined;
+  root.addEventListener('parley:update', (e) => {
+    const next = (e as CustomEvent<ChartSpec>).detail;
+    if (next.kind !== 'series') return;
+    data = aligned(next.xs, next.series);
+    last = lastIndexWithData(next.series);
+    root.setAttribute('data-points', String(countPoints(next.series)));
+    if (!plot) return; // not drawn yet: it will be, with this data
+    const text = labels(next.series);
+    plot.series.forEach((s, i) => i > 0 && (s.label = text[i - 1]));
+    root.querySelectorAll('.u-legend .u-series .u-label').forEach((l, i) => i > 0 && (l.textContent = text[i - 1]));
+    plot.setData(data);
+    if (plot.cursor.idx == null && last >= 0) plot.setLegend({ idx: last });
+  });
+  // uPlot draws at a fixed size: render after insertion at the card's width, and follow the card as it resizes.
   requestAnimationFrame(() => {
-    const plot = new uPlot({ ...opts, width: Math.max(280, body.clientWidth || 460) }, data, body);
-    root.addEventListener('parley:destroy', () => plot.destroy(), { once: true });
+    if (!root.isConnected) return;
+    // `width` is the plot's own width: adding the plot can itself change the card's (a page scrollbar appears).
+    let width = Math.max(200, body.clientWidth);
+    const drawn = new uPlot(Object.assign({}, opts, { width }), data, body);
+    plot = drawn;
+    const resize = new ResizeObserver(() => {
+      const next = Math.max(200, body.clientWidth);
+      if (next === width || body.clientWidth === 0) return;
+      width = next;
+      drawn.setSize({ width, height: HEIGHT });
+    });
+    resize.observe(body);
+    root.addEventListener(
+      'parley:destroy',
+      () => {
+        resize.disconnect();
+        drawn.destroy();
+      },
+      { once: true },
+    );
   });
   return root;
 }
@@ -71,48 +173,58 @@ export function bars(title: string, rows: { label: string; value: number; tone?:
   return root;
 }
 
-export function summaryCharts(s: Summary): HTMLElement[] {
+export function chartSpecs(s: Summary): ChartSpec[] {
   const msgSeries = Object.entries(s.messages).map(([label, values]) => ({ label, values }));
   const tokenSeries = Object.entries(s.tokenSeries).map(([model, values]) => ({ label: model, values }));
   const proactiveSeries = [
     { label: 'accepted', values: s.proactive.accepted },
     ...Object.entries(s.proactive.blockedSeries).map(([reason, values]) => ({ label: `blocked: ${reason}`, values })),
   ];
+  const ms = (v: number) => fmtMs(v);
   return [
-    timeSeries('Messages per channel', s.buckets, msgSeries),
-    timeSeries(
-      'LLM latency (p50 / p95)',
-      s.buckets,
-      [
+    { kind: 'series', title: 'Messages per channel', xs: s.buckets, series: msgSeries },
+    {
+      kind: 'series',
+      title: 'LLM latency (p50 / p95)',
+      xs: s.buckets,
+      series: [
         { label: 'p50', values: s.llm.p50 },
         { label: 'p95', values: s.llm.p95 },
       ],
-      ' ms',
-    ),
-    timeSeries('Tokens per model', s.buckets, tokenSeries),
-    timeSeries('Proactive: accepted vs blocked by reason', s.buckets, proactiveSeries),
-    timeSeries('Tool failures', s.buckets, [
-      { label: 'failures', values: s.toolFailures },
-      { label: 'LLM calls', values: s.llm.calls },
-    ]),
-    bars(
-      'Tool calls by name',
-      Object.entries(s.tools).flatMap(([name, t]) => [
+      o: { aggregate: 'max', format: ms },
+    },
+    { kind: 'series', title: 'Tokens per model', xs: s.buckets, series: tokenSeries },
+    { kind: 'series', title: 'Proactive: accepted vs blocked by reason', xs: s.buckets, series: proactiveSeries },
+    {
+      kind: 'series',
+      title: 'Tool failures',
+      xs: s.buckets,
+      series: [
+        { label: 'failures', values: s.toolFailures },
+        { label: 'LLM calls', values: s.llm.calls },
+      ],
+    },
+    {
+      kind: 'bars',
+      title: 'Tool calls by name',
+      rows: Object.entries(s.tools).flatMap(([name, t]) => [
         { label: `${name}`, value: t.invoked },
         ...(t.failed ? [{ label: `${name} failed`, value: t.failed, tone: 'bad' as const }] : []),
       ]),
-    ),
-    bars(
-      'Confirmations',
-      Object.entries(s.confirmations).map(([label, value]) => ({
+    },
+    {
+      kind: 'bars',
+      title: 'Confirmations',
+      rows: Object.entries(s.confirmations).map(([label, value]) => ({
         label,
         value,
         tone: label === 'approved' ? ('good' as const) : label === 'requested' ? undefined : ('bad' as const),
       })),
-    ),
-    bars(
-      'WhatsApp delivery',
-      Object.entries(s.whatsappStatuses).map(([label, value]) => ({ label, value, tone: label === 'failed' ? ('bad' as const) : undefined })),
-    ),
+    },
+    {
+      kind: 'bars',
+      title: 'WhatsApp delivery',
+      rows: Object.entries(s.whatsappStatuses).map(([label, value]) => ({ label, value, tone: label === 'failed' ? ('bad' as const) : undefined })),
+    },
   ];
 }

@@ -13,3 +13,12 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 export const fmtTime = (at: number) => new Date(at).toLocaleString();
 export const fmtMs = (ms: number | null | undefined) =>
   ms === null || ms === undefined ? '–' : ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`;
+
+/** "just now", "5 min ago", "3 h ago", "2 d ago". */
+export function fmtAgo(at: number, now: number): string {
+  const s = Math.max(0, Math.round((now - at) / 1000));
+  if (s < 45) return 'just now';
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86_400) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86_400)} d ago`;
+}

@@ -3,12 +3,22 @@
 // a conversation timeline. Everything is served by Parley (works offline).
 import uplotCss from 'uplot/dist/uPlot.min.css';
 import { api, secret, Unauthorized, type ConversationRow, type Summary } from './api.ts';
-import { summaryCharts } from './charts.ts';
-import { fmtMs, fmtTime, h } from './dom.ts';
+import { chartKey, chartSpecs, renderChart, updateChart } from './charts.ts';
+import { fmtAgo, fmtMs, fmtTime, h } from './dom.ts';
 import { STYLES } from './styles.ts';
 import { renderTimeline } from './timeline.ts';
 
 const REFRESH_MS = 5000;
+
+/** The time windows the header offers, with a bucket size that gives each chart 48–60 points. */
+export const WINDOWS = [
+  { id: '1h', label: '1 h', spanMs: 3600_000, bucketMs: 60_000 },
+  { id: '24h', label: '24 h', spanMs: 24 * 3600_000, bucketMs: 30 * 60_000 },
+  { id: '7d', label: '7 d', spanMs: 7 * 24 * 3600_000, bucketMs: 3 * 3600_000 },
+] as const;
+type WindowId = (typeof WINDOWS)[number]['id'];
+const WINDOW_KEY = 'parley.window';
+const savedWindow = (): WindowId => (WINDOWS.find((w) => w.id === sessionStorage.getItem(WINDOW_KEY))?.id ?? '24h') as WindowId;
 
 function installStyles() {
   const style = document.createElement('style');
@@ -55,6 +65,19 @@ async function dashboardView(app: HTMLElement) {
     stop();
     loginView(app);
   });
+  let windowId = savedWindow();
+  const picker = h('div', { class: 'window-picker', role: 'group', 'aria-label': 'Time window', 'data-testid': 'window-picker' });
+  for (const w of WINDOWS) {
+    const b = h('button', { type: 'button', 'data-window': w.id, 'aria-pressed': String(w.id === windowId) }, w.label);
+    b.addEventListener('click', () => {
+      windowId = w.id;
+      sessionStorage.setItem(WINDOW_KEY, w.id);
+      picker.querySelectorAll('button').forEach((x) => x.setAttribute('aria-pressed', String(x === b)));
+      if (timer) clearTimeout(timer);
+      void refresh();
+    });
+    picker.append(b);
+  }
   const kpis = h('div', { class: 'kpis' });
   const charts = h('div', { class: 'charts' });
   const rows = h('tbody', {});
@@ -63,20 +86,24 @@ async function dashboardView(app: HTMLElement) {
     { class: 'card', 'aria-label': 'Recent conversations' },
     h('h3', {}, 'Recent conversations (live)'),
     h(
-      'table',
-      {},
+      'div',
+      { class: 'table-wrap' },
       h(
-        'thead',
-        {},
-        h('tr', {}, h('th', {}, 'Conversation'), h('th', {}, 'Channel'), h('th', {}, 'State'), h('th', {}, 'Last message'), h('th', {}, 'Review')),
+        'table',
+        { 'data-testid': 'conversations' },
+        h(
+          'thead',
+          {},
+          h('tr', {}, h('th', {}, 'Conversation'), h('th', {}, 'Channel'), h('th', {}, 'State'), h('th', {}, 'Last message'), h('th', {}, 'Review')),
+        ),
+        rows,
       ),
-      rows,
     ),
   );
   const timeline = h('section', { class: 'card', 'aria-live': 'polite' }, h('p', { class: 'empty' }, 'Click a conversation to read its timeline.'));
   const updated = h('span', {}, '');
   app.replaceChildren(
-    h('header', {}, h('h1', {}, 'Parley telemetry'), updated, signOut),
+    h('header', {}, h('h1', {}, 'Parley telemetry'), picker, updated, signOut),
     h('main', {}, kpis, charts, h('div', { class: 'split' }, list, timeline)),
   );
   let selected: string | undefined;
@@ -87,27 +114,32 @@ async function dashboardView(app: HTMLElement) {
     if (timer) clearTimeout(timer);
   };
 
-  const refresh = async (first: boolean) => {
+  const refresh = async () => {
     try {
       const now = Date.now();
+      const w = WINDOWS.find((x) => x.id === windowId)!;
       const [summary, convs] = await Promise.all([
-        api<Summary>(`/api/v1/telemetry/summary?since=${now - 24 * 3600_000}&until=${now}`),
+        api<Summary>(`/api/v1/telemetry/summary?since=${now - w.spanMs}&until=${now}&bucketMs=${w.bucketMs}`),
         api<{ items: ConversationRow[] }>('/api/v1/telemetry/conversations?limit=50'),
       ]);
       if (stopped) return;
       const p95s = summary.llm.p95.filter((v): v is number => v !== null);
       kpis.replaceChildren(
-        kpi('Conversations (24 h)', String(summary.totals.conversations)),
+        kpi(`Conversations (${w.label})`, String(summary.totals.conversations)),
         kpi('Messages in / out', `${summary.totals.messagesIn} / ${summary.totals.messagesOut}`),
         kpi('Turns', String(summary.totals.turns)),
         kpi('LLM calls', String(summary.totals.turnCalls)),
         kpi('Worst p95 LLM latency', fmtMs(p95s.length ? Math.max(...p95s) : null)),
         kpi('Tool failures', String(summary.toolFailures.reduce((a, b) => a + b, 0))),
       );
-      if (first || charts.childElementCount === 0) charts.replaceChildren(...summaryCharts(summary));
-      else {
-        charts.querySelectorAll('[data-testid=chart]').forEach((c) => c.dispatchEvent(new Event('parley:destroy')));
-        charts.replaceChildren(...summaryCharts(summary));
+      // Same charts as drawn: new data in place (no flicker, the cursor and size stay); otherwise draw them anew.
+      const specs = chartSpecs(summary);
+      const drawn = [...charts.children] as HTMLElement[];
+      if (drawn.length === specs.length && specs.every((c, i) => drawn[i].getAttribute('data-key') === chartKey(c))) {
+        specs.forEach((c, i) => updateChart(drawn[i], c));
+      } else {
+        drawn.forEach((c) => c.dispatchEvent(new Event('parley:destroy')));
+        charts.replaceChildren(...specs.map(renderChart));
       }
       rows.replaceChildren(
         ...convs.items.map((c) => {
@@ -117,7 +149,7 @@ async function dashboardView(app: HTMLElement) {
             h('td', { title: c.conversationId }, c.externalId ?? c.customerId),
             h('td', {}, c.channel),
             h('td', {}, c.state),
-            h('td', {}, c.lastMessageAt ? fmtTime(c.lastMessageAt) : '–'),
+            c.lastMessageAt ? h('td', { title: fmtTime(c.lastMessageAt) }, fmtAgo(c.lastMessageAt, now)) : h('td', {}, '–'),
             h('td', { class: c.reflection ? `verdict-${c.reflection.verdict}` : '' }, c.reflection?.verdict ?? ''),
           );
           const open = () => {
@@ -140,9 +172,9 @@ async function dashboardView(app: HTMLElement) {
       }
       updated.textContent = `refresh failed: ${(err as Error).message}`;
     }
-    if (!stopped) timer = setTimeout(() => void refresh(false), REFRESH_MS);
+    if (!stopped) timer = setTimeout(() => void refresh(), REFRESH_MS);
   };
-  await refresh(true);
+  await refresh();
 }
 
 installStyles();

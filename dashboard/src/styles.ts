@@ -4,14 +4,25 @@ body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, 
 header { display: flex; align-items: center; gap: 16px; padding: 14px 24px; background: #111827; color: #fff; }
 header h1 { font-size: 18px; margin: 0; flex: 1; }
 header a, header button { color: #cbd5e1; background: none; border: 0; cursor: pointer; font: inherit; }
+.window-picker { display: inline-flex; background: #1f2937; border-radius: 8px; padding: 3px; gap: 2px; }
+.window-picker button { padding: 4px 12px; border-radius: 6px; color: #cbd5e1; }
+.window-picker button[aria-pressed=true] { background: #f4f6fb; color: #111827; font-weight: 600; }
+.window-picker button:focus-visible { outline: 2px solid #93c5fd; outline-offset: 1px; }
 main { padding: 20px 24px; max-width: 1400px; margin: 0 auto; }
 .card { background: #fff; border: 1px solid #e5e7eb; border-radius: 12px; padding: 14px 16px; }
 .card h3 { margin: 0 0 10px; font-size: 14px; color: #374151; }
 .kpis { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 12px; margin-bottom: 16px; }
 .kpi .value { font-size: 26px; font-weight: 650; }
 .kpi .label { color: #6b7280; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
-.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 12px; margin-bottom: 16px; }
-.chart-body { min-height: 60px; overflow: hidden; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 440px), 1fr)); gap: 12px; margin-bottom: 16px; }
+.chart { min-width: 0; }
+.chart-body { min-height: 60px; overflow: hidden; width: 100%; }
+.uplot { display: block; width: auto; }
+.u-legend { font-size: 12px; text-align: left; margin-top: 4px; display: flex; flex-wrap: wrap; gap: 2px 14px; }
+.u-legend tbody { display: contents; }
+.u-legend .u-series { display: inline-flex; align-items: center; gap: 6px; min-width: 0; }
+.u-legend .u-series th { font-weight: 500; color: #374151; }
+.u-legend .u-series td { font-variant-numeric: tabular-nums; color: #111827; font-weight: 600; }
 .empty { color: #9ca3af; }
 .bars { display: flex; flex-direction: column; gap: 6px; }
 .bar { display: grid; grid-template-columns: 180px 1fr 50px; align-items: center; gap: 8px; }
@@ -20,22 +31,34 @@ main { padding: 20px 24px; max-width: 1400px; margin: 0 auto; }
 .bar-fill { background: #2f5bea; height: 100%; border-radius: 4px; min-width: 2px; }
 .bar-fill.bad { background: #d64545; } .bar-fill.good { background: #1f9d55; }
 .bar-value { text-align: right; font-variant-numeric: tabular-nums; }
-.split { display: grid; grid-template-columns: minmax(320px, 1fr) 2fr; gap: 12px; }
-table { width: 100%; border-collapse: collapse; }
-th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid #f0f1f5; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 220px; }
+.split { display: grid; grid-template-columns: minmax(0, 5fr) minmax(0, 7fr); gap: 12px; align-items: start; }
+.split > .card { min-width: 0; }
+.table-wrap { overflow-x: auto; max-height: 560px; overflow-y: auto; }
+.table-wrap table { width: 100%; border-collapse: collapse; min-width: 440px; }
+.table-wrap th { position: sticky; top: 0; background: #fff; color: #6b7280; font-weight: 600; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
+.table-wrap th, .table-wrap td { text-align: left; padding: 6px 8px; border-bottom: 1px solid #f0f1f5; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 180px; }
 tr[data-testid=conversation-row] { cursor: pointer; }
 tr[data-testid=conversation-row]:hover, tr[aria-selected=true] { background: #eef2ff; }
 .verdict-unresolved { color: #d64545; } .verdict-resolved { color: #1f9d55; }
 .timeline ol { list-style: none; padding: 0; margin: 0 0 12px; }
 .timeline h4 { margin: 12px 0 6px; color: #374151; }
-.entry { display: grid; grid-template-columns: 80px 170px 1fr; gap: 8px; padding: 4px 0; border-bottom: 1px dashed #eef0f4; }
+.entry { display: grid; grid-template-columns: 84px minmax(0, 190px) minmax(0, 1fr); gap: 8px; padding: 5px 0 5px 10px; border-bottom: 1px dashed #eef0f4;
+  border-left: 3px solid #e5e7eb; }
 .entry time { color: #9ca3af; font-variant-numeric: tabular-nums; }
-.entry .kind { font-family: ui-monospace, monospace; font-size: 12px; color: #2f5bea; }
+.entry .kind { font-family: ui-monospace, monospace; font-size: 12px; color: #2f5bea; overflow-wrap: anywhere; }
+.entry .what { overflow-wrap: anywhere; }
 .entry .llm { grid-column: 3; color: #6b7280; font-size: 12px; }
-.entry.tool\\.failed .kind, .entry.error .kind { color: #d64545; }
+.entry[data-family=message] { border-left-color: #2f5bea; }
+.entry[data-family=tool] { border-left-color: #8b5cf6; } .entry[data-family=tool] .kind { color: #7c3aed; }
+.entry[data-family=confirmation] { border-left-color: #e3a008; } .entry[data-family=confirmation] .kind { color: #b45309; }
+.entry[data-family=handoff] { border-left-color: #0d9488; } .entry[data-family=handoff] .kind { color: #0f766e; }
+.entry[data-family=llm] { border-left-color: #cbd5e1; } .entry[data-family=llm] .kind { color: #6b7280; }
+.entry[data-family=turn] .kind { color: #6b7280; }
+.entry[data-family=bad] { border-left-color: #d64545; } .entry[data-family=bad] .kind { color: #d64545; }
 form.login { max-width: 420px; margin: 80px auto; display: flex; flex-direction: column; gap: 10px; }
 form.login input { padding: 10px 12px; border: 1px solid #cfd4e0; border-radius: 8px; font: inherit; }
 form.login button { padding: 10px; border: 0; border-radius: 8px; background: #2f5bea; color: #fff; font: inherit; cursor: pointer; }
 .error { color: #b00020; }
-@media (max-width: 900px) { .split { grid-template-columns: 1fr; } .charts { grid-template-columns: 1fr; } }
+@media (max-width: 1100px) { .split { grid-template-columns: minmax(0, 1fr); } }
+@media (max-width: 700px) { header { flex-wrap: wrap; } main { padding: 12px; } .entry { grid-template-columns: 70px minmax(0, 1fr); } .entry .what, .entry .llm { grid-column: 1 / -1; } }
 `;

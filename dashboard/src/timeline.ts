@@ -2,37 +2,56 @@
 import { allPages, type EventRecord, type TurnCall } from './api.ts';
 import { fmtMs, fmtTime, h } from './dom.ts';
 
-function describe(e: EventRecord): string {
+const quoted = (t: unknown) => (typeof t === 'string' ? `“${t}”` : undefined);
+
+/** One line per event, in words; message text only when Parley keeps it (telemetry.store_text). */
+export function describe(e: EventRecord): string {
   const d = e.data;
   switch (e.type) {
     case 'tool.invoked':
       return `called ${d.name}`;
     case 'tool.result':
-      return `${d.name} answered`;
+      return `${d.name} answered${typeof d.durationMs === 'number' ? ` in ${fmtMs(d.durationMs)}` : ''}`;
     case 'tool.failed':
       return `${d.name} failed: ${d.error ?? ''}`;
     case 'daemon.verdict':
       return `review: ${d.verdict} — ${d.summary ?? ''}`;
     case 'message.in':
-      return `customer wrote (${d.length ?? '?'} characters)`;
+      return quoted(d.text) ? `customer: ${quoted(d.text)}` : `customer wrote (${d.length ?? '?'} characters)`;
     case 'message.out':
-      return d.proactive ? 'proactive message sent' : 'assistant replied';
+      if (d.proactive) return quoted(d.text) ? `proactive: ${quoted(d.text)}` : 'proactive message sent';
+      return quoted(d.text) ? `assistant: ${quoted(d.text)}` : `assistant replied (${d.length ?? '?'} characters)`;
+    case 'message.agent':
+      return `${(d.author as { name?: string } | undefined)?.name ?? 'agent'} replied${quoted(d.text) ? `: ${quoted(d.text)}` : ''}`;
     case 'turn.started':
       return 'turn started';
     case 'turn.ended':
       return typeof d.startedAt === 'number' ? `turn ended (${fmtMs(e.at - d.startedAt)})` : 'turn ended';
     case 'confirmation.requested':
-      return `asked the customer to confirm ${d.name}`;
+      return `asked the customer to confirm ${d.name}${quoted(d.summary) ? `: ${quoted(d.summary)}` : ''}`;
     case 'confirmation.approved':
+      return `customer approved ${d.name}`;
     case 'confirmation.denied':
+      return `customer declined ${d.name}`;
     case 'confirmation.expired':
-      return `${d.name}: ${e.type.split('.')[1]}`;
+      return `${d.name}: not confirmed in time`;
+    case 'handoff.requested':
+      return `handed over to a person${typeof d.reason === 'string' ? ` (${d.reason})` : ''}`;
+    case 'handoff.released':
+      return 'the assistant took over again';
     case 'whatsapp.status':
       return `delivery: ${d.status}`;
     default:
       return Object.keys(d).length ? `${e.type} ${JSON.stringify(d)}` : e.type;
   }
 }
+
+/** The colour family of an entry: message, tool, confirmation, handoff, llm, error. */
+const family = (kind: string) => {
+  if (kind.startsWith('llm')) return 'llm';
+  if (kind === 'error' || kind.endsWith('.failed') || kind.endsWith('.dead_letter')) return 'bad';
+  return kind.split('.')[0];
+};
 
 export async function renderTimeline(container: HTMLElement, conversationId: string) {
   container.replaceChildren(h('p', {}, 'Loading…'));
@@ -43,7 +62,7 @@ export async function renderTimeline(container: HTMLElement, conversationId: str
   const entry = (at: number, kind: string, text: string, extra?: HTMLElement) =>
     h(
       'li',
-      { class: `entry ${kind}`, 'data-testid': 'timeline-entry' },
+      { class: `entry`, 'data-family': family(kind), 'data-kind': kind, 'data-testid': 'timeline-entry' },
       h('time', {}, new Date(at).toLocaleTimeString()),
       h('span', { class: 'kind' }, kind),
       h('span', { class: 'what' }, text),

@@ -17,12 +17,15 @@ export const WidgetConfirmFrame = z.object({ type: z.literal('confirm'), id, app
 export const WidgetClientFrame = z.discriminatedUnion('type', [WidgetInitFrame, WidgetMessageFrame, WidgetConfirmFrame]);
 
 // server → widget
+export const ConfirmationOutcome = z.enum(['approved', 'denied', 'expired']);
+/** `confirmation` entries are answered confirmations: `text` is the summary, `outcome` what became of it. */
 export const HistoryEntry = z.object({
   id: z.string(),
-  role: z.enum(['user', 'assistant']),
+  role: z.enum(['user', 'assistant', 'confirmation']),
   text: z.string(),
   at: z.number(),
   proactive: z.boolean().optional(),
+  outcome: ConfirmationOutcome.optional(),
 });
 export const WidgetReadyFrame = z.object({
   type: z.literal('ready'),
@@ -52,6 +55,8 @@ export const WidgetConfirmRequestFrame = z.object({
   args: z.unknown(),
   summary: z.string(),
 });
+/** A confirmation was answered (in this tab or another) or expired: the widget turns its card into a receipt. */
+export const WidgetConfirmationFrame = z.object({ type: z.literal('confirmation'), id: z.string(), outcome: ConfirmationOutcome, at: z.number() });
 export const WidgetErrorFrame = z.object({ type: z.literal('error'), code: z.string(), message: z.string() });
 export const WidgetAckFrame = z.object({ type: z.literal('ack'), id: z.string() });
 export const WidgetServerFrame = z.discriminatedUnion('type', [
@@ -61,6 +66,7 @@ export const WidgetServerFrame = z.discriminatedUnion('type', [
   WidgetDeltaFrame,
   WidgetAssistantMessageFrame,
   WidgetConfirmRequestFrame,
+  WidgetConfirmationFrame,
   WidgetErrorFrame,
 ]);
 
@@ -74,6 +80,8 @@ export type WidgetTypingFrame = z.infer<typeof WidgetTypingFrame>;
 export type WidgetDeltaFrame = z.infer<typeof WidgetDeltaFrame>;
 export type WidgetAssistantMessageFrame = z.infer<typeof WidgetAssistantMessageFrame>;
 export type WidgetConfirmRequestFrame = z.infer<typeof WidgetConfirmRequestFrame>;
+export type WidgetConfirmationFrame = z.infer<typeof WidgetConfirmationFrame>;
+export type ConfirmationOutcome = z.infer<typeof ConfirmationOutcome>;
 export type WidgetErrorFrame = z.infer<typeof WidgetErrorFrame>;
 export type WidgetServerFrame = z.infer<typeof WidgetServerFrame>;
 

@@ -93,6 +93,7 @@ export function createWebSessions(now: () => number): WebSessions {
         if (writing.get(meta.customerId)?.id === o.id) writing.delete(meta.customerId);
         push(meta.customerId, { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now() });
       } else if (o.type === 'confirm') push(meta.customerId, { type: 'confirm', id: o.id, name: o.name, args: o.args, summary: o.summary });
+      else if (o.type === 'confirmation') push(meta.customerId, { type: 'confirmation', id: o.id, outcome: o.outcome, at: now() });
     },
   };
 }

@@ -4,13 +4,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { findProjectRoot } from '../project-root.ts';
 import { ConfigSchema, type Config } from './schema.ts';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const PROJECT_ROOT = findProjectRoot(dirname(fileURLToPath(import.meta.url)));
 export const CONFIG_DIR = join(PROJECT_ROOT, 'config');
 
 /** `SERVICE_CONFIG` is a path, or a bare profile name looked up in config/ (with or without `.yaml`). */

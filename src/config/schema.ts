@@ -168,6 +168,8 @@ export const ConfigSchema = s({
     enabled: bool(z.boolean()).default(true),
     retention_days: num(z.number().positive()).default(14),
     metrics_public: bool(z.boolean()).default(false),
+    /** Keep message text in telemetry (message.in / message.out `data.text`) for the dashboard's timeline. */
+    store_text: bool(z.boolean()).default(false),
   }).prefault({}),
   logging: s({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -134,17 +134,22 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     for (const a of active.values()) if (a.waitingForStore) void requestPersist(a).catch(() => undefined);
   });
 
+  // Message text reaches telemetry only with telemetry.store_text (default off): see README, "Telemetry".
+  const withText = (data: Record<string, unknown>, text: string, key = 'text') => {
+    if (config.telemetry.store_text) data[key] = text;
+    return data;
+  };
   const emitTelemetry = (meta: ConversationMeta, { o, at }: Pending) => {
     const base = { at, conversationId: meta.conversationId, customerId: meta.customerId, customerExternalId: meta.externalId, channel: meta.channel };
     switch (o.type) {
       case 'customer':
         return telemetry.event({
           type: 'message.in',
-          data: { messageId: o.messageId, turnId: `${meta.conversationId}:${o.messageId}`, length: o.text.length },
+          data: withText({ messageId: o.messageId, turnId: `${meta.conversationId}:${o.messageId}`, length: o.text.length }, o.text),
           ...base,
         });
       case 'reply':
-        return telemetry.event({ type: 'message.out', data: { id: o.id, turnId: o.turnId, length: o.text.length }, ...base });
+        return telemetry.event({ type: 'message.out', data: withText({ id: o.id, turnId: o.turnId, length: o.text.length }, o.text), ...base });
       case 'turn':
         return telemetry.event({ type: `turn.${o.phase}`, data: { turnId: o.turnId, messageId: o.messageId }, ...base });
       case 'tool':
@@ -157,7 +162,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
           ...base,
         });
       case 'confirm':
-        return telemetry.event({ type: 'confirmation.requested', data: { id: o.id, turnId: o.turnId, name: o.name }, ...base });
+        return telemetry.event({ type: 'confirmation.requested', data: withText({ id: o.id, turnId: o.turnId, name: o.name }, o.summary, 'summary'), ...base });
       case 'confirmation':
         return telemetry.event({ type: `confirmation.${o.outcome}`, data: { id: o.id, turnId: o.turnId, name: o.name }, ...base });
       default:

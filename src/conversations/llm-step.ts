@@ -9,6 +9,7 @@ import type { ChatMessage, LlmProvider, ToolSpec } from '../llm/types.ts';
 import type { SdkHub, Services } from '../services.ts';
 import type { MessageRecord } from '../store/model.ts';
 import type { HistoryStore } from '../store/repos.ts';
+import { describeAction } from './action-summary.ts';
 import { createReplyStream, type ReplyDelta } from './reply-stream.ts';
 
 /** What a running step may do besides answering: be cancelled, and show its reply as it is written. */
@@ -23,20 +24,6 @@ export const DEFAULT_SYSTEM_PROMPT =
 
 export function requiresConfirmation(mode: string | undefined, name: string, config: Config): boolean {
   return mode === 'write' || mode === 'destructive' || config.safety.require_confirmation_for.includes(name);
-}
-
-/** "Cancel order — orderId: 1001" */
-export function summarizeCall(name: string, args: unknown): string {
-  const words = name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/[_-]+/g, ' ')
-    .toLowerCase();
-  const title = words.charAt(0).toUpperCase() + words.slice(1);
-  const parts =
-    args && typeof args === 'object'
-      ? Object.entries(args as Record<string, unknown>).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
-      : [];
-  return parts.length ? `${title} — ${parts.join(', ')}` : title;
 }
 
 function transcriptToMessages(transcript: TurnEntry[]): ChatMessage[] {
@@ -137,7 +124,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       // Text written before tool calls is not the reply (the next step writes that).
       if (res.toolCalls.length > 0) stream?.takeBack();
       if (res.toolCalls.length === 0) return { kind: 'reply', text: res.text?.trim() || "Sorry, I don't have an answer for that.", at };
-      const modes = new Map(catalog.map((f) => [f.name, f.mode]));
+      const byName = new Map(catalog.map((f) => [f.name, f]));
       return {
         kind: 'tools',
         text: res.text ?? undefined,
@@ -145,8 +132,8 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
           id: c.id,
           name: c.name,
           args: c.args,
-          requiresConfirmation: requiresConfirmation(modes.get(c.name), c.name, config),
-          summary: summarizeCall(c.name, c.args),
+          requiresConfirmation: requiresConfirmation(byName.get(c.name)?.mode, c.name, config),
+          summary: describeAction(c.name, byName.get(c.name)?.description, c.args),
         })),
         at,
       };

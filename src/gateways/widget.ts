@@ -1,7 +1,7 @@
 // GET /widget/ws — the widget protocol (sdk/src/widget-protocol.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES, type HistoryEntry } from '../../sdk/src/widget-protocol.ts';
+import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES } from '../../sdk/src/widget-protocol.ts';
 import { resumeAnonymous } from '../customers/anonymous.ts';
 import type { CustomerRepo, Customer } from '../customers/repo.ts';
 import type { ConversationHost } from '../conversations/host.ts';
@@ -14,6 +14,7 @@ import type { Services } from '../services.ts';
 import { sendFrame, type WebSessions } from '../channels/web-sessions.ts';
 import { withinDeadline } from '../store/deadline.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
+import { toWidgetHistory } from '../channels/widget-history.ts';
 
 export interface SessionTokenVerifier {
   verify(token: string, customerId: string): { ok: true } | { ok: false; reason: string };
@@ -29,7 +30,8 @@ export interface WidgetGatewayOptions {
 }
 
 const INIT_TIMEOUT_MS = 10_000;
-const HISTORY_ON_READY = 100;
+/** Stored records read for `ready` (messages and confirmations). */
+const HISTORY_ON_READY = 150;
 
 export function originAllowed(origin: string | undefined, allowed: string[]): boolean {
   if (!origin) return true; // not a browser: the session token still decides
@@ -99,16 +101,10 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         // Added before the history is read (nothing committed in between is missed), held until `ready` is out.
         sessions.add(found.customerId, socket, { hold: true });
         const [records, pending] = await Promise.all([
-          history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant']),
+          history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant', 'confirmation']),
           host.pendingConfirmation(conversationId),
         ]);
-        const entries: HistoryEntry[] = records.map((r) => ({
-          id: r.id,
-          role: r.role as 'user' | 'assistant',
-          text: r.text,
-          at: r.at,
-          ...(r.proactive ? { proactive: true } : {}),
-        }));
+        const entries = toWidgetHistory(records);
         sendFrame(socket, { type: 'ready', customerId: found.customerId, conversationId, history: entries });
         // A reply being written: the text so far, then its deltas and its final message like every open widget.
         const writing = sessions.writing(found.customerId);

@@ -39,7 +39,12 @@ export async function identityPlugin(
     const token = await o.links.create(body);
     services.telemetry.event({ type: 'auth.magic_link.created', customerExternalId: body.externalId, data: {} });
     const base = (services.config.server.base_url ?? '').replace(/\/$/, '');
-    return { url: `${base}/auth/verify?token=${token}` };
+    // `token` for your own sign-in page (the link you mail); `url` is Parley's verify URL, for your server only.
+    return {
+      token,
+      url: `${base}/auth/verify?token=${token}`,
+      expiresAt: new Date(services.clock.now() + services.config.identity.magic_link_ttl_minutes * 60_000).toISOString(),
+    };
   });
 
   app.get('/auth/verify', async (request, reply) => {

@@ -50,7 +50,7 @@ export function createProactiveDelivery(deps: { services: Services; sessions: We
             customerId: customer.customerId,
             customerExternalId: customer.externalId,
             channel: 'web',
-            data: { id: messageId, proactive: true },
+            data: services.config.telemetry.store_text ? { id: messageId, proactive: true, text: request.content } : { id: messageId, proactive: true },
           });
         });
       }

@@ -1,7 +1,7 @@
 // Prometheus metrics (prom-client), one registry per Parley instance, fed by
 // the telemetry stream plus gauges read at scrape time.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Telemetry } from './types.ts';
 
 export interface MetricsGauges {
@@ -12,6 +12,8 @@ export interface MetricsGauges {
 
 export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) {
   const registry = new Registry();
+  // The process metrics every Node exporter has (CPU, resident memory, heap, GC, handles, open fds, start time).
+  collectDefaultMetrics({ register: registry });
   const turns = new Counter({ name: 'parley_turns_total', help: 'Conversation turns completed', labelNames: ['channel'], registers: [registry] });
   const turnDuration = new Histogram({
     name: 'parley_turn_duration_seconds',

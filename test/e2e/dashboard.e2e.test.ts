@@ -16,7 +16,7 @@ let sdk: ReturnType<typeof createClient>;
 
 beforeAll(async () => {
   browser = await launchBrowser();
-  p = await startParley({ config: { proactive: { enabled: true } } });
+  p = await startParley({ config: { proactive: { enabled: true }, telemetry: { store_text: true } } });
   sdk = createClient();
   sdk.expose(
     'getOrderStatus',
@@ -104,4 +104,80 @@ describe('/telemetry dashboard in Chromium', () => {
     });
     await page.close();
   });
+
+  for (const width of [800, 1280, 1440]) {
+    it(`at ${width} px: charts fill their cards, the table fits or scrolls inside its card, the window selector, a timeline in order`, async () => {
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      await withScreenshotOnFailure(page, `dashboard-${width}`, async () => {
+        await page.goto(`${p.url()}/telemetry`);
+        await page.evaluate((s) => sessionStorage.setItem('parley.secret', s), TEST_SECRET);
+        await page.reload();
+        const charts = page.locator('[data-testid=chart]');
+        await expect.poll(() => page.locator('[data-testid=chart] canvas').count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(5);
+        // every drawn chart is as wide as its card's content box (within a pixel or two)
+        const fit = () =>
+          page.evaluate(() =>
+            [...document.querySelectorAll('[data-testid=chart]')]
+              .filter((c) => c.querySelector('.uplot'))
+              .map((c) => {
+                const body = c.querySelector('.chart-body') as HTMLElement;
+                const legend = c.querySelector('.u-legend') as HTMLElement;
+                // the drawing as wide as the card's content; the legend wraps inside it
+                return {
+                  body: body.clientWidth,
+                  plot: (c.querySelector('.u-wrap') as HTMLElement).offsetWidth,
+                  legend: legend.scrollWidth <= body.clientWidth,
+                };
+              }),
+          );
+        // (polled: the page's scrollbar appears once the charts are in, and the charts follow one frame later)
+        await expect.poll(async () => (await fit()).filter((f) => Math.abs(f.body - f.plot) > 2 || !f.legend), { timeout: 5000 }).toEqual([]);
+        expect((await fit()).length).toBeGreaterThanOrEqual(5);
+        // and they follow the window when it is resized: the same plots (refreshes update them in place), new sizes
+        await page.evaluate(() => document.querySelectorAll('.uplot').forEach((u) => u.setAttribute('data-seen', '')));
+        await page.setViewportSize({ width: width - 150, height: 900 });
+        await expect.poll(async () => (await fit()).filter((f) => Math.abs(f.body - f.plot) > 2 || !f.legend), { timeout: 5000 }).toEqual([]);
+        expect(await page.locator('.uplot:not([data-seen])').count()).toBe(0);
+        await page.setViewportSize({ width, height: 900 });
+        // legends say the values: a total per series, without hovering
+        expect(await page.locator('[data-testid=chart][aria-label="Messages per channel"] .u-legend').textContent()).toMatch(/web in · total \d+/);
+        expect(await page.locator('[data-testid=chart][aria-label^="LLM latency"] .u-legend').textContent()).toMatch(/p95 · peak \d+ ms/);
+        // the recent-conversations table never overflows its card
+        const table = await page.evaluate(() => {
+          const card = document.querySelector('[aria-label="Recent conversations"]') as HTMLElement;
+          const wrap = card.querySelector('.table-wrap') as HTMLElement;
+          return { card: card.getBoundingClientRect().right, wrap: wrap.getBoundingClientRect().right, scroll: wrap.scrollWidth, client: wrap.clientWidth };
+        });
+        expect(table.wrap).toBeLessThanOrEqual(table.card);
+        if (width >= 1280) expect(table.scroll).toBeLessThanOrEqual(table.client);
+
+        // the window selector: 1 h is pressed, asks the API for one hour in one-minute buckets, and keeps the choice
+        const summaryRequest = page.waitForRequest((r) => r.url().includes('/api/v1/telemetry/summary') && r.url().includes('bucketMs=60000'));
+        await page.locator('[data-window="1h"]').click();
+        const url = new URL((await summaryRequest).url());
+        expect(Number(url.searchParams.get('until')) - Number(url.searchParams.get('since'))).toBe(3600_000);
+        expect(await page.locator('[data-window="1h"]').getAttribute('aria-pressed')).toBe('true');
+        await expect.poll(() => page.locator('.kpi .label').first().textContent()).toBe('Conversations (1 h)');
+        await expect.poll(() => charts.count()).toBeGreaterThanOrEqual(6);
+
+        // a real conversation's timeline: the message, the tool calls, the confirmation, the answer — in order
+        await page.locator('[data-testid=conversation-row]').first().click();
+        await page.locator('[data-testid=timeline]').waitFor();
+        const kinds = await page.locator('[data-testid=timeline-entry]').evaluateAll((n) => n.map((e) => e.getAttribute('data-kind')));
+        const at = (k: string) => kinds.indexOf(k);
+        for (const k of ['message.in', 'tool.invoked', 'confirmation.requested', 'confirmation.approved', 'tool.failed', 'message.out'])
+          expect(at(k), `${k} in ${kinds.join(',')}`).toBeGreaterThanOrEqual(0);
+        expect(at('confirmation.requested')).toBeLessThan(at('confirmation.approved'));
+        expect(kinds.lastIndexOf('tool.invoked')).toBeLessThan(at('tool.failed'));
+        const text = (await page.locator('[data-testid=timeline]').textContent()) ?? '';
+        // store_text is on in this test: the words are there
+        expect(text).toContain('customer: “cancel order 1001”');
+        expect(text).toContain('asked the customer to confirm cancelOrder: “Cancel order 1001”');
+        await page.waitForTimeout(300);
+        mkdirSync(ARTIFACTS, { recursive: true });
+        await page.screenshot({ path: join(ARTIFACTS, `dashboard-${width}.png`), fullPage: true });
+      });
+      await page.close();
+    });
+  }
 });

@@ -93,7 +93,7 @@ describe('the demo page in Chromium', () => {
       typed += ' do not cancel it ';
       expect(await input.inputValue()).toBe(typed);
       expect(await activeTestId(page)).toBe('input');
-      expect(await page.locator('[data-testid=announcer]').textContent()).toMatch(/Confirm: Cancel order.*1001/);
+      expect(await page.locator('[data-testid=announcer]').textContent()).toMatch(/confirm: Cancel order 1001\?/i);
       await new Promise((r) => setTimeout(r, 300));
       expect(await page.locator('[data-testid=approve]').isDisabled()).toBe(false);
       expect(await page.locator('[data-testid=message][data-role=assistant]').count()).toBe(0);

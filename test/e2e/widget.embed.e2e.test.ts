@@ -103,7 +103,8 @@ describe('the widget embedded on another origin', () => {
       const update = page.locator('[data-testid=message][data-role=assistant]', { hasText: 'out for delivery' });
       await update.waitFor({ timeout: 10_000 });
       expect(await update.locator('.tag').textContent()).toBe('Update');
-      expect(await update.textContent()).toBe('Support: Update: Your order 1002 is out for delivery');
+      expect(await update.locator('.msg').textContent()).toBe('Update: Your order 1002 is out for delivery');
+      expect(await update.locator('.sr').first().textContent()).toBe('Support: ');
       const launcher = page.locator('[data-testid=launcher]');
       const badge = page.locator('[data-testid=unread]');
       expect(await badge.isHidden()).toBe(true);

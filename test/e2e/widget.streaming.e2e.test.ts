@@ -61,7 +61,7 @@ describe('a streamed reply in Chromium', () => {
               streaming: streaming?.textContent ?? null,
               streamingHidden: streaming?.getAttribute('aria-hidden') ?? null,
               typingShown: typing ? !typing.hidden : false,
-              finals: [...root.querySelectorAll('[data-testid=message][data-role=assistant]')].map((e) => e.textContent ?? ''),
+              finals: [...root.querySelectorAll('[data-testid=message][data-role=assistant] .text')].map((e) => e.textContent ?? ''),
             });
           }).observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
           return root;
@@ -83,7 +83,9 @@ describe('a streamed reply in Chromium', () => {
 
       const assistant = page.locator('[data-testid=message][data-role=assistant]');
       await expect.poll(() => assistant.count(), { timeout: 15_000 }).toBe(1);
-      expect(await assistant.first().textContent()).toBe(`Support: ${REPLY}`);
+      // the final message row: its text, and the time it brings (the streamed bubble had none)
+      expect(await assistant.first().textContent()).toBe(`Support: ${REPLY}just now`);
+      expect(await assistant.first().locator('[data-testid=time]').isVisible()).toBe(true);
       expect(await streaming.count()).toBe(0);
       expect(await log.ariaSnapshot()).toContain(REPLY);
 
@@ -103,13 +105,13 @@ describe('a streamed reply in Chromium', () => {
       // then the final message, with no streamed bubble beside it
       const end = snapshots.at(-1)!;
       expect(end.streaming).toBeNull();
-      expect(end.finals).toEqual([`Support: ${REPLY}`]);
+      expect(end.finals).toEqual([REPLY]);
       // screen readers: one node with the reply was added to the log that is not aria-hidden
       const added = (await page.evaluate(() => (window as unknown as { __added: { text: string; hidden: boolean }[] }).__added)) as {
         text: string;
         hidden: boolean;
       }[];
-      expect(added.filter((a) => !a.hidden && a.text.includes('Your order'))).toEqual([{ text: `Support: ${REPLY}`, hidden: false }]);
+      expect(added.filter((a) => !a.hidden && a.text.includes('Your order'))).toEqual([{ text: `Support: ${REPLY}just now`, hidden: false }]);
     });
     await page.close();
   });

@@ -55,6 +55,21 @@ describe('magic link → session token → widget', () => {
     expect(again.body.customerId).toBe(body.customerId);
   });
 
+  it('the magic link answer carries the token beside the url (for the link to your own sign-in page) and when it expires', async () => {
+    const p = await parley();
+    const r = await magicLink(p, { email: 'tok@example.com', externalId: 'user-tok' });
+    const body = await r.json();
+    expect(Object.keys(body).sort()).toEqual(['expiresAt', 'token', 'url']);
+    expect(body.url).toBe(`${p.url()}/auth/verify?token=${body.token}`);
+    const ttl = Date.parse(body.expiresAt) - Date.now();
+    expect(ttl).toBeGreaterThan(14 * 60_000);
+    expect(ttl).toBeLessThanOrEqual(15 * 60_000);
+    // the token alone is what your sign-in page hands back to your server, which verifies it
+    const verified = await fetch(`${p.url()}/auth/verify?token=${encodeURIComponent(body.token)}`);
+    expect(verified.status).toBe(200);
+    expect((await verified.json()).externalId).toBe('user-tok');
+  });
+
   it('a reused link → 401', async () => {
     const p = await parley();
     const { url } = await signIn(p);

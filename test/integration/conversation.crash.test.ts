@@ -114,8 +114,10 @@ describe('crash recovery of a conversation', () => {
     cleanups.push(() => w3.close());
     w3.send({ type: 'init', customerId: 'crash-sdk', email: 'cs@example.com' });
     const final = await w3.next((f) => f.type === 'ready');
-    expect(final.history.map((h: { role: string; text: string }) => `${h.role}:${h.text}`)).toEqual([
+    // the approved confirmation stays in the transcript as a receipt, once
+    expect(final.history.map((h: { role: string; text: string; outcome?: string }) => `${h.role}:${h.text}${h.outcome ? ` (${h.outcome})` : ''}`)).toEqual([
       'user:cancel order 1001',
+      'confirmation:Cancel order 1001 (approved)',
       'assistant:Order 1001 is cancelled.',
     ]);
     expect(writes).toBe(1);

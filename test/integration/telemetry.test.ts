@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { parsePrometheusText } from '../support/prom-text.ts';
 import { connectWidget } from '../support/widget-client.ts';
 
 let p: TestParley;
@@ -170,6 +171,11 @@ describe('telemetry API', () => {
     expect(text).toMatch(/# TYPE parley_turn_duration_seconds histogram/);
     expect(text).toMatch(/parley_event_loop_lag_seconds\{quantile="0.99"\}/);
     expect(text).toMatch(/parley_sdk_connections 1/);
+    // prom-client's default process metrics
+    expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
+    expect(text).toMatch(/^process_resident_memory_bytes \d/m);
+    expect(text).toMatch(/^nodejs_heap_size_used_bytes \d/m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds \d/m);
     expect((await get('/metrics', {})).status).toBe(401);
   });
 
@@ -188,7 +194,50 @@ describe('telemetry API', () => {
 describe('metrics_public', () => {
   it('serves /metrics without the secret when telemetry.metrics_public is true', async () => {
     const q = await startParley({ config: { telemetry: { metrics_public: true } } });
-    expect((await fetch(`${q.url()}/metrics`)).status).toBe(200);
+    const r = await fetch(`${q.url()}/metrics`);
+    expect(r.status).toBe(200);
+    // the first scrape of a fresh process parses too (the default metrics' event-loop mean is NaN until a sample)
+    const families = parsePrometheusText(await r.text());
+    expect(families.get('nodejs_eventloop_lag_mean_seconds')).toBeDefined();
+    expect(families.get('process_resident_memory_bytes')?.samples[0].value).toBeGreaterThan(0);
+    await q.close();
+  });
+});
+
+describe('telemetry.store_text', () => {
+  const messages = async (q: TestParley) => {
+    await q.services.telemetry.flush();
+    const r = await fetch(`${q.url()}/api/v1/telemetry/events?type=message.*`, { headers: { authorization: `Bearer ${TEST_SECRET}` } });
+    return ((await r.json()) as { items: { type: string; data: Record<string, unknown> }[] }).items;
+  };
+  const chat = async (q: TestParley, customerId: string) => {
+    const w = await connectWidget(q.url());
+    w.send({ type: 'init', customerId, email: `${customerId}@example.com` });
+    await w.next((f) => f.type === 'ready');
+    w.send({ type: 'message', id: 'm1', text: 'hello there' });
+    await w.next((f) => f.type === 'message');
+    w.close();
+  };
+
+  it('off by default: message events carry lengths, never the text', async () => {
+    const q = await startParley();
+    await chat(q, 'no-text');
+    const items = await messages(q);
+    expect(items.map((e) => e.type).sort()).toEqual(['message.in', 'message.out']);
+    for (const e of items) {
+      expect(e.data.text).toBeUndefined();
+      expect(e.data.length).toEqual(expect.any(Number));
+    }
+    expect(JSON.stringify(items)).not.toContain('hello there');
+    await q.close();
+  });
+
+  it('on: message.in and message.out carry the text, for the dashboard timeline', async () => {
+    const q = await startParley({ config: { telemetry: { store_text: true } } });
+    await chat(q, 'with-text');
+    const items = await messages(q);
+    expect(items.find((e) => e.type === 'message.in')?.data.text).toBe('hello there');
+    expect(items.find((e) => e.type === 'message.out')?.data.text).toEqual(expect.any(String));
     await q.close();
   });
 });

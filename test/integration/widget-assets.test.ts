@@ -2,7 +2,7 @@
 // demo, and who may get a demo session.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PUBLIC_DIR } from '../../src/app.ts';
 import { CONFIG_DIR, parseConfig } from '../../src/config/load.ts';
@@ -27,13 +27,41 @@ describe('GET /widget.js', () => {
     expect(r.headers.get('cache-control')).toBe('public, max-age=300, must-revalidate');
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
     const etag = r.headers.get('etag');
-    expect(etag).toMatch(/^"[0-9a-f]+-[0-9a-f]+"$/);
+    expect(etag).toMatch(/^"[0-9a-f]+-[0-9a-f]+(-br|-gzip)?"$/);
     expect(await r.text()).toBe(readFileSync(join(PUBLIC_DIR, 'widget.js'), 'utf8'));
     const again = await fetch(`${p.url()}/widget.js`, { headers: { 'if-none-match': etag! } });
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
     const stale = await fetch(`${p.url()}/widget.js`, { headers: { 'if-none-match': '"0-0"' } });
     expect(stale.status).toBe(200);
+  });
+
+  it('served compressed: brotli or gzip as Accept-Encoding allows, same caching headers, an ETag per encoding', async () => {
+    const p = await parley();
+    const raw = readFileSync(join(PUBLIC_DIR, 'widget.js'));
+    const get = (headers: Record<string, string>) => p.app.inject({ method: 'GET', url: '/widget.js', headers });
+    const br = await get({ 'accept-encoding': 'gzip, deflate, br' });
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.headers.vary).toBe('accept-encoding');
+    expect(br.headers['cache-control']).toBe('public, max-age=300, must-revalidate');
+    expect(br.headers['content-type']).toBe('application/javascript; charset=utf-8');
+    expect(br.rawPayload.length).toBeLessThan(raw.length / 2);
+    expect(brotliDecompressSync(br.rawPayload).equals(raw)).toBe(true);
+    const gz = await get({ 'accept-encoding': 'gzip' });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.rawPayload).equals(raw)).toBe(true);
+    // br refused explicitly (q=0): gzip
+    expect((await get({ 'accept-encoding': 'br;q=0, gzip;q=0.5' })).headers['content-encoding']).toBe('gzip');
+    const plain = await get({});
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.rawPayload.equals(raw)).toBe(true);
+    const identity = await get({ 'accept-encoding': 'identity' });
+    expect(identity.headers['content-encoding']).toBeUndefined();
+    // three representations, three ETags; each revalidates only itself
+    const tags = new Set([br.headers.etag, gz.headers.etag, plain.headers.etag]);
+    expect(tags.size).toBe(3);
+    expect((await get({ 'accept-encoding': 'br', 'if-none-match': String(br.headers.etag) })).statusCode).toBe(304);
+    expect((await get({ 'accept-encoding': 'gzip', 'if-none-match': String(br.headers.etag) })).statusCode).toBe(200);
   });
 
   it('the built bundle is under 25 KB gzipped', () => {

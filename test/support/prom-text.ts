@@ -15,11 +15,14 @@ export interface PromFamily {
 const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
 const LABEL = `[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\[\\\\"n])*"`;
 const SAMPLE = new RegExp(`^(${NAME})(?:\\{((?:${LABEL})(?:,${LABEL})*,?)?\\})? (\\S+)(?: (-?\\d+))?$`);
-const VALUE = /^(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?Inf|NaN)$/;
+// NaN and Inf in any case, as Prometheus reads them (Go's ParseFloat): prom-client writes "Nan" (e.g. the default
+// metrics' event-loop mean before the first sample).
+const VALUE = /^(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?inf|nan)$/i;
 
 function parseValue(v: string, line: number): number {
   if (!VALUE.test(v)) throw new Error(`line ${line}: bad value ${JSON.stringify(v)}`);
-  return v.endsWith('Inf') ? (v.startsWith('-') ? -Infinity : Infinity) : Number(v);
+  if (/^nan$/i.test(v)) return NaN;
+  return /inf$/i.test(v) ? (v.startsWith('-') ? -Infinity : Infinity) : Number(v);
 }
 
 function familyOf(sample: string, families: Map<string, PromFamily>): PromFamily | undefined {

@@ -1,7 +1,7 @@
 // The widget's socket and re-send logic, against a fake WebSocket and fake timers.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { connect } from '../../widget/src/connection.ts';
-import { createController, NOT_CONNECTED } from '../../widget/src/controller.ts';
+import { createController, NOT_SENT } from '../../widget/src/controller.ts';
 import type { Status } from '../../widget/src/state.ts';
 
 class FakeSocket {
@@ -159,8 +159,8 @@ describe('widget controller', () => {
     latest().push({ type: 'confirm', id: 'k1', name: 'cancelOrder', args: {}, summary: 'Cancel order 1001' });
     latest().drop();
     expect(c.answer('k1', true)).toBe(false);
-    expect(c.state().error).toBe(NOT_CONNECTED);
-    expect(c.state().confirm?.answered).toBeUndefined();
+    expect(c.state().error).toEqual({ code: NOT_SENT });
+    expect(c.state().bubbles.find((b) => b.id === 'k1')?.outcome).toBeUndefined();
     vi.advanceTimersByTime(500);
     latest().accept();
     latest().push(ready());
@@ -169,7 +169,7 @@ describe('widget controller', () => {
     latest().push({ type: 'confirm', id: 'k1', name: 'cancelOrder', args: {}, summary: 'Cancel order 1001' });
     expect(c.answer('k1', true)).toBe(true);
     expect(latest().sent.at(-1)).toEqual({ type: 'confirm', id: 'k1', approve: true });
-    expect(c.state().confirm?.answered).toBe('approved');
+    expect(c.state().bubbles.find((b) => b.id === 'k1')?.outcome).toBe('approved');
   });
 
   it('counts assistant messages that arrive while the panel is closed; opening clears them', () => {
@@ -184,5 +184,64 @@ describe('widget controller', () => {
     expect(c.state().unread).toBe(0);
     latest().push({ type: 'message', id: 'p3', role: 'assistant', text: 'While open', at: 4 });
     expect(c.state().unread).toBe(0);
+  });
+
+  it('a refused session token asks onAuthExpired once for a fresh one and connects again, without a reload', async () => {
+    let token = 'old';
+    let asked = 0;
+    const lines: string[] = [];
+    const c = createController({
+      url: 'ws://x',
+      init: () => ({ type: 'init', customerId: 'c1', authToken: token }),
+      render: () => {},
+      newId: () => 'm1',
+      refreshAuth: async () => {
+        asked++;
+        token = 'fresh';
+        return true;
+      },
+      log: (line) => lines.push(line),
+      ...opts,
+    });
+    const flush = async () => {
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+    };
+    latest().accept();
+    latest().push({ type: 'error', code: 'unauthorized', message: 'Session token refused (expired)' });
+    latest().drop();
+    await flush();
+    expect(asked).toBe(1);
+    expect(FakeSocket.all).toHaveLength(2);
+    latest().accept();
+    expect(latest().sent[0]).toEqual({ type: 'init', customerId: 'c1', authToken: 'fresh' });
+    // the code and the server's words go to the console, not to the customer
+    expect(lines).toEqual(['[parley] unauthorized: Session token refused (expired)']);
+    expect(c.state().error).toBeUndefined();
+    // the fresh token refused too, before any ready: the session has ended (no loop)
+    latest().push({ type: 'error', code: 'unauthorized', message: 'Session token refused (bad_signature)' });
+    latest().drop();
+    await flush();
+    vi.advanceTimersByTime(60_000);
+    expect(asked).toBe(1);
+    expect(FakeSocket.all).toHaveLength(2);
+    expect(c.state()).toMatchObject({ status: 'Disconnected', reason: 'auth' });
+  });
+
+  it('without a fresh token the session ends: Disconnected for reason auth', async () => {
+    const c = createController({
+      url: 'ws://x',
+      init: () => ({ type: 'init', customerId: 'c1', authToken: 'old' }),
+      render: () => {},
+      newId: () => 'm1',
+      refreshAuth: async () => false,
+      log: () => {},
+      ...opts,
+    });
+    latest().accept();
+    latest().push({ type: 'error', code: 'unauthorized', message: 'expired' });
+    latest().drop();
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(c.state()).toMatchObject({ status: 'Disconnected', reason: 'auth' });
+    expect(FakeSocket.all).toHaveLength(1);
   });
 });

@@ -35,14 +35,53 @@ describe('widget state', () => {
     expect(s.bubbles).toEqual([{ id: 'r1', role: 'assistant', text: '<b>x</b>', at: 2, proactive: true }]);
     s = reduce(s, { type: 'frame', frame: { type: 'typing', on: true } });
     expect(s.typing).toBe(true);
-    s = reduce(s, { type: 'frame', frame: { type: 'confirm', id: 'c1', name: 'cancelOrder', args: {}, summary: 'Cancel order 1001' } });
+    s = reduce(s, { type: 'frame', frame: { type: 'confirm', id: 'c1', name: 'cancelOrder', args: {}, summary: 'Cancel order 1001' }, at: 5 });
     expect(s.confirm).toEqual({ id: 'c1', name: 'cancelOrder', summary: 'Cancel order 1001' });
+    // the card is part of the transcript, after the messages it follows
+    expect(s.bubbles.at(-1)).toEqual({ id: 'c1', role: 'confirmation', text: 'Cancel order 1001', at: 5 });
     s = reduce(s, { type: 'answered', id: 'c1', approve: false });
-    expect(s.confirm?.answered).toBe('declined');
+    expect(s.confirm).toBeUndefined();
+    expect(s.bubbles.at(-1)).toMatchObject({ id: 'c1', role: 'confirmation', outcome: 'denied' });
     s = reduce(s, { type: 'frame', frame: { type: 'error', code: 'rate_limited', message: 'Too many' } });
-    expect(s.error).toBe('Too many');
+    expect(s.error).toEqual({ code: 'rate_limited' });
     s = reduce(s, { type: 'status', status: 'Connected' });
     expect(s.error).toBeUndefined();
+  });
+
+  it('a confirmation stays in the transcript as a receipt: answered here, resolved by the server, or from history', () => {
+    let s = reduce(initialState, { type: 'frame', frame: { type: 'confirm', id: 'k1', name: 'cancelOrder', args: {}, summary: 'Cancel order 1001' }, at: 7 });
+    s = reduce(s, { type: 'frame', frame: { type: 'confirmation', id: 'k1', outcome: 'expired', at: 9 } });
+    expect(s.bubbles).toEqual([{ id: 'k1', role: 'confirmation', text: 'Cancel order 1001', at: 7, outcome: 'expired' }]);
+    expect(s.confirm).toBeUndefined();
+    // a reconnect's history carries the receipt; an unanswered card is dropped (the server sends it again)
+    s = reduce(s, { type: 'frame', frame: { type: 'confirm', id: 'k2', name: 'cancelOrder', args: {}, summary: 'Cancel order 1002' }, at: 8 });
+    s = reduce(s, {
+      type: 'frame',
+      frame: {
+        type: 'ready',
+        customerId: 'c',
+        conversationId: 'x',
+        history: [
+          { id: 'u1', role: 'user', text: 'Cancel order 1001', at: 6 },
+          { id: 'k1', role: 'confirmation', text: 'Cancel order 1001', at: 7, outcome: 'approved' },
+        ],
+      },
+    });
+    expect(s.bubbles.map((b) => [b.id, b.outcome])).toEqual([
+      ['u1', undefined],
+      ['k1', 'approved'],
+    ]);
+    expect(s.confirm).toBeUndefined();
+  });
+
+  it('unauthorized and forbidden_origin are reasons for being disconnected, not errors to show', () => {
+    let s = reduce(initialState, { type: 'frame', frame: { type: 'error', code: 'unauthorized', message: 'Session token refused (expired)' } });
+    expect(s.error).toBeUndefined();
+    s = reduce(s, { type: 'status', status: 'Disconnected' });
+    expect(s).toMatchObject({ status: 'Disconnected', reason: 'auth' });
+    s = reduce(initialState, { type: 'frame', frame: { type: 'error', code: 'forbidden_origin', message: 'no' } });
+    expect(reduce(s, { type: 'status', status: 'Disconnected' }).reason).toBe('origin');
+    expect(reduce(s, { type: 'status', status: 'Connected' }).reason).toBeUndefined();
   });
 
   it('reconnect backoff: 0.5 s doubling to 30 s, with jitter', () => {

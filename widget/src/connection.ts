@@ -15,6 +15,8 @@ export interface ConnectionOptions {
 
 export interface Connection {
   send(frame: WidgetClientFrame): boolean;
+  /** After a fatal error (e.g. a fresh session token is now available): connect again at once. */
+  restart(): void;
   close(): void;
 }
 
@@ -72,6 +74,13 @@ export function connect(o: ConnectionOptions): Connection {
       if (!socket || socket.readyState !== 1 || !ready) return false;
       socket.send(JSON.stringify(frame));
       return true;
+    },
+    restart() {
+      if (stopped || socket) return;
+      fatal = false;
+      attempt = 0;
+      o.onStatus('Connecting');
+      open();
     },
     close() {
       stopped = true;

@@ -1,5 +1,5 @@
-// The widget without its DOM: state, socket, re-sending. index.ts hands it a
-// render function; unit tests hand it a fake WebSocket and fake timers.
+// The widget without its DOM: state, socket, re-sending, a fresh session token when the old one is refused.
+// index.ts hands it a render function; unit tests hand it a fake WebSocket and fake timers.
 import type { WidgetClientFrame } from '../../sdk/src/widget-protocol.ts';
 import { connect, type ConnectionOptions } from './connection.ts';
 import { initialState, reduce, unacknowledged, type Action, type WidgetState } from './state.ts';
@@ -10,23 +10,54 @@ export interface ControllerOptions {
   render: (state: WidgetState) => void;
   newId: () => string;
   now?: () => number;
+  /**
+   * Called when the server refuses the session token (expired or invalid). Resolves true once a fresh token is
+   * in place (the widget then connects again), false to give up (the widget shows that the session ended).
+   */
+  refreshAuth?: () => Promise<boolean>;
+  /** Where error codes and the server's developer text go (the customer reads plain words instead). */
+  log?: (line: string) => void;
   WebSocketImpl?: ConnectionOptions['WebSocketImpl'];
   setTimer?: ConnectionOptions['setTimer'];
 }
 
-export const NOT_CONNECTED = 'Not connected: your answer was not sent. Try again once the status is Connected.';
+/** The code of the error shown when an answer could not be sent (offline). */
+export const NOT_SENT = 'not_sent';
 
 export function createController(o: ControllerOptions) {
+  const now = o.now ?? Date.now;
+  const log = o.log ?? ((line: string) => console.warn(line));
   let state: WidgetState = initialState;
+  // One refresh per refusal: a fresh token that is refused again before `ready` ends the session.
+  let refreshTried = false;
   const dispatch = (a: Action) => {
     state = reduce(state, a);
     o.render(state);
   };
+  const refresh = async () => {
+    refreshTried = true;
+    dispatch({ type: 'status', status: 'Connecting', reason: 'refreshing' });
+    let ok = false;
+    try {
+      ok = (await o.refreshAuth?.()) === true;
+    } catch (err) {
+      log(`[parley] onAuthExpired failed: ${(err as Error)?.message ?? String(err)}`);
+    }
+    if (ok) connection.restart();
+    else dispatch({ type: 'status', status: 'Disconnected', reason: 'auth' });
+  };
   const connection = connect({
     url: o.url,
     init: o.init,
-    onFrame: (frame) => dispatch({ type: 'frame', frame }),
-    onStatus: (status) => dispatch({ type: 'status', status }),
+    onFrame: (frame) => {
+      if (frame.type === 'error') log(`[parley] ${frame.code}: ${frame.message}`);
+      if (frame.type === 'ready') refreshTried = false;
+      dispatch({ type: 'frame', frame, at: now() });
+    },
+    onStatus: (status) => {
+      dispatch({ type: 'status', status });
+      if (status === 'Disconnected' && state.reason === 'auth' && o.refreshAuth && !refreshTried) void refresh();
+    },
     onReady: () => {
       for (const b of unacknowledged(state)) connection.send({ type: 'message', id: b.id, text: b.text });
     },
@@ -37,14 +68,14 @@ export function createController(o: ControllerOptions) {
     state: () => state,
     send(text: string) {
       const id = o.newId();
-      dispatch({ type: 'sent', id, text, at: (o.now ?? Date.now)() });
+      dispatch({ type: 'sent', id, text, at: now() });
       // Not connected: kept as unacknowledged and sent after the next `ready`.
       connection.send({ type: 'message', id, text });
     },
     /** Returns false (and shows why) when the answer could not be sent. */
     answer(id: string, approve: boolean): boolean {
       if (!connection.send({ type: 'confirm', id, approve })) {
-        dispatch({ type: 'error', message: NOT_CONNECTED });
+        dispatch({ type: 'error', code: NOT_SENT });
         return false;
       }
       dispatch({ type: 'answered', id, approve });
@@ -52,6 +83,13 @@ export function createController(o: ControllerOptions) {
     },
     panel(open: boolean) {
       dispatch({ type: 'panel', open });
+    },
+    /** A new session token was set by the host page: connect again if the old one had ended the session. */
+    reconnectIfEnded() {
+      if (state.status === 'Disconnected' && state.reason === 'auth') {
+        refreshTried = true;
+        connection.restart();
+      }
     },
     close: () => connection.close(),
   };

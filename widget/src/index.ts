@@ -1,11 +1,15 @@
 // Parley's embeddable widget. One script tag:
 //   <script src="https://parley.example.com/widget.js" data-server-url="…"
-//           data-customer-id="…" data-auth-token="…"></script>
-// or window.Parley.init({ serverUrl, customerId, authToken }).
+//           data-customer-id="…" data-auth-token="…" data-accent="#0a7" data-locale="es"></script>
+// or window.Parley.init({ serverUrl, customerId, authToken, theme, locale, strings, onAuthExpired }).
 import type { WidgetClientFrame } from '../../sdk/src/widget-protocol.ts';
 import { createController } from './controller.ts';
 import { initialState } from './state.ts';
+import { createStrings, pickLocale, type Strings } from './strings.ts';
+import { resolveTheme, type Theme } from './theme.ts';
 import { createView } from './view.ts';
+
+export type { Strings, Theme };
 
 export interface InitOptions {
   serverUrl: string;
@@ -15,6 +19,16 @@ export interface InitOptions {
   email?: string;
   container?: HTMLElement;
   open?: boolean;
+  theme?: Theme;
+  /** `en` or `es` (or a tag such as `es-MX`); default: the page's `<html lang>`, then the browser's language. */
+  locale?: string;
+  /** Replaces any of the customer-facing strings of the chosen language. */
+  strings?: Partial<Strings>;
+  /**
+   * The server refused the session token (it expired): return a fresh one (or a promise of it) and the widget
+   * reconnects without a reload; return nothing to end the session (the customer is told to reload).
+   */
+  onAuthExpired?: () => string | null | undefined | Promise<string | null | undefined>;
 }
 
 export interface WidgetHandle {
@@ -22,6 +36,8 @@ export interface WidgetHandle {
   close(): void;
   destroy(): void;
   send(text: string): void;
+  /** Hands the widget a fresh session token; it reconnects at once if the old one had ended the session. */
+  setAuthToken(token: string): void;
 }
 
 const newId = () => (crypto.randomUUID ? crypto.randomUUID() : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`);
@@ -35,15 +51,30 @@ function wsUrl(serverUrl: string): string {
 }
 
 export function init(o: InitOptions): WidgetHandle {
-  const view = createView(o.container, {
-    onSend: (text) => controller.send(text),
-    onAnswer: (id, approve) => controller.answer(id, approve),
-    onPanel: (open) => controller.panel(open),
-  });
+  const warn = (line: string) => console.warn(line);
+  const locale = pickLocale(o.locale ?? (document.documentElement.lang || navigator.language));
+  let authToken = o.authToken;
+  const view = createView(
+    o.container,
+    {
+      onSend: (text) => controller.send(text),
+      onAnswer: (id, approve) => controller.answer(id, approve),
+      onPanel: (open) => controller.panel(open),
+    },
+    { strings: createStrings(locale, o.strings), locale, theme: resolveTheme(o.theme, warn) },
+  );
   const initFrame = (): WidgetClientFrame =>
-    o.authToken ? { type: 'init', customerId: o.customerId, authToken: o.authToken } : { type: 'init', customerId: o.customerId, email: o.email };
+    authToken ? { type: 'init', customerId: o.customerId, authToken } : { type: 'init', customerId: o.customerId, email: o.email };
+  const refreshAuth = o.onAuthExpired
+    ? async () => {
+        const fresh = await o.onAuthExpired!();
+        if (!fresh) return false;
+        authToken = fresh;
+        return true;
+      }
+    : undefined;
   view.render(initialState);
-  const controller = createController({ url: wsUrl(o.serverUrl), init: initFrame, render: view.render, newId });
+  const controller = createController({ url: wsUrl(o.serverUrl), init: initFrame, render: view.render, newId, refreshAuth, log: warn });
   if (o.open) view.open();
   return {
     open: view.open,
@@ -53,6 +84,29 @@ export function init(o: InitOptions): WidgetHandle {
       view.destroy();
     },
     send: controller.send,
+    setAuthToken(token: string) {
+      authToken = token;
+      controller.reconnectIfEnded();
+    },
+  };
+}
+
+/** The script tag's `data-*` attributes as init options (theme and locale included). */
+export function optionsFromDataset(d: DOMStringMap, scriptSrc: string): InitOptions {
+  const theme: Theme = {};
+  if (d.accent) theme.accent = d.accent;
+  if (d.title) theme.title = d.title;
+  if (d.subtitle !== undefined) theme.subtitle = d.subtitle;
+  if (d.position === 'left' || d.position === 'right') theme.position = d.position;
+  if (d.colorScheme === 'light' || d.colorScheme === 'dark' || d.colorScheme === 'auto') theme.colorScheme = d.colorScheme;
+  return {
+    serverUrl: d.serverUrl || new URL(scriptSrc, location.href).origin,
+    customerId: d.customerId ?? '',
+    authToken: d.authToken,
+    email: d.email,
+    locale: d.locale,
+    open: d.open === 'true',
+    theme,
   };
 }
 
@@ -64,7 +118,4 @@ declare global {
 
 const script = document.currentScript as HTMLScriptElement | null;
 window.Parley = { init };
-if (script?.dataset.customerId) {
-  const serverUrl = script.dataset.serverUrl || new URL(script.src, location.href).origin;
-  window.Parley.instance = init({ serverUrl, customerId: script.dataset.customerId, authToken: script.dataset.authToken, email: script.dataset.email });
-}
+if (script?.dataset.customerId) window.Parley.instance = init(optionsFromDataset(script.dataset, script.src));

@@ -1,32 +1,39 @@
 // Pure view state of the widget: frames in, state out. No DOM here.
-import type { HistoryEntry, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
+import type { ConfirmationOutcome, HistoryEntry, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 import { applyDelta, settleStreaming, type StreamingReply } from './streaming.ts';
 
 export type Status = 'Connecting' | 'Connected' | 'Reconnecting' | 'Disconnected';
+/** Why the widget is not connected, when it is not just a dropped socket. */
+export type StatusReason = 'auth' | 'origin' | 'refreshing';
+export type Outcome = ConfirmationOutcome;
 
 export interface Bubble {
   id: string;
-  role: 'user' | 'assistant';
+  /** `confirmation`: a confirmation card (no `outcome` yet) or its receipt; `text` is its summary. */
+  role: 'user' | 'assistant' | 'confirmation';
   text: string;
   at: number;
   proactive?: boolean;
   /** user bubbles: stored durably by the server */
   delivered?: boolean;
+  outcome?: Outcome;
 }
 
 export interface ConfirmPrompt {
   id: string;
   name: string;
   summary: string;
-  answered?: 'approved' | 'declined';
 }
 
 export interface WidgetState {
   status: Status;
+  reason?: StatusReason;
   bubbles: Bubble[];
   typing: boolean;
+  /** The confirmation waiting for the customer (its card is the bubble with the same id). */
   confirm?: ConfirmPrompt;
-  error?: string;
+  /** The last error, by code; the view words it for the customer. */
+  error?: { code: string };
   customerId?: string;
   /** The panel is open (the customer can see the log). */
   open: boolean;
@@ -39,44 +46,62 @@ export interface WidgetState {
 export const initialState: WidgetState = { status: 'Connecting', bubbles: [], typing: false, open: false, unread: 0 };
 
 export type Action =
-  | { type: 'frame'; frame: WidgetServerFrame }
-  | { type: 'status'; status: Status }
+  /** `at`: when the frame arrived (frames without their own time, e.g. `confirm`, are shown at it). */
+  | { type: 'frame'; frame: WidgetServerFrame; at?: number }
+  | { type: 'status'; status: Status; reason?: StatusReason }
   | { type: 'sent'; id: string; text: string; at: number }
   | { type: 'answered'; id: string; approve: boolean }
   | { type: 'panel'; open: boolean }
-  | { type: 'error'; message: string };
+  | { type: 'error'; code: string };
 
-const fromHistory = (h: HistoryEntry): Bubble => ({ id: h.id, role: h.role, text: h.text, at: h.at, proactive: h.proactive, delivered: true });
+const FATAL_REASONS: Record<string, StatusReason> = { unauthorized: 'auth', forbidden_origin: 'origin' };
+
+const fromHistory = (h: HistoryEntry): Bubble => {
+  const b: Bubble = { id: h.id, role: h.role, text: h.text, at: h.at, delivered: true };
+  if (h.proactive) b.proactive = true;
+  if (h.outcome) b.outcome = h.outcome;
+  return b;
+};
+
+const resolve = (state: WidgetState, id: string, outcome: Outcome): WidgetState => {
+  if (!state.bubbles.some((b) => b.id === id && b.role === 'confirmation')) return state;
+  return {
+    ...state,
+    bubbles: state.bubbles.map((b) => (b.id === id && b.role === 'confirmation' ? { ...b, outcome } : b)),
+    confirm: state.confirm?.id === id ? undefined : state.confirm,
+  };
+};
 
 export function reduce(state: WidgetState, action: Action): WidgetState {
   switch (action.type) {
     case 'status':
-      return { ...state, status: action.status, ...(action.status === 'Connected' ? { error: undefined } : {}) };
+      if (action.status === 'Connected') return { ...state, status: action.status, reason: undefined, error: undefined };
+      return { ...state, status: action.status, reason: action.reason ?? (action.status === 'Disconnected' ? state.reason : undefined) };
     case 'sent':
       if (state.bubbles.some((b) => b.id === action.id)) return state;
       return { ...state, bubbles: [...state.bubbles, { id: action.id, role: 'user', text: action.text, at: action.at, delivered: false }] };
     case 'answered':
-      if (state.confirm?.id !== action.id) return state;
-      return { ...state, confirm: { ...state.confirm, answered: action.approve ? 'approved' : 'declined' } };
+      return resolve(state, action.id, action.approve ? 'approved' : 'denied');
     case 'panel':
       return { ...state, open: action.open, unread: action.open ? 0 : state.unread };
     case 'error':
-      return { ...state, error: action.message };
+      return { ...state, error: { code: action.code } };
     case 'frame':
-      return reduceFrame(state, action.frame);
+      return reduceFrame(state, action.frame, action.at);
   }
 }
 
-function reduceFrame(state: WidgetState, f: WidgetServerFrame): WidgetState {
+function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): WidgetState {
   switch (f.type) {
     case 'ready': {
       // History is the truth; keep local messages the server has not stored yet (they are re-sent).
-      // A shown confirmation is dropped: the server re-sends the one still pending right after ready.
+      // A waiting confirmation card is dropped: the server re-sends the one still pending right after ready.
       const known = new Set(f.history.map((h) => h.id));
       const unsent = state.bubbles.filter((b) => b.role === 'user' && !b.delivered && !known.has(b.id));
       return {
         ...state,
         status: 'Connected',
+        reason: undefined,
         customerId: f.customerId,
         bubbles: [...f.history.map(fromHistory), ...unsent],
         typing: false,
@@ -99,11 +124,21 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame): WidgetState {
       return { ...state, streaming: applyDelta(state.streaming, f, (id) => state.bubbles.some((b) => b.id === id)) };
     case 'typing':
       return { ...state, typing: f.on };
-    case 'confirm':
-      if (state.confirm?.id === f.id) return state;
-      return { ...state, confirm: { id: f.id, name: f.name, summary: f.summary } };
-    case 'error':
-      return { ...state, error: f.message };
+    case 'confirm': {
+      if (state.bubbles.some((b) => b.id === f.id)) return state;
+      const at = Math.max(receivedAt, state.bubbles[state.bubbles.length - 1]?.at ?? 0);
+      return {
+        ...state,
+        confirm: { id: f.id, name: f.name, summary: f.summary },
+        bubbles: [...state.bubbles, { id: f.id, role: 'confirmation', text: f.summary, at }],
+      };
+    }
+    case 'confirmation':
+      return resolve(state, f.id, f.outcome);
+    case 'error': {
+      const reason = FATAL_REASONS[f.code];
+      return reason ? { ...state, reason } : { ...state, error: { code: f.code } };
+    }
     default:
       // A frame this build does not know (from a newer server) changes nothing.
       return state;

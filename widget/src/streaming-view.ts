@@ -1,6 +1,8 @@
-// The bubble of the reply being written. It is `aria-hidden`: screen readers
-// hear the reply once, when its final message is added to the log (a live
+// The row of the reply being written (built by `streamingNode`, an assistant
+// row without its time). It is `aria-hidden`: screen readers hear the reply
+// once, when its final message takes this row's place in the log (a live
 // region), not at every delta.
+import { streamingNode } from './nodes.ts';
 import type { StreamingReply } from './streaming.ts';
 
 export interface StreamingBubble {
@@ -9,29 +11,22 @@ export interface StreamingBubble {
   placeOf(id: string): HTMLElement | undefined;
 }
 
+/** Shows the reply being written in `log`, just before `before` (the typing indicator, always last). */
 export function createStreamingBubble(log: HTMLElement, before: HTMLElement): StreamingBubble {
-  let shown: { id: string; node: HTMLElement; text: HTMLElement } | undefined;
+  let shown: { id: string; row: HTMLElement; text: HTMLElement } | undefined;
   return {
     render(reply) {
       if (shown && shown.id !== reply?.id) {
-        shown.node.remove();
+        shown.row.remove();
         shown = undefined;
       }
       if (!reply) return;
       if (!shown) {
-        const node = document.createElement('div');
-        node.className = 'msg';
-        node.setAttribute('data-role', 'assistant');
-        node.setAttribute('data-testid', 'streaming');
-        node.setAttribute('aria-hidden', 'true');
-        const text = document.createElement('span');
-        text.className = 'text';
-        node.append(text);
-        log.insertBefore(node, before);
-        shown = { id: reply.id, node, text };
+        shown = { id: reply.id, ...streamingNode() };
+        log.insertBefore(shown.row, before);
       }
       if (shown.text.textContent !== reply.text) shown.text.textContent = reply.text;
     },
-    placeOf: (id) => (shown?.id === id ? shown.node : undefined),
+    placeOf: (id) => (shown?.id === id ? shown.row : undefined),
   };
 }

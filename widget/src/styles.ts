@@ -1,45 +1,117 @@
 // Styles live inside the shadow root, on an inner wrapper; `:host` rules are
 // !important so a host page's `* { … !important }` cannot reach in.
+// Colours are custom properties: the theme sets the accent, `data-scheme` picks light or dark.
+
+const DARK = `--pw-bg: #111827; --pw-fg: #e5e7eb; --pw-muted: #9ca3af; --pw-log: #0b1120; --pw-bubble: #1f2937; --pw-border: #374151;
+  --pw-input: #1f2937; --pw-notice-bg: #3a2e0c; --pw-notice-fg: #fcd34d; --pw-error-bg: #3b1219; --pw-error-fg: #fca5a5; --pw-shadow: rgba(0,0,0,.6);
+  --pw-tip-bg: #e5e7eb; --pw-tip-fg: #111827;`;
+
 export const STYLES = `
-:host { all: initial !important; position: fixed !important; right: 20px !important; bottom: 20px !important; z-index: 2147483000 !important; font-size: 15px !important; }
-.pw { font: 15px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1c1e21; }
+:host { all: initial !important; position: fixed !important; right: max(20px, env(safe-area-inset-right)) !important; left: auto !important;
+  bottom: calc(20px + env(safe-area-inset-bottom)) !important; z-index: 2147483000 !important; font-size: 15px !important; }
+:host([data-position=left]) { left: max(20px, env(safe-area-inset-left)) !important; right: auto !important; }
+.pw { --pw-accent: #2f5bea; --pw-on-accent: #fff; --pw-bg: #fff; --pw-fg: #1c1e21; --pw-muted: #6b7280; --pw-log: #f6f7fb; --pw-bubble: #fff;
+  --pw-border: #e3e6ee; --pw-input: #fff; --pw-notice-bg: #fff7e0; --pw-notice-fg: #7a5200; --pw-error-bg: #fdecee; --pw-error-fg: #b00020;
+  --pw-ok: #1f9d55; --pw-bad: #d64545; --pw-shadow: rgba(15,23,42,.28); --pw-tip-bg: #111827; --pw-tip-fg: #fff;
+  font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", sans-serif; color: var(--pw-fg); -webkit-text-size-adjust: 100%; }
+.pw[data-scheme=dark] { ${DARK} color-scheme: dark; }
+@media (prefers-color-scheme: dark) { .pw[data-scheme=auto] { ${DARK} color-scheme: dark; } }
 .pw * { box-sizing: border-box; }
-.launcher { width: 56px; height: 56px; border-radius: 50%; border: 0; background: #2f5bea; color: #fff; cursor: pointer; box-shadow: 0 4px 14px rgba(0,0,0,.25); display: grid; place-items: center; }
-.launcher:focus-visible, button:focus-visible, input:focus-visible { outline: 3px solid #ffb400; outline-offset: 2px; }
-.launcher { position: relative; }
+button { font: inherit; }
+.launcher { position: relative; width: 56px; height: 56px; border-radius: 50%; border: 0; background: var(--pw-accent); color: var(--pw-on-accent); cursor: pointer;
+  box-shadow: 0 6px 20px var(--pw-shadow); display: grid; place-items: center; transition: transform .15s ease; }
+.launcher:hover { transform: scale(1.05); }
 .launcher svg { width: 26px; height: 26px; }
-.badge { position: absolute; top: -4px; right: -4px; min-width: 20px; height: 20px; padding: 0 5px; border-radius: 10px; background: #d93025; color: #fff; font: 600 12px/20px system-ui, sans-serif; text-align: center; }
+.launcher .ic-close, .launcher[aria-expanded=true] .ic-open { display: none; }
+.launcher[aria-expanded=true] .ic-close { display: block; }
+.launcher:focus-visible, button:focus-visible, .time:focus-visible { outline: 3px solid #ffb400; outline-offset: 2px; }
+input:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1px; }
+.badge { position: absolute; top: -4px; right: -4px; min-width: 20px; height: 20px; padding: 0 5px; border-radius: 10px; background: #d93025; color: #fff;
+  font: 600 12px/20px system-ui, sans-serif; text-align: center; }
 .badge[hidden] { display: none; }
-.panel { position: absolute; right: 0; bottom: 70px; width: 360px; height: 520px; max-height: calc(100vh - 100px); background: #fff; border-radius: 14px; box-shadow: 0 10px 40px rgba(0,0,0,.25); display: flex; flex-direction: column; overflow: hidden; }
+.panel { position: absolute; right: 0; bottom: 72px; width: 370px; height: 600px; max-height: calc(100vh - 120px); background: var(--pw-bg); border-radius: 16px;
+  box-shadow: 0 12px 48px var(--pw-shadow); display: flex; flex-direction: column; overflow: hidden; transform-origin: bottom right; animation: pw-pop .18s ease-out; }
+.pw[data-position=left] .panel { right: auto; left: 0; transform-origin: bottom left; }
 .panel[hidden] { display: none; }
-.head { display: flex; align-items: center; gap: 8px; padding: 12px 14px; background: #2f5bea; color: #fff; }
-.title { font-weight: 600; flex: 1; }
-.status { font-size: 12px; padding: 2px 8px; border-radius: 10px; background: rgba(255,255,255,.2); }
-.dot { font-size: 12px; color: #ff8a80; }
-.dot[data-state=Connected] { color: #7CFC9A; }
-.dot[data-state=Reconnecting], .dot[data-state=Connecting] { color: #ffd166; }
-.close { background: transparent; border: 0; color: #fff; font-size: 22px; cursor: pointer; line-height: 1; padding: 0 4px; }
-.log { flex: 1; overflow-y: auto; padding: 12px; display: flex; flex-direction: column; gap: 8px; background: #f6f7fb; }
-.msg { max-width: 85%; padding: 8px 12px; border-radius: 14px; white-space: pre-wrap; word-wrap: break-word; }
-.msg[data-role=user] { align-self: flex-end; background: #2f5bea; color: #fff; border-bottom-right-radius: 4px; }
-.msg[data-role=user][data-delivered=false] { opacity: .7; }
-.msg[data-role=assistant] { align-self: flex-start; background: #fff; border: 1px solid #e3e6ee; border-bottom-left-radius: 4px; }
-.tag { display: block; font-size: 11px; font-weight: 600; color: #2f5bea; text-transform: uppercase; letter-spacing: .04em; }
-.typing { align-self: flex-start; color: #667; font-size: 13px; padding: 2px 6px; }
-.typing[hidden] { display: none; }
-.confirm { align-self: stretch; background: #fff8e6; border: 1px solid #f3d48a; border-radius: 10px; padding: 10px; }
-.confirm p { margin: 0 0 8px; }
-.confirm button { border: 0; border-radius: 8px; padding: 6px 14px; margin-right: 8px; cursor: pointer; font: inherit; }
-.approve { background: #1f9d55; color: #fff; }
-.decline { background: #e3e6ee; color: #1c1e21; }
+@keyframes pw-pop { from { opacity: 0; transform: translateY(10px) scale(.98); } }
+.head { display: flex; align-items: center; gap: 10px; padding: 14px 12px 14px 16px; background: var(--pw-accent); color: var(--pw-on-accent); }
+.head-text { flex: 1; min-width: 0; }
+.title { font-weight: 650; font-size: 16px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.subtitle { font-size: 12.5px; opacity: .88; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.subtitle:empty { display: none; }
+.status { display: inline-flex; align-items: center; gap: 5px; font-size: 12px; padding: 2px 8px; border-radius: 10px; background: rgba(0,0,0,.16); white-space: nowrap; }
+.dot { width: 8px; height: 8px; border-radius: 50%; background: #ff8a80; }
+.dot[data-state=Connected] { background: #4ade80; }
+.dot[data-state=Reconnecting], .dot[data-state=Connecting] { background: #fcd34d; }
+.close { flex: none; width: 40px; height: 40px; border-radius: 50%; background: transparent; border: 0; color: inherit; cursor: pointer; display: grid; place-items: center; }
+.close:hover { background: rgba(0,0,0,.12); }
+.close svg { width: 20px; height: 20px; }
+.log { flex: 1; overflow-y: auto; overscroll-behavior: contain; padding: 16px 14px 8px; display: flex; flex-direction: column; gap: 2px; background: var(--pw-log); }
+.welcome { align-self: flex-start; max-width: 84%; margin: 6px 0 0; padding: 9px 13px; border-radius: 18px; border-bottom-left-radius: 5px;
+  background: var(--pw-bubble); border: 1px solid var(--pw-border); }
+.welcome[hidden] { display: none; }
+.row { display: flex; flex-direction: column; max-width: 84%; margin-top: 6px; }
+.row[data-role=user] { align-self: flex-end; align-items: flex-end; }
+.row[data-role=assistant] { align-self: flex-start; align-items: flex-start; }
+.msg { padding: 9px 13px; border-radius: 18px; white-space: pre-wrap; overflow-wrap: anywhere; }
+.row[data-role=user] .msg { background: var(--pw-accent); color: var(--pw-on-accent); border-bottom-right-radius: 5px; }
+.row[data-role=user][data-delivered=false] .msg { opacity: .72; }
+.row[data-role=assistant] .msg { background: var(--pw-bubble); border: 1px solid var(--pw-border); border-bottom-left-radius: 5px; }
+.tag { display: block; font-size: 11px; font-weight: 650; color: var(--pw-accent); text-transform: uppercase; letter-spacing: .05em; }
+.pw[data-scheme=dark] .tag { color: inherit; opacity: .8; }
+.time { position: relative; font-size: 11.5px; color: var(--pw-muted); margin: 3px 6px 0; border-radius: 4px; cursor: default; }
+.time::after { content: attr(data-exact); position: absolute; top: calc(100% + 4px); left: 0; z-index: 2; background: var(--pw-tip-bg); color: var(--pw-tip-fg);
+  padding: 5px 9px; border-radius: 6px; font-size: 12px; white-space: nowrap; pointer-events: none; opacity: 0; visibility: hidden; }
+.row[data-role=user] .time::after { left: auto; right: 0; }
+.time:hover::after, .time:focus::after { opacity: 1; visibility: visible; }
+.receipt, .confirm { align-self: stretch; margin: 10px 0 4px; }
+.receipt { align-self: center; max-width: 92%; display: flex; flex-wrap: wrap; align-items: center; justify-content: center; gap: 2px 8px; padding: 6px 12px;
+  border: 1px solid var(--pw-border); border-radius: 14px; background: var(--pw-bubble); color: var(--pw-muted); font-size: 13px; text-align: center; }
+.receipt .mark { flex: none; display: inline-grid; place-items: center; width: 18px; height: 18px; border-radius: 50%; color: #fff; font-size: 11px; font-weight: 700; background: var(--pw-ok); }
+.receipt[data-outcome=denied] .mark { background: var(--pw-bad); }
+.receipt[data-outcome=expired] .mark { background: var(--pw-muted); }
+.receipt .what { color: var(--pw-fg); font-weight: 550; }
+.receipt .time { margin: 0; }
+.receipt .time::after { left: 50%; transform: translateX(-50%); }
+.confirm { background: var(--pw-bubble); border: 1px solid var(--pw-border); border-left: 4px solid var(--pw-accent); border-radius: 12px; padding: 12px 14px;
+  box-shadow: 0 2px 8px rgba(15,23,42,.06); }
+.confirm .kicker { margin: 0 0 2px; font-size: 11.5px; font-weight: 650; text-transform: uppercase; letter-spacing: .05em; color: var(--pw-muted); }
+.confirm .question { margin: 0 0 10px; font-weight: 600; font-size: 15.5px; overflow-wrap: anywhere; }
+.confirm .actions { display: flex; gap: 8px; }
+.confirm button { flex: 1; min-height: 40px; border-radius: 10px; cursor: pointer; font-weight: 600; }
+.approve { border: 0; background: var(--pw-accent); color: var(--pw-on-accent); }
+.decline { border: 1px solid var(--pw-border); background: transparent; color: var(--pw-fg); }
 .confirm button:disabled { opacity: .5; cursor: default; }
-.error { color: #b00020; font-size: 13px; padding: 6px 12px; background: #fdecee; }
-.error[hidden] { display: none; }
-form { display: flex; gap: 8px; padding: 10px; border-top: 1px solid #e3e6ee; background: #fff; }
-input { flex: 1; min-width: 0; border: 1px solid #cfd4e0; border-radius: 10px; padding: 9px 12px; font: inherit; }
-.send { border: 0; border-radius: 10px; background: #2f5bea; color: #fff; padding: 0 16px; font: inherit; cursor: pointer; }
+.typing { align-self: flex-start; display: flex; gap: 4px; align-items: center; margin-top: 8px; padding: 12px 14px; background: var(--pw-bubble); border: 1px solid var(--pw-border);
+  border-radius: 18px; border-bottom-left-radius: 5px; }
+.typing[hidden] { display: none; }
+.typing i { width: 7px; height: 7px; border-radius: 50%; background: var(--pw-muted); animation: pw-bounce 1.2s infinite ease-in-out; }
+.typing i:nth-child(2) { animation-delay: .15s; } .typing i:nth-child(3) { animation-delay: .3s; }
+@keyframes pw-bounce { 0%, 60%, 100% { transform: translateY(0); opacity: .45; } 30% { transform: translateY(-4px); opacity: 1; } }
+/* A reply being written: a caret after its last word says more is coming (the typing dots are gone by then). */
+.streaming .text::after { content: ""; display: inline-block; width: 2px; height: 1.05em; margin-left: 2px; vertical-align: -.15em; background: currentColor;
+  animation: pw-caret 1s steps(1) infinite; }
+@keyframes pw-caret { 50% { opacity: 0; } }
+@media (prefers-reduced-motion: reduce) { .typing i, .panel, .streaming .text::after { animation: none; } .launcher { transition: none; } }
+.notice, .error { font-size: 13px; padding: 8px 14px; border-top: 1px solid var(--pw-border); }
+.notice { background: var(--pw-notice-bg); color: var(--pw-notice-fg); }
+.error { background: var(--pw-error-bg); color: var(--pw-error-fg); }
+.notice[hidden], .error[hidden] { display: none; }
+form { display: flex; align-items: center; gap: 8px; padding: 10px 12px; border-top: 1px solid var(--pw-border); background: var(--pw-bg); }
+input { flex: 1; min-width: 0; height: 44px; border: 1px solid var(--pw-border); border-radius: 22px; padding: 0 16px; background: var(--pw-input); color: var(--pw-fg);
+  font: 16px/1.2 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+input::placeholder { color: var(--pw-muted); }
+input:disabled { opacity: .6; }
+.send { position: relative; flex: none; width: 44px; height: 44px; border: 0; border-radius: 50%; background: var(--pw-accent); color: var(--pw-on-accent); cursor: pointer;
+  display: grid; place-items: center; }
+.send svg { width: 20px; height: 20px; }
+.send:disabled { opacity: .45; cursor: default; }
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
 @media (max-width: 480px) {
-  .panel { position: fixed; inset: 0; width: 100vw; height: 100vh; height: 100dvh; max-height: none; border-radius: 0; }
+  .panel { position: fixed; top: 0; left: 0; right: 0; bottom: auto; width: 100%; height: 100vh; height: 100dvh; max-height: none; border-radius: 0; animation: none; }
+  .pw[data-vv] .panel { top: var(--pw-vv-top); height: var(--pw-vv-height); }
+  .pw[data-open] .launcher { display: none; }
+  .head { padding-top: max(14px, env(safe-area-inset-top)); padding-left: max(16px, env(safe-area-inset-left)); padding-right: max(12px, env(safe-area-inset-right)); }
+  form { padding-bottom: max(10px, env(safe-area-inset-bottom)); padding-left: max(12px, env(safe-area-inset-left)); padding-right: max(12px, env(safe-area-inset-right)); }
 }
 `;

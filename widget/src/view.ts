@@ -1,14 +1,24 @@
 // The DOM of the widget, inside an open shadow root. Text is always set with
 // textContent: nothing from the server is ever parsed as HTML.
-import type { WidgetState } from './state.ts';
+import { confirmNode, el, messageNode, receiptNode, refreshTimes, setDelivered, type NodeContext } from './nodes.ts';
+import type { Bubble, WidgetState } from './state.ts';
+import { errorText, fill, type Strings } from './strings.ts';
 import { createStreamingBubble } from './streaming-view.ts';
 import { STYLES } from './styles.ts';
+import { applyTheme, type ResolvedTheme } from './theme.ts';
 
 export interface ViewHandlers {
   onSend(text: string): void;
-  /** Returns false when the answer could not be sent (the prompt stays usable). */
+  /** Returns false when the answer could not be sent (the card stays usable). */
   onAnswer(id: string, approve: boolean): boolean;
   onPanel(open: boolean): void;
+}
+
+export interface ViewOptions {
+  strings: Strings;
+  locale: string;
+  theme: ResolvedTheme;
+  now?: () => number;
 }
 
 export interface View {
@@ -19,75 +29,118 @@ export interface View {
   readonly host: HTMLElement;
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+// Static markup only (no data): icons.
+const ICON_CHAT = '<path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z"/>';
+const ICON_DOWN = '<path d="M6.4 8.6 12 14.2l5.6-5.6L19 10l-7 7-7-7z"/>';
+const ICON_X = '<path d="M6.4 5 12 10.6 17.6 5 19 6.4 13.4 12l5.6 5.6-1.4 1.4-5.6-5.6L6.4 19 5 17.6l5.6-5.6L5 6.4z"/>';
+const ICON_SEND = '<path d="M3.4 20.4 21 12 3.4 3.6 3.4 10l12.6 2-12.6 2z"/>';
+const svg = (path: string, cls = '') => `<svg class="${cls}" viewBox="0 0 24 24" fill="currentColor" aria-hidden="true" focusable="false">${path}</svg>`;
 
-const CHAT_ICON =
-  '<svg viewBox="0 0 24 24" fill="currentColor" aria-hidden="true"><path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z"/></svg>';
+const TIME_REFRESH_MS = 30_000;
+/** Closer than this to the bottom, the log follows new messages. */
+const STICK_PX = 80;
 
-export function createView(container: HTMLElement | undefined, handlers: ViewHandlers): View {
+export function createView(container: HTMLElement | undefined, handlers: ViewHandlers, o: ViewOptions): View {
+  const s = o.strings;
+  const ctx: NodeContext = { strings: s, locale: o.locale, now: o.now ?? Date.now };
   const host = el('div', { id: 'parley-widget' });
   (container ?? document.body).appendChild(host);
   const root = host.attachShadow({ mode: 'open' });
   const style = el('style');
   style.textContent = STYLES;
-  const wrap = el('div', { class: 'pw' });
+  const wrap = el('div', { class: 'pw', lang: o.locale });
 
-  const launcher = el('button', { class: 'launcher', type: 'button', 'aria-label': 'Open chat', 'aria-expanded': 'false', 'data-testid': 'launcher' });
-  launcher.innerHTML = CHAT_ICON; // static markup, no data
+  const launcher = el('button', { class: 'launcher', type: 'button', 'aria-label': s.openChat, 'aria-expanded': 'false', 'data-testid': 'launcher' });
+  launcher.innerHTML = svg(ICON_CHAT, 'ic-open') + svg(ICON_DOWN, 'ic-close');
   const badge = el('span', { class: 'badge', 'aria-hidden': 'true', 'data-testid': 'unread', hidden: '' });
   launcher.append(badge);
-  const panel = el('div', { class: 'panel', role: 'dialog', 'aria-label': 'Chat with support', 'aria-modal': 'false', hidden: '' });
+  const panel = el('div', { class: 'panel', role: 'dialog', 'aria-label': s.dialogLabel, 'aria-modal': 'false', hidden: '', 'data-testid': 'panel' });
   const head = el('div', { class: 'head' });
-  const title = el('span', { class: 'title' }, 'Support');
-  const dot = el('span', { class: 'dot', 'aria-hidden': 'true', 'data-state': 'Connecting' }, '●');
-  const status = el('span', { class: 'status', 'data-testid': 'status', role: 'status' }, 'Connecting');
-  const close = el('button', { class: 'close', type: 'button', 'aria-label': 'Close chat' }, '×');
-  head.append(title, dot, status, close);
-  const log = el('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': 'Messages', 'data-testid': 'messages' });
-  const typing = el('div', { class: 'typing', 'data-testid': 'typing', hidden: '', 'aria-live': 'polite' }, 'Support is typing…');
+  const headText = el('div', { class: 'head-text' });
+  const title = el('div', { class: 'title', 'data-testid': 'title' }, o.theme.title ?? s.title);
+  const subtitle = el('div', { class: 'subtitle', 'data-testid': 'subtitle' }, o.theme.subtitle ?? s.subtitle);
+  headText.append(title, subtitle);
+  const statusPill = el('span', { class: 'status' });
+  const dot = el('span', { class: 'dot', 'aria-hidden': 'true', 'data-state': 'Connecting' });
+  const status = el('span', { 'data-testid': 'status', role: 'status' }, s.statusConnecting);
+  statusPill.append(dot, status);
+  const close = el('button', { class: 'close', type: 'button', 'aria-label': s.closeChat });
+  close.innerHTML = svg(ICON_X);
+  head.append(headText, statusPill, close);
+  const log = el('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': s.messagesLabel, 'data-testid': 'messages' });
+  const welcome = el('p', { class: 'welcome', 'data-testid': 'welcome' }, s.welcome);
+  const typing = el('div', { class: 'typing', 'data-testid': 'typing', hidden: '' });
+  typing.append(
+    el('span', { class: 'sr' }, s.typing),
+    el('i', { 'aria-hidden': 'true' }),
+    el('i', { 'aria-hidden': 'true' }),
+    el('i', { 'aria-hidden': 'true' }),
+  );
+  const notice = el('div', { class: 'notice', role: 'status', 'data-testid': 'notice', hidden: '' });
   const error = el('div', { class: 'error', role: 'alert', 'data-testid': 'error', hidden: '' });
   const form = el('form');
-  const label = el('label', { class: 'sr', for: 'parley-input' }, 'Type your message');
+  const label = el('label', { class: 'sr', for: 'parley-input' }, s.inputLabel);
   const input = el('input', {
     id: 'parley-input',
     type: 'text',
     autocomplete: 'off',
-    placeholder: 'Type your message',
+    enterkeyhint: 'send',
+    placeholder: s.placeholder,
     'data-testid': 'input',
     maxlength: '4000',
   });
-  const send = el('button', { class: 'send', type: 'submit', 'data-testid': 'send' }, 'Send');
+  const send = el('button', { class: 'send', type: 'submit', 'data-testid': 'send', 'aria-label': s.send });
+  send.innerHTML = svg(ICON_SEND);
+  send.append(el('span', { class: 'sr' }, s.send));
   form.append(label, input, send);
-  // Announcements that are not in the log: a prompt waiting for an answer, news while the panel is closed.
+  // Announcements that are not in the log: a card waiting for an answer, news while the panel is closed.
   const announcer = el('div', { class: 'sr', role: 'status', 'aria-live': 'polite', 'data-testid': 'announcer' });
-  panel.append(head, log, error, form);
+  log.append(welcome, typing);
+  panel.append(head, log, notice, error, form);
   wrap.append(panel, launcher, announcer);
   root.append(style, wrap);
+  applyTheme(host, wrap, o.theme);
 
-  const bubbles = new Map<string, HTMLElement>();
-  let confirmNode: HTMLElement | undefined;
-  let confirmId: string | undefined;
+  const nodes = new Map<string, { node: HTMLElement; kind: string }>();
   let unread = 0;
+  let timeTimer: ReturnType<typeof setInterval> | undefined;
+
+  // Phones: the panel fills the visual viewport, so the on-screen keyboard never covers the input.
+  const vv = typeof window !== 'undefined' ? window.visualViewport : null;
+  const fitViewport = () => {
+    if (!vv) return;
+    wrap.setAttribute('data-vv', '');
+    wrap.style.setProperty('--pw-vv-height', `${vv.height}px`);
+    wrap.style.setProperty('--pw-vv-top', `${vv.offsetTop}px`);
+  };
 
   const launcherLabel = () => {
-    if (!panel.hidden) return 'Close chat';
-    return unread ? `Open chat, ${unread} new message${unread === 1 ? '' : 's'}` : 'Open chat';
+    if (!panel.hidden) return s.closeChat;
+    if (!unread) return s.openChat;
+    return unread === 1 ? s.openChatUnread1 : fill(s.openChatUnreadN, { n: unread });
   };
   const open = () => {
     panel.hidden = false;
+    wrap.setAttribute('data-open', '');
     launcher.setAttribute('aria-expanded', 'true');
     launcher.setAttribute('aria-label', launcherLabel());
+    fitViewport();
+    vv?.addEventListener('resize', fitViewport);
+    vv?.addEventListener('scroll', fitViewport);
+    refreshTimes(log, ctx);
+    timeTimer ??= setInterval(() => refreshTimes(log, ctx), TIME_REFRESH_MS);
     handlers.onPanel(true);
-    input.focus();
+    log.scrollTop = log.scrollHeight;
+    if (!input.disabled) input.focus();
   };
   const closePanel = () => {
     panel.hidden = true;
+    wrap.removeAttribute('data-open');
     launcher.setAttribute('aria-expanded', 'false');
+    vv?.removeEventListener('resize', fitViewport);
+    vv?.removeEventListener('scroll', fitViewport);
+    if (timeTimer) clearInterval(timeTimer);
+    timeTimer = undefined;
     handlers.onPanel(false);
     launcher.focus();
   };
@@ -100,77 +153,101 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const text = input.value.trim();
-    if (!text) return;
+    if (!text || input.disabled) return;
     input.value = '';
     handlers.onSend(text);
+    input.focus(); // keeps the on-screen keyboard up on phones
   });
 
-  log.append(typing);
   const streaming = createStreamingBubble(log, typing);
 
+  const build = (b: Bubble): { node: HTMLElement; kind: string } => {
+    if (b.role !== 'confirmation') return { node: messageNode(b, ctx), kind: 'message' };
+    if (b.outcome) return { node: receiptNode(b, ctx), kind: b.outcome };
+    const card = confirmNode(b, ctx, (approve) => {
+      // Focus goes back to the input once the answer is sent; if it was not, the error says why.
+      if (handlers.onAnswer(b.id, approve)) input.focus();
+    });
+    // Focus is never moved to the card: a customer still typing must not land on Approve. It is announced
+    // and reachable with Tab (Shift+Tab from the input).
+    announcer.textContent = fill(s.confirmAnnounce, { summary: b.text });
+    return { node: card, kind: 'pending' };
+  };
+
+  const noticeText = (state: WidgetState): string => {
+    if (state.status === 'Reconnecting') return s.noticeReconnecting;
+    if (state.reason === 'refreshing') return s.noticeRefreshing;
+    if (state.status !== 'Disconnected') return '';
+    return state.reason === 'origin' ? s.noticeOriginRefused : s.noticeSessionEnded;
+  };
+
   const render = (state: WidgetState) => {
-    status.textContent = state.status;
+    status.textContent = s[`status${state.status}`];
     status.setAttribute('data-state', state.status);
     dot.setAttribute('data-state', state.status);
-    if (state.unread > unread) announcer.textContent = `${state.unread} new message${state.unread === 1 ? '' : 's'} from Support`;
+    if (state.unread > unread) announcer.textContent = state.unread === 1 ? s.newMessages1 : fill(s.newMessagesN, { n: state.unread });
     unread = state.unread;
     badge.hidden = unread === 0;
     badge.textContent = unread > 9 ? '9+' : String(unread);
     launcher.setAttribute('aria-label', launcherLabel());
-    // New nodes go in before the typing indicator (always last); existing ones stay put.
+
+    const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < STICK_PX;
+    let added = false;
     const ids = new Set(state.bubbles.map((b) => b.id));
-    for (const [id, node] of bubbles) {
+    for (const [id, n] of nodes) {
       if (!ids.has(id)) {
-        node.remove();
-        bubbles.delete(id);
+        n.node.remove();
+        nodes.delete(id);
       }
     }
+    // Nodes are kept in state order, before the typing indicator (always last); existing ones stay put.
+    let previous: Node = welcome;
     for (const b of state.bubbles) {
-      let node = bubbles.get(b.id);
-      if (!node) {
-        node = el('div', { class: 'msg', 'data-testid': 'message', 'data-role': b.role });
-        node.append(el('span', { class: 'sr' }, b.role === 'user' ? 'You: ' : 'Support: '));
-        if (b.proactive) node.append(el('span', { class: 'tag' }, 'Update'), el('span', { class: 'sr' }, ': '));
-        node.append(el('span', { class: 'text' }, b.text));
-        bubbles.set(b.id, node);
-        // A final reply takes the place of its streamed bubble (removed just below).
-        log.insertBefore(node, streaming.placeOf(b.id) ?? typing);
+      const kind = b.role !== 'confirmation' ? 'message' : (b.outcome ?? 'pending');
+      let n = nodes.get(b.id);
+      if (!n || n.kind !== kind) {
+        const fresh = build(b);
+        if (n) n.node.replaceWith(fresh.node);
+        else {
+          // A final reply takes the place of its streamed row (which then leaves the log).
+          streaming.placeOf(b.id)?.replaceWith(fresh.node);
+          added = true;
+        }
+        n = fresh;
+        nodes.set(b.id, n);
       }
-      if (b.role === 'user') node.setAttribute('data-delivered', String(b.delivered !== false));
+      if (previous.nextSibling !== n.node) log.insertBefore(n.node, previous.nextSibling);
+      previous = n.node;
+      if (b.role === 'user') setDelivered(n.node, b.delivered !== false, ctx);
     }
-    if (!state.confirm && confirmNode) {
-      confirmNode.remove();
-      confirmNode = confirmId = undefined;
-    }
-    if (state.confirm && state.confirm.id !== confirmId) {
-      confirmNode?.remove();
-      confirmId = state.confirm.id;
-      const id = state.confirm.id;
-      const text = `Confirm: ${state.confirm.summary}?`;
-      confirmNode = el('div', { class: 'confirm', 'data-testid': 'confirm', role: 'group', 'aria-label': 'Confirm action' });
-      const question = el('p', {}, text);
-      const approve = el('button', { class: 'approve', type: 'button', 'data-testid': 'approve' }, 'Approve');
-      const decline = el('button', { class: 'decline', type: 'button', 'data-testid': 'decline' }, 'Decline');
-      // Focus goes back to the input once the answer is sent; if it was not, the error says why.
-      const answer = (approved: boolean) => {
-        if (handlers.onAnswer(id, approved)) input.focus();
-      };
-      approve.addEventListener('click', () => answer(true));
-      decline.addEventListener('click', () => answer(false));
-      confirmNode.append(question, approve, decline);
-      log.insertBefore(confirmNode, typing);
-      // Focus is never moved here: a customer still typing must not land on Approve. The prompt is
-      // announced and reachable with Tab.
-      announcer.textContent = `${text} Approve and Decline buttons follow the messages.`;
-    }
-    if (confirmNode && state.confirm?.answered) confirmNode.querySelectorAll('button').forEach((b) => (b.disabled = true));
     streaming.render(state.streaming);
+    welcome.hidden = state.bubbles.length > 0 || state.streaming !== undefined;
     // The typing indicator shows until the first words of the reply do.
     typing.hidden = !state.typing || state.streaming !== undefined;
-    error.hidden = !state.error;
-    error.textContent = state.error ?? '';
-    log.scrollTop = log.scrollHeight;
+
+    const reason = noticeText(state);
+    notice.hidden = !reason;
+    notice.textContent = reason;
+    const ended = state.status === 'Disconnected';
+    input.disabled = ended;
+    send.disabled = ended;
+    input.placeholder = ended ? s.placeholderDisabled : s.placeholder;
+    const err = state.error && !ended ? errorText(s, state.error.code) : '';
+    error.hidden = !err;
+    error.textContent = err;
+    if (added || nearBottom || state.typing) log.scrollTop = log.scrollHeight;
   };
 
-  return { render, open, close: closePanel, destroy: () => host.remove(), host };
+  return {
+    render,
+    open,
+    close: closePanel,
+    destroy: () => {
+      if (timeTimer) clearInterval(timeTimer);
+      vv?.removeEventListener('resize', fitViewport);
+      vv?.removeEventListener('scroll', fitViewport);
+      host.remove();
+    },
+    host,
+  };
 }

@@ -1,0 +1,32 @@
+// The history a widget gets on `ready`: messages, and each answered confirmation once, as a receipt at the
+// place it was asked (its summary, with what became of it). A confirmation still waiting is left out: the
+// gateway sends it as a `confirm` frame right after `ready`.
+import type { HistoryEntry } from '../../sdk/src/widget-protocol.ts';
+import type { MessageRecord } from '../conversations/history.ts';
+
+const OUTCOMES = new Set(['approved', 'denied', 'expired']);
+
+export function toWidgetHistory(records: MessageRecord[]): HistoryEntry[] {
+  const out: HistoryEntry[] = [];
+  const asked = new Map<string, HistoryEntry>();
+  for (const r of records) {
+    if (r.role === 'user' || r.role === 'assistant') {
+      out.push(r.proactive ? { id: r.id, role: r.role, text: r.text, at: r.at, proactive: true } : { id: r.id, role: r.role, text: r.text, at: r.at });
+      continue;
+    }
+    if (r.role !== 'confirmation') continue;
+    const outcome = r.data?.outcome;
+    if (outcome === 'requested') {
+      const entry: HistoryEntry = { id: r.id, role: 'confirmation', text: r.text, at: r.at };
+      asked.set(r.id, entry);
+      out.push(entry);
+    } else if (typeof outcome === 'string' && OUTCOMES.has(outcome)) {
+      const id = r.id.slice(0, r.id.length - outcome.length - 1);
+      const request = asked.get(id);
+      if (request) request.outcome = outcome as HistoryEntry['outcome'];
+      // The request fell outside the records read: the receipt names the function instead of its summary.
+      else out.push({ id, role: 'confirmation', text: String(r.data?.name ?? ''), at: r.at, outcome: outcome as HistoryEntry['outcome'] });
+    }
+  }
+  return out.filter((e) => e.role !== 'confirmation' || e.outcome);
+}

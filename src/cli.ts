@@ -1,0 +1,38 @@
+// The server's command line: --help, --version, --config. Everything else is configured by the profile.
+import { parseArgs } from 'node:util';
+
+export const HELP = `Usage: parley [--config <profile or path>] [--help] [--version]
+
+Starts Parley: the widget, WhatsApp, the SDK gateway, proactive messages and telemetry in one process.
+
+Options:
+  -c, --config <profile>  profile name (config/config.<name>.yaml) or path to a YAML file; same as SERVICE_CONFIG
+  -h, --help              print this help and exit
+  -v, --version           print the version and exit
+
+Environment:
+  SERVICE_CONFIG          profile to load (default: config/config.yaml)
+  SERVICE_SDK_SECRET      the service secret (empty: generated once and kept in the data directory)
+  SERVICE_TEST_MODE=1     test-only routes (/__test__/*) and a mock WhatsApp sender; never in production
+  LOG_FORMAT=json|pretty  log lines as JSON or readable text (default: readable in a terminal, JSON otherwise)
+
+Docs: README.md (configuration keys, routes, the widget protocol).`;
+
+export type CliAction = { kind: 'help' } | { kind: 'version' } | { kind: 'run'; config?: string } | { kind: 'error'; message: string };
+
+export function parseCli(argv: string[]): CliAction {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' }, config: { type: 'string', short: 'c' } },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (err) {
+    return { kind: 'error', message: (err as Error).message };
+  }
+  if (parsed.values.help) return { kind: 'help' };
+  if (parsed.values.version) return { kind: 'version' };
+  return { kind: 'run', config: parsed.values.config };
+}

@@ -1,0 +1,55 @@
+// Issue 21: every customer-facing string from a table (English and Spanish), and times people can read.
+import { describe, expect, it } from 'vitest';
+import { createStrings, errorText, fill, LOCALES, pickLocale } from '../../widget/src/strings.ts';
+import { exactTime, relativeTime } from '../../widget/src/time.ts';
+
+describe('widget strings', () => {
+  it('Spanish has every key English has, each translated and non-empty', () => {
+    const en = LOCALES.en;
+    const es = LOCALES.es;
+    expect(Object.keys(es).sort()).toEqual(Object.keys(en).sort());
+    for (const k of Object.keys(en) as (keyof typeof en)[]) {
+      expect(es[k].trim(), k).not.toBe('');
+      // placeholders survive translation
+      expect(es[k].match(/\{\w+\}/g) ?? [], k).toEqual(en[k].match(/\{\w+\}/g) ?? []);
+    }
+    expect(es.send).toBe('Enviar');
+  });
+
+  it('picks the closest shipped language and lets the page replace single strings', () => {
+    expect(pickLocale('es-MX')).toBe('es');
+    expect(pickLocale('ES')).toBe('es');
+    expect(pickLocale('fr-FR')).toBe('en');
+    expect(pickLocale(undefined)).toBe('en');
+    const s = createStrings('es', { title: 'Ayuda Acme', nonsense: 'x' } as never);
+    expect(s.title).toBe('Ayuda Acme');
+    expect(s.send).toBe('Enviar');
+    expect('nonsense' in s).toBe(false);
+    expect(fill(s.receiptApproved, { summary: 'Cancel order 1001' })).toBe('Aprobaste: Cancel order 1001');
+  });
+
+  it('error codes become plain words; unknown codes a generic sentence, never the code', () => {
+    const s = createStrings('en');
+    expect(errorText(s, 'rate_limited')).toMatch(/wait a moment/);
+    expect(errorText(s, 'unavailable')).toMatch(/send it again/);
+    expect(errorText(s, 'bad_frame')).toBe(s.errorGeneric);
+    for (const code of ['rate_limited', 'unavailable', 'unknown_confirmation', 'internal', 'unauthorized']) expect(errorText(s, code)).not.toContain(code);
+  });
+});
+
+describe('message times', () => {
+  const now = new Date(2025, 2, 12, 15, 30).getTime();
+  it('just now, minutes ago, the clock today, yesterday, then a date', () => {
+    expect(relativeTime(now - 20_000, now, 'en', 'just now')).toBe('just now');
+    expect(relativeTime(now - 5 * 60_000, now, 'en', 'just now')).toBe('5 min. ago');
+    expect(relativeTime(now - 2 * 3600_000, now, 'en', 'just now')).toBe('1:30 PM');
+    expect(relativeTime(new Date(2025, 2, 11, 9, 5).getTime(), now, 'en', 'just now')).toBe('Yesterday, 9:05 AM');
+    expect(relativeTime(new Date(2025, 0, 3, 9, 5).getTime(), now, 'en', 'just now')).toMatch(/^Jan 3, 9:05 AM$/);
+    expect(relativeTime(new Date(2024, 0, 3, 9, 5).getTime(), now, 'en', 'just now')).toMatch(/2024/);
+    expect(relativeTime(now - 5 * 60_000, now, 'es', 'ahora mismo')).toBe('hace 5 min');
+    expect(relativeTime(new Date(2025, 2, 11, 9, 5).getTime(), now, 'es', 'ahora mismo')).toBe('Ayer, 9:05');
+  });
+  it('the exact time names the day and the minute', () => {
+    expect(exactTime(now, 'en')).toMatch(/Wednesday, March 12, 2025.*3:30/);
+  });
+});

@@ -1,0 +1,100 @@
+// The transcript's pieces: a message row, a confirmation card, its receipt. Text only through textContent.
+import type { Bubble } from './state.ts';
+import { fill, type Strings } from './strings.ts';
+import { exactTime, relativeTime } from './time.ts';
+
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+export interface NodeContext {
+  strings: Strings;
+  locale: string;
+  now: () => number;
+}
+
+/** A focusable time: relative text, the exact time on hover and focus (and for screen readers). */
+export function timeNode(at: number, c: NodeContext): HTMLElement {
+  const exact = exactTime(at, c.locale);
+  const t = el('time', {
+    class: 'time',
+    'data-testid': 'time',
+    datetime: new Date(at).toISOString(),
+    'data-at': String(at),
+    'data-exact': exact,
+    tabindex: '0',
+  });
+  t.setAttribute('aria-label', exact);
+  t.textContent = relativeTime(at, c.now(), c.locale, c.strings.justNow);
+  return t;
+}
+
+/** Rewrites every relative time in `root` (they age while the panel is open). */
+export function refreshTimes(root: ParentNode, c: NodeContext) {
+  root.querySelectorAll<HTMLElement>('time[data-at]').forEach((t) => {
+    if (t.closest('[data-delivered=false]')) return;
+    const text = relativeTime(Number(t.getAttribute('data-at')), c.now(), c.locale, c.strings.justNow);
+    if (t.textContent !== text) t.textContent = text;
+  });
+}
+
+/**
+ * The reply being written: an assistant row like `messageNode`'s, without the time (the final message brings it),
+ * `aria-hidden` so screen readers hear the reply once, when its final message takes this row's place.
+ */
+export function streamingNode(): { row: HTMLElement; text: HTMLElement } {
+  const row = el('div', { class: 'row streaming', 'data-testid': 'streaming', 'data-role': 'assistant', 'aria-hidden': 'true' });
+  const bubble = el('div', { class: 'msg' });
+  const text = el('span', { class: 'text' });
+  bubble.append(text);
+  row.append(bubble);
+  return { row, text };
+}
+
+export function messageNode(b: Bubble, c: NodeContext): HTMLElement {
+  const row = el('div', { class: 'row', 'data-testid': 'message', 'data-role': b.role });
+  row.append(el('span', { class: 'sr' }, `${b.role === 'user' ? c.strings.you : c.strings.support}: `));
+  const bubble = el('div', { class: 'msg' });
+  if (b.proactive) bubble.append(el('span', { class: 'tag' }, c.strings.update), el('span', { class: 'sr' }, ': '));
+  bubble.append(el('span', { class: 'text' }, b.text));
+  row.append(bubble, timeNode(b.at, c));
+  return row;
+}
+
+/** Marks a user row sent or still sending (its time reads "Sending…" until the server has stored it). */
+export function setDelivered(row: HTMLElement, delivered: boolean, c: NodeContext) {
+  if (row.getAttribute('data-delivered') === String(delivered)) return;
+  row.setAttribute('data-delivered', String(delivered));
+  const time = row.querySelector('.time');
+  if (time) time.textContent = delivered ? relativeTime(Number(time.getAttribute('data-at')), c.now(), c.locale, c.strings.justNow) : c.strings.sending;
+}
+
+const MARKS = { approved: '✓', denied: '✕', expired: '!' } as const;
+
+export function receiptNode(b: Bubble, c: NodeContext): HTMLElement {
+  const outcome = b.outcome ?? 'expired';
+  const template = outcome === 'approved' ? c.strings.receiptApproved : outcome === 'denied' ? c.strings.receiptDeclined : c.strings.receiptExpired;
+  const node = el('div', { class: 'receipt', 'data-testid': 'receipt', 'data-outcome': outcome, role: 'note' });
+  node.append(
+    el('span', { class: 'mark', 'aria-hidden': 'true' }, MARKS[outcome]),
+    el('span', { class: 'what' }, fill(template, { summary: b.text })),
+    timeNode(b.at, c),
+  );
+  return node;
+}
+
+export function confirmNode(b: Bubble, c: NodeContext, answer: (approve: boolean) => void): HTMLElement {
+  const question = fill(c.strings.confirmQuestion, { summary: b.text });
+  const node = el('div', { class: 'confirm', 'data-testid': 'confirm', role: 'group', 'aria-label': c.strings.confirmTitle });
+  const approve = el('button', { class: 'approve', type: 'button', 'data-testid': 'approve' }, c.strings.approve);
+  const decline = el('button', { class: 'decline', type: 'button', 'data-testid': 'decline' }, c.strings.decline);
+  approve.addEventListener('click', () => answer(true));
+  decline.addEventListener('click', () => answer(false));
+  const actions = el('div', { class: 'actions' });
+  actions.append(approve, decline);
+  node.append(el('p', { class: 'kicker' }, c.strings.confirmTitle), el('p', { class: 'question' }, question), actions);
+  return node;
+}
