@@ -5,6 +5,17 @@ import { ConfigError, loadConfig, PROJECT_ROOT } from './config/load.ts';
 import { chooseLogFormat, logDestination } from './log-format.ts';
 import { readVersion } from './project-root.ts';
 
+async function runMigrateStore(args: string[]) {
+  const { migrateStore, MigrateStoreError } = await import('./tools/migrate-store.ts');
+  try {
+    await migrateStore(args, { write: (line) => process.stderr.write(`${line}\n`) });
+  } catch (err) {
+    const known = err instanceof MigrateStoreError || (err as Error).name === 'StoreOpenError';
+    process.stderr.write(`parley migrate-store: ${known ? (err as Error).message : ((err as Error).stack ?? String(err))}\n`);
+    process.exit(1);
+  }
+}
+
 async function main() {
   const cli = parseCli(process.argv.slice(2));
   if (cli.kind === 'help') return void process.stdout.write(`${HELP}\n`);
@@ -13,6 +24,7 @@ async function main() {
     process.stderr.write(`parley: ${cli.message}\n\n${HELP}\n`);
     process.exit(64);
   }
+  if (cli.kind === 'migrate-store') return runMigrateStore(cli.args);
   const env = cli.config ? Object.assign({}, process.env, { SERVICE_CONFIG: cli.config }) : process.env;
   // Loaded only to run: --help and --version answer without opening the store or loading native modules.
   const { createParley } = await import('./app.ts');
