@@ -200,7 +200,7 @@ describe('system events update identity and are never answered', () => {
     await settle(p);
     expect(await customers(p).findBy('phone', '+16505551234')).toBeUndefined();
     expect(await customers(p).findBy('bsuid', 'US.13491208655302741918')).toBeUndefined();
-    expect(customers(p).get(before.customerId)).toMatchObject({ phone: '+12195555358', bsuid: 'US.22005551234000000001', externalId: '+16505551234' });
+    expect(await customers(p).get(before.customerId)).toMatchObject({ phone: '+12195555358', bsuid: 'US.22005551234000000001', externalId: '+16505551234' });
     // The new number writes: same customer, same conversation.
     const next = loadFixture('text-bsuid-and-phone.json');
     const m = next.entry[0].changes[0].value.messages[0];

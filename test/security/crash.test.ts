@@ -105,7 +105,7 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
     proactive: { enabled: true, daily_cap: DAILY_CAP },
     channels: {
       web: { rate_limit_per_minute: 100_000 },
-      whatsapp: { enabled: true, provider: 'meta' as const, graph_url: graph.url, uncertain_grace_ms: 5000, ...WA },
+      whatsapp: { enabled: true, provider: 'meta' as const, graph_url: graph.url, uncertain_grace_ms: 30_000, ...WA },
     },
   };
   const first: ParleyProcess = await spawnParley({ storagePath, config });
