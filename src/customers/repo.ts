@@ -106,7 +106,9 @@ export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
       }),
     resolveWhatsApp: async (ids) => {
       // Nearly always the customer is known with exactly these ids: a read, no write transaction.
-      const known = (ids.phone ? await store.customers.findBy('phone', ids.phone) : undefined) ?? (ids.bsuid ? await store.customers.findBy('bsuid', ids.bsuid) : undefined);
+      const known =
+        (ids.phone ? await store.customers.findBy('phone', ids.phone) : undefined) ??
+        (ids.bsuid ? await store.customers.findBy('bsuid', ids.bsuid) : undefined);
       if (known && (!ids.phone || known.phone === ids.phone) && (!ids.bsuid || known.bsuid === ids.bsuid)) return known;
       return store.transaction(async ({ customers }) => {
         const externalId = (ids.phone ?? ids.bsuid)!;

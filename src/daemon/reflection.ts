@@ -224,7 +224,9 @@ export function createReflectionCycle(deps: ReflectionDeps) {
     store.transaction(
       async ({
         conversations,
-      }): Promise<{ send: NonNullable<ReviewedRecord['followupPending']>; record: ReviewedRecord } | { dropped: string; record: ReviewedRecord } | undefined> => {
+      }): Promise<
+        { send: NonNullable<ReviewedRecord['followupPending']>; record: ReviewedRecord } | { dropped: string; record: ReviewedRecord } | undefined
+      > => {
         const current = await conversations.lock(conversationId);
         const pending = current?.followupPending;
         if (!current || !pending) return undefined;

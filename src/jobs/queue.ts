@@ -24,7 +24,6 @@ import { createSchedule } from './schedule.ts';
 /** How soon a job that met a store unable to write runs again. */
 const STORE_RETRY_MS = 2000;
 
-
 export type { DeadJob, Job } from '../store/model.ts';
 
 /**

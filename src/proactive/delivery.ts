@@ -11,20 +11,19 @@ import type { Services } from '../services.ts';
 
 export interface WhatsAppOutbound {
   /** Inside a transaction: queues a proactive WhatsApp message; returns what to run after the commit. */
-  prepareProactive(tx: StoreRepos, args: {
-    messageId: string;
-    customerId: string;
-    to: string;
-    text: string;
-    template?: { name: string; language: string; parameters?: string[] };
-  }): Promise<() => void>;
+  prepareProactive(
+    tx: StoreRepos,
+    args: {
+      messageId: string;
+      customerId: string;
+      to: string;
+      text: string;
+      template?: { name: string; language: string; parameters?: string[] };
+    },
+  ): Promise<() => void>;
 }
 
-export function createProactiveDelivery(deps: {
-  services: Services;
-  sessions: WebSessions;
-  whatsapp?: () => WhatsAppOutbound | undefined;
-}) {
+export function createProactiveDelivery(deps: { services: Services; sessions: WebSessions; whatsapp?: () => WhatsAppOutbound | undefined }) {
   const { services, sessions } = deps;
   // The message is already committed when this runs; a failed live push is logged, not an error to the caller.
   const safely = (messageId: string, run: () => void) => () => {
@@ -60,7 +59,10 @@ export function createProactiveDelivery(deps: {
       // The phone when known (Meta prefers it), else the BSUID of a username-only customer.
       const to = customer.phone ?? customer.bsuid;
       if (!to) throw new Error('customer has no WhatsApp number or BSUID');
-      return safely(messageId, await wa.prepareProactive(tx, { messageId, customerId: customer.customerId, to, text: request.content, template: request.template }));
+      return safely(
+        messageId,
+        await wa.prepareProactive(tx, { messageId, customerId: customer.customerId, to, text: request.content, template: request.template }),
+      );
     },
   };
 }

@@ -12,4 +12,3 @@ export const keyAt = (at: number) => `${String(Math.max(0, Math.floor(at))).padS
 
 /** The ms part of an id or segment key. */
 export const msOf = (id: string) => Number(id.slice(0, id.indexOf('-')));
-

@@ -38,12 +38,14 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
     if (records === 0) return;
     try {
       await writer.flush();
-      if (droppedWhileUnavailable > 0) o.logger.warn({ dropped: droppedWhileUnavailable }, 'telemetry is written again; records made while the store could not write were dropped');
+      if (droppedWhileUnavailable > 0)
+        o.logger.warn({ dropped: droppedWhileUnavailable }, 'telemetry is written again; records made while the store could not write were dropped');
       droppedWhileUnavailable = 0;
     } catch (err) {
       // While the store cannot write at all (a full disk), one line for the whole outage, not one every flush.
       if (!isStoreUnavailable(err)) o.logger.error({ err, dropped: records }, 'telemetry write failed');
-      else if (droppedWhileUnavailable === 0) o.logger.error({ err }, 'telemetry cannot be written while the store cannot write; records are dropped until it can');
+      else if (droppedWhileUnavailable === 0)
+        o.logger.error({ err }, 'telemetry cannot be written while the store cannot write; records are dropped until it can');
       if (isStoreUnavailable(err)) droppedWhileUnavailable += records;
     }
   };

@@ -23,7 +23,12 @@ export function createLmdbTelemetryWriter(kv: Kv, logger?: Logger): TelemetryWri
   let flushSeq = 0;
 
   // The arrays are emptied in place, not replaced: a fresh array per event-loop turn was ~1 KB of garbage per turn.
-  const encodeInto = <T extends { id: string; conversationId?: string }>(table: 'telemetry' | 'turnCalls', what: string, records: T[], encode: (r: T) => Uint8Array) => {
+  const encodeInto = <T extends { id: string; conversationId?: string }>(
+    table: 'telemetry' | 'turnCalls',
+    what: string,
+    records: T[],
+    encode: (r: T) => Uint8Array,
+  ) => {
     for (const r of records) {
       try {
         builders[table].add(r.id, r.conversationId, encode(r));
