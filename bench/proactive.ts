@@ -48,7 +48,8 @@ const results = await alternate(ROUNDS, {
 const parley = summarize(results.parley);
 const baseline = summarize(results.bare);
 await p.services.telemetry.flush();
-const accepted = [...p.services.store.table('telemetry').range()].filter((r) => (r.value as { type: string }).type === 'proactive.accepted').length;
+let accepted = 0;
+for await (const e of p.services.store.telemetry.window('events', { since: 0, until: Date.now() + 60_000 })) if (e.type === 'proactive.accepted') accepted++;
 log(`parley : ${JSON.stringify(parley)} (accepted ${accepted} of ${parley.requests})`);
 log(`bare   : ${JSON.stringify(baseline)}`);
 log(`throughput ratio parley/bare = ${(parley.rps / baseline.rps).toFixed(2)} (target ≥ 0.70)`);

@@ -9,7 +9,7 @@ import { MAX_FRAME_BYTES } from '../sdk/src/protocol.ts';
 import { createClock } from '../src/clock.ts';
 import { createLogger } from '../src/logger.ts';
 import type { Config } from '../src/config/schema.ts';
-import type { Store } from '../src/store/types.ts';
+import type { Store } from '../src/store/repos.ts';
 import type { Services } from '../src/services.ts';
 import type { Telemetry } from '../src/telemetry/types.ts';
 import { createSupervisorRuntime } from '../src/runtime/supervisor.ts';

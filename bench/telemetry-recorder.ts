@@ -7,13 +7,13 @@
 //   npx tsx bench/telemetry-recorder.ts
 import { createClock } from '../src/clock.ts';
 import { createLogger } from '../src/logger.ts';
-import { openStore } from '../src/store/lmdb.ts';
+import { openLmdbStore } from '../src/store/lmdb/index.ts';
 import { createTelemetryRecorder } from '../src/telemetry/recorder.ts';
 import { tempDir } from '../test/support/parley.ts';
 import { log } from './lib.ts';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 20_000);
-const store = await openStore({ path: tempDir('parley-recorder-') });
+const store = await openLmdbStore({ path: tempDir('parley-recorder-') });
 const t = createTelemetryRecorder({ store, clock: createClock(), logger: createLogger('error'), enabled: process.env.TELEMETRY_OFF !== '1' });
 
 async function run(n: number) {

@@ -3,9 +3,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
-import { createHistoryRepo } from '../../src/conversations/history.ts';
+import type { StoreRepos } from '../../src/store/repos.ts';
 import { startFakeOpenAi } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { historyOf } from '../support/store.ts';
 import { connectWidget, type WidgetClient } from '../support/widget-client.ts';
 
 const open: { close(): unknown }[] = [];
@@ -67,9 +68,7 @@ describe('conversations with the openai provider (real client, fake server)', ()
     expect(second.tools).toHaveLength(2);
     // the call and its result are in the stored history: the result as the exact text the LLM got
     const toolContent = second.messages.find((m) => m.role === 'tool')!.content;
-    const tools = createHistoryRepo(p.services.store)
-      .all('conv_web_cust-1')
-      .filter((r) => r.role === 'tool');
+    const tools = (await historyOf(p.services.store, 'conv_web_cust-1')).filter((r) => r.role === 'tool');
     expect(tools.map((r) => r.data)).toEqual([
       { phase: 'invoked', name: 'getOrderStatus', args: { orderId: '1001' } },
       { phase: 'result', name: 'getOrderStatus', ok: true, content: toolContent, durationMs: expect.any(Number) },
@@ -159,7 +158,7 @@ describe('conversations with the openai provider (real client, fake server)', ()
     w.send({ type: 'message', id: 'twice', text: 'hello' });
     await w.next((f) => f.type === 'message');
     await new Promise((r) => setTimeout(r, 300));
-    const stored = createHistoryRepo(p.services.store).all('conv_web_cust-dup');
+    const stored = await historyOf(p.services.store, 'conv_web_cust-dup');
     expect(stored.filter((r) => r.role === 'user')).toHaveLength(1);
     expect(messageIn).toHaveLength(1);
     expect(w.frames.filter((f) => f.type === 'ack' && f.id === 'twice')).toHaveLength(2);
@@ -177,7 +176,7 @@ describe('conversations with the openai provider (real client, fake server)', ()
     // A slow disk: every commit takes 50 ms more than the (instant) LLM answer.
     const store = p.services.store;
     const real = store.transaction.bind(store);
-    store.transaction = ((fn: () => unknown) => new Promise((r) => setTimeout(r, 50)).then(() => real(fn))) as typeof store.transaction;
+    store.transaction = <T>(fn: (tx: StoreRepos) => Promise<T>) => new Promise((r) => setTimeout(r, 50)).then(() => real(fn));
     const seen: { kind: string; at: number }[] = [];
     p.services.telemetry.subscribe({
       event: (e) => void seen.push({ kind: e.type, at: e.at }),
@@ -211,9 +210,7 @@ describe('conversations with the openai provider (real client, fake server)', ()
     // What the LLM was given for the call: the disconnect, not a timeout.
     const tool = (llm.requests[1] as { messages: { role: string; content: string }[] }).messages.find((m) => m.role === 'tool');
     expect(tool?.content).toMatch(/^Error \(disconnected\)/);
-    const failed = createHistoryRepo(p.services.store)
-      .all('conv_web_cust-disc')
-      .find((r) => r.role === 'tool' && r.data?.phase === 'failed');
+    const failed = (await historyOf(p.services.store, 'conv_web_cust-disc')).find((r) => r.role === 'tool' && r.data?.phase === 'failed');
     expect(failed?.data).toMatchObject({ name: 'getOrderStatus', ok: false, content: tool?.content });
   });
 });

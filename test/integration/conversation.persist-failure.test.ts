@@ -7,9 +7,10 @@ import { z } from 'zod';
 import { APOLOGY_LLM_FAILED } from '../../machines/conversation.ts';
 import { createClient } from '../../sdk/src/index.ts';
 import { createManualClock } from '../../src/clock.ts';
-import { createHistoryRepo } from '../../src/conversations/history.ts';
 import { createConversationHost, MAX_WRITE_ATTEMPTS } from '../../src/conversations/host.ts';
+import type { StoreRepos } from '../../src/store/repos.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { historyOf } from '../support/store.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
 
 const open: { close(): unknown }[] = [];
@@ -39,12 +40,12 @@ async function setup() {
   const real = store.transaction.bind(store);
   let poisoned = false;
   const inCall = () => p.runtime.host.list().some((c) => c.conversationId === 'conv_web_poison-1' && c.state === 'callingTool');
-  store.transaction = (<T>(fn: () => T) =>
-    real(() => {
-      const r = fn();
+  store.transaction = <T>(fn: (tx: StoreRepos) => Promise<T>) =>
+    real(async (tx) => {
+      const r = await fn(tx);
       if (poisoned && inCall()) throw new Error('snapshot could not be encoded');
       return r;
-    })) as typeof store.transaction;
+    });
   return { p, w, clock, calls: () => calls, poison: () => (poisoned = true), restore: () => (store.transaction = real) };
 }
 
@@ -140,12 +141,10 @@ describe('bounded persist retries', () => {
   it('an actor that fails (a malformed LLM step) is replaced: the customer gets the apology, the next message is answered', async () => {
     const p = await startParley();
     open.push(p);
-    const history = createHistoryRepo(p.services.store);
     const delivered: string[] = [];
     let n = 0;
     const host = createConversationHost({
       services: p.services,
-      history,
       // The first step's output breaks the machine (no calls array); later ones are fine.
       llmStep: async () =>
         n++ === 0 ? ({ kind: 'tools', at: p.services.clock.now() } as never) : { kind: 'reply', text: 'fine now', at: p.services.clock.now() },
@@ -160,11 +159,11 @@ describe('bounded persist retries', () => {
     await host.receive(customer, 'web', { messageId: 'm2', text: 'again' });
     for (let i = 0; i < 100 && delivered.length < 2; i++) await sleep(10);
     expect(delivered).toEqual([APOLOGY_LLM_FAILED, 'fine now']);
-    expect(
-      history
-        .all('conv_web_broken-1')
-        .filter((r) => r.role !== 'tool')
-        .map((r) => `${r.role}:${r.text}`),
-    ).toEqual(['user:hello', `assistant:${APOLOGY_LLM_FAILED}`, 'user:again', 'assistant:fine now']);
+    expect((await historyOf(p.services.store, 'conv_web_broken-1')).filter((r) => r.role !== 'tool').map((r) => `${r.role}:${r.text}`)).toEqual([
+      'user:hello',
+      `assistant:${APOLOGY_LLM_FAILED}`,
+      'user:again',
+      'assistant:fine now',
+    ]);
   });
 });

@@ -5,9 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
 import { WidgetDeltaFrame } from '../../sdk/src/widget-protocol.ts';
-import { createHistoryRepo } from '../../src/conversations/history.ts';
 import { startFakeOpenAi, type FakeOpenAi, type ScriptStep } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { historyOf } from '../support/store.ts';
 import { connectWidget, type WidgetClient } from '../support/widget-client.ts';
 import { until } from '../support/whatsapp.ts';
 
@@ -63,7 +63,7 @@ describe('streamed replies on the web', () => {
 
     // The store has the customer message and the whole reply, nothing of the pieces.
     await p.runtime.host.settle();
-    const records = createHistoryRepo(p.services.store).all('conv_web_stream-1');
+    const records = await historyOf(p.services.store, 'conv_web_stream-1');
     expect(records.map((r) => [r.role, r.text])).toEqual([
       ['user', 'where is my order?'],
       ['assistant', text],
@@ -188,7 +188,7 @@ describe('streamed replies on the web', () => {
     expect(again.deltas.length).toBeGreaterThanOrEqual(1);
     expect(again.message.text).toBe('OK.');
     await until(
-      () => createHistoryRepo(p.services.store).all('conv_web_stream-1').length,
+      async () => (await historyOf(p.services.store, 'conv_web_stream-1')).length,
       (n) => n === 4,
     );
   });

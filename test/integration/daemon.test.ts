@@ -5,7 +5,6 @@ import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { connectWidget } from '../support/widget-client.ts';
-import { followupKey } from '../../src/daemon/review-index.ts';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -89,12 +88,11 @@ describe('reflection daemon', () => {
     expect(result).toEqual({ 'conv_web_unresolved-bob': 'sent', 'conv_web_unresolved-cy': 'Customer has not opted in' });
 
     // A crash after the send but before the pending follow-up was cleared: put it back as it was.
-    const records = p.services.store.table<Record<string, unknown>>('conversations');
-    const bob = records.get('conv_web_unresolved-bob')!;
+    const bob = (await p.services.store.conversations.get('conv_web_unresolved-bob'))!;
     expect(bob.followupPending).toBeUndefined();
-    await records.put('conv_web_unresolved-bob', { ...bob, followupPending: { content: 'again?', decidedAt: (bob.reflection as { at: number }).at } });
-    // The daemon writes the pending follow-up and its index key in one transaction; a crash leaves both.
-    await p.services.store.table('proactive').put(followupKey('conv_web_unresolved-bob'), 1);
+    // The store lists it among the pending follow-ups (the engine indexes it with the record).
+    await p.services.store.conversations.put(Object.assign({}, bob, { followupPending: { content: 'again?', decidedAt: bob.reflection!.at } }));
+    expect(await p.services.store.conversations.withPendingFollowup(10)).toContain('conv_web_unresolved-bob');
 
     await jump(p, 5 * 3600_000); // more cycles: nothing new to review, nothing sent twice
     await new Promise((r) => setTimeout(r, 500));

@@ -67,7 +67,7 @@ describe('passivation', () => {
     await Promise.all([passivating, received]);
     const reply = await w.next((f) => f.type === 'message', 5000);
     expect(reply.text).toContain('shipped');
-    const record = p.runtime.host.record('conv_web_race-1') as { snapshot: { status: string }; busy: boolean };
+    const record = (await p.runtime.host.record('conv_web_race-1')) as { snapshot: { status: string }; busy: boolean };
     expect(record.snapshot.status).toBe('active');
     expect(record.busy).toBe(false);
   });

@@ -19,7 +19,6 @@ const clock = (p: TestParley, offsetMs: number) =>
   fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ offsetMs }) });
 
 async function webCustomer(p: TestParley, externalId: string) {
-  await p.services.store.table('customers'); // ensure opened
   const { createCustomerRepo } = await import('../../src/customers/repo.ts');
   return createCustomerRepo(p.services.store, p.services.clock).upsert({ externalId, email: `${externalId}@example.com` });
 }

@@ -9,9 +9,7 @@ import { createProactiveLedger } from '../../src/proactive/ledger.ts';
 import { proactivePlugin } from '../../src/proactive/routes.ts';
 import { createProactiveService } from '../../src/proactive/service.ts';
 import type { Services } from '../../src/services.ts';
-import { openStore } from '../../src/store/lmdb.ts';
-import type { Store } from '../../src/store/types.ts';
-import { tempDir } from '../support/tmp.ts';
+import { openTestStore } from '../support/store.ts';
 
 const SECRET = 'unavailable-test-secret-0123456789';
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -21,7 +19,7 @@ afterEach(async () => {
 
 describe('POST /proactive on an internal failure', () => {
   it('answers 503 unavailable (not a 200 with an invented reason); blocked answers stay 200', async () => {
-    const store: Store = await openStore({ path: tempDir() });
+    const store = await openTestStore();
     cleanup.push(() => store.close());
     const clock = createManualClock(Date.UTC(2026, 0, 1));
     const customers = createCustomerRepo(store, clock);
@@ -34,7 +32,7 @@ describe('POST /proactive on an internal failure', () => {
       ledger: createProactiveLedger({ store, clock, dailyCap: 3, dedupWindowHours: 24 }),
       enabled: () => true,
       deliver: {
-        prepareInTx: ({ request }) => {
+        prepare: async (_tx, { request }) => {
           if (request.content === 'fail') throw new Error('MDB_MAP_FULL: mapsize reached');
           return () => undefined;
         },

@@ -3,8 +3,9 @@
 // are 49 characters, and the index range missed every id of 40 or more. A real customer signed in by magic link, a
 // real widget conversation, the real compaction timer.
 import { afterEach, describe, expect, it } from 'vitest';
-import { PENDING_END, PENDING_START } from '../../src/telemetry/keys.ts';
+import { PENDING_END, PENDING_START } from '../../src/store/lmdb/telemetry/keys.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { lmdbKv } from '../support/store.ts';
 import { connectWidget } from '../support/widget-client.ts';
 
 const open: { close(): unknown }[] = [];
@@ -46,7 +47,7 @@ describe('telemetry conversation filter with real ids', () => {
     await expect.poll(() => types(conversationId), { timeout: 3000 }).toEqual(expect.arrayContaining(wanted));
 
     // The recorder's own compaction timer (5 s) folds the flushes' references into the index.
-    const pending = () => [...p.services.store.table('telemetry').range({ start: PENDING_START, end: PENDING_END })].length;
+    const pending = () => [...lmdbKv(p.services.store).range('telemetry', { start: PENDING_START, end: PENDING_END })].length;
     await expect.poll(pending, { timeout: 10_000, interval: 250 }).toBe(0);
 
     for (const id of [conversationId, other]) {

@@ -1,13 +1,12 @@
 // Issue 7: failed LLM attempts are recorded per attempt; a telemetry write
-// failure never fails a turn; retention prunes old records (and their index
-// keys) and keeps recent ones; a conversation's timeline reads its own keys.
+// failure never fails a turn; retention prunes old records and keeps recent
+// ones; a conversation's timeline pages through its own records. (How LMDB
+// keeps its index through all this: test/unit/telemetry.index.lmdb.test.ts.)
 import { afterEach, describe, expect, it } from 'vitest';
-import { compactConversationIndex } from '../../src/telemetry/compaction.ts';
-import { INDEX_MARKER } from '../../src/telemetry/index-backfill.ts';
-import { conversationRefs } from '../../src/telemetry/segment-reader.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { parsePrometheusText, sampleValue } from '../support/prom-text.ts';
+import { lmdbKv } from '../support/store.ts';
 import { connectWidget } from '../support/widget-client.ts';
 
 const auth = { authorization: `Bearer ${TEST_SECRET}` };
@@ -80,7 +79,8 @@ describe('failed LLM attempts', () => {
 describe('a telemetry write failure', () => {
   it('is logged and never fails the turn', async () => {
     const p = await parley();
-    p.services.store.writeBatch = async () => {
+    // The engine's batch write (LMDB: every telemetry flush goes through it) fails.
+    lmdbKv(p.services.store).writeBatch = async () => {
       throw new Error('disk full (test)');
     };
     const replies = await converse(p, 'wf-1', ['status of order 1001', 'thanks']);
@@ -88,12 +88,12 @@ describe('a telemetry write failure', () => {
     await p.services.telemetry.flush();
     expect(p.logs.some((l) => l.includes('telemetry write failed') && l.includes('disk full (test)'))).toBe(true);
     // The conversation itself was stored.
-    expect(p.services.store.table<{ state: string }>('conversations').get('conv_web_wf-1')).toMatchObject({ state: 'idle' });
+    expect(await p.services.store.conversations.get('conv_web_wf-1')).toMatchObject({ state: 'idle' });
   });
 });
 
 describe('retention', () => {
-  it('prunes records older than retention_days with their index keys; keeps the ones inside', async () => {
+  it('prunes records older than retention_days; keeps the ones inside', async () => {
     const p = await parley({ config: { telemetry: { retention_days: 30 } } });
     await converse(p, 'ret-1', ['hello']);
     const now = p.services.clock.now();
@@ -102,8 +102,6 @@ describe('retention', () => {
     const before = await page(p, '/api/v1/telemetry/events?conversationId=conv_web_ret-1&limit=1000');
     expect(before.items.length).toBeGreaterThan(3);
     expect((await page(p, '/api/v1/telemetry/turn-calls?conversationId=conv_web_ret-1')).items).toHaveLength(1);
-    // Fold the flushes' references into the conversation index, so the prune has index entries to rewrite.
-    for (const t of ['telemetry', 'turnCalls'] as const) await compactConversationIndex(p.services.store, t);
 
     // 31 days later the hourly prune timer fires (the clock jump fires due timers).
     await fetch(`${p.url()}/__test__/clock`, {
@@ -116,19 +114,11 @@ describe('retention', () => {
     expect((await page(p, '/api/v1/telemetry/events?type=message.in')).items).toHaveLength(0);
     const after = await page(p, '/api/v1/telemetry/events?conversationId=conv_web_ret-1&limit=1000');
     expect(after.items.map((e) => e.type)).toEqual(['keep.me']);
-    // What is left of the conversation's references points at the one segment left: keep.me's.
-    const refs = [...conversationRefs(p.services.store, 'telemetry', 'conv_web_ret-1').keys()];
-    expect(refs).toHaveLength(1);
-    expect(p.services.store.table('telemetry').get(refs[0])).toBeDefined();
-    const keys = [...p.services.store.table('telemetry').range()].map((r) => String(r.key));
-    expect(keys.filter((k) => k.startsWith('~conv_web_ret-1'))).toHaveLength(1);
-    const callKeys = [...p.services.store.table('turnCalls').range()].map((r) => String(r.key));
-    expect(callKeys.filter((k) => k !== INDEX_MARKER)).toHaveLength(0);
   });
 });
 
 describe('conversation timeline and the recent list', () => {
-  it('reads one conversation through its index, paginated, without touching other records', async () => {
+  it('pages through one conversation’s records, in both orders; the recent list is the newest conversation first', async () => {
     const p = await parley();
     await converse(p, 'tl-1', ['one', 'two']);
     await converse(p, 'tl-2', ['three']);
@@ -153,63 +143,9 @@ describe('conversation timeline and the recent list', () => {
         .reverse()
         .map((e) => e.id),
     );
-    // The index, not a scan: make every record of the table unreadable except through get().
-    const table = p.services.store.table('telemetry');
-    const range = table.range.bind(table);
-    table.range = (o) => {
-      // Only the index (`~…`) and the flushes' pending references (`}…`): never the records' range.
-      if (!o || !/^[~}]/.test(String(o.start ?? ''))) throw new Error('full-table scan');
-      return range(o);
-    };
-    expect((await page(p, '/api/v1/telemetry/events?conversationId=conv_web_tl-2&limit=1000')).items.length).toBeGreaterThan(2);
-    table.range = range;
-
-    // The recent list walks the newest events, not every conversation.
-    const conversations = p.services.store.table('conversations');
-    const convRange = conversations.range.bind(conversations);
-    conversations.range = () => {
-      throw new Error('read every conversation');
-    };
     const recent = await (await fetch(`${p.url()}/api/v1/telemetry/conversations?limit=1`, { headers: auth })).json();
-    conversations.range = convRange;
     expect(recent.items.map((c: { conversationId: string }) => c.conversationId)).toEqual(['conv_web_tl-2']);
     expect(recent.items[0].snapshot).toBeUndefined();
-  });
-});
-
-describe('records older than the conversation index', () => {
-  it('are indexed once when Parley starts, so their timeline is found', async () => {
-    const first = await startParley();
-    const storagePath = first.storagePath;
-    // Make it a store written before the index: records without index keys, no marker.
-    const store = first.services.store;
-    const at = Date.now() - 60_000;
-    await store.table('telemetry').put(`${at}-00000001`, { id: `${at}-00000001`, at, type: 'message.in', conversationId: 'conv_web_legacy', data: {} });
-    await store.table('turnCalls').put(`${at}-00000002`, {
-      id: `${at}-00000002`,
-      turnId: 'conv_web_legacy:1',
-      conversationId: 'conv_web_legacy',
-      customerId: 'legacy',
-      sequence: 1,
-      at,
-      provider: 'offline',
-      model: 'offline-1',
-      purpose: 'chat',
-      durationMs: 1,
-      promptTokens: 1,
-      completionTokens: 1,
-      toolCalls: [],
-      ok: true,
-    });
-    await store.table('telemetry').remove(INDEX_MARKER);
-    await store.table('turnCalls').remove(INDEX_MARKER);
-    await first.close();
-
-    const p = await parley({ storagePath });
-    // The backfill runs in the background after start: events first, then turn-calls.
-    await expect.poll(async () => (await page(p, '/api/v1/telemetry/turn-calls?conversationId=conv_web_legacy')).items.length, { timeout: 5000 }).toBe(1);
-    expect((await page(p, '/api/v1/telemetry/events?conversationId=conv_web_legacy')).items.map((e) => e.type)).toEqual(['message.in']);
-    expect(p.services.store.table('telemetry').get(INDEX_MARKER)).toBe(true);
   });
 });
 

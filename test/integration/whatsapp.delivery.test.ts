@@ -6,6 +6,7 @@ import { conversationIdFor } from '../../src/conversations/history.ts';
 import type { FakeGraph } from '../support/fake-graph.ts';
 import { telemetryEvents, whatsappParley } from '../support/whatsapp-parley.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { lmdbKv } from '../support/store.ts';
 import { buttonReply, postWebhook, sleep, textMessage, textMessageAt, until, WA, webhookBody, webhookBodyFor } from '../support/whatsapp.ts';
 
 const open: { close(): unknown }[] = [];
@@ -16,8 +17,9 @@ afterEach(async () => {
 const setup = (o: Parameters<typeof whatsappParley>[1] = {}) => whatsappParley(open, o);
 const events = telemetryEvents;
 
-const storedJobs = (p: TestParley) => [...p.services.store.table<unknown>('jobs').range()];
-const deliveries = (p: TestParley) => [...p.services.store.table<{ status: string; jobId?: string }>('outbox').range()];
+/** Everything the job queues stored: jobs, their ids, their sequence reservations. */
+const storedJobs = (p: TestParley) => [...lmdbKv(p.services.store).range('jobs')];
+const deliveries = (p: TestParley) => [...lmdbKv(p.services.store).range<{ status: string; jobId?: string }>('outbox')];
 const orderOf = (g: FakeGraph) => g.delivered().map((s) => /\d{4}/.exec(s.body.text?.body ?? '')?.[0]);
 
 describe('uncertain sends (request out, no answer)', () => {
@@ -119,7 +121,7 @@ describe('statuses and phone numbers', () => {
     const wamid = 'wamid.fake.1';
     await postWebhook(p.url(), webhookBody([], [{ id: wamid, status: 'delivered', recipient_id: '15550105050', timestamp: '1700000000' }]));
     const record = await until(
-      () => p.services.store.table<{ status: string }>('outbox').get(wamid),
+      () => p.services.store.whatsapp.delivery(wamid),
       (d) => d !== undefined,
       3000,
     );
@@ -134,7 +136,7 @@ describe('statuses and phone numbers', () => {
         ],
       ),
     );
-    expect(p.services.store.table<{ status: string }>('outbox').get(wamid)!.status).toBe('read');
+    expect((await p.services.store.whatsapp.delivery(wamid))!.status).toBe('read');
     await postWebhook(
       p.url(),
       webhookBody(
@@ -145,7 +147,7 @@ describe('statuses and phone numbers', () => {
         ],
       ),
     );
-    expect(p.services.store.table<{ status: string }>('outbox').get(wamid)!.status).toBe('failed');
+    expect((await p.services.store.whatsapp.delivery(wamid))!.status).toBe('failed');
     const applied = (await events(p, 'whatsapp.status')).map((e) => [e.data.status, e.data.applied]);
     expect(applied).toEqual([
       ['delivered', true],
@@ -176,9 +178,7 @@ describe('statuses and phone numbers', () => {
       () => graph.delivered(),
       (d) => d.length >= 1,
     );
-    const c = [...p.services.store.table<{ phone?: string; lastInboundAt?: { whatsapp?: number } }>('customers').range()]
-      .map((r) => r.value)
-      .find((x) => x.phone === '+15550107070');
+    const c = await p.services.store.customers.findBy('phone', '+15550107070');
     expect(c?.lastInboundAt?.whatsapp).toBe(Math.floor(wroteAt / 1000) * 1000);
     // a timestamp in the future is bounded by now
     await postWebhook(p.url(), webhookBody([textMessageAt('+15550107070', 'status of order 2002', Date.now() + 3600_000)]));
@@ -186,9 +186,7 @@ describe('statuses and phone numbers', () => {
       () => graph.delivered(),
       (d) => d.length >= 2,
     );
-    const after = [...p.services.store.table<{ phone?: string; lastInboundAt?: { whatsapp?: number } }>('customers').range()]
-      .map((r) => r.value)
-      .find((x) => x.phone === '+15550107070');
+    const after = await p.services.store.customers.findBy('phone', '+15550107070');
     expect(after!.lastInboundAt!.whatsapp!).toBeLessThanOrEqual(Date.now());
   });
 });
@@ -240,8 +238,8 @@ describe('identity', () => {
       () => graph.delivered(),
       (d) => d.length >= 1,
     );
-    expect(p.runtime.host.record(conversationIdFor(crm.customerId, 'whatsapp'))).toMatchObject({ customerId: crm.customerId, externalId: 'crm-42' });
-    expect([...p.services.store.table<{ externalId: string }>('customers').range()].map((r) => r.value.externalId)).toEqual(['crm-42']);
+    expect(await p.runtime.host.record(conversationIdFor(crm.customerId, 'whatsapp'))).toMatchObject({ customerId: crm.customerId, externalId: 'crm-42' });
+    expect([...lmdbKv(p.services.store).range<{ externalId: string }>('customers')].map((r) => r.value.externalId)).toEqual(['crm-42']);
     await fetch(`${p.url()}/proactive/opt-in`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: 'crm-42', optIn: true }) });
     const sent = await (
       await fetch(`${p.url()}/proactive`, {
@@ -271,7 +269,7 @@ describe('test mode', () => {
   it('with WA_PHONE_ID/WA_TOKEN set and the default graph_url, test mode uses the mock sender (never Meta)', async () => {
     const p = await startParley({ config: { channels: { whatsapp: { enabled: true, provider: 'meta', ...WA } } } });
     open.push(p);
-    expect(p.runtime.whatsapp.diagnostics().sender).toBe('mock');
+    expect((await p.runtime.whatsapp.diagnostics()).sender).toBe('mock');
     await postWebhook(p.url(), webhookBody([textMessage('+15550100101', 'hello')]));
     const box = await until(
       async () => (await fetch(`${p.url()}/__test__/whatsapp/outbox`)).json(),

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createClient, ParleyMediaError, type DownloadedMedia } from '../../sdk/src/index.ts';
-import { conversationIdFor, type MessageRecord } from '../../src/conversations/history.ts';
+import { conversationIdFor } from '../../src/conversations/history.ts';
 import { createCustomerRepo } from '../../src/customers/repo.ts';
 import { signPayload } from '../../src/whatsapp/signature.ts';
 import { loadFixture, metaWire } from '../fixtures/whatsapp/index.ts';
@@ -63,11 +63,9 @@ describe('WhatsApp media', () => {
     ]);
     expect(graph.mediaRequests.every((r) => r.headers.authorization === `Bearer ${WA.token}`)).toBe(true);
     // What the model and history saw: the media as data, never the token.
-    const c = createCustomerRepo(p.services.store, p.services.clock).findBy('phone', '+16505551234')!;
+    const c = (await createCustomerRepo(p.services.store, p.services.clock).findBy('phone', '+16505551234'))!;
     const cid = conversationIdFor(c.customerId, 'whatsapp');
-    const records = [...p.services.store.table<MessageRecord>('messages').range({ start: ['m', cid, 0], end: ['m', cid, Number.MAX_SAFE_INTEGER] })].map(
-      (r) => r.value,
-    );
+    const records = (await p.services.store.history.since(cid, 0)).map((r) => r.record);
     expect(records[0]).toMatchObject({
       role: 'user',
       data: { content: { type: 'media', mediaType: 'image', mediaId: MEDIA_ID, mimeType: 'image/jpeg', caption: 'This is the damaged box' } },

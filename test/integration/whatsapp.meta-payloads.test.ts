@@ -7,6 +7,7 @@ import { conversationIdFor, type MessageRecord } from '../../src/conversations/h
 import { signPayload } from '../../src/whatsapp/signature.ts';
 import { FIXTURES, loadFixture, metaWire, spacedWire } from '../fixtures/whatsapp/index.ts';
 import { TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { lmdbKv } from '../support/store.ts';
 import { telemetryEvents, whatsappParley } from '../support/whatsapp-parley.ts';
 import { sleep, until, WA } from '../support/whatsapp.ts';
 import type { FakeGraph } from '../support/fake-graph.ts';
@@ -48,11 +49,10 @@ async function settle(p: TestParley) {
 }
 
 const customers = (p: TestParley) => createCustomerRepo(p.services.store, p.services.clock);
-const allCustomers = (p: TestParley) => [...p.services.store.table<Customer>('customers').range()].map((r) => r.value);
-function history(p: TestParley, customerId: string): MessageRecord[] {
-  const cid = conversationIdFor(customerId, 'whatsapp');
-  return [...p.services.store.table<MessageRecord>('messages').range({ start: ['m', cid, 0], end: ['m', cid, Number.MAX_SAFE_INTEGER] })].map((r) => r.value);
-}
+/** Every stored customer (there is no repository listing: LMDB's table). */
+const allCustomers = (p: TestParley) => [...lmdbKv(p.services.store).range<Customer>('customers')].map((r) => r.value);
+const history = async (p: TestParley, customerId: string): Promise<MessageRecord[]> =>
+  (await p.services.store.history.since(conversationIdFor(customerId, 'whatsapp'), 0)).map((r) => r.record);
 const errorLogs = (p: TestParley) => p.logs.filter((l) => /"level":(50|60)/.test(l));
 const deliveredTo = (graph: FakeGraph) => graph.delivered().map((d) => d.body as { to?: string; recipient?: string });
 
@@ -96,8 +96,8 @@ describe('real webhook bodies', () => {
     );
     expect(reply.body).toMatchObject({ recipient: 'GB.90210044556677889900', recipient_type: 'individual', type: 'text' });
     await settle(p);
-    expect(customers(p).findBy('phone', '+447700900456')?.externalId).toBe('+447700900123');
-    expect(customers(p).findBy('phone', '+447700900123')).toBeUndefined();
+    expect((await customers(p).findBy('phone', '+447700900456'))?.externalId).toBe('+447700900123');
+    expect(await customers(p).findBy('phone', '+447700900123')).toBeUndefined();
     expect(graph.delivered()).toHaveLength(1);
     const statuses = await telemetryEvents(p, 'whatsapp.status');
     expect(statuses.map((s) => s.data.status)).toEqual(['delivered']);
@@ -118,7 +118,7 @@ describe('customers identified by a BSUID', () => {
     expect(reply.body).toMatchObject({ recipient: bsuid, type: 'text' });
     expect(reply.body.to).toBeUndefined();
     expect(reply.body.text.body).toContain('shipped');
-    const c = customers(p).findBy('bsuid', bsuid)!;
+    const c = (await customers(p).findBy('bsuid', bsuid))!;
     expect(c).toMatchObject({ externalId: bsuid, bsuid });
     expect(c.phone).toBeUndefined();
 
@@ -178,7 +178,7 @@ describe('customers identified by a BSUID', () => {
     }
     expect(allCustomers(p)).toEqual([expect.objectContaining({ externalId: '+16315551181', phone: '+16315551181', bsuid: 'CA.31000000000000000007' })]);
     const c = allCustomers(p)[0];
-    expect(history(p, c.customerId).filter((r) => r.role === 'user')).toHaveLength(3);
+    expect((await history(p, c.customerId)).filter((r) => r.role === 'user')).toHaveLength(3);
     expect(deliveredTo(graph)).toEqual([
       { ...deliveredTo(graph)[0], to: '16315551181' },
       expect.objectContaining({ to: '16315551181' }),
@@ -195,12 +195,12 @@ describe('system events update identity and are never answered', () => {
       () => graph.delivered().length,
       (n) => n >= 1,
     );
-    const before = customers(p).findBy('phone', '+16505551234')!;
+    const before = (await customers(p).findBy('phone', '+16505551234'))!;
     expect((await post(p, loadFixture('system-user-changed-number.json'))).status).toBe(200);
     await settle(p);
-    expect(customers(p).findBy('phone', '+16505551234')).toBeUndefined();
-    expect(customers(p).findBy('bsuid', 'US.13491208655302741918')).toBeUndefined();
-    expect(customers(p).get(before.customerId)).toMatchObject({ phone: '+12195555358', bsuid: 'US.22005551234000000001', externalId: '+16505551234' });
+    expect(await customers(p).findBy('phone', '+16505551234')).toBeUndefined();
+    expect(await customers(p).findBy('bsuid', 'US.13491208655302741918')).toBeUndefined();
+    expect(await customers(p).get(before.customerId)).toMatchObject({ phone: '+12195555358', bsuid: 'US.22005551234000000001', externalId: '+16505551234' });
     // The new number writes: same customer, same conversation.
     const next = loadFixture('text-bsuid-and-phone.json');
     const m = next.entry[0].changes[0].value.messages[0];
@@ -212,7 +212,7 @@ describe('system events update identity and are never answered', () => {
       (d) => d.length >= 2,
     );
     expect(sent[1].body.to).toBe('12195555358');
-    expect(history(p, before.customerId).filter((r) => r.role === 'user')).toHaveLength(2);
+    expect((await history(p, before.customerId)).filter((r) => r.role === 'user')).toHaveLength(2);
     expect(allCustomers(p)).toHaveLength(1);
     const changes = await telemetryEvents(p, 'whatsapp.identity');
     expect(changes).toEqual([
@@ -227,19 +227,15 @@ describe('system events update identity and are never answered', () => {
       () => graph.delivered().length,
       (n) => n >= 1,
     );
-    const ada = customers(p).findBy('bsuid', 'US.55501234000000000042')!;
+    const ada = (await customers(p).findBy('bsuid', 'US.55501234000000000042'))!;
     expect((await post(p, loadFixture('system-user-changed-user-id.json'))).status).toBe(200);
     expect((await post(p, loadFixture('system-customer-identity-changed.json'))).status).toBe(200);
     await settle(p);
-    expect(customers(p).findBy('bsuid', 'US.77120033004455667788')?.customerId).toBe(ada.customerId);
-    expect(customers(p).findBy('bsuid', 'US.55501234000000000042')).toBeUndefined();
+    expect((await customers(p).findBy('bsuid', 'US.77120033004455667788'))?.customerId).toBe(ada.customerId);
+    expect(await customers(p).findBy('bsuid', 'US.55501234000000000042')).toBeUndefined();
     await sleep(200);
     expect(graph.delivered()).toHaveLength(1);
-    expect(
-      history(p, ada.customerId)
-        .map((r) => r.role)
-        .filter((r) => r !== 'tool'),
-    ).toEqual(['user', 'assistant']);
+    expect((await history(p, ada.customerId)).map((r) => r.role).filter((r) => r !== 'tool')).toEqual(['user', 'assistant']);
     const notices = await telemetryEvents(p, 'whatsapp.event');
     expect(notices.map((n) => n.data.systemType)).toEqual(['customer_identity_changed']);
   });
@@ -254,8 +250,8 @@ describe('no turn for a removed reaction, an edit or a deletion', () => {
       (n) => n >= 1,
     );
     await settle(p);
-    const c = customers(p).findBy('phone', '+16505551234')!;
-    const records = history(p, c.customerId);
+    const c = (await customers(p).findBy('phone', '+16505551234'))!;
+    const records = await history(p, c.customerId);
     expect(records[0]).toMatchObject({ role: 'user', data: { content: { type: 'media', mediaId: '1003383421387256', caption: 'This is the damaged box' } } });
     for (const f of ['reaction-removed-empty.json', 'reaction-removed-absent.json', 'edit.json', 'edit-as-unsupported.json', 'revoke.json']) {
       const res = await post(p, loadFixture(f));
@@ -264,7 +260,7 @@ describe('no turn for a removed reaction, an edit or a deletion', () => {
     await settle(p);
     await sleep(300);
     expect(graph.delivered()).toHaveLength(1);
-    expect(history(p, c.customerId)).toEqual(records);
+    expect(await history(p, c.customerId)).toEqual(records);
     const events = await telemetryEvents(p, 'whatsapp.event');
     expect(events.map((e) => e.data.event).sort()).toEqual(['edit', 'edit', 'reaction_removed', 'reaction_removed', 'revoke']);
   });

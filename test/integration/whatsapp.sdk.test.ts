@@ -87,7 +87,7 @@ describe('provider sdk delivery', () => {
       3000,
     );
     expect(sent[0] - registeredAt).toBeLessThan(400);
-    expect(p.runtime.whatsapp.outboundQueue.deadLetters()).toEqual([]);
+    expect(await p.runtime.whatsapp.outboundQueue.deadLetters()).toEqual([]);
   });
 
   it('the wait is bounded by sdk_wait_ms: then the reply is dead-lettered (telemetry) and not sent later', async () => {

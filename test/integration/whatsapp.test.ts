@@ -7,6 +7,7 @@ import { createParley } from '../../src/app.ts';
 import { startFakeGraph } from '../support/fake-graph.ts';
 import { telemetryEvents, whatsappParley } from '../support/whatsapp-parley.ts';
 import { startParley, TEST_SECRET, tempDir } from '../support/parley.ts';
+import { lmdbKv } from '../support/store.ts';
 import { buttonReply, postWebhook, textMessage, until, WA, webhookBody } from '../support/whatsapp.ts';
 
 const open: { close(): unknown }[] = [];
@@ -44,9 +45,10 @@ describe('WhatsApp webhook', () => {
     expect(sent.body.text.body).toContain('shipped');
     expect(invoked).toEqual([{ name: 'getOrderStatus', args: { orderId: '1001' } }]);
     // the customer first seen on WhatsApp gets its E.164 number as externalId
-    const customer = p.services.store.table<{ externalId: string; phone: string; lastInboundAt?: { whatsapp?: number } }>('customers');
-    const all = [...customer.range()].map((r) => r.value);
-    expect(all).toEqual([expect.objectContaining({ externalId: '+15550003333', phone: '+15550003333', lastInboundAt: { whatsapp: expect.any(Number) } })]);
+    const customer = expect.objectContaining({ externalId: '+15550003333', phone: '+15550003333', lastInboundAt: { whatsapp: expect.any(Number) } });
+    expect(await p.services.store.customers.findBy('phone', '+15550003333')).toEqual(customer);
+    // and is the only one
+    expect([...lmdbKv(p.services.store).range('customers')].map((r) => r.value)).toEqual([customer]);
   });
 
   it('a bad or missing signature → 401 and nothing queued or sent', async () => {

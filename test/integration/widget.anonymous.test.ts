@@ -6,10 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
 import { createCustomerRepo } from '../../src/customers/repo.ts';
-import { createHistoryRepo } from '../../src/conversations/history.ts';
-import { migrations } from '../../src/store/migrations.ts';
-import { openStore } from '../../src/store/lmdb.ts';
+import { migrations } from '../../src/store/lmdb/migrations.ts';
 import { startParley, TEST_SECRET, tempDir, type TestParley } from '../support/parley.ts';
+import { openTestStore } from '../support/store.ts';
 import { connectWidget, type WidgetClient } from '../support/widget-client.ts';
 
 const open: { close(): unknown }[] = [];
@@ -94,8 +93,8 @@ describe('anonymous widget init', () => {
     const wa = await customers.upsert({ externalId: '+15550001111', phone: '+15550001111' });
     const r = await init(p, { customerId: wa.customerId, email: 'x@example.com' });
     expect(r.first).toMatchObject({ type: 'error', code: 'unauthorized' });
-    expect(customers.get(bob.customerId)).toMatchObject({ externalId: 'bob', email: 'bob@example.com' });
-    expect(customers.get(wa.customerId)?.email).toBeUndefined();
+    expect(await customers.get(bob.customerId)).toMatchObject({ externalId: 'bob', email: 'bob@example.com' });
+    expect((await customers.get(wa.customerId))?.email).toBeUndefined();
     // Bob's next sign-in is still Bob's record, with his history.
     const again = await signIn(p, 'bob@example.com', 'bob');
     expect(again.customerId).toBe(bob.customerId);
@@ -147,9 +146,9 @@ describe('anonymous widget init', () => {
 
     // Identities stay apart: the email index knows Alice's verified email, never a visitor's claim.
     const customers = createCustomerRepo(p.services.store, p.services.clock);
-    expect(customers.findBy('email', 'alice@real.example')?.customerId).toBe(alice.customerId);
-    expect(customers.findBy('email', 'mallory@evil.example')).toBeUndefined();
-    expect(customers.findBy('ext', 'alice-ext')?.customerId).toBe(alice.customerId);
+    expect((await customers.findBy('email', 'alice@real.example'))?.customerId).toBe(alice.customerId);
+    expect(await customers.findBy('email', 'mallory@evil.example')).toBeUndefined();
+    expect((await customers.findBy('ext', 'alice-ext'))?.customerId).toBe(alice.customerId);
 
     // The anonymous namespace cannot be asked for through a magic link.
     const reserved = await magicLink(p, { email: 'mallory@evil.example', externalId: 'anon:alice-ext' });
@@ -160,13 +159,12 @@ describe('anonymous widget init', () => {
   it('a store written before the namespace: the anonymous record keeps its history for its visitor and is never handed to a magic link', async () => {
     const storagePath = tempDir();
     // As the previous build stored an anonymous visitor: customerId = externalId = the claimed id, in the shared index.
-    const old = await openStore({ path: storagePath, migrations: migrations.filter((m) => m.version <= 3) });
+    const old = await openTestStore(storagePath, { migrations: migrations.filter((m) => m.version <= 3) });
     const oldCustomers = createCustomerRepo(old, { now: () => Date.now() } as never);
     await oldCustomers.upsert({ externalId: 'carol-ext', customerId: 'carol-ext', email: 'mallory@evil.example' });
-    const history = createHistoryRepo(old);
-    await old.transaction(() => {
-      history.appendInTx({ id: 'u1', conversationId: 'conv_web_carol-ext', role: 'user', text: 'mallory was here', at: Date.now() });
-    });
+    await old.transaction((tx) =>
+      tx.history.append({ id: 'u1', conversationId: 'conv_web_carol-ext', role: 'user', text: 'mallory was here', at: Date.now() }),
+    );
     await old.close();
 
     const p = await startParley({ storagePath });

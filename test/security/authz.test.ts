@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../sdk/src/index.ts';
 import { startFakeGraph, type FakeGraph } from '../support/fake-graph.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { dumpTables } from '../support/store.ts';
 import { connectWidget } from '../support/widget-client.ts';
 import { postWebhook, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
 
@@ -36,10 +37,7 @@ const CREDENTIALS: { name: string; headers: Record<string, string>; ok: boolean 
   { name: 'right x-service-secret', headers: { 'x-service-secret': TEST_SECRET }, ok: true },
 ];
 
-function snapshotState() {
-  const dump = (t: string) => JSON.stringify([...p.services.store.table(t as never).range()].map((r) => [r.key, r.value]));
-  return ['magicLinks', 'customers', 'identities', 'proactive'].map(dump).join('|');
-}
+const snapshotState = () => dumpTables(p.services.store, ['magicLinks', 'customers', 'identities', 'proactive']);
 
 beforeAll(async () => {
   graph = await startFakeGraph();

@@ -16,9 +16,9 @@
 // - at most one proactive send per dedup key was ever accepted, none over the cap.
 // CRASH_SEED=<n> replays a run; CRASH_RUNS=<n> changes the number of runs (default 5).
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/store/lmdb.ts';
 import { startFakeGraph, type FakeGraph } from '../support/fake-graph.ts';
 import { spawnParley, TEST_SECRET, tempDir, type ParleyProcess } from '../support/parley.ts';
+import { historyOf, lmdbKv, openTestStore } from '../support/store.ts';
 import { connectWidget, type WidgetClient } from '../support/widget-client.ts';
 import { postWebhook, sleep, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
 
@@ -248,11 +248,15 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
   const notOnce = [...ackedWa].filter((id) => deliveriesPerWamid.get(id) !== 1).map((id) => [id, deliveriesPerWamid.get(id) ?? 0]);
   expect(notOnce, `seed ${seed}: acknowledged WhatsApp messages not answered exactly once`).toEqual([]);
 
-  // Read the data directory directly.
-  const store = await openStore({ path: storagePath });
+  // Read the data directory directly: every conversation (a racer's may have proactive messages and no record).
+  const store = await openTestStore(storagePath);
   try {
-    const messages = store.table<Record_>('messages');
-    const records = [...messages.range({ start: ['m'], end: ['m', '\uffff'] })].map((r) => r.value);
+    const racerConversations = Array.from({ length: RACERS }, (_, i) => [`conv_web_d${i}`, `conv_web_c${i}`]).flat();
+    const summaries = await store.conversations.summaries({ limit: 100_000 });
+    const conversationIds = [...new Set([...summaries.map((c) => c.conversationId), ...racerConversations])];
+    const byConv = new Map<string, Record_[]>();
+    for (const c of conversationIds) byConv.set(c, await historyOf(store, c));
+    const records = [...byConv.values()].flat();
     const keyed = new Map<string, number>();
     for (const r of records) keyed.set(`${r.conversationId}|${r.id}`, (keyed.get(`${r.conversationId}|${r.id}`) ?? 0) + 1);
     expect(
@@ -288,7 +292,7 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
 
     // Snapshots restored consistent: idle, nothing queued, no turn; nothing in this burst asks for a
     // confirmation, so none may be pending; each history ends answered.
-    const convs = [...store.table<ConvRecord>('conversations').range()].map((r) => r.value);
+    const convs = (await Promise.all(summaries.map((c) => store.conversations.get(c.conversationId)))) as ConvRecord[];
     const inconsistent = convs.filter(
       (c) =>
         c.busy ||
@@ -310,11 +314,6 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
       })),
       `seed ${seed}: inconsistent conversations`,
     ).toEqual([]);
-    const byConv = new Map<string, Record_[]>();
-    for (const { key, value } of messages.range({ start: ['m'], end: ['m', '\uffff'] })) {
-      const c = (key as [string, string, number])[1];
-      byConv.set(c, [...(byConv.get(c) ?? []), value]);
-    }
     const unansweredHistories: string[] = [];
     for (const [c, history] of byConv) {
       const own = history.filter((r) => !r.proactive);
@@ -330,18 +329,20 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
 
     // Proactive: at most one accepted per dedup key, ever; never over the cap; every accepted send stored.
     const proactiveIn = (customer: string) => (byConv.get(`conv_web_${customer}`) ?? []).filter((r) => r.proactive).map((r) => r.id);
-    const ledger = store.table<{ messageId?: string }>('proactive');
+    // The dedup entry names the message it let through (LMDB keeps it beside the send time).
+    const dedupMessageId = (customerId: string, key: string) => lmdbKv(store).get<{ messageId?: string }>('proactive', ['dedup', customerId, key])?.messageId;
     for (let i = 0; i < RACERS; i++) {
       const dStored = proactiveIn(`d${i}`);
       expect(dStored, `seed ${seed}: d${i} proactive messages (one dedup key)`).toHaveLength(1);
       expect((race.accepted.get(`d${i}`) ?? []).length, `seed ${seed}: d${i} accepted`).toBeLessThanOrEqual(1);
       for (const id of race.accepted.get(`d${i}`) ?? []) expect(dStored).toContain(id);
-      expect(ledger.get(['dedup', `d${i}`, `race-${i}`])?.messageId).toBe(dStored[0]);
+      expect(await store.proactive.dedupSentAt(`d${i}`, `race-${i}`), `seed ${seed}: d${i} dedup key`).toBeDefined();
+      expect(dedupMessageId(`d${i}`, `race-${i}`)).toBe(dStored[0]);
       const cStored = proactiveIn(`c${i}`);
       expect(cStored, `seed ${seed}: c${i} proactive messages (cap ${DAILY_CAP})`).toHaveLength(DAILY_CAP);
       expect((race.accepted.get(`c${i}`) ?? []).length, `seed ${seed}: c${i} accepted`).toBeLessThanOrEqual(DAILY_CAP);
       for (const id of race.accepted.get(`c${i}`) ?? []) expect(cStored).toContain(id);
-      expect(ledger.count({ start: ['sent', `c${i}`], end: ['sent', `c${i}`, Infinity] }), `seed ${seed}: c${i} cap counter`).toBe(DAILY_CAP);
+      expect(await store.proactive.countSentAfter(`c${i}`, 0), `seed ${seed}: c${i} cap counter`).toBe(DAILY_CAP);
     }
     return {
       killAfter,

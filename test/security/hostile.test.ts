@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FRAME_BYTES } from '../../sdk/src/protocol.ts';
 import { signPayload } from '../../src/whatsapp/signature.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { dumpTables } from '../support/store.ts';
 import { WA } from '../support/whatsapp.ts';
 
 let p: TestParley;
@@ -188,15 +189,8 @@ describe('hostile HTTP input', () => {
   }
 
   it('unsigned, wrongly signed and random POST /wa/webhook → 401; nothing is queued or recorded', async () => {
-    const store = p.services.store;
-    const footprint = () =>
-      JSON.stringify([
-        [...store.table('webhookSeen').range()].length,
-        [...store.table('outbox').range()].length,
-        [...store.table('jobs').range({ start: ['id', 'wa-inbound'], end: ['id', 'wa-inbound', '\uffff'] })].length,
-        [...store.table('jobs').range({ start: ['q', 'wa-inbound'], end: ['q', 'wa-inbound', '\uffff'] })].length,
-        store.table('jobs').get(['seq', 'wa-inbound']) ?? 0,
-      ]);
+    // The WhatsApp bookkeeping and every job record (ids, queued jobs, sequence reservations).
+    const footprint = () => dumpTables(p.services.store, ['webhookSeen', 'outbox', 'sent', 'sendAttempts', 'jobs']);
     const before = footprint();
     const plausible = fc.record({
       object: fc.constant('whatsapp_business_account'),

@@ -2,9 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
 import { createCustomerRepo } from '../../src/customers/repo.ts';
-import { openStore } from '../../src/store/lmdb.ts';
-import type { Store } from '../../src/store/types.ts';
-import { tempDir } from '../support/tmp.ts';
+import type { Store } from '../../src/store/repos.ts';
+import { openTestStore } from '../support/store.ts';
 
 const open: Store[] = [];
 afterEach(async () => {
@@ -12,7 +11,7 @@ afterEach(async () => {
 });
 
 async function setup() {
-  const store = await openStore({ path: tempDir() });
+  const store = await openTestStore();
   open.push(store);
   return createCustomerRepo(store, createManualClock(Date.UTC(2026, 4, 1)));
 }
@@ -27,14 +26,14 @@ describe('resolveWhatsApp', () => {
     expect(c).toMatchObject({ externalId: B1, bsuid: B1 });
     expect(c.phone).toBeUndefined();
     expect((await customers.resolveWhatsApp({ bsuid: B1 })).customerId).toBe(c.customerId);
-    expect(customers.findBy('ext', B1)?.customerId).toBe(c.customerId);
+    expect((await customers.findBy('ext', B1))?.customerId).toBe(c.customerId);
   });
 
   it('phone first, then phone + BSUID: the BSUID is linked to the phone customer; then the BSUID alone finds it', async () => {
     const customers = await setup();
     const c = await customers.resolveWhatsApp({ phone: '+15550001111' });
     await customers.resolveWhatsApp({ phone: '+15550001111', bsuid: B1 });
-    expect(customers.findBy('bsuid', B1)?.customerId).toBe(c.customerId);
+    expect((await customers.findBy('bsuid', B1))?.customerId).toBe(c.customerId);
     expect(await customers.resolveWhatsApp({ bsuid: B1 })).toMatchObject({ customerId: c.customerId, phone: '+15550001111', bsuid: B1 });
   });
 
@@ -42,7 +41,7 @@ describe('resolveWhatsApp', () => {
     const customers = await setup();
     const c = await customers.resolveWhatsApp({ bsuid: B1 });
     await customers.resolveWhatsApp({ phone: '+15550001111', bsuid: B1 });
-    expect(customers.findBy('phone', '+15550001111')?.customerId).toBe(c.customerId);
+    expect((await customers.findBy('phone', '+15550001111'))?.customerId).toBe(c.customerId);
   });
 
   it('phone and BSUID on two customers: the phone customer (maybe linked to your CRM) takes the BSUID over', async () => {
@@ -51,15 +50,15 @@ describe('resolveWhatsApp', () => {
     const byBsuid = await customers.resolveWhatsApp({ bsuid: B1 });
     const c = await customers.resolveWhatsApp({ phone: '+15550001111', bsuid: B1 });
     expect(c.customerId).toBe(crm.customerId);
-    expect(customers.findBy('bsuid', B1)?.customerId).toBe(crm.customerId);
-    expect(customers.get(byBsuid.customerId)?.bsuid).toBeUndefined();
+    expect((await customers.findBy('bsuid', B1))?.customerId).toBe(crm.customerId);
+    expect((await customers.get(byBsuid.customerId))?.bsuid).toBeUndefined();
   });
 
   it('a customer your backend created with the phone as externalId is found, not duplicated', async () => {
     const customers = await setup();
     const c = await customers.upsert({ externalId: '+15550001111', email: 'x@example.com' });
     expect((await customers.resolveWhatsApp({ phone: '+15550001111' })).customerId).toBe(c.customerId);
-    expect(customers.findBy('phone', '+15550001111')?.customerId).toBe(c.customerId);
+    expect((await customers.findBy('phone', '+15550001111'))?.customerId).toBe(c.customerId);
   });
 });
 
@@ -69,10 +68,10 @@ describe('changeWhatsAppIdentity', () => {
     const c = await customers.resolveWhatsApp({ phone: '+16505551234', bsuid: B1 });
     const r = await customers.changeWhatsAppIdentity({ phone: '+16505551234', bsuid: B1 }, { phone: '+12195555358', bsuid: B2 });
     expect(r).toMatchObject({ changed: true, customer: { customerId: c.customerId, phone: '+12195555358', bsuid: B2, externalId: '+16505551234' } });
-    expect(customers.findBy('phone', '+12195555358')?.customerId).toBe(c.customerId);
-    expect(customers.findBy('bsuid', B2)?.customerId).toBe(c.customerId);
-    expect(customers.findBy('phone', '+16505551234')).toBeUndefined();
-    expect(customers.findBy('bsuid', B1)).toBeUndefined();
+    expect((await customers.findBy('phone', '+12195555358'))?.customerId).toBe(c.customerId);
+    expect((await customers.findBy('bsuid', B2))?.customerId).toBe(c.customerId);
+    expect(await customers.findBy('phone', '+16505551234')).toBeUndefined();
+    expect(await customers.findBy('bsuid', B1)).toBeUndefined();
     // Applied again (Meta redelivers): nothing changes.
     expect(await customers.changeWhatsAppIdentity({ phone: '+16505551234', bsuid: B1 }, { phone: '+12195555358', bsuid: B2 })).toMatchObject({
       changed: false,
@@ -87,9 +86,9 @@ describe('changeWhatsAppIdentity', () => {
       changed: true,
       customer: { phone: '+16505551234', bsuid: B2 },
     });
-    expect(customers.findBy('phone', '+16505551234')?.customerId).toBe(c.customerId);
+    expect((await customers.findBy('phone', '+16505551234'))?.customerId).toBe(c.customerId);
     expect(await customers.changeWhatsAppIdentity({ bsuid: 'US.1' }, { bsuid: 'US.2' })).toEqual({ changed: false, reason: 'unknown_customer' });
-    expect(customers.findBy('bsuid', 'US.2')).toBeUndefined();
+    expect(await customers.findBy('bsuid', 'US.2')).toBeUndefined();
   });
 
   it('a new number that a WhatsApp-only customer held is taken over', async () => {
@@ -97,7 +96,7 @@ describe('changeWhatsAppIdentity', () => {
     const old = await customers.resolveWhatsApp({ phone: '+12195555358' });
     const c = await customers.resolveWhatsApp({ phone: '+16505551234' });
     await customers.changeWhatsAppIdentity({ phone: '+16505551234' }, { phone: '+12195555358' });
-    expect(customers.findBy('phone', '+12195555358')?.customerId).toBe(c.customerId);
-    expect(customers.get(old.customerId)?.phone).toBeUndefined();
+    expect((await customers.findBy('phone', '+12195555358'))?.customerId).toBe(c.customerId);
+    expect((await customers.get(old.customerId))?.phone).toBeUndefined();
   });
 });

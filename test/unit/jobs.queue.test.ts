@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
 import { createJobQueue, type Job, type JobOutcome } from '../../src/jobs/queue.ts';
 import { createLogger } from '../../src/logger.ts';
-import { openStore } from '../../src/store/lmdb.ts';
-import { migrations } from '../../src/store/migrations.ts';
 import { StoreUnavailableError } from '../../src/store/errors.ts';
+import type { NewJob, Store } from '../../src/store/repos.ts';
+import { openTestStore } from '../support/store.ts';
 import { tempDir } from '../support/tmp.ts';
 
 const logger = createLogger('silent');
@@ -25,7 +25,7 @@ async function setup(o: {
   keepDoneIds?: boolean;
 }) {
   const path = o.path ?? tempDir();
-  const store = await openStore({ path });
+  const store = await openTestStore(path);
   const clock = createManualClock(1_000_000);
   const dead: Job<P>[] = [];
   const q = createJobQueue<P>({
@@ -59,7 +59,7 @@ describe('durable job queue', () => {
         return 'done';
       },
     });
-    q.start();
+    await q.start();
     for (let n = 1; n <= 3; n++) for (const key of ['a', 'b']) await q.enqueue({ key, n });
     await q.idle();
     expect(log.filter((x) => x.startsWith('a'))).toEqual(['a1', 'a2', 'a3']);
@@ -72,7 +72,7 @@ describe('durable job queue', () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const { q } = await setup({ handler: async () => (runs++, await gate, 'done') });
-    q.start();
+    await q.start();
     expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'x' })).toBe(true);
     expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'x' })).toBe(false);
     release();
@@ -88,21 +88,22 @@ describe('durable job queue', () => {
     expect(a.map((j) => j?.payload.n)).toEqual([1, 2, 3, undefined]);
     expect(b.map((j) => j?.payload.n)).toEqual([undefined, 4, undefined]);
     expect(q.depth()).toBe(4);
-    // Each stored id points at its stored job.
-    for (const n of [1, 2, 3, 4]) expect(store.table('jobs').get(['id', 'test', `id-${n}`])).toBe(a.concat(b).find((j) => j?.payload.n === n)?.seq);
-    q.start();
+    // Each id is stored once, with the job the call returned.
+    const returned = a.concat(b).filter((j) => j !== undefined);
+    const stored = await store.jobs.pending<P>('test');
+    expect(stored.map((j) => [j.id, j.seq, j.payload.n])).toEqual(returned.sort((x, y) => x.seq - y.seq).map((j) => [j.id, j.seq, j.payload.n]));
+    expect(stored.map((j) => j.id).sort()).toEqual(['id-1', 'id-2', 'id-3', 'id-4']);
+    await q.start();
     await q.idle();
     expect(ran).toEqual([1, 2, 3, 4]);
   });
 
   it('enqueueAll: when one write fails, the jobs that were stored still run, and the call rejects', async () => {
     const path = tempDir();
-    const store = await openStore({ path });
-    const failing = {
-      ...store,
-      insertIfAbsent: (guard: Parameters<typeof store.insertIfAbsent>[0], writes: Parameters<typeof store.insertIfAbsent>[1]) =>
-        JSON.stringify(guard.key).includes('bad') ? Promise.reject(new Error('disk full (test)')) : store.insertIfAbsent(guard, writes),
-    };
+    const store = await openTestStore(path);
+    const insert = <Q>(queue: string, job: NewJob<Q>) =>
+      job.id.includes('bad') ? Promise.reject(new Error('disk full (test)')) : store.jobs.insert<Q>(queue, job);
+    const failing: Store = Object.assign({}, store, { jobs: Object.assign({}, store.jobs, { insert }) });
     const ran: number[] = [];
     const q = createJobQueue<P>({
       store: failing,
@@ -113,7 +114,7 @@ describe('durable job queue', () => {
       orderingKey: (p) => p.key,
       keepDoneIds: true,
     });
-    q.start();
+    await q.start();
     const items = [
       { payload: { key: 'a', n: 1 }, options: { id: 'ok-1' } },
       { payload: { key: 'a', n: 2 }, options: { id: 'bad' } },
@@ -139,7 +140,7 @@ describe('durable job queue', () => {
       maxAttempts: 3,
       handler: async (job) => (attempts.push(job.attempts), { retryAt: clock.now() + 5000, error: 'nope' }),
     });
-    q.start();
+    await q.start();
     await q.enqueue({ key: 'a', n: 1 });
     await until(() => attempts.length === 1 && q.inFlight() === 0);
     expect(attempts).toEqual([0]);
@@ -153,7 +154,7 @@ describe('durable job queue', () => {
     await until(() => dead.length === 1);
     expect(attempts).toEqual([0, 1, 2]);
     expect(dead).toHaveLength(1);
-    expect(q.deadLetters()).toEqual([expect.objectContaining({ error: 'nope', attempts: 3 })]);
+    expect(await q.deadLetters()).toEqual([expect.objectContaining({ error: 'nope', attempts: 3 })]);
     expect(q.depth()).toBe(0);
   });
 
@@ -170,7 +171,7 @@ describe('durable job queue', () => {
         return 'done';
       },
     });
-    q.start();
+    await q.start();
     await q.enqueue({ key: 'a', n: 1 });
     await q.enqueue({ key: 'a', n: 2 });
     await q.enqueue({ key: 'b', n: 1 });
@@ -184,17 +185,17 @@ describe('durable job queue', () => {
   it('fail → dead letter at once, no retry', async () => {
     let runs = 0;
     const { q } = await setup({ handler: async () => (runs++, { fail: '400: bad number' }) });
-    q.start();
+    await q.start();
     await q.enqueue({ key: 'a', n: 1 });
     await q.idle();
     expect(runs).toBe(1);
-    expect(q.deadLetters()[0].error).toBe('400: bad number');
+    expect((await q.deadLetters())[0].error).toBe('400: bad number');
   });
 
   it('a hung handler loses its lease and the job runs again', async () => {
     let runs = 0;
     const { q, clock } = await setup({ leaseMs: 3000, handler: async () => (++runs === 1 ? new Promise<JobOutcome>(() => {}) : 'done') });
-    q.start();
+    await q.start();
     await q.enqueue({ key: 'a', n: 1 });
     await tick();
     expect(runs).toBe(1);
@@ -206,26 +207,29 @@ describe('durable job queue', () => {
   it('jobs survive a restart: a new queue on the same store runs what was left', async () => {
     const path = tempDir();
     const first = await setup({ path, handler: () => new Promise<JobOutcome>(() => {}) });
-    first.q.start();
+    await first.q.start();
     await first.q.enqueue({ key: 'a', n: 1 });
     await first.q.enqueue({ key: 'a', n: 2 });
     await first.store.close(); // "crash": the handler never finished
     const ran: number[] = [];
     const second = await setup({ path, handler: async (job) => (ran.push(job.payload.n), 'done') });
-    second.q.start();
+    await second.q.start();
     await second.q.idle();
     expect(ran).toEqual([1, 2]);
     await second.store.close();
     const third = await setup({ path, handler: async () => 'done' });
-    third.q.start();
+    await third.q.start();
     expect(third.q.depth()).toBe(0);
   });
 
   it('jobs prepared inside a caller transaction run only after accept', async () => {
     const ran: number[] = [];
     const { q, store } = await setup({ handler: async (job) => (ran.push(job.payload.n), 'done') });
-    q.start();
-    const jobs = await store.transaction(() => [q.prepareInTx({ key: 'a', n: 1 }, { id: 'one' }), q.prepareInTx({ key: 'a', n: 2 }, { id: 'one' })]);
+    await q.start();
+    const jobs = await store.transaction(async (tx) => [
+      await q.prepare(tx, { key: 'a', n: 1 }, { id: 'one' }),
+      await q.prepare(tx, { key: 'a', n: 2 }, { id: 'one' }),
+    ]);
     expect(jobs[1]).toBeUndefined();
     await tick();
     expect(ran).toEqual([]);
@@ -241,7 +245,7 @@ describe('durable job queue', () => {
       maxAttempts: 1,
       handler: async (job) => (runs.push(job.attempts), ready ? 'done' : { waitUntil: clock.now() + 60_000, reason: 'no sender' }),
     });
-    q.start();
+    await q.start();
     await q.enqueue({ key: 'a', n: 1 });
     await tick();
     clock.advance(60_000);
@@ -256,24 +260,24 @@ describe('durable job queue', () => {
 
   it('keepDoneIds: a finished job’s id is refused until pruned; prune also drops old dead letters', async () => {
     const { q, clock } = await setup({ keepDoneIds: true, handler: async (job) => (job.payload.n === 2 ? { fail: 'bad' } : 'done') });
-    q.start();
+    await q.start();
     expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'x' })).toBe(true);
     expect(await q.enqueue({ key: 'a', n: 2 }, { id: 'y' })).toBe(true);
     await q.idle();
-    expect(q.knows('x')).toBe(true);
+    expect(await q.knows('x')).toBe(true);
     expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'x' })).toBe(false);
     expect(await q.enqueue({ key: 'a', n: 2 }, { id: 'y' })).toBe(false);
     expect(await q.prune(clock.now() - 1)).toBe(0);
     clock.advance(10);
     expect(await q.prune(clock.now())).toBe(3); // two tombstones, one dead letter
-    expect(q.deadLetters()).toEqual([]);
+    expect(await q.deadLetters()).toEqual([]);
     expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'x' })).toBe(true);
   });
 
   it('sequence numbers continue after a restart (no stored counter): new jobs never overwrite stored or dead ones', async () => {
     const path = tempDir();
     const first = await setup({ path, maxAttempts: 1, handler: async (job) => (job.payload.n === 1 ? { fail: 'dead' } : new Promise<JobOutcome>(() => {})) });
-    first.q.start();
+    await first.q.start();
     await first.q.enqueue({ key: 'a', n: 1 });
     await first.q.idle();
     await first.q.enqueue({ key: 'b', n: 2 });
@@ -281,28 +285,47 @@ describe('durable job queue', () => {
     const ran: number[] = [];
     const second = await setup({ path, handler: async (job) => (ran.push(job.payload.n), 'done') });
     await second.q.enqueue({ key: 'c', n: 3 });
-    second.q.start();
+    await second.q.start();
     await second.q.idle();
     expect(ran).toEqual([2, 3]);
-    expect(second.q.deadLetters().map((d) => d.payload.n)).toEqual([1]);
+    expect((await second.q.deadLetters()).map((d) => d.payload.n)).toEqual([1]);
   });
 
-  it('a finished job’s number is never handed out again after a restart: a job with a default id is not refused as a duplicate', async () => {
+  it('a finished job’s number is never handed out again after a restart, whether it was enqueued or prepared in a transaction', async () => {
     const path = tempDir();
     const first = await setup({ path, keepDoneIds: true, handler: async () => 'done' });
-    first.q.start();
-    await first.q.enqueue({ key: 'a', n: 1 });
-    await first.q.enqueue({ key: 'a', n: 2 });
-    await first.q.idle();
+    await first.q.start();
+    const enqueued = await first.q.enqueueAll([{ payload: { key: 'a', n: 1 } }, { payload: { key: 'a', n: 2 } }]);
+    // A second queue whose jobs are only ever stored inside a caller's transaction.
+    const inTx = createJobQueue<P>({ store: first.store, clock: first.clock, name: 'test-tx', logger, handler: async () => 'done', orderingKey: (p) => p.key });
+    await inTx.start();
+    const prepared = await first.store.transaction(async (tx) => [await inTx.prepare(tx, { key: 'a', n: 1 }), await inTx.prepare(tx, { key: 'a', n: 2 })]);
+    inTx.accept(prepared);
+    await Promise.all([first.q.idle(), inTx.idle()]);
+    // Nothing of either queue is stored any more but the tombstones of `test`.
+    expect(await first.store.jobs.pending('test')).toEqual([]);
+    expect(await first.store.jobs.pending('test-tx')).toEqual([]);
     await first.store.close();
-    // Nothing is stored any more but the two tombstones `test-1` and `test-2`.
-    const ran: number[] = [];
-    const second = await setup({ path, keepDoneIds: true, handler: async (job) => (ran.push(job.payload.n), 'done') });
-    second.q.start();
-    expect(await second.q.enqueue({ key: 'b', n: 3 })).toBe(true);
-    expect(await second.q.enqueue({ key: 'b', n: 4 })).toBe(true);
-    await second.q.idle();
-    expect(ran).toEqual([3, 4]);
+
+    const store = await openTestStore(path);
+    for (const [queue, before] of [
+      ['test', enqueued],
+      ['test-tx', prepared],
+    ] as const) {
+      const handedOut = Math.max(...before.map((j) => j!.seq));
+      const direct = await store.jobs.insert(queue, { id: `${queue}-after-1`, key: 'b', payload: 3, attempts: 0, runAt: 0, enqueuedAt: 0 });
+      const viaTx = await store.transaction((tx) =>
+        tx.jobs.insert(queue, { id: `${queue}-after-2`, key: 'b', payload: 4, attempts: 0, runAt: 0, enqueuedAt: 0 }),
+      );
+      expect(direct!.seq).toBeGreaterThan(handedOut);
+      expect(viaTx!.seq).toBeGreaterThan(direct!.seq);
+    }
+    await store.close();
+    // Default ids are unique without the sequence: a job with one is never refused as a duplicate of a finished one.
+    const second = await setup({ path, keepDoneIds: true, handler: async () => 'done' });
+    const again = await second.q.enqueueAll([{ payload: { key: 'b', n: 5 } }, { payload: { key: 'b', n: 6 } }]);
+    expect(again.every((j) => j !== undefined)).toBe(true);
+    expect(new Set([...enqueued, ...again].map((j) => j!.id)).size).toBe(4);
     await second.store.close();
   });
 
@@ -317,7 +340,7 @@ describe('durable job queue', () => {
         return 'done';
       },
     });
-    q.start();
+    await q.start();
     await q.enqueue({ key: 'a', n: 1 });
     for (let i = 0; i < 8 && runs.length < 7; i++) {
       await until(() => q.inFlight() === 0);
@@ -327,27 +350,5 @@ describe('durable job queue', () => {
     await q.idle();
     expect(runs).toEqual([0, 0, 0, 0, 0, 0, 0]);
     expect(dead).toEqual([]);
-  });
-
-  it('the schema-3 migration turns WhatsApp de-dup records kept in webhookSeen into the inbound queue’s id tombstones', async () => {
-    const path = tempDir();
-    const old = await openStore({ path, migrations: migrations.filter((m) => m.version <= 2) });
-    await old.transaction(() => {
-      old.table<number>('webhookSeen').putInTx('wa:wamid.old', 123);
-      old.table<number>('webhookSeen').putInTx('handled:wa:wamid.confirmed', 456);
-    });
-    await old.close();
-    const store = await openStore({ path });
-    const clock = createManualClock(1_000_000);
-    const q = createJobQueue<P>({ store, clock, name: 'wa-inbound', logger, handler: async () => 'done', orderingKey: (p) => p.key, keepDoneIds: true });
-    expect(q.knows('wa:wamid.old')).toBe(true);
-    expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'wa:wamid.old' })).toBe(false);
-    expect(store.table('webhookSeen').get('wa:wamid.old')).toBeUndefined();
-    // Records of confirmations stay where the channel reads them.
-    expect(store.table('webhookSeen').get('handled:wa:wamid.confirmed')).toBe(456);
-    // The tombstone keeps its time, so retention prunes it like any other.
-    expect(await q.prune(124)).toBe(1);
-    expect(q.knows('wa:wamid.old')).toBe(false);
-    await store.close();
   });
 });

@@ -10,9 +10,9 @@ import {
   ProactiveUnavailableError,
   type ProactiveDeliverArgs,
 } from '../../src/proactive/service.ts';
-import { openStore } from '../../src/store/lmdb.ts';
-import type { Store } from '../../src/store/types.ts';
+import type { Store, StoreRepos } from '../../src/store/repos.ts';
 import type { NewEvent } from '../../src/telemetry/types.ts';
+import { openTestStore } from '../support/store.ts';
 import { tempDir } from '../support/tmp.ts';
 
 const MIN = 60_000;
@@ -26,7 +26,7 @@ afterEach(async () => {
 
 async function setup(opts: { dailyCap?: number; dedupWindowHours?: number; path?: string; clock?: ManualClock } = {}) {
   const path = opts.path ?? tempDir();
-  const store = await openStore({ path });
+  const store = await openTestStore(path);
   open.push(store);
   const clock = opts.clock ?? createManualClock(START);
   const customers = createCustomerRepo(store, clock);
@@ -72,13 +72,13 @@ describe('proactive ledger (real LMDB)', () => {
     clock.advance(HOUR);
     expect((await ledger.reserve(web('cus_a'))).ok).toBe(true);
     expect((await ledger.reserve(web('cus_a'))).ok).toBe(true);
-    expect(ledger.sentInWindow('cus_a')).toBe(3);
+    expect(await ledger.sentInWindow('cus_a')).toBe(3);
     expect(await ledger.reserve(web('cus_a'))).toEqual({ ok: false, failed: 'cap' });
     expect((await ledger.reserve(web('cus_other'))).ok).toBe(true); // per customer
     clock.advance(23 * HOUR - 1); // the first send is 24 h - 1 ms old: still counts
     expect(await ledger.reserve(web('cus_a'))).toEqual({ ok: false, failed: 'cap' });
     clock.advance(1); // exactly 24 h old: out of the window
-    expect(ledger.sentInWindow('cus_a')).toBe(2);
+    expect(await ledger.sentInWindow('cus_a')).toBe(2);
     expect((await ledger.reserve(web('cus_a'))).ok).toBe(true);
     expect(await ledger.reserve(web('cus_a'))).toEqual({ ok: false, failed: 'cap' });
   });
@@ -86,7 +86,7 @@ describe('proactive ledger (real LMDB)', () => {
   it('a block decided on committed data takes no write transaction; a pass does', async () => {
     const { store, clock } = await setup();
     let transactions = 0;
-    const counting: Store = { ...store, transaction: (fn) => (transactions++, store.transaction(fn)) };
+    const counting: Store = Object.assign({}, store, { transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => (transactions++, store.transaction(fn)) });
     const ledger = createProactiveLedger({ store: counting, clock, dailyCap: 2, dedupWindowHours: 24 });
     expect((await ledger.reserve(web('cus_a', 'k'))).ok).toBe(true);
     expect(transactions).toBe(1);
@@ -150,7 +150,7 @@ describe('proactive ledger (real LMDB)', () => {
     const results = await Promise.all(Array.from({ length: 200 }, () => ledger.reserve(web('cus_a', 'same'))));
     expect(results.filter((r) => r.ok)).toHaveLength(1);
     expect(results.filter((r) => !r.ok && r.failed === 'duplicate')).toHaveLength(199);
-    expect(ledger.sentInWindow('cus_a')).toBe(1);
+    expect(await ledger.sentInWindow('cus_a')).toBe(1);
   });
 
   it('100 concurrent distinct reserves: exactly dailyCap pass', async () => {
@@ -171,7 +171,7 @@ describe('proactive ledger (real LMDB)', () => {
     open.splice(open.indexOf(first.store), 1);
 
     const again = await setup({ dailyCap: 5, clock, path: first.path });
-    expect(again.ledger.sentInWindow('cus_a')).toBe(2);
+    expect(await again.ledger.sentInWindow('cus_a')).toBe(2);
     expect(await again.ledger.reserve(web('cus_a', 'k1'))).toEqual({ ok: false, failed: 'duplicate' });
     await again.store.close();
     open.splice(open.indexOf(again.store), 1);
@@ -192,8 +192,12 @@ describe('proactive ledger (real LMDB)', () => {
     clock.advance(24 * HOUR);
     // Now: the 2 'old' dedup entries (49 h) and the 'new' sent entry (24 h) go; 'new' dedup (24 h < 48 h) stays.
     expect(await ledger.prune()).toBe(3);
-    const keys = [...store.table('proactive').range()].map((r) => (r.key as unknown[]).slice(0, 3));
-    expect(keys).toEqual([['dedup', 'cus_a', 'new']]);
+    // Only the 'new' dedup entry is left: no send counts for anyone, the 'old' keys are free.
+    expect(await store.proactive.dedupSentAt('cus_a', 'new')).toBe(clock.now() - 24 * HOUR);
+    expect(await store.proactive.dedupSentAt('cus_a', 'old')).toBeUndefined();
+    expect(await store.proactive.dedupSentAt('cus_b', 'old')).toBeUndefined();
+    expect(await store.proactive.countSentAfter('cus_a', 0)).toBe(0);
+    expect(await store.proactive.countSentAfter('cus_b', 0)).toBe(0);
     expect(await ledger.prune()).toBe(0);
   });
 });
@@ -211,7 +215,7 @@ describe('proactive service (real ledger, real customer repo)', () => {
       ledger: env.ledger,
       enabled: () => enabled,
       deliver: {
-        prepareInTx: (args) => {
+        prepare: async (_tx, args) => {
           if (opts.deliverError) throw new Error(opts.deliverError);
           return () => void delivered.push(args);
         },
@@ -304,8 +308,8 @@ describe('proactive service (real ledger, real customer repo)', () => {
     await expect(s.svc.send({ customerExternalId: 'ext-9', channel: 'web', content: 'x', dedupKey: 'once' })).rejects.toThrow(
       'Delivery failed: no outbound queue',
     );
-    const c = s.customers.findBy('ext', 'ext-9')!;
-    expect(s.ledger.sentInWindow(c.customerId)).toBe(0);
+    const c = (await s.customers.findBy('ext', 'ext-9'))!;
+    expect(await s.ledger.sentInWindow(c.customerId)).toBe(0);
     expect(await s.ledger.reserve({ customerId: c.customerId, channel: 'web', dedupKey: 'once', hasTemplate: false })).toMatchObject({ ok: true });
   });
 
@@ -324,7 +328,7 @@ describe('proactive service (real ledger, real customer repo)', () => {
   it('setOptIn for an unknown customer returns undefined and creates nothing', async () => {
     const s = await service();
     expect(await s.svc.setOptIn('nobody', true)).toBeUndefined();
-    expect(s.customers.findBy('ext', 'nobody')).toBeUndefined();
+    expect(await s.customers.findBy('ext', 'nobody')).toBeUndefined();
   });
 
   it('request schemas accept the interface body and reject bad ones', () => {

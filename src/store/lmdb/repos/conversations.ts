@@ -4,7 +4,7 @@
 //   ['followup', conversationId]              → 1   a follow-up decided and not yet settled
 import { reviewDueAt, type ConversationRecord, type ConversationSummary } from '../../model.ts';
 import type { ConversationStore } from '../../repos.ts';
-import type { KvScope } from '../kv.ts';
+import type { Key, KvScope } from '../kv.ts';
 
 export const reviewKey = (lastMessageAt: number, conversationId: string) => ['review', lastMessageAt, conversationId];
 export const followupKey = (conversationId: string) => ['followup', conversationId];
@@ -19,6 +19,21 @@ const summary = (r: ConversationRecord): ConversationSummary => {
 
 export function lmdbConversations(s: KvScope): ConversationStore {
   const get = async (id: string) => s.get<ConversationRecord>('conversations', id);
+  /**
+   * Every put keeps the index in step, but a key that disagrees with its record (the record moved on or is gone:
+   * data from an older build, or a bug) would otherwise be listed, and fill the work list, forever. Dropped where
+   * it is found; a key the record agrees with again by then stays.
+   */
+  const dropStale = async (keys: Key[]) => {
+    if (keys.length === 0) return;
+    await s.atomically(async (tx) => {
+      for (const key of keys) {
+        const [kind, a, b] = key as [string, number | string, string?];
+        const r = tx.get<ConversationRecord>('conversations', kind === 'review' ? (b as string) : (a as string));
+        if (kind === 'review' ? reviewDueAt(r) !== a : r?.followupPending === undefined) await tx.remove('proactive', key);
+      }
+    });
+  };
   return {
     get,
     lock: get,
@@ -46,16 +61,27 @@ export function lmdbConversations(s: KvScope): ConversationStore {
       return out;
     },
     dueForReview: async (cutoff, limit) => {
+      if (limit <= 0) return [];
       const out: { conversationId: string; lastMessageAt: number }[] = [];
-      for (const { key } of s.range('proactive', { start: ['review'], end: ['review', cutoff, '\uffff'], limit })) {
+      const stale: Key[] = [];
+      for (const { key } of s.range('proactive', { start: ['review'], end: ['review', cutoff, '\uffff'] })) {
         const [, lastMessageAt, conversationId] = key as [string, number, string];
-        out.push({ conversationId, lastMessageAt });
+        if (reviewDueAt(s.get<ConversationRecord>('conversations', conversationId)) !== lastMessageAt) stale.push(key);
+        else if (out.push({ conversationId, lastMessageAt }) >= limit) break;
       }
+      await dropStale(stale);
       return out;
     },
     withPendingFollowup: async (limit) => {
+      if (limit <= 0) return [];
       const out: string[] = [];
-      for (const { key } of s.range('proactive', { start: ['followup'], end: ['followup', '\uffff'], limit })) out.push((key as [string, string])[1]);
+      const stale: Key[] = [];
+      for (const { key } of s.range('proactive', { start: ['followup'], end: ['followup', '\uffff'] })) {
+        const conversationId = (key as [string, string])[1];
+        if (s.get<ConversationRecord>('conversations', conversationId)?.followupPending === undefined) stale.push(key);
+        else if (out.push(conversationId) >= limit) break;
+      }
+      await dropStale(stale);
       return out;
     },
     summaries: async ({ ids, limit }) => {

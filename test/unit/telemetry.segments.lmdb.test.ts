@@ -5,33 +5,34 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
 import { createLogger } from '../../src/logger.ts';
-import { openStore } from '../../src/store/lmdb.ts';
-import type { Store } from '../../src/store/types.ts';
-import { eventCodec, turnCallCodec } from '../../src/telemetry/codec.ts';
-import { compactConversationIndex } from '../../src/telemetry/compaction.ts';
-import { conversationIndexRange, msOf, PENDING_END, PENDING_START, SEGMENT_SPAN_MS } from '../../src/telemetry/keys.ts';
-import { queryEvents } from '../../src/telemetry/query.ts';
+import type { TelemetryFilter } from '../../src/store/repos.ts';
+import { eventCodec, turnCallCodec } from '../../src/store/lmdb/telemetry/codec.ts';
+import { compactConversationIndex } from '../../src/store/lmdb/telemetry/compaction.ts';
+import { conversationIndexRange, msOf, PENDING_END, PENDING_START, SEGMENT_SPAN_MS } from '../../src/store/lmdb/telemetry/keys.ts';
+import { createSegmentBuilder, isSegment } from '../../src/store/lmdb/telemetry/segment.ts';
+import { readConversation, readRange } from '../../src/store/lmdb/telemetry/segment-reader.ts';
 import { createTelemetryRecorder } from '../../src/telemetry/recorder.ts';
-import { createSegmentBuilder, isSegment } from '../../src/telemetry/segment.ts';
-import { readConversation, readRange } from '../../src/telemetry/segment-reader.ts';
 import type { TelemetryEvent } from '../../src/telemetry/types.ts';
+import { openTestStore, type TestStore } from '../support/store.ts';
 import { tempDir } from '../support/tmp.ts';
 
 const T0 = 1_763_769_600_000;
-const stores: Store[] = [];
+const stores: TestStore[] = [];
 afterEach(async () => {
   for (const s of stores.splice(0)) await s.close();
 });
+/** Log lines, of the store and the recorder alike (the engine encodes the records, and logs what it cannot). */
+const lines: string[] = [];
+const logger = createLogger('info', new Writable({ write: (chunk, _enc, done) => void (lines.push(String(chunk)), done()) }));
+afterEach(() => void lines.splice(0));
 async function store() {
-  const s = await openStore({ path: tempDir() });
+  const s = await openTestStore(undefined, { logger });
   stores.push(s);
   return s;
 }
-function recorder(s: Store, start = T0) {
-  const lines: string[] = [];
-  const logger = createLogger('info', new Writable({ write: (chunk, _enc, done) => void (lines.push(String(chunk)), done()) }));
+function recorder(s: TestStore, start = T0) {
   const clock = createManualClock(start);
-  return { telemetry: createTelemetryRecorder({ store: s, clock, logger, compactEveryMs: 3_600_000 }), clock, lines };
+  return { telemetry: createTelemetryRecorder({ store: s, clock, logger }), clock };
 }
 /** A small deterministic PRNG, so a failure can be replayed. */
 function random(seed: number) {
@@ -153,34 +154,34 @@ describe('reading back in id order', () => {
       }
       await telemetry.flush();
     }
-    const keys = [...s.table<unknown>('telemetry').range({ end: ':' })];
+    const keys = [...s.kv.range('telemetry', { end: ':' })];
     expect(keys.length).toBeGreaterThan(12); // some flushes were cut in more than one segment
     expect(keys.every((k) => isSegment(k.value))).toBe(true);
     const sorted = ids(all).sort();
-    expect(ids([...readRange(s, 'telemetry', eventCodec())])).toEqual(sorted);
-    expect(ids([...readRange(s, 'telemetry', eventCodec(), { reverse: true })])).toEqual([...sorted].reverse());
+    expect(ids([...readRange(s.kv, 'telemetry', eventCodec())])).toEqual(sorted);
+    expect(ids([...readRange(s.kv, 'telemetry', eventCodec(), { reverse: true })])).toEqual([...sorted].reverse());
     for (let k = 0; k < 60; k++) {
       const a = sorted[Math.floor(rnd() * sorted.length)];
       const b = sorted[Math.floor(rnd() * sorted.length)];
       const [lower, upper] = a < b ? [a, b] : [b, a];
       const want = sorted.filter((id) => id >= lower && id < upper);
-      expect(ids([...readRange(s, 'telemetry', eventCodec(), { lower, upper })])).toEqual(want);
-      expect(ids([...readRange(s, 'telemetry', eventCodec(), { lower, upper, reverse: true })])).toEqual([...want].reverse());
+      expect(ids([...readRange(s.kv, 'telemetry', eventCodec(), { lower, upper })])).toEqual(want);
+      expect(ids([...readRange(s.kv, 'telemetry', eventCodec(), { lower, upper, reverse: true })])).toEqual([...want].reverse());
       const c = `c${k % 5}`;
       const mine = all
         .filter((e) => e.conversationId === c)
         .map((e) => e.id)
         .sort()
         .filter((id) => id >= lower && id < upper);
-      expect(ids([...readConversation(s, 'telemetry', eventCodec(), c, { lower, upper })])).toEqual(mine);
-      expect(ids([...readConversation(s, 'telemetry', eventCodec(), c, { lower, upper, reverse: true })])).toEqual([...mine].reverse());
+      expect(ids([...readConversation(s.kv, 'telemetry', eventCodec(), c, { lower, upper })])).toEqual(mine);
+      expect(ids([...readConversation(s.kv, 'telemetry', eventCodec(), c, { lower, upper, reverse: true })])).toEqual([...mine].reverse());
     }
     // Page by page through the query API, both orders: every record once, in order.
     for (const order of ['asc', 'desc'] as const) {
       const seen: string[] = [];
       let cursor: string | undefined;
       do {
-        const page = queryEvents(s, { limit: 7, order, cursor, conversationId: 'c3' });
+        const page = await s.telemetry.events({ limit: 7, order, cursor, conversationId: 'c3' });
         seen.push(...ids(page.items));
         cursor = page.nextCursor ?? undefined;
       } while (cursor);
@@ -196,16 +197,16 @@ describe('reading back in id order', () => {
   it('reads values from before segments (one record per key, index entries listing ids) with the new ones', async () => {
     const s = await store();
     const legacy = [event(`${T0 + 10}-00000001`, 'c1'), event(`${T0 + 30}-00000003`, 'c1'), event(`${T0 + 40}-00000004`, 'c2')];
-    for (const e of legacy) await s.table('telemetry').put(e.id, e);
+    for (const e of legacy) await s.kv.direct.put('telemetry', e.id, e);
     // The key exactly as builds before segments wrote it: one string with a NUL between the id and the record id.
-    await s.table('telemetry').put(`~c1\u0000${legacy[0].id}`, [legacy[0].id, legacy[1].id]);
+    await s.kv.direct.put('telemetry', `~c1\u0000${legacy[0].id}`, [legacy[0].id, legacy[1].id]);
     const { telemetry } = recorder(s);
     telemetry.event({ type: 'new', at: T0 + 20, conversationId: 'c1', data: {} });
     telemetry.event({ type: 'new', at: T0 + 50, conversationId: 'c1', data: {} });
     await telemetry.flush();
-    expect([...readRange(s, 'telemetry', eventCodec())].map((e) => e.at)).toEqual([T0 + 10, T0 + 20, T0 + 30, T0 + 40, T0 + 50]);
-    expect([...readConversation(s, 'telemetry', eventCodec(), 'c1')].map((e) => e.at)).toEqual([T0 + 10, T0 + 20, T0 + 30, T0 + 50]);
-    expect([...readConversation(s, 'telemetry', eventCodec(), 'c1', { reverse: true })].map((e) => e.at)).toEqual([T0 + 50, T0 + 30, T0 + 20, T0 + 10]);
+    expect([...readRange(s.kv, 'telemetry', eventCodec())].map((e) => e.at)).toEqual([T0 + 10, T0 + 20, T0 + 30, T0 + 40, T0 + 50]);
+    expect([...readConversation(s.kv, 'telemetry', eventCodec(), 'c1')].map((e) => e.at)).toEqual([T0 + 10, T0 + 20, T0 + 30, T0 + 50]);
+    expect([...readConversation(s.kv, 'telemetry', eventCodec(), 'c1', { reverse: true })].map((e) => e.at)).toEqual([T0 + 50, T0 + 30, T0 + 20, T0 + 10]);
     await telemetry.close();
   });
 });
@@ -232,19 +233,19 @@ describe('the conversation index', () => {
       });
       await telemetry.flush();
     }
-    const pending = () => [...s.table('telemetry').range({ start: PENDING_START, end: PENDING_END })].length;
+    const pending = () => [...s.kv.range('telemetry', { start: PENDING_START, end: PENDING_END })].length;
     expect(pending()).toBe(3);
-    const before = ids([...readConversation(s, 'telemetry', eventCodec(), 'a')]);
+    const before = ids([...readConversation(s.kv, 'telemetry', eventCodec(), 'a')]);
     expect(before).toHaveLength(3);
-    expect(await compactConversationIndex(s, 'telemetry')).toBe(3);
-    expect(await compactConversationIndex(s, 'turnCalls')).toBe(3);
+    expect(await compactConversationIndex(s.kv, 'telemetry')).toBe(3);
+    expect(await compactConversationIndex(s.kv, 'turnCalls')).toBe(3);
     expect(pending()).toBe(0);
-    const entries = [...s.table<unknown[]>('telemetry').range({ start: '~', end: '~\uffff' })];
+    const entries = [...s.kv.range<unknown[]>('telemetry', { start: '~', end: '~\uffff' })];
     expect(entries.map((e) => (e.key as string[])[0])).toEqual(['~a', '~b']);
     expect(entries[0].value).toHaveLength(3); // one reference per segment
-    expect(ids([...readConversation(s, 'telemetry', eventCodec(), 'a')])).toEqual(before);
-    expect([...readConversation(s, 'turnCalls', turnCallCodec(), 'a')].map((c) => c.sequence)).toEqual([0, 1, 2]);
-    expect(await compactConversationIndex(s, 'telemetry')).toBe(0);
+    expect(ids([...readConversation(s.kv, 'telemetry', eventCodec(), 'a')])).toEqual(before);
+    expect([...readConversation(s.kv, 'turnCalls', turnCallCodec(), 'a')].map((c) => c.sequence)).toEqual([0, 1, 2]);
+    expect(await compactConversationIndex(s.kv, 'telemetry')).toBe(0);
     await telemetry.close();
   });
 
@@ -252,7 +253,7 @@ describe('the conversation index', () => {
   // characters or more (lmdb's key encoding escapes `\0` only in strings under 64 characters). Real ids are 49.
   it('finds a conversation of any id length after compaction, before and after a restart; retention prunes its entries', async () => {
     const path = tempDir();
-    let s = await openStore({ path });
+    let s = await openTestStore(path);
     const lengths = [1, 10, 39, 40, 41, 49, 62, 63, 64, 200];
     const conversations = lengths.map((n) => `conv_web_cus_${'0123456789abcdef'.repeat(13)}`.slice(0, n));
     const { telemetry, clock } = recorder(s);
@@ -264,20 +265,20 @@ describe('the conversation index', () => {
     clock.advance(1000);
     for (const [i, c] of conversations.entries()) telemetry.event({ type: 'turn.ended', at: T0 + 1000 + i, conversationId: c, data: {} });
     await telemetry.flush();
-    expect(await compactConversationIndex(s, 'telemetry')).toBe(2);
-    const types = (c: string, q: Partial<Parameters<typeof queryEvents>[1]> = {}) =>
-      queryEvents(s, Object.assign({ conversationId: c }, q)).items.map((e) => e.type);
+    expect(await compactConversationIndex(s.kv, 'telemetry')).toBe(2);
+    const types = async (c: string, q: Partial<TelemetryFilter> = {}) =>
+      (await s.telemetry.events(Object.assign({ conversationId: c, limit: 100, order: 'asc' as const }, q))).items.map((e) => e.type);
     for (const c of conversations) {
-      expect(types(c), `id of ${c.length} characters`).toEqual(['message.in', 'message.out', 'turn.ended']);
-      expect(types(c, { order: 'desc' }), `id of ${c.length} characters, desc`).toEqual(['turn.ended', 'message.out', 'message.in']);
-      expect(types(c, { until: T0 + 500 }), `id of ${c.length} characters, until`).toEqual(['message.in', 'message.out']);
+      expect(await types(c), `id of ${c.length} characters`).toEqual(['message.in', 'message.out', 'turn.ended']);
+      expect(await types(c, { order: 'desc' }), `id of ${c.length} characters, desc`).toEqual(['turn.ended', 'message.out', 'message.in']);
+      expect(await types(c, { until: T0 + 500 }), `id of ${c.length} characters, until`).toEqual(['message.in', 'message.out']);
     }
     await telemetry.close();
     await s.close();
     stores.splice(stores.indexOf(s), 1);
-    s = await openStore({ path });
+    s = await openTestStore(path);
     stores.push(s);
-    for (const c of conversations) expect(types(c), `id of ${c.length} characters, reopened`).toHaveLength(3);
+    for (const c of conversations) expect(await types(c), `id of ${c.length} characters, reopened`).toHaveLength(3);
 
     // Retention drops the first segment and rewrites every conversation's entry to the one segment left.
     const { createRetentionPruner } = await import('../../src/telemetry/retention.ts');
@@ -285,8 +286,8 @@ describe('the conversation index', () => {
     const pruner = createRetentionPruner({ store: s, clock: pruneClock, retentionDays: 1, logger: createLogger('silent') });
     expect(await pruner.prune()).toBe(2 * conversations.length);
     for (const c of conversations) {
-      expect(types(c), `id of ${c.length} characters, pruned`).toEqual(['turn.ended']);
-      const entries = [...s.table<unknown[]>('telemetry').range(conversationIndexRange(c))];
+      expect(await types(c), `id of ${c.length} characters, pruned`).toEqual(['turn.ended']);
+      const entries = [...s.kv.range<unknown[]>('telemetry', conversationIndexRange(c))];
       expect(entries, `id of ${c.length} characters: one entry, one segment`).toHaveLength(1);
       expect(entries[0].value).toHaveLength(1);
     }
@@ -294,14 +295,14 @@ describe('the conversation index', () => {
 
   it('a record that cannot be encoded is logged and dropped; the rest of the flush is written', async () => {
     const s = await store();
-    const { telemetry, lines } = recorder(s);
+    const { telemetry } = recorder(s);
     const loop: Record<string, unknown> = {};
     loop.self = loop;
     telemetry.event({ type: 'before', conversationId: 'a', data: {} });
     telemetry.event({ type: 'circular', conversationId: 'a', data: loop });
     telemetry.event({ type: 'after', conversationId: 'a', data: {} });
     await telemetry.flush();
-    expect([...readConversation(s, 'telemetry', eventCodec(), 'a')].map((e) => e.type)).toEqual(['before', 'after']);
+    expect([...readConversation(s.kv, 'telemetry', eventCodec(), 'a')].map((e) => e.type)).toEqual(['before', 'after']);
     expect(lines.some((l) => l.includes('telemetry event not encodable, dropped') && l.includes('circular'))).toBe(true);
     await telemetry.close();
   });
