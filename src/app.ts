@@ -120,7 +120,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
       url = `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${u.port}`;
       if (!config.server.base_url) services.config.server.base_url = url;
       for (const fn of components.afterListen) await fn(url);
-      logger.info({ url, version: VERSION, storage: config.storage.path, testMode: services.testMode }, 'parley listening');
+      logger.info({ url, version: VERSION, storage: store.location, testMode: services.testMode }, 'parley listening');
       if (generated) logger.warn(`SERVICE_SDK_SECRET is not set: generated a service secret, kept in ${secretFile}`);
       return url;
     },

@@ -21,11 +21,7 @@ Environment:
 Docs: README.md (configuration keys, routes, the widget protocol).`;
 
 export type CliAction =
-  | { kind: 'help' }
-  | { kind: 'version' }
-  | { kind: 'run'; config?: string }
-  | { kind: 'migrate-store'; args: string[] }
-  | { kind: 'error'; message: string };
+  { kind: 'help' } | { kind: 'version' } | { kind: 'run'; config?: string } | { kind: 'migrate-store'; args: string[] } | { kind: 'error'; message: string };
 
 export function parseCli(argv: string[]): CliAction {
   if (argv[0] === 'migrate-store') return { kind: 'migrate-store', args: argv.slice(1) };

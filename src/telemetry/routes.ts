@@ -27,7 +27,7 @@ export async function telemetryPlugin(app: FastifyInstance, o: { services: Servi
     // Events carry customerId, customerExternalId or both (a WhatsApp status knows only the customerId).
     const resolved = q.customerExternalId ? (await o.customers.findBy('ext', q.customerExternalId))?.customerId : undefined;
     await services.telemetry.flush();
-    return services.store.telemetry.events(toFilter(q, resolved ? [resolved] : []));
+    return services.store.telemetry.events(toFilter(q, q.customerExternalId ? (resolved ? [resolved] : []) : undefined));
   });
 
   app.get('/api/v1/telemetry/turn-calls', { onRequest }, async (request) => {

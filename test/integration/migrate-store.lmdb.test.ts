@@ -51,7 +51,9 @@ describe('migrate-store: LMDB into PostgreSQL', () => {
     w.close();
     // Two proactive sends: one with a dedup key; the cap (3) leaves one more.
     expect(await post(lmdb, '/proactive/opt-in', { customerExternalId: 'anon:mover', optIn: true })).toMatchObject({ optIn: true });
-    expect(await post(lmdb, '/proactive', { customerExternalId: 'anon:mover', channel: 'web', content: 'Your order shipped', dedupKey: 'ship-1' })).toMatchObject({
+    expect(
+      await post(lmdb, '/proactive', { customerExternalId: 'anon:mover', channel: 'web', content: 'Your order shipped', dedupKey: 'ship-1' }),
+    ).toMatchObject({
       accepted: true,
     });
     expect(await post(lmdb, '/proactive', { customerExternalId: 'anon:mover', channel: 'web', content: 'A tip' })).toMatchObject({ accepted: true });
@@ -80,9 +82,7 @@ describe('migrate-store: LMDB into PostgreSQL', () => {
     const again = await startWidgetSession(pg.url(), { customerId: 'mover', email: 'mover@example.com' });
     open.push(again);
     const ready = again.frames.find((f) => f.type === 'ready')!;
-    expect(ready.history.map((h: { id: string }) => h.id)).toEqual(
-      expect.arrayContaining(['m1', 'conv_web_mover:m1:r', 'm2', 'conv_web_mover:m2:r']),
-    );
+    expect(ready.history.map((h: { id: string }) => h.id)).toEqual(expect.arrayContaining(['m1', 'conv_web_mover:m1:r', 'm2', 'conv_web_mover:m2:r']));
     expect(ready.history.filter((h: { proactive?: boolean }) => h.proactive)).toHaveLength(2);
     again.send({ type: 'message', id: 'm3', text: 'thanks' });
     await again.next((f) => f.type === 'message' && f.role === 'assistant' && f.id === 'conv_web_mover:m3:r');

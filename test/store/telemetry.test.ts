@@ -121,6 +121,8 @@ export function describeTelemetryContract(engine: string, open: () => Promise<St
       expect(await q({ customerExternalId: 'ext-a' })).toEqual([es[0].id]);
       expect(await q({ customerExternalId: 'ext-a', customerIds: ['cus_a', 'cus_a2'] })).toEqual(ids(es.slice(0, 3)));
       expect(await q({ customerExternalId: 'ext-nobody', customerIds: [] })).toEqual([]);
+      // The API passes the resolution of an external id even when none was asked for: it filters nothing then.
+      expect(await q({ customerIds: [] })).toEqual(ids(es));
       expect(await q({ conversationId: 'conv_a', turnId: 't1', type: 'message.out' })).toEqual([es[1].id]);
     });
 

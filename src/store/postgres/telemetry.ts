@@ -58,10 +58,11 @@ function pageQuery(kind: TelemetryKind, f: TelemetryFilter): Query {
   }
   if (f.conversationId !== undefined) where.push(`conversation_id = ${param(f.conversationId)}`);
   if (f.customerId !== undefined) where.push(`customer_id = ${param(f.customerId)}`);
-  if (f.customerExternalId !== undefined || f.customerIds !== undefined) {
+  // customerIds are what customerExternalId resolved to: on their own they filter nothing (as on LMDB).
+  if (f.customerExternalId !== undefined) {
     const ids = `customer_id = ANY(${param(f.customerIds ?? [])}::text[])`;
     // Turn calls carry no external id: only the customer's own ids can match them.
-    if (kind === 'events' && f.customerExternalId !== undefined) where.push(`(customer_external_id = ${param(f.customerExternalId)} OR ${ids})`);
+    if (kind === 'events') where.push(`(customer_external_id = ${param(f.customerExternalId)} OR ${ids})`);
     else where.push(ids);
   }
   if (f.turnId !== undefined) where.push(`turn_id = ${param(f.turnId)}`);
