@@ -1,13 +1,30 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+// Two projects: every test on LMDB (the embedded default), and the suites that run a whole Parley (integration,
+// security and crash tests) again on PostgreSQL. Tests named *.lmdb.test.ts are about LMDB itself (its files,
+// a full disk under it, its map size) and run only on LMDB; the store contract suite (test/store/) runs each
+// contract on both engines by itself.
+const WHOLE_PARLEY = ['test/integration/**/*.test.ts', 'test/security/**/*.test.ts'];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'lmdb', include: ['test/**/*.test.ts', 'sdk/test/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: WHOLE_PARLEY,
+          exclude: [...configDefaults.exclude, '**/*.lmdb.test.ts'],
+          env: { PARLEY_TEST_ENGINE: 'postgres' },
+        },
+      },
+    ],
   },
 });

@@ -22,7 +22,9 @@ async function startSharedPostgres(runDir: string): Promise<TestPostgres> {
   const template = templateCacheDir(bin, runAs);
   await prepareTemplate(bin, template, runAs, runDir);
   process.env.PARLEY_PG_TEMPLATE = template; // test workers inherit it
-  return startPostgres();
+  // Nothing kills the shared server (a test that does starts its own), so its own durability is not under test: fsync
+  // off makes every commit of the PostgreSQL project cheap, as tmpfs would.
+  return startPostgres({ fsync: false });
 }
 
 /** Stops servers a test left running (e.g. a failed test that never reached its close()), then removes the run's directory. */
@@ -33,10 +35,18 @@ async function removeRunDir(runDir: string) {
   rmSync(runDir, { recursive: true, force: true });
 }
 
+/** Set while the first setup's run lasts: vitest calls setup once per project (and for the root), and they share it. */
+const SHARED_URL = 'PARLEY_TEST_SHARED_POSTGRES_URL';
+
 export default async function setup(project: TestProject) {
+  const shared = process.env[SHARED_URL];
+  if (shared) {
+    project.provide('postgresUrl', shared);
+    return () => undefined;
+  }
   const runDir = mkdtempSync(join(tmpdir(), 'parley-test-run-'));
   chmodSync(runDir, 0o711); // as root, the postgres user must reach its clusters inside (it cannot list the rest)
-  const previous = { TMPDIR: process.env.TMPDIR, PARLEY_PG_TEMPLATE: process.env.PARLEY_PG_TEMPLATE };
+  const previous = { TMPDIR: process.env.TMPDIR, PARLEY_PG_TEMPLATE: process.env.PARLEY_PG_TEMPLATE, [SHARED_URL]: process.env[SHARED_URL] };
   process.env.TMPDIR = runDir; // test workers and the processes they spawn inherit it
   const restoreEnv = () => {
     for (const [key, value] of Object.entries(previous)) {
@@ -53,6 +63,7 @@ export default async function setup(project: TestProject) {
   }
   const postgres = started.value;
   project.provide('postgresUrl', postgres.url); // ProvidedContext is declared in support/shared-postgres.ts
+  process.env[SHARED_URL] = postgres.url;
   return async () => {
     restoreEnv();
     try {

@@ -126,6 +126,8 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
   const active = new Map<string, Active>();
   /** Conversations being read from the store to be activated: one actor per conversation, however many events race. */
   const activating = new Map<string, Promise<Active>>();
+  /** Per conversation: the last message still on its way to the actor (inArrivalOrder). */
+  const arrivals = new Map<string, Promise<void>>();
   let stopping = false;
 
   const log = logger.child({ component: 'conversations' });
@@ -447,6 +449,24 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     }, REACTIVATE_AFTER_MS);
   };
 
+  /**
+   * Runs `step` after the steps of the messages that reached this conversation before it: the reads that precede
+   * the actor (seen? restore?) may be answered out of order (a pool of connections), and the customer's messages
+   * must reach the actor in the order they arrived.
+   */
+  const inArrivalOrder = <T>(conversationId: string, step: () => Promise<T>): Promise<T> => {
+    const next = (arrivals.get(conversationId) ?? Promise.resolve()).then(step);
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    arrivals.set(conversationId, settled);
+    void settled.then(() => {
+      if (arrivals.get(conversationId) === settled) arrivals.delete(conversationId);
+    });
+    return next;
+  };
+
   /** The conversation's actor: the live one, or one restored from its stored record (one read, however many callers race). */
   const activate = (meta: ConversationMeta): Promise<Active> => {
     const existing = active.get(meta.conversationId);
@@ -522,22 +542,22 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
   const host: ConversationHost = {
     async receive(customer, channel, message) {
       const meta = metaFor(customer, channel);
-      // The actor remembers only its recent message ids: the store is the authority on older ones.
-      if (await store.history.seen(meta.conversationId, message.messageId)) return { conversationId: meta.conversationId, duplicate: true };
-      const a = await activate(meta);
-      a.lastActiveAt = clock.now();
-      // Re-sent before the first copy is durable: the actor already has it (the same check as its guard);
-      // acknowledge once the write that carries the first copy has committed.
-      if (isKnownMessage(a.actor.getSnapshot().context, message.messageId)) {
-        await requestPersist(a);
-        return { conversationId: meta.conversationId, duplicate: true };
-      }
-      const at = clock.now();
-      a.pending.push({ o: { type: 'customer', messageId: message.messageId, text: message.text, content: message.content }, at });
-      const durable = requestPersist(a);
-      a.actor.send({ type: 'customer.message', at, messageId: message.messageId, text: message.text } as never);
-      await durable;
-      return { conversationId: meta.conversationId, duplicate: false };
+      const accepted = await inArrivalOrder(meta.conversationId, async () => {
+        // The actor remembers only its recent message ids: the store is the authority on older ones.
+        if (await store.history.seen(meta.conversationId, message.messageId)) return { duplicate: true };
+        const a = await activate(meta);
+        a.lastActiveAt = clock.now();
+        // Re-sent before the first copy is durable: the actor already has it (the same check as its guard);
+        // acknowledge once the write that carries the first copy has committed.
+        if (isKnownMessage(a.actor.getSnapshot().context, message.messageId)) return { duplicate: true, durable: requestPersist(a) };
+        const at = clock.now();
+        a.pending.push({ o: { type: 'customer', messageId: message.messageId, text: message.text, content: message.content }, at });
+        const durable = requestPersist(a);
+        a.actor.send({ type: 'customer.message', at, messageId: message.messageId, text: message.text } as never);
+        return { duplicate: false, durable };
+      });
+      await accepted.durable;
+      return { conversationId: meta.conversationId, duplicate: accepted.duplicate };
     },
     async confirm(conversationId, confirmationId, approve) {
       const record = await store.conversations.get(conversationId);

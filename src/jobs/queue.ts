@@ -250,10 +250,17 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
         accept([job]);
         return [job];
       }
-      // Issued together so they share a commit; accepted in the order given once all are settled. A job
-      // stored while another write failed is still scheduled: its id is known from now on, so a retried
-      // delivery would not queue it again.
-      const settled = await Promise.allSettled(items.map((i) => insert(i.payload, i.options ?? {})));
+      // One after another, so their sequence numbers follow the order given on every engine (issued together, a
+      // pool's connections could commit them in any order). A job stored while another write failed is still
+      // scheduled: its id is known from now on, so a retried delivery would not queue it again.
+      const settled: PromiseSettledResult<Job<P> | undefined>[] = [];
+      for (const i of items) {
+        try {
+          settled.push({ status: 'fulfilled', value: await insert(i.payload, i.options ?? {}) });
+        } catch (reason) {
+          settled.push({ status: 'rejected', reason });
+        }
+      }
       const jobs = settled.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
       accept(jobs);
       const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -7,6 +7,7 @@ import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { parsePrometheusText, sampleValue } from '../support/prom-text.ts';
 import { lmdbKv } from '../support/store.ts';
+import { queryDatabase } from '../support/stored.ts';
 import { connectWidget } from '../support/widget-client.ts';
 
 const auth = { authorization: `Bearer ${TEST_SECRET}` };
@@ -79,10 +80,15 @@ describe('failed LLM attempts', () => {
 describe('a telemetry write failure', () => {
   it('is logged and never fails the turn', async () => {
     const p = await parley();
-    // The engine's batch write (LMDB: every telemetry flush goes through it) fails.
-    lmdbKv(p.services.store).writeBatch = async () => {
-      throw new Error('disk full (test)');
-    };
+    // The engine's telemetry writes fail: LMDB's batch write (every telemetry flush goes through it) throws; on
+    // PostgreSQL a constraint no row meets refuses every insert, and names itself in the error.
+    if (p.services.store.engine === 'lmdb') {
+      lmdbKv(p.services.store).writeBatch = async () => {
+        throw new Error('disk full (test)');
+      };
+    } else {
+      await queryDatabase(p.services.config.storage.url!, 'ALTER TABLE telemetry_events ADD CONSTRAINT "disk full (test)" CHECK (false) NOT VALID');
+    }
     const replies = await converse(p, 'wf-1', ['status of order 1001', 'thanks']);
     expect(replies).toHaveLength(2);
     await p.services.telemetry.flush();

@@ -6,7 +6,7 @@ import { conversationIdFor } from '../../src/conversations/history.ts';
 import type { FakeGraph } from '../support/fake-graph.ts';
 import { telemetryEvents, whatsappParley } from '../support/whatsapp-parley.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
-import { lmdbKv } from '../support/store.ts';
+import { allCustomers, storedValues } from '../support/stored.ts';
 import { buttonReply, postWebhook, sleep, textMessage, textMessageAt, until, WA, webhookBody, webhookBodyFor } from '../support/whatsapp.ts';
 
 const open: { close(): unknown }[] = [];
@@ -18,8 +18,8 @@ const setup = (o: Parameters<typeof whatsappParley>[1] = {}) => whatsappParley(o
 const events = telemetryEvents;
 
 /** Everything the job queues stored: jobs, their ids, their sequence reservations. */
-const storedJobs = (p: TestParley) => [...lmdbKv(p.services.store).range('jobs')];
-const deliveries = (p: TestParley) => [...lmdbKv(p.services.store).range<{ status: string; jobId?: string }>('outbox')];
+const storedJobs = (p: TestParley) => storedValues(p, 'jobs');
+const deliveries = (p: TestParley) => storedValues<{ status: string; jobId?: string }>(p, 'deliveries');
 const orderOf = (g: FakeGraph) => g.delivered().map((s) => /\d{4}/.exec(s.body.text?.body ?? '')?.[0]);
 
 describe('uncertain sends (request out, no answer)', () => {
@@ -49,7 +49,7 @@ describe('uncertain sends (request out, no answer)', () => {
     expect(graph.delivered()).toHaveLength(1);
     expect((await events(p, 'whatsapp.outbound')).map((e) => e.data.status)).not.toContain('resending');
     // the delivery record exists (made when the status resolved the job)
-    expect(deliveries(p).map((d) => d.value)).toEqual([expect.objectContaining({ jobId: expect.stringMatching(/^out:/), status: 'sent' })]);
+    expect(await deliveries(p)).toEqual([expect.objectContaining({ jobId: expect.stringMatching(/^out:/), status: 'sent' })]);
   });
 
   it('Graph never answers and no status comes within uncertain_grace_ms → resent once, after the grace', async () => {
@@ -103,7 +103,7 @@ describe('ordering and de-dup across webhook posts', () => {
   it('a bad signature queues nothing (jobs table stays empty)', async () => {
     const { p } = await setup();
     expect((await postWebhook(p.url(), webhookBody([textMessage('+15550104040', 'hello')]), { secret: 'wrong' })).status).toBe(401);
-    expect(storedJobs(p)).toEqual([]);
+    expect(await storedJobs(p)).toEqual([]);
     expect(p.runtime.whatsapp.inbound.depth()).toBe(0);
   });
 });
@@ -163,7 +163,7 @@ describe('statuses and phone numbers', () => {
     const res = await postWebhook(p.url(), webhookBodyFor('999999', [textMessage('+15550106060', 'status of order 1001')]));
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ queued: 0 });
-    expect(storedJobs(p)).toEqual([]);
+    expect(await storedJobs(p)).toEqual([]);
     expect(p.logs.join('')).toMatch(/another phone number ignored/);
     expect(await events(p, 'whatsapp.ignored')).toEqual([expect.objectContaining({ data: expect.objectContaining({ count: 1, phoneNumberIds: ['999999'] }) })]);
     await sleep(300);
@@ -239,7 +239,7 @@ describe('identity', () => {
       (d) => d.length >= 1,
     );
     expect(await p.runtime.host.record(conversationIdFor(crm.customerId, 'whatsapp'))).toMatchObject({ customerId: crm.customerId, externalId: 'crm-42' });
-    expect([...lmdbKv(p.services.store).range<{ externalId: string }>('customers')].map((r) => r.value.externalId)).toEqual(['crm-42']);
+    expect((await allCustomers(p)).map((c) => c.externalId)).toEqual(['crm-42']);
     await fetch(`${p.url()}/proactive/opt-in`, { method: 'POST', headers: auth, body: JSON.stringify({ customerExternalId: 'crm-42', optIn: true }) });
     const sent = await (
       await fetch(`${p.url()}/proactive`, {

@@ -2,12 +2,12 @@
 // test/fixtures/whatsapp is posted signed, as Meta puts it on the wire, again as a duplicate, and
 // re-serialised with other whitespace: always 200, one reply per customer message, none for the rest.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createCustomerRepo, type Customer } from '../../src/customers/repo.ts';
+import { createCustomerRepo } from '../../src/customers/repo.ts';
 import { conversationIdFor, type MessageRecord } from '../../src/conversations/history.ts';
 import { signPayload } from '../../src/whatsapp/signature.ts';
 import { FIXTURES, loadFixture, metaWire, spacedWire } from '../fixtures/whatsapp/index.ts';
 import { TEST_SECRET, type TestParley } from '../support/parley.ts';
-import { lmdbKv } from '../support/store.ts';
+import { allCustomers } from '../support/stored.ts';
 import { telemetryEvents, whatsappParley } from '../support/whatsapp-parley.ts';
 import { sleep, until, WA } from '../support/whatsapp.ts';
 import type { FakeGraph } from '../support/fake-graph.ts';
@@ -50,7 +50,6 @@ async function settle(p: TestParley) {
 
 const customers = (p: TestParley) => createCustomerRepo(p.services.store, p.services.clock);
 /** Every stored customer (there is no repository listing: LMDB's table). */
-const allCustomers = (p: TestParley) => [...lmdbKv(p.services.store).range<Customer>('customers')].map((r) => r.value);
 const history = async (p: TestParley, customerId: string): Promise<MessageRecord[]> =>
   (await p.services.store.history.since(conversationIdFor(customerId, 'whatsapp'), 0)).map((r) => r.record);
 const errorLogs = (p: TestParley) => p.logs.filter((l) => /"level":(50|60)/.test(l));
@@ -176,8 +175,8 @@ describe('customers identified by a BSUID', () => {
         (n) => n >= i + 1,
       );
     }
-    expect(allCustomers(p)).toEqual([expect.objectContaining({ externalId: '+16315551181', phone: '+16315551181', bsuid: 'CA.31000000000000000007' })]);
-    const c = allCustomers(p)[0];
+    expect(await allCustomers(p)).toEqual([expect.objectContaining({ externalId: '+16315551181', phone: '+16315551181', bsuid: 'CA.31000000000000000007' })]);
+    const c = (await allCustomers(p))[0];
     expect((await history(p, c.customerId)).filter((r) => r.role === 'user')).toHaveLength(3);
     expect(deliveredTo(graph)).toEqual([
       { ...deliveredTo(graph)[0], to: '16315551181' },
@@ -213,7 +212,7 @@ describe('system events update identity and are never answered', () => {
     );
     expect(sent[1].body.to).toBe('12195555358');
     expect((await history(p, before.customerId)).filter((r) => r.role === 'user')).toHaveLength(2);
-    expect(allCustomers(p)).toHaveLength(1);
+    expect(await allCustomers(p)).toHaveLength(1);
     const changes = await telemetryEvents(p, 'whatsapp.identity');
     expect(changes).toEqual([
       expect.objectContaining({ customerId: before.customerId, data: expect.objectContaining({ systemType: 'user_changed_number', changed: true }) }),

@@ -7,7 +7,7 @@ import { createParley } from '../../src/app.ts';
 import { startFakeGraph } from '../support/fake-graph.ts';
 import { telemetryEvents, whatsappParley } from '../support/whatsapp-parley.ts';
 import { startParley, TEST_SECRET, tempDir } from '../support/parley.ts';
-import { lmdbKv } from '../support/store.ts';
+import { allCustomers } from '../support/stored.ts';
 import { buttonReply, postWebhook, textMessage, until, WA, webhookBody } from '../support/whatsapp.ts';
 
 const open: { close(): unknown }[] = [];
@@ -48,7 +48,7 @@ describe('WhatsApp webhook', () => {
     const customer = expect.objectContaining({ externalId: '+15550003333', phone: '+15550003333', lastInboundAt: { whatsapp: expect.any(Number) } });
     expect(await p.services.store.customers.findBy('phone', '+15550003333')).toEqual(customer);
     // and is the only one
-    expect([...lmdbKv(p.services.store).range('customers')].map((r) => r.value)).toEqual([customer]);
+    expect(await allCustomers(p)).toEqual([customer]);
   });
 
   it('a bad or missing signature → 401 and nothing queued or sent', async () => {

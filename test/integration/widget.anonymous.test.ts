@@ -6,9 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
 import { createCustomerRepo } from '../../src/customers/repo.ts';
-import { migrations } from '../../src/store/lmdb/migrations.ts';
-import { startParley, TEST_SECRET, tempDir, type TestParley } from '../support/parley.ts';
-import { openTestStore } from '../support/store.ts';
+import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { connectWidget, type WidgetClient } from '../support/widget-client.ts';
 
 const open: { close(): unknown }[] = [];
@@ -154,27 +152,5 @@ describe('anonymous widget init', () => {
     const reserved = await magicLink(p, { email: 'mallory@evil.example', externalId: 'anon:alice-ext' });
     expect(reserved.status).toBe(400);
     expect((await reserved.json()).error).toMatchObject({ code: 'validation_failed', message: expect.stringContaining('body.externalId') });
-  });
-
-  it('a store written before the namespace: the anonymous record keeps its history for its visitor and is never handed to a magic link', async () => {
-    const storagePath = tempDir();
-    // As the previous build stored an anonymous visitor: customerId = externalId = the claimed id, in the shared index.
-    const old = await openTestStore(storagePath, { migrations: migrations.filter((m) => m.version <= 3) });
-    const oldCustomers = createCustomerRepo(old, { now: () => Date.now() } as never);
-    await oldCustomers.upsert({ externalId: 'carol-ext', customerId: 'carol-ext', email: 'mallory@evil.example' });
-    await old.transaction((tx) =>
-      tx.history.append({ id: 'u1', conversationId: 'conv_web_carol-ext', role: 'user', text: 'mallory was here', at: Date.now() }),
-    );
-    await old.close();
-
-    const p = await startParley({ storagePath });
-    open.push(p);
-    const carol = await signIn(p, 'carol@real.example', 'carol-ext');
-    expect(carol.customerId).not.toBe('carol-ext');
-    expect(carol.email).toBe('carol@real.example');
-    expect((await init(p, { customerId: carol.customerId, authToken: carol.sessionToken })).first.history).toEqual([]);
-    const visitor = await init(p, { customerId: 'carol-ext', email: 'mallory@evil.example' });
-    expect(visitor.first).toMatchObject({ type: 'ready', customerId: 'carol-ext' });
-    expect(visitor.first.history.map((h: { text: string }) => h.text)).toEqual(['mallory was here']);
   });
 });

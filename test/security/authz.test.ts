@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../sdk/src/index.ts';
 import { startFakeGraph, type FakeGraph } from '../support/fake-graph.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
-import { dumpTables } from '../support/store.ts';
+import { dumpStored } from '../support/stored.ts';
 import { connectWidget } from '../support/widget-client.ts';
 import { postWebhook, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
 
@@ -37,7 +37,7 @@ const CREDENTIALS: { name: string; headers: Record<string, string>; ok: boolean 
   { name: 'right x-service-secret', headers: { 'x-service-secret': TEST_SECRET }, ok: true },
 ];
 
-const snapshotState = () => dumpTables(p.services.store, ['magicLinks', 'customers', 'identities', 'proactive']);
+const snapshotState = () => dumpStored(p, ['magicLinks', 'customers', 'identities', 'proactive']);
 
 beforeAll(async () => {
   graph = await startFakeGraph();
@@ -64,7 +64,7 @@ describe('authorization matrix', () => {
   for (const route of PROTECTED) {
     it(`${route.method} ${route.path}: only the right secret passes; refusals (${route.hidden ? '404 like an unknown route' : '401'}) have no side effect`, async () => {
       for (const cred of CREDENTIALS) {
-        const before = snapshotState();
+        const before = await snapshotState();
         const res = await fetch(`${p.url()}${route.path}`, {
           method: route.method,
           headers: { ...cred.headers, ...(route.body ? { 'content-type': 'application/json' } : {}) },
@@ -82,13 +82,13 @@ describe('authorization matrix', () => {
           expect(body.error.code).toBe(unknownBody.error.code);
           expect(body.error.code).toBe('not_found');
           expect(body.error.message).toBe(unknownBody.error.message.replace('/no-such-route', route.path));
-          expect(snapshotState(), `${cred.name} changed state`).toBe(before);
+          expect(await snapshotState(), `${cred.name} changed state`).toBe(before);
         } else {
           expect(res.status, `${cred.name}`).toBe(401);
           const body = await res.json();
           expect(body.error.code).toBe('unauthorized');
           expect(typeof body.error.message).toBe('string');
-          expect(snapshotState(), `${cred.name} changed state`).toBe(before);
+          expect(await snapshotState(), `${cred.name} changed state`).toBe(before);
         }
       }
     });

@@ -18,7 +18,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeGraph, type FakeGraph } from '../support/fake-graph.ts';
 import { spawnParley, TEST_SECRET, tempDir, type ParleyProcess } from '../support/parley.ts';
-import { historyOf, lmdbKv, openTestStore } from '../support/store.ts';
+import { historyOf, lmdbKv } from '../support/store.ts';
+import { queryDatabase } from '../support/stored.ts';
+import { openRunStore, postgresUrlFor } from '../support/test-engine.ts';
 import { connectWidget, type WidgetClient } from '../support/widget-client.ts';
 import { postWebhook, sleep, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
 
@@ -249,7 +251,7 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
   expect(notOnce, `seed ${seed}: acknowledged WhatsApp messages not answered exactly once`).toEqual([]);
 
   // Read the data directory directly: every conversation (a racer's may have proactive messages and no record).
-  const store = await openTestStore(storagePath);
+  const store = await openRunStore(storagePath);
   try {
     const racerConversations = Array.from({ length: RACERS }, (_, i) => [`conv_web_d${i}`, `conv_web_c${i}`]).flat();
     const summaries = await store.conversations.summaries({ limit: 100_000 });
@@ -330,14 +332,23 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
     // Proactive: at most one accepted per dedup key, ever; never over the cap; every accepted send stored.
     const proactiveIn = (customer: string) => (byConv.get(`conv_web_${customer}`) ?? []).filter((r) => r.proactive).map((r) => r.id);
     // The dedup entry names the message it let through (LMDB keeps it beside the send time).
-    const dedupMessageId = (customerId: string, key: string) => lmdbKv(store).get<{ messageId?: string }>('proactive', ['dedup', customerId, key])?.messageId;
+    const dedupMessageId = async (customerId: string, key: string) =>
+      store.engine === 'lmdb'
+        ? lmdbKv(store).get<{ messageId?: string }>('proactive', ['dedup', customerId, key])?.messageId
+        : (
+            await queryDatabase<{ message_id: string }>(
+              await postgresUrlFor(storagePath),
+              'SELECT message_id FROM proactive_dedup WHERE customer_id = $1 AND dedup_key = $2',
+              [customerId, key],
+            )
+          )[0]?.message_id;
     for (let i = 0; i < RACERS; i++) {
       const dStored = proactiveIn(`d${i}`);
       expect(dStored, `seed ${seed}: d${i} proactive messages (one dedup key)`).toHaveLength(1);
       expect((race.accepted.get(`d${i}`) ?? []).length, `seed ${seed}: d${i} accepted`).toBeLessThanOrEqual(1);
       for (const id of race.accepted.get(`d${i}`) ?? []) expect(dStored).toContain(id);
       expect(await store.proactive.dedupSentAt(`d${i}`, `race-${i}`), `seed ${seed}: d${i} dedup key`).toBeDefined();
-      expect(dedupMessageId(`d${i}`, `race-${i}`)).toBe(dStored[0]);
+      expect(await dedupMessageId(`d${i}`, `race-${i}`)).toBe(dStored[0]);
       const cStored = proactiveIn(`c${i}`);
       expect(cStored, `seed ${seed}: c${i} proactive messages (cap ${DAILY_CAP})`).toHaveLength(DAILY_CAP);
       expect((race.accepted.get(`c${i}`) ?? []).length, `seed ${seed}: c${i} accepted`).toBeLessThanOrEqual(DAILY_CAP);

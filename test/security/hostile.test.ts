@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FRAME_BYTES } from '../../sdk/src/protocol.ts';
 import { signPayload } from '../../src/whatsapp/signature.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
-import { dumpTables } from '../support/store.ts';
+import { dumpStored } from '../support/stored.ts';
 import { WA } from '../support/whatsapp.ts';
 
 let p: TestParley;
@@ -190,8 +190,8 @@ describe('hostile HTTP input', () => {
 
   it('unsigned, wrongly signed and random POST /wa/webhook → 401; nothing is queued or recorded', async () => {
     // The WhatsApp bookkeeping and every job record (ids, queued jobs, sequence reservations).
-    const footprint = () => dumpTables(p.services.store, ['webhookSeen', 'outbox', 'sent', 'sendAttempts', 'jobs']);
-    const before = footprint();
+    const footprint = () => dumpStored(p, ['webhookSeen', 'deliveries', 'sent', 'sendAttempts', 'jobs']);
+    const before = await footprint();
     const plausible = fc.record({
       object: fc.constant('whatsapp_business_account'),
       entry: fc.constant([
@@ -233,7 +233,7 @@ describe('hostile HTTP input', () => {
       ),
       { numRuns: 80 },
     );
-    expect(footprint()).toBe(before);
+    expect(await footprint()).toBe(before);
   });
 
   it('a body over 1 MiB → 413', async () => {

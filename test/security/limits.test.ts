@@ -63,6 +63,13 @@ describe('rate limits', () => {
     for (let i = 0; i < 10; i++) w.send({ type: 'message', id: `m${i}`, text: 'hi' });
     const err = await w.next((f) => f.type === 'error');
     expect(err).toMatchObject({ code: 'rate_limited', message: expect.stringMatching(/Too many messages/) });
+    // The five within the limit are acknowledged once stored (a PostgreSQL commit can take a while on a loaded
+    // machine); then nothing more comes: the other five were refused.
+    await until(
+      () => w.frames.filter((f) => f.type === 'ack').length,
+      (n) => n >= 5,
+      10_000,
+    );
     await new Promise((r) => setTimeout(r, 200));
     expect(w.frames.filter((f) => f.type === 'ack')).toHaveLength(5);
     expect(w.socket.readyState).toBe(WebSocket.OPEN);

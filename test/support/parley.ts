@@ -1,7 +1,8 @@
-// Starts a real Parley (in-process or as a child process) on 127.0.0.1:0
-// with a real LMDB in a temp dir, for integration tests.
+// Starts a real Parley (in-process or as a child process) on 127.0.0.1:0, for integration tests: with a real LMDB
+// in a temp dir, or (PARLEY_TEST_ENGINE=postgres) a real PostgreSQL database standing for that dir (test-engine.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
+import { onTestEngine } from './test-engine.ts';
 import { tempDir } from './tmp.ts';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -53,7 +54,7 @@ export async function startParley(
   o: { config?: DeepPartial<ConfigInput>; storagePath?: string; clock?: Clock; testMode?: boolean; port?: number } = {},
 ): Promise<TestParley> {
   const storagePath = o.storagePath ?? tempDir();
-  const input = testConfig(o.config, storagePath);
+  const input = await onTestEngine(testConfig(o.config, storagePath), storagePath);
   if (o.port !== undefined) (input.server as { port: number }).port = o.port;
   const config = ConfigSchema.parse(input);
   const logs: string[] = [];
@@ -99,7 +100,7 @@ export async function spawnParley(o: {
   env?: Record<string, string>;
   nodeArgs?: string[];
 }): Promise<ParleyProcess> {
-  const input = testConfig(o.config, o.storagePath);
+  const input = await onTestEngine(testConfig(o.config, o.storagePath), o.storagePath);
   (input.server as { port: number }).port = o.port ?? 0;
   (input.logging as { level: string }).level = o.env?.PARLEY_LOG_LEVEL ?? 'info';
   const configPath = join(o.storagePath, 'test-config.yaml');
