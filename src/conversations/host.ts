@@ -277,7 +277,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
             // nothing is abandoned. The write is retried when the store recovers, and on a slow timer meanwhile.
             if (!a.waitingForStore) log.warn({ conversationId: a.meta.conversationId, cause: err.code }, 'conversation write waits for the store');
             a.waitingForStore = true;
-            if (!stopping && !a.stopped) clock.setTimeout(() => requestPersist(a).catch(() => undefined), STORE_RETRY_MS);
+            if (!stopping && !a.stopped) clock.setTimeout(() => retryPersist(a), STORE_RETRY_MS);
             continue;
           }
           a.failures++;
@@ -291,7 +291,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
           // Bounded: what can't be written (a snapshot that won't encode) must not be retried forever.
           if (a.failures >= 2 * MAX_WRITE_ATTEMPTS) deactivate(a);
           else if (a.failures === MAX_WRITE_ATTEMPTS) abandonTurn(a);
-          else clock.setTimeout(() => requestPersist(a).catch(() => undefined), retryDelayMs(a.failures));
+          else clock.setTimeout(() => retryPersist(a), retryDelayMs(a.failures));
           continue;
         }
         a.failures = 0;
@@ -317,6 +317,12 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     } finally {
       a.writing = false;
     }
+  };
+
+  /** A retry timer firing: nothing to do once the actor was replaced or dropped (its successor has its own writes). */
+  const retryPersist = (a: Active) => {
+    if (a.stopped || stopping) return;
+    void requestPersist(a).catch(() => undefined);
   };
 
   function requestPersist(a: Active): Promise<void> {

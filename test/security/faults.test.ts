@@ -123,7 +123,9 @@ describe('faults', () => {
     // All three are the same send (one job id echoed as biz_opaque_callback_data).
     expect(new Set(graph.requests.map((r) => r.body.biz_opaque_callback_data)).size).toBe(1);
     // After the timeout the send is uncertain (Meta may have it): no resend before the grace for a status is over.
-    expect(unavailable.at - hung.at).toBeGreaterThanOrEqual(graceMs - 20);
+    // The grace runs from when Parley stored the attempt, a little before the request arrives here (its commit, a
+    // loaded machine): 100 ms of slack, far from what a send retried like a 5xx shows (about 1.3 s).
+    expect(unavailable.at - hung.at).toBeGreaterThanOrEqual(graceMs - 100);
     // After the 503, a backoff (never under 100 ms), not an immediate retry.
     expect(delivered.at - unavailable.at).toBeGreaterThanOrEqual(100 - 5);
   });

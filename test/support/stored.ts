@@ -62,7 +62,13 @@ export async function storedValues<V = Record<string, unknown>>(p: Running, kind
 /** Everything stored of these kinds, as one string: compare two to see whether anything was written. */
 export async function dumpStored(p: Running, kinds: StoredKind[]): Promise<string> {
   const parts: string[] = [];
-  for (const kind of kinds) parts.push(JSON.stringify(await storedValues(p, kind)));
+  for (const kind of kinds) {
+    // LMDB keeps part of a record in its key (a magic link's hash, a dedup key's customer): keys count too.
+    const { store } = p.services;
+    const rows =
+      store.engine === 'lmdb' ? LMDB_TABLES[kind].flatMap((t) => [...lmdbKv(store).range(t)].map((r) => [r.key, r.value])) : await storedValues(p, kind);
+    parts.push(JSON.stringify(rows));
+  }
   return parts.join('|');
 }
 
