@@ -5,6 +5,16 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // a full disk under it, its map size) and run only on LMDB; the store contract suite (test/store/) runs each
 // contract on both engines by itself.
 const WHOLE_PARLEY = ['test/integration/**/*.test.ts', 'test/security/**/*.test.ts'];
+// Files there that never run Parley on the run's engine (their own config files through src/main.ts, an LLM client
+// alone, a store opened directly): running them again would repeat the same test.
+const NO_ENGINE = [
+  'test/integration/build.test.ts',
+  'test/integration/startup-refusals.test.ts',
+  'test/integration/llm.openai.test.ts',
+  'test/integration/llm.openai.stream.test.ts',
+  'test/integration/proactive.unavailable.test.ts',
+  'test/integration/store.pg-connect-error.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -21,7 +31,7 @@ export default defineConfig({
         test: {
           name: 'postgres',
           include: WHOLE_PARLEY,
-          exclude: [...configDefaults.exclude, '**/*.lmdb.test.ts'],
+          exclude: [...configDefaults.exclude, '**/*.lmdb.test.ts', ...NO_ENGINE],
           env: { PARLEY_TEST_ENGINE: 'postgres' },
         },
       },
