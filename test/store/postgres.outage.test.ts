@@ -139,18 +139,20 @@ describe('postgres: the database goes away and comes back', () => {
     }
   }, 120_000);
 
-  it('opening a store on a server that is not there fails with one clear line, the password masked', async () => {
+  it('opening a store on a server that is not there tries again for startRetryMs, then fails with one clear line, the password masked', async () => {
     await server.stop();
     try {
       const port = new URL(server.url).port;
-      const err = await openPostgresStore({ url: `postgres://parley:s3cret@127.0.0.1:${port}/parley` }).then(
+      const began = Date.now();
+      const err = await openPostgresStore({ url: `postgres://parley:s3cret@127.0.0.1:${port}/parley`, startRetryMs: 1500 }).then(
         () => undefined,
         (e: unknown) => e as Error,
       );
       expect(err).toBeInstanceOf(StoreOpenError);
       expect(err?.message).toBe(
-        `cannot connect to PostgreSQL at postgres://parley:****@127.0.0.1:${port}/parley: connection refused: nothing is listening on 127.0.0.1:${port} (is PostgreSQL running, on that port?)`,
+        `cannot connect to PostgreSQL at postgres://parley:****@127.0.0.1:${port}/parley: connection refused: nothing is listening on 127.0.0.1:${port} (is PostgreSQL running, on that port?); tried for 1.5 s`,
       );
+      expect(Date.now() - began, 'tried again for startRetryMs').toBeGreaterThanOrEqual(1000);
     } finally {
       await server.restart();
     }
