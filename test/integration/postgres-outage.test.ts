@@ -165,7 +165,9 @@ function expectHealthyProcess(parley: ParleyProcess) {
   const out = parley.output();
   expect(out).not.toMatch(/unhandled rejection/);
   expect(out).not.toMatch(/uncaught/i);
-  expect(out).not.toMatch(/"level":50[^\n]*"msg":"request failed"/);
+  // An outage is the database's, not a request's: warn lines naming the cause, no error lines, no stacks.
+  expect(out.split('\n').filter((l) => /"level":(50|60)/.test(l))).toEqual([]);
+  expect(out).not.toMatch(/\\n\s+at /);
 }
 
 describe('PostgreSQL lost while Parley runs (a real server, stopped and started again)', () => {
@@ -176,6 +178,9 @@ describe('PostgreSQL lost while Parley runs (a real server, stopped and started 
     const traffic = await startTraffic(parley, 'pgi');
 
     for (let i = 0; i < 10; i++) expect(await traffic.step()).toBe(200);
+    // Answered, so the pool holds idle connections (an idle one that breaks must not take the process down); Meta's
+    // status webhooks are still coming in when the server goes, and the rounds go on.
+    await traffic.settled(graph);
     // pg_ctl stop -m immediate: the postmaster gets SIGQUIT, every backend goes at once, no checkpoint.
     const stopping = server.kill('SIGQUIT');
     // Traffic goes on while it goes down and while it is away.
@@ -190,7 +195,7 @@ describe('PostgreSQL lost while Parley runs (a real server, stopped and started 
     const ready = traffic.readyWhileDown();
     expect(ready?.status).toBe(503);
     expect(ready?.body.status).toBe('not_ready');
-    expect(ready?.body.checks.database).toMatch(/^(unreachable|shutdown): (ECONNREFUSED|57P01|57P02|08006|connection_lost)/);
+    expect(ready?.body.checks.database).toMatch(/^(unreachable|shutdown): (ECONNREFUSED|ECONNRESET|57P01|57P02|08006|connection_lost)/);
     expect(ready?.body.error.message).toMatch(/^database: /);
     expect(traffic.widgetErrors, 'widget messages refused while it is away').toContain('unavailable');
     expect(
@@ -277,7 +282,7 @@ function runMain(url: string, o: { onStdout?: (stdout: string) => void } = {}): 
       if (/"url":"http/.test(stdout)) child.kill('SIGTERM');
     };
     child.stdout!.on('data', check);
-    const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const guard = setTimeout(() => child.kill('SIGKILL'), 45_000); // a start that hangs fails the test, not its timeout
     child.once('close', (code) => {
       clearTimeout(guard);
       resolve({ code, stdout, stderr, ms: Date.now() - begun, started: /"url":"http/.test(stdout) });
