@@ -140,6 +140,11 @@ export function createWhatsAppChannel(deps: {
     };
   })();
 
+  // Send markers this process failed to write, by job id → the marker's `startedAt`: no request went out under them.
+  // A database may still commit such a write (its answer was lost); the next run must not take it for an unanswered
+  // send and wait out the grace. In memory only: after a restart nobody knows, and the grace applies.
+  const unsentMarkers = new Map<string, number>();
+
   const outboundQueue = createJobQueue<OutboundJob>({
     store,
     clock,
@@ -184,7 +189,9 @@ export function createWhatsAppChannel(deps: {
         }
         return 'done';
       }
-      const attempt = await book.sendAttempt(job.id);
+      const stored = await book.sendAttempt(job.id);
+      // A marker whose write failed before the request went out (its commit landed after all) hides no send.
+      const attempt = stored && unsentMarkers.get(job.id) === stored.startedAt ? undefined : stored;
       const now = clock.now();
       if (attempt && now < attempt.startedAt + wa.uncertain_grace_ms)
         return { waitUntil: attempt.startedAt + wa.uncertain_grace_ms, reason: 'waiting for a status of an unanswered send' };
@@ -202,7 +209,13 @@ export function createWhatsAppChannel(deps: {
           ...base,
         });
       }
-      await book.putSendAttempt(job.id, { startedAt: now });
+      try {
+        await book.putSendAttempt(job.id, { startedAt: now });
+      } catch (err) {
+        unsentMarkers.set(job.id, now);
+        throw err;
+      }
+      unsentMarkers.delete(job.id);
       const result = await sender.send(Object.assign({}, p.message, { callbackData: job.id }));
       if (result.ok) {
         const at = clock.now();

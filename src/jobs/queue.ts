@@ -23,6 +23,8 @@ import { createSchedule } from './schedule.ts';
 
 /** How soon a job that met a store unable to write runs again. */
 const STORE_RETRY_MS = 2000;
+/** After the store recovers, the stored jobs are read again at once and once more this much later (see `rescan`). */
+const RESCAN_AFTER_RECOVERY_MS = 5000;
 
 export type { DeadJob, Job } from '../store/model.ts';
 
@@ -219,6 +221,35 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     notifyIdle();
   }
 
+  // A database can commit a write whose answer never came (the connection broke, or the server stalled, after the
+  // COMMIT went out; it lands when the server resumes): the caller saw an error, so the job is stored but not in the
+  // schedule, and a retried insert finds its id known. When the store answers again, and once more a little later
+  // (for commits that land just after), the stored jobs are read again and the ones the schedule lacks are added.
+  // Running one twice is not a risk: a job that is running or waiting is skipped, and one finished meanwhile is no
+  // longer stored when it is loaded.
+  const rescan = async () => {
+    if (!started || stopping) return;
+    let found = 0;
+    try {
+      for (const job of await store.jobs.pending<P>(name)) {
+        if (running.has(job.seq) || waiting.has(job.seq)) continue;
+        wait(job);
+        found++;
+      }
+    } catch {
+      return; // away again: its next recovery rescans
+    }
+    if (found === 0) return;
+    log.info({ jobs: found }, 'stored jobs the schedule did not know (a write whose answer was lost) are scheduled');
+    pump();
+  };
+  let rescanTimer: TimerHandle | undefined;
+  const stopRescans = store.onRecovered(() => {
+    void rescan();
+    clock.clearTimeout(rescanTimer);
+    rescanTimer = clock.setTimeout(() => void rescan(), RESCAN_AFTER_RECOVERY_MS);
+  });
+
   const newJob = (payload: P, options: { id?: string; runAt?: number }) => {
     const now = clock.now();
     return { id: options.id ?? `${name}-${randomUUID()}`, key: o.orderingKey(payload), payload, attempts: 0, runAt: options.runAt ?? now, enqueuedAt: now };
@@ -277,6 +308,8 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     async stop() {
       stopping = true;
       clock.clearTimeout(timer);
+      clock.clearTimeout(rescanTimer);
+      stopRescans();
       const deadline = Date.now() + 2000;
       while (running.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       for (const r of running.values()) if (r.lease) clock.clearTimeout(r.lease);

@@ -23,6 +23,7 @@ export interface Schedule<J> {
   release(key: string): void;
   /** Every waiting job is due now. */
   expedite(now: number): void;
+  has(seq: number): boolean;
   readonly size: number;
 }
 
@@ -149,6 +150,7 @@ export function createSchedule<J>(): Schedule<J> {
       delayed.clear();
       wakeups.clear();
     },
+    has: (seq) => entries.has(seq),
     get size() {
       return entries.size;
     },

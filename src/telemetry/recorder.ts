@@ -11,6 +11,9 @@ import type { NewEvent, NewTurnCall, Telemetry, TelemetryEvent, TurnCallRecord }
 
 export { timeOrderedId } from './ids.ts';
 
+/** While the store cannot write: how soon what it kept is tried again when nothing new is recorded. */
+const STORE_RETRY_MS = 1000;
+
 export interface RecorderOptions {
   store: Store;
   clock: Clock;
@@ -30,23 +33,50 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
   let scheduled: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> = Promise.resolve();
   let closed = false;
+  /** Records handed to the writer and not yet known to be written or dropped. */
+  let held = 0;
   let droppedWhileUnavailable = 0;
+  let waitingForStore = false;
+
+  /** What the writer let go of since the last look: an engine may keep a batch it could not write (PostgreSQL) or drop it (LMDB). */
+  const settle = (written: number) => {
+    const pending = writer.pending();
+    const lost = Math.max(0, held - written - pending);
+    held = pending;
+    return lost;
+  };
 
   const write = async () => {
     scheduled = undefined;
     const records = writer.pending();
     if (records === 0) return;
     try {
-      await writer.flush();
-      if (droppedWhileUnavailable > 0)
-        o.logger.warn({ dropped: droppedWhileUnavailable }, 'telemetry is written again; records made while the store could not write were dropped');
+      const written = await writer.flush();
+      const lost = settle(written);
+      if (waitingForStore) {
+        droppedWhileUnavailable += lost;
+        if (droppedWhileUnavailable > 0)
+          o.logger.warn({ dropped: droppedWhileUnavailable }, 'telemetry is written again; records made while the store could not write were dropped');
+        else o.logger.info('telemetry is written again; nothing was lost');
+      }
+      waitingForStore = false;
       droppedWhileUnavailable = 0;
     } catch (err) {
-      // While the store cannot write at all (a full disk), one line for the whole outage, not one every flush.
-      if (!isStoreUnavailable(err)) o.logger.error({ err, dropped: records }, 'telemetry write failed');
-      else if (droppedWhileUnavailable === 0)
-        o.logger.error({ err }, 'telemetry cannot be written while the store cannot write; records are dropped until it can');
-      if (isStoreUnavailable(err)) droppedWhileUnavailable += records;
+      const lost = settle(0);
+      if (!isStoreUnavailable(err)) {
+        o.logger.error({ err, dropped: lost }, 'telemetry write failed');
+        return;
+      }
+      // While the store cannot write at all (a full disk, the database away): one line for the whole outage, not one
+      // every flush, and no stack (the store's health names the cause).
+      if (!waitingForStore) o.logger.warn({ cause: err.code }, 'telemetry waits for the store; what the store cannot keep meanwhile is dropped');
+      waitingForStore = true;
+      droppedWhileUnavailable += lost;
+      // What the engine kept is tried again, even if nothing new is recorded.
+      if (writer.pending() > 0 && !scheduled) {
+        scheduled = setTimeout(queueWrite, STORE_RETRY_MS);
+        scheduled.unref?.();
+      }
     }
   };
 
@@ -123,6 +153,7 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
       if (listeners.size) eachListener((l) => l.event?.(rec));
       if (!persisting) return;
       writer.addEvent(rec);
+      held++;
       schedule();
     },
     turnCall(r: NewTurnCall) {
@@ -148,6 +179,7 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
       if (listeners.size) eachListener((l) => l.turnCall?.(rec));
       if (!persisting) return;
       writer.addTurnCall(rec);
+      held++;
       schedule();
     },
     subscribe(listener) {

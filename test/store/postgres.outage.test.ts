@@ -1,11 +1,15 @@
 // The PostgreSQL engine when the database goes away and comes back: a real server of this test's own, stopped and
 // started again. Every operation meanwhile fails with StoreUnavailableError (features treat it as "try again later"),
 // `checks().database` names the cause, and the first answer afterwards clears it and calls the onRecovered listeners.
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
 import { StoreOpenError, StoreUnavailableError } from '../../src/store/errors.ts';
 import type { Store } from '../../src/store/repos.ts';
+import type { Db } from '../../src/store/postgres/db.ts';
 import { openPostgresStore } from '../../src/store/postgres/store.ts';
+import { createPostgresTelemetryWriter } from '../../src/store/postgres/telemetry-writer.ts';
+import { asStoreError } from '../../src/store/postgres/unavailable.ts';
 import { createDatabase, startPostgres, type TestPostgres } from '../support/postgres.ts';
 
 const customer = { customerId: 'cus_1', externalId: 'ext-1', createdAt: 1 };
@@ -70,6 +74,38 @@ describe('postgres: the database goes away and comes back', () => {
       expect(events.items.map((e) => e.type)).toEqual(['during.outage']);
     } finally {
       await store.close();
+    }
+  }, 120_000);
+
+  it('telemetry that waits for the database is bounded: past maxWaiting new records are dropped, the kept ones written once it is back', async () => {
+    const pool = new pg.Pool({ connectionString: url });
+    pool.on('error', () => undefined);
+    // What the store's own connection does with a failure: an outage becomes a StoreUnavailableError.
+    const db: Db = {
+      rows: (s, values) =>
+        pool.query({ text: s.text, values }).then(
+          (r) => r.rows,
+          (err: unknown) => Promise.reject(asStoreError(err)),
+        ),
+    };
+    const store = await openPostgresStore({ url, clock: createManualClock(0) });
+    try {
+      const writer = createPostgresTelemetryWriter(db, { maxWaiting: 3 });
+      const event = (n: number) => ({ id: `1795497400000-0000000${n}`, at: 1_795_497_400_000 + n, type: `kept.${n}`, data: {} });
+      await server.stop();
+      writer.addEvent(event(1));
+      writer.addEvent(event(2));
+      await unavailable(writer.flush());
+      expect(writer.pending()).toBe(2);
+      for (let n = 3; n <= 6; n++) writer.addEvent(event(n));
+      expect(writer.pending(), 'at most maxWaiting wait').toBe(3);
+      await server.restart();
+      expect(await writer.flush()).toBe(3);
+      const events = await store.telemetry.events({ limit: 10, order: 'asc' });
+      expect(events.items.map((e) => e.type).filter((t) => t.startsWith('kept.'))).toEqual(['kept.1', 'kept.2', 'kept.3']);
+    } finally {
+      await store.close();
+      await pool.end();
     }
   }, 120_000);
 
@@ -139,18 +175,20 @@ describe('postgres: the database goes away and comes back', () => {
     }
   }, 120_000);
 
-  it('opening a store on a server that is not there fails with one clear line, the password masked', async () => {
+  it('opening a store on a server that is not there tries again for startRetryMs, then fails with one clear line, the password masked', async () => {
     await server.stop();
     try {
       const port = new URL(server.url).port;
-      const err = await openPostgresStore({ url: `postgres://parley:s3cret@127.0.0.1:${port}/parley` }).then(
+      const began = Date.now();
+      const err = await openPostgresStore({ url: `postgres://parley:s3cret@127.0.0.1:${port}/parley`, startRetryMs: 1500 }).then(
         () => undefined,
         (e: unknown) => e as Error,
       );
       expect(err).toBeInstanceOf(StoreOpenError);
       expect(err?.message).toBe(
-        `cannot connect to PostgreSQL at postgres://parley:****@127.0.0.1:${port}/parley: connection refused: nothing is listening on 127.0.0.1:${port} (is PostgreSQL running, on that port?)`,
+        `cannot connect to PostgreSQL at postgres://parley:****@127.0.0.1:${port}/parley: connection refused: nothing is listening on 127.0.0.1:${port} (is PostgreSQL running, on that port?); tried for 1.5 s`,
       );
+      expect(Date.now() - began, 'tried again for startRetryMs').toBeGreaterThanOrEqual(1000);
     } finally {
       await server.restart();
     }

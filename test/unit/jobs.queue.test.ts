@@ -102,6 +102,50 @@ describe('durable job queue', () => {
     expect(ran).toEqual(stored.map((j) => j.payload.n));
   });
 
+  it('an insert whose answer was lost (it was stored all the same) is scheduled when the store recovers, also when it lands just after', async () => {
+    // What PostgreSQL can do: the caller sees the store unavailable, and the job is stored now (`lost-now`) or a
+    // moment later, when a stalled server resumes (`lost-late`). The retried enqueue finds its id known.
+    const store = await openTestStore(tempDir());
+    const late: (() => Promise<unknown>)[] = [];
+    const toLose = new Set(['lost-now', 'lost-late']);
+    const insert = async <Q>(queue: string, job: NewJob<Q>) => {
+      if (!toLose.delete(job.id)) return store.jobs.insert<Q>(queue, job);
+      if (job.id === 'lost-now') await store.jobs.insert<Q>(queue, job);
+      else late.push(() => store.jobs.insert<Q>(queue, job));
+      throw new StoreUnavailableError('unreachable', 'the connection broke after the COMMIT went out (test)');
+    };
+    const recovered = new Set<() => void>();
+    const onRecovered = (l: () => void) => (recovered.add(l), () => recovered.delete(l));
+    const lossy: Store = Object.assign({}, store, { jobs: Object.assign({}, store.jobs, { insert }), onRecovered });
+    const clock = createManualClock(1_000_000);
+    const ran: number[] = [];
+    const q = createJobQueue<P>({
+      store: lossy,
+      clock,
+      name: 'test',
+      logger,
+      handler: async (job) => (ran.push(job.payload.n), 'done'),
+      orderingKey: (p) => p.key,
+      keepDoneIds: true,
+    });
+    await q.start();
+    await expect(q.enqueue({ key: 'a', n: 1 }, { id: 'lost-now' })).rejects.toThrow(StoreUnavailableError);
+    await expect(q.enqueue({ key: 'b', n: 2 }, { id: 'lost-late' })).rejects.toThrow(StoreUnavailableError);
+    expect(await q.enqueue({ key: 'a', n: 1 }, { id: 'lost-now' })).toBe(false); // Meta's retry: a known id
+    await tick();
+    expect(ran).toEqual([]);
+
+    for (const l of recovered) l();
+    await until(() => ran.length === 1);
+    expect(ran).toEqual([1]);
+    await late.pop()!(); // the stalled commit lands after the store answered again
+    clock.advance(5000);
+    await until(() => ran.length === 2);
+    await q.idle();
+    expect(ran).toEqual([1, 2]);
+    await q.stop();
+  });
+
   it('enqueueAll: when one write fails, the jobs that were stored still run, and the call rejects', async () => {
     const path = tempDir();
     const store = await openTestStore(path);

@@ -17,6 +17,7 @@ import type { Store, StoreRepos } from '../repos.ts';
 import { postgresConversations } from './conversations.ts';
 import { postgresCustomers } from './customers.ts';
 import type { Db, Statement } from './db.ts';
+import { connectAtStart } from './connect-at-start.ts';
 import { createDatabaseHealth } from './health.ts';
 import { postgresHistory } from './history.ts';
 import { postgresJobs } from './jobs.ts';
@@ -38,6 +39,11 @@ export interface PostgresStoreOptions {
   /** How long a statement waits for a connection (a new one, or a free one of the pool) before it fails as unavailable. */
   connectTimeoutMs?: number;
   clock?: Clock;
+  /**
+   * At open, how long to keep trying while the server cannot be reached (refused, starting up, shutting down, full):
+   * a Parley started beside its database waits for it. Default 10 s. Wrong credentials or a missing database fail at once.
+   */
+  startRetryMs?: number;
   /** Tests: another set of migrations (default: ./migrations beside this file). */
   migrationsDir?: string;
 }
@@ -145,10 +151,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // Open: reach the server (one clear line when it cannot be reached), then bring the schema up to date.
   let client: pg.PoolClient;
   try {
-    client = await pool.connect();
+    client = await connectAtStart(pool, {
+      url: options.url,
+      retryMs: options.startRetryMs,
+      onRetry: (err) => log?.warn({ location, cause: unavailability(err)?.cause }, 'PostgreSQL is not reachable yet; trying again'),
+    });
   } catch (err) {
     await pool.end().catch(() => undefined);
-    throw new StoreOpenError(describePgConnectError(err, options.url));
+    throw err;
   }
   try {
     const version = await migrate(client, migrations, location);

@@ -2,7 +2,8 @@
 // multi-row INSERT … SELECT FROM unnest(column arrays), both tables in one round trip. Flushes run one after another,
 // so a flush resolves only once what was added before it is written. A batch the database could not take now (it
 // is away) goes back to the front of the queue for the next flush; one it refuses (a malformed record) is dropped,
-// since retrying it would fail the same way forever.
+// since retrying it would fail the same way forever. What waits is bounded (MAX_WAITING): past it, new records are
+// dropped, so a long outage cannot grow memory without end; the oldest are kept (they show how the outage began).
 import type { TelemetryEvent, TurnCallRecord } from '../../telemetry/types.ts';
 import type { TelemetryWriter } from '../repos.ts';
 import { prepared, type Db } from './db.ts';
@@ -26,7 +27,11 @@ const INSERT = prepared(
    SELECT 1`,
 );
 
-export function createPostgresTelemetryWriter(db: Db, o: { onDropped?: (records: number, err: unknown) => void } = {}): TelemetryWriter {
+/** At most this many records wait in memory (a few tens of MB); the recorder counts what was dropped. */
+export const MAX_WAITING = 50_000;
+
+export function createPostgresTelemetryWriter(db: Db, o: { onDropped?: (records: number, err: unknown) => void; maxWaiting?: number } = {}): TelemetryWriter {
+  const maxWaiting = o.maxWaiting ?? MAX_WAITING;
   let events: TelemetryEvent[] = [];
   let calls: TurnCallRecord[] = [];
   let chain: Promise<unknown> = Promise.resolve();
@@ -52,14 +57,16 @@ export function createPostgresTelemetryWriter(db: Db, o: { onDropped?: (records:
     }
   };
 
+  const pending = () => events.length + calls.length + writing;
+
   return {
     addEvent(e) {
-      events.push(e);
+      if (pending() < maxWaiting) events.push(e);
     },
     addTurnCall(r) {
-      calls.push(r);
+      if (pending() < maxWaiting) calls.push(r);
     },
-    pending: () => events.length + calls.length + writing,
+    pending,
     flush() {
       // The batch is what was added before this call; it is written once the flushes before it have settled.
       const batchEvents = events;
