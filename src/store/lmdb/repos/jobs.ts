@@ -5,8 +5,13 @@
 //   ['seq', queue]       → the end of the block of sequence numbers reserved for this queue
 // Sequence numbers are never handed out twice, not even across restarts: the first job past the reserved end
 // carries the next block's end in its own write, and a restart starts after the stored end.
+//
+// Leases live in memory (`createLeases`, one per store): one process holds an LMDB store, so its leases die with it,
+// and a restart finds every stored job claimable at once. Claims scan the queue's stored jobs in sequence order (a
+// key's first job is its head); tokens and lease ends are honoured exactly as on PostgreSQL, so both engines pass
+// the same contract.
 import type { DeadJob, Job } from '../../model.ts';
-import type { JobStore, NewJob } from '../../repos.ts';
+import type { JobStore, LeaseCheck, NewJob } from '../../repos.ts';
 import type { Kv, KvScope, KvWrite } from '../kv.ts';
 
 const SEQ_BLOCK = 1 << 20;
@@ -47,7 +52,51 @@ export function createSequences(kv: Kv) {
 }
 export type Sequences = ReturnType<typeof createSequences>;
 
-export function lmdbJobs(s: KvScope, kv: Kv, sequences: Sequences): JobStore {
+interface Lease {
+  token: string;
+  until: number;
+}
+
+/** The store's leases, per queue and sequence number (in memory: they end with the process). */
+export function createLeases() {
+  const queues = new Map<string, Map<number, Lease>>();
+  const of = (queue: string) => {
+    let q = queues.get(queue);
+    if (!q) queues.set(queue, (q = new Map()));
+    return q;
+  };
+  return {
+    get: (queue: string, seq: number) => queues.get(queue)?.get(seq),
+    set: (queue: string, seq: number, lease: Lease) => void of(queue).set(seq, lease),
+    delete: (queue: string, seq: number) => void queues.get(queue)?.delete(seq),
+  };
+}
+export type Leases = ReturnType<typeof createLeases>;
+
+export function lmdbJobs(s: KvScope, kv: Kv, sequences: Sequences, leases: Leases): JobStore {
+  /** Queued jobs of `queue`, in sequence order. */
+  const queued = <P>(queue: string) => s.range<Job<P>>('jobs', { start: ['q', queue], end: ['q', queue, Infinity] });
+
+  /**
+   * Runs `write` when the lease check passes (no token, or the job's lease holds it). While the write is in flight
+   * the lease cannot end, so no claim takes the job; afterwards the lease is gone (the job finished or went back).
+   */
+  const leased = async (queue: string, seq: number, o: LeaseCheck | undefined, write: () => Promise<unknown>): Promise<boolean> => {
+    const lease = leases.get(queue, seq);
+    if (o?.token !== undefined && lease?.token !== o.token) return false;
+    if (s.get('jobs', jobKey(queue, seq)) === undefined) return false;
+    const until = lease?.until;
+    if (lease) lease.until = Infinity;
+    try {
+      await write();
+    } catch (err) {
+      if (lease && until !== undefined) lease.until = until;
+      throw err;
+    }
+    if (leases.get(queue, seq) === lease) leases.delete(queue, seq);
+    return true;
+  };
+
   return {
     async insert<P>(queue: string, job: NewJob<P>) {
       const { seq, carry } = sequences.next(queue);
@@ -70,21 +119,62 @@ export function lmdbJobs(s: KvScope, kv: Kv, sequences: Sequences): JobStore {
       return stored;
     },
     get: async <P>(queue: string, seq: number) => s.get<Job<P>>('jobs', jobKey(queue, seq)),
-    pending: async <P>(queue: string) => [...s.range<Job<P>>('jobs', { start: ['q', queue], end: ['q', queue, Infinity] })].map((e) => e.value),
-    update: (queue, job) => s.put('jobs', jobKey(queue, job.seq), job),
-    finish: (queue, job, { keepId, at }) =>
+    pending: async <P>(queue: string) => [...queued<P>(queue)].map((e) => e.value),
+    async claim<P>(queue: string, { now, leaseMs, limit, token }: { now: number; leaseMs: number; limit: number; token: string }) {
+      const out: Job<P>[] = [];
+      const keys = new Set<string>();
+      for (const { value: job } of queued<P>(queue)) {
+        if (out.length >= limit) break;
+        if (keys.has(job.key)) continue; // not the head of its key
+        keys.add(job.key);
+        const lease = leases.get(queue, job.seq);
+        if (job.runAt > now || (lease && lease.until > now)) continue;
+        leases.set(queue, job.seq, { token, until: now + leaseMs });
+        out.push(job);
+      }
+      return out;
+    },
+    async outlook(queue, now) {
+      let queuedJobs = 0;
+      let nextAt = Infinity;
+      const keys = new Set<string>();
+      for (const { value: job } of queued(queue)) {
+        queuedJobs++;
+        if (keys.has(job.key)) continue;
+        keys.add(job.key);
+        const at = Math.max(job.runAt, leases.get(queue, job.seq)?.until ?? 0);
+        if (at > now && at < nextAt) nextAt = at;
+      }
+      return nextAt < Infinity ? { queued: queuedJobs, nextAt } : { queued: queuedJobs };
+    },
+    expedite: (queue, now) =>
       s.atomically(async (tx) => {
-        await tx.remove('jobs', jobKey(queue, job.seq));
-        if (keepId) await tx.put('jobs', idKey(queue, job.id), { doneAt: at } satisfies IdEntry);
-        else await tx.remove('jobs', idKey(queue, job.id));
+        let n = 0;
+        for (const { value: job } of tx.range<Job>('jobs', { start: ['q', queue], end: ['q', queue, Infinity] })) {
+          if (job.runAt <= now) continue;
+          await tx.put('jobs', jobKey(queue, job.seq), Object.assign({}, job, { runAt: now }));
+          n++;
+        }
+        return n;
       }),
-    bury: (queue, dead, { keepId }) =>
-      s.atomically(async (tx) => {
-        await tx.remove('jobs', jobKey(queue, dead.seq));
-        if (keepId) await tx.put('jobs', idKey(queue, dead.id), { doneAt: dead.failedAt } satisfies IdEntry);
-        else await tx.remove('jobs', idKey(queue, dead.id));
-        await tx.put('jobs', deadKey(queue, dead.seq), dead);
-      }),
+    update: (queue, job, o) => leased(queue, job.seq, o, () => s.put('jobs', jobKey(queue, job.seq), job)),
+    finish: (queue, job, { keepId, at, token }) =>
+      leased(queue, job.seq, { token }, () =>
+        s.atomically(async (tx) => {
+          await tx.remove('jobs', jobKey(queue, job.seq));
+          if (keepId) await tx.put('jobs', idKey(queue, job.id), { doneAt: at } satisfies IdEntry);
+          else await tx.remove('jobs', idKey(queue, job.id));
+        }),
+      ),
+    bury: (queue, dead, { keepId, token }) =>
+      leased(queue, dead.seq, { token }, () =>
+        s.atomically(async (tx) => {
+          await tx.remove('jobs', jobKey(queue, dead.seq));
+          if (keepId) await tx.put('jobs', idKey(queue, dead.id), { doneAt: dead.failedAt } satisfies IdEntry);
+          else await tx.remove('jobs', idKey(queue, dead.id));
+          await tx.put('jobs', deadKey(queue, dead.seq), dead);
+        }),
+      ),
     knows: async (queue, id) => s.get('jobs', idKey(queue, id)) !== undefined,
     deadLetters: async <P>(queue: string, limit: number) =>
       [...s.range<DeadJob<P>>('jobs', { start: ['dead', queue], end: ['dead', queue, Infinity], limit })].map((e) => e.value),
