@@ -247,9 +247,9 @@ describe('durable job queue', () => {
     });
     await q.start();
     await q.enqueue({ key: 'a', n: 1 });
-    await tick();
+    await until(() => runs.length === 1 && q.inFlight() === 0);
     clock.advance(60_000);
-    await tick();
+    await until(() => runs.length === 2);
     expect(runs).toEqual([0, 0]);
     ready = true;
     q.expedite();

@@ -57,18 +57,35 @@ interface Lease {
   until: number;
 }
 
-/** The store's leases, per queue and sequence number (in memory: they end with the process). */
+/**
+ * The store's leases, per queue and sequence number (in memory: they end with the process), and the keys a
+ * transaction still open has stored a job for: a claim passes such a key over, since the open transaction's job may
+ * come before the ones it sees (its number was taken first, its commit comes later).
+ */
 export function createLeases() {
   const queues = new Map<string, Map<number, Lease>>();
+  const inserting = new Map<string, number>();
   const of = (queue: string) => {
     let q = queues.get(queue);
     if (!q) queues.set(queue, (q = new Map()));
     return q;
   };
+  const keyOf = (queue: string, key: string) => `${queue}\u0000${key}`;
   return {
     get: (queue: string, seq: number) => queues.get(queue)?.get(seq),
     set: (queue: string, seq: number, lease: Lease) => void of(queue).set(seq, lease),
     delete: (queue: string, seq: number) => void queues.get(queue)?.delete(seq),
+    /** A transaction stored a job of this key; `done` when it has committed or failed. */
+    inserting(queue: string, key: string): () => void {
+      const k = keyOf(queue, key);
+      inserting.set(k, (inserting.get(k) ?? 0) + 1);
+      return () => {
+        const n = (inserting.get(k) ?? 1) - 1;
+        if (n > 0) inserting.set(k, n);
+        else inserting.delete(k);
+      };
+    },
+    isInserting: (queue: string, key: string) => inserting.has(keyOf(queue, key)),
   };
 }
 export type Leases = ReturnType<typeof createLeases>;
@@ -113,6 +130,7 @@ export function lmdbJobs(s: KvScope, kv: Kv, sequences: Sequences, leases: Lease
         return applied ? stored : undefined;
       }
       if (s.get('jobs', idKey(queue, job.id)) !== undefined) return undefined;
+      s.afterSettled(leases.inserting(queue, job.key));
       // Not marked reserved: whether the caller's transaction commits is not known here, so the next job carries
       // a reservation again until a write outside a transaction confirms one.
       for (const w of writes) await s.put(w.table, w.key, w.value);
@@ -128,7 +146,7 @@ export function lmdbJobs(s: KvScope, kv: Kv, sequences: Sequences, leases: Lease
         if (keys.has(job.key)) continue; // not the head of its key
         keys.add(job.key);
         const lease = leases.get(queue, job.seq);
-        if (job.runAt > now || (lease && lease.until > now)) continue;
+        if (job.runAt > now || (lease && lease.until > now) || leases.isInserting(queue, job.key)) continue;
         leases.set(queue, job.seq, { token, until: now + leaseMs });
         out.push(job);
       }
