@@ -27,6 +27,8 @@ import { isStoreUnavailable } from '../store/errors.ts';
 
 /** How soon a job, a claim or an outcome that met a store unable to write is tried again. */
 const STORE_RETRY_MS = 2000;
+/** While `idle()` is waited on: how often the worker looks at the store again. */
+const IDLE_RECHECK_MS = 200;
 
 export type { DeadJob, Job } from '../store/model.ts';
 
@@ -71,7 +73,7 @@ export interface JobQueue<P> {
   depth(): number;
   inFlight(): number;
   deadLetters(limit?: number): Promise<DeadJob<P>[]>;
-  /** Resolves when nothing is stored or running (tests, shutdown). */
+  /** Resolves when nothing is stored or running (tests, shutdown); looks at the store again every 200 ms meanwhile. */
   idle(): Promise<void>;
   /** True when a job with this id is queued, or finished and still remembered (`keepDoneIds`). */
   knows(id: string): Promise<boolean>;
@@ -314,9 +316,13 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     idle() {
       if (isIdle()) return Promise.resolve();
       return new Promise<void>((resolve) => {
+        // Completions in other processes are not announced (only a key's next job is): while someone waits here,
+        // look at the store again now and then, so their last completion is seen.
+        const recheck = setInterval(pump, IDLE_RECHECK_MS);
         const w = () => {
           if (isIdle()) {
             idleWaiters.delete(w);
+            clearInterval(recheck);
             resolve();
           }
         };

@@ -204,6 +204,24 @@ describe('durable job queue', () => {
     expect(runs).toBe(2);
   });
 
+  it('a run whose lease ended records nothing when it settles late: the job is its new run’s', async () => {
+    const release: ((o: JobOutcome) => void)[] = [];
+    const { q, clock, store } = await setup({ leaseMs: 3000, handler: () => new Promise<JobOutcome>((r) => release.push(r)) });
+    await q.start();
+    await q.enqueue({ key: 'a', n: 1 }, { id: 'slow' });
+    await until(() => release.length === 1);
+    clock.advance(3000); // the first run loses its lease; the job goes back (an attempt counted) and runs again
+    await until(() => release.length === 2);
+    release[0]('done');
+    await tick();
+    await tick();
+    expect((await store.jobs.pending<P>('test')).map((j) => [j.id, j.attempts])).toEqual([['slow', 1]]);
+    expect(q.inFlight()).toBe(1);
+    release[1]('done');
+    await q.idle();
+    expect(await store.jobs.pending('test')).toEqual([]);
+  });
+
   it('jobs survive a restart: a new queue on the same store runs what was left', async () => {
     const path = tempDir();
     const first = await setup({ path, handler: () => new Promise<JobOutcome>(() => {}) });
