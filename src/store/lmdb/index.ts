@@ -10,7 +10,7 @@ import { lockDataDirectory } from './process-lock.ts';
 import { lmdbConversations } from './repos/conversations.ts';
 import { lmdbCustomers } from './repos/customers.ts';
 import { lmdbHistory } from './repos/history.ts';
-import { createLeases, createSequences, lmdbJobs, type Leases, type Sequences } from './repos/jobs.ts';
+import { createClaimState, createSequences, lmdbJobs, type ClaimState, type Sequences } from './repos/jobs.ts';
 import { lmdbLinks } from './repos/links.ts';
 import { lmdbProactive } from './repos/proactive.ts';
 import { lmdbWhatsApp } from './repos/whatsapp.ts';
@@ -21,14 +21,14 @@ export interface OpenLmdbOptions extends OpenKvOptions {
   logger?: Logger;
 }
 
-function reposOn(s: KvScope, kv: Kv, sequences: Sequences, leases: Leases): StoreRepos {
+function reposOn(s: KvScope, kv: Kv, sequences: Sequences, claims: ClaimState): StoreRepos {
   return {
     customers: lmdbCustomers(s),
     conversations: lmdbConversations(s),
     history: lmdbHistory(s),
     links: lmdbLinks(s),
     proactive: lmdbProactive(s),
-    jobs: lmdbJobs(s, kv, sequences, leases),
+    jobs: lmdbJobs(s, kv, sequences, claims),
     whatsapp: lmdbWhatsApp(s),
   };
 }
@@ -56,8 +56,8 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
     throw err;
   }
   const sequences = createSequences(kv);
-  const leases = createLeases();
-  const repos = reposOn(kv.direct, kv, sequences, leases);
+  const claims = createClaimState(kv);
+  const repos = reposOn(kv.direct, kv, sequences, claims);
   const telemetry = lmdbTelemetry(kv, options.logger);
   let closed = false;
   return Object.assign(repos, {
@@ -65,7 +65,7 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
     location: options.path,
     kv,
     telemetry,
-    transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => kv.transaction((tx) => fn(reposOn(tx, kv, sequences, leases))),
+    transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => kv.transaction((tx) => fn(reposOn(tx, kv, sequences, claims))),
     checks() {
       if (closed) return { database: 'closed', migrations: 'unknown' };
       try {

@@ -57,8 +57,8 @@ export interface KvScope extends KvRead {
   /** Runs `fn` atomically: in this transaction, or in a new one when outside. */
   atomically<T>(fn: (scope: KvScope) => Promise<T>): Promise<T>;
   readonly inTransaction: boolean;
-  /** Runs `fn` once this transaction has committed or failed (outside one: at once). */
-  afterSettled(fn: () => void): void;
+  /** Runs `fn` once this transaction has committed (`true`) or failed (outside one: at once, with `true`). */
+  afterSettled(fn: (committed: boolean) => void): void;
 }
 
 export interface Kv extends KvRead {
@@ -219,9 +219,9 @@ export function openKv(options: OpenKvOptions): Kv {
     // A callback that throws is the caller's error, not the store's: it is handed back after the (empty) commit and
     // does not count as a failing write.
     let thrown: { error: unknown } | undefined;
-    const settled: (() => void)[] = [];
-    const runSettled = () => {
-      for (const f of settled.splice(0)) f();
+    const settled: ((committed: boolean) => void)[] = [];
+    const runSettled = (committed: boolean) => {
+      for (const f of settled.splice(0)) f(committed);
     };
     const result = await commit(() =>
       root.transaction(async () => {
@@ -274,7 +274,13 @@ export function openKv(options: OpenKvOptions): Kv {
           open = false;
         }
       }),
-    ).finally(runSettled);
+    ).then(
+      (value) => (runSettled(!thrown), value),
+      (err: unknown) => {
+        runSettled(false);
+        throw err;
+      },
+    );
     if (thrown) throw thrown.error;
     return result as T;
   };
@@ -287,7 +293,7 @@ export function openKv(options: OpenKvOptions): Kv {
     remove: (table, key) => commit(() => db(table).remove(key)).then(() => undefined),
     atomically: (fn) => transaction(fn),
     inTransaction: false,
-    afterSettled: (fn) => fn(),
+    afterSettled: (fn) => fn(true),
   };
 
   /** The puts of a write-thread block (no main-thread transaction), checked before anything is queued. */
