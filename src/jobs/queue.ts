@@ -85,6 +85,8 @@ interface Running<P> {
   job: Job<P>;
   token: string;
   lease?: TimerHandle;
+  /** `expedite` calls before this run began: a wait it ends in, asked for before a later call, is over at once. */
+  expedited: number;
 }
 
 export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
@@ -106,6 +108,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   let passing: Promise<void> | undefined;
   let again = false;
   const unsubscribe: (() => void)[] = [];
+  let expedites = 0;
   const idleWaiters = new Set<() => void>();
 
   const isIdle = () => running.size === 0 && depth === 0 && !passing;
@@ -134,13 +137,21 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   };
 
   /** Writes a run's outcome with its token; resolves false when the lease was lost (nothing written). */
-  const record = async (job: Job<P>, token: string, outcome: JobOutcome): Promise<boolean> => {
+  const record = async (job: Job<P>, token: string, outcome: JobOutcome, expedited = expedites): Promise<boolean> => {
     if (outcome === 'done') {
       const written = await store.jobs.finish(name, job, { keepId, at: clock.now(), token });
       if (written) depth = Math.max(0, depth - 1);
       return written;
     }
-    if ('waitUntil' in outcome) return store.jobs.update(name, Object.assign({}, job, { runAt: outcome.waitUntil, lastError: outcome.reason }), { token });
+    if ('waitUntil' in outcome) {
+      // The condition it waits for changed while it ran (`expedite` came after it began): due now.
+      const asked = expedites;
+      const runAt = expedited < asked ? Math.min(outcome.waitUntil, clock.now()) : outcome.waitUntil;
+      const written = await store.jobs.update(name, Object.assign({}, job, { runAt, lastError: outcome.reason }), { token });
+      // An `expedite` while this write was in flight did not see the new runAt: it applies now.
+      if (written && expedites !== asked && runAt > clock.now()) await store.jobs.expedite(name, clock.now());
+      return written;
+    }
     const error = 'fail' in outcome ? outcome.fail : (outcome.error ?? 'retry');
     const attempts = job.attempts + 1;
     if ('fail' in outcome || attempts >= maxAttempts) {
@@ -161,7 +172,8 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   const settle = async (r: Running<P>, outcome: JobOutcome) => {
     for (;;) {
       try {
-        if (!(await record(r.job, r.token, outcome))) log.warn({ jobId: r.job.id }, 'the job’s lease was lost (it is another run’s now); outcome not recorded');
+        if (!(await record(r.job, r.token, outcome, r.expedited)))
+          log.warn({ jobId: r.job.id }, 'the job’s lease was lost (it is another run’s now); outcome not recorded');
         return;
       } catch (err) {
         if (!isStoreUnavailable(err)) {
@@ -175,7 +187,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   };
 
   const run = (job: Job<P>, token: string) => {
-    const r: Running<P> = { job, token };
+    const r: Running<P> = { job, token, expedited: expedites };
     running.set(job.seq, r);
     r.lease = clock.setTimeout(() => {
       // The handler hung: give the job back (an attempt counted) and free its place.
@@ -210,15 +222,17 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
 
   /** One look at the store: claim what is due (as many as there is room for), then learn when to look next. */
   const pass = async () => {
+    // One `now` for both: whatever was not due for the claim is reported by the outlook, even if the clock moved.
+    const now = clock.now();
     try {
       const room = concurrency - running.size;
       if (room > 0) {
         const token = randomUUID();
-        const jobs = await store.jobs.claim<P>(name, { now: clock.now(), leaseMs, limit: room, token });
+        const jobs = await store.jobs.claim<P>(name, { now, leaseMs, limit: room, token });
         if (stopping) return; // leases not run end by themselves
         for (const job of jobs) run(job, token);
       }
-      const { queued, nextAt } = await store.jobs.outlook(name, clock.now());
+      const { queued, nextAt } = await store.jobs.outlook(name, now);
       depth = Math.max(queued, running.size);
       if (nextAt !== undefined) armTimer(nextAt);
     } catch (err) {
@@ -303,6 +317,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     },
     wake: () => pump(),
     expedite() {
+      expedites++;
       store.jobs.expedite(name, clock.now()).then(pump, (err: unknown) => {
         if (!isStoreUnavailable(err)) log.error({ err }, 'could not expedite waiting jobs');
         pump();

@@ -276,6 +276,28 @@ describe('durable job queue', () => {
     expect(dead).toEqual([]);
   });
 
+  it('expedite while a run is in flight: the wait that run then asks for is over at once', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const runs: number[] = [];
+    const { q, clock } = await setup({
+      handler: async (job) => {
+        runs.push(job.attempts);
+        if (runs.length > 1) return 'done';
+        await gate; // the sender comes back while this run still thinks it is away
+        return { waitUntil: clock.now() + 60_000, reason: 'no sender' };
+      },
+    });
+    await q.start();
+    await q.enqueue({ key: 'a', n: 1 });
+    await until(() => runs.length === 1);
+    q.expedite();
+    release();
+    await until(() => runs.length === 2);
+    expect(runs).toEqual([0, 0]);
+    await q.idle();
+  });
+
   it('keepDoneIds: a finished job’s id is refused until pruned; prune also drops old dead letters', async () => {
     const { q, clock } = await setup({ keepDoneIds: true, handler: async (job) => (job.payload.n === 2 ? { fail: 'bad' } : 'done') });
     await q.start();
