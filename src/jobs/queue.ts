@@ -1,30 +1,34 @@
-// A durable job queue on the store. Jobs are stored until done; the process keeps an in-memory index of them
-// (rebuilt at start) to schedule.
+// A durable job queue on the store, driven by claims: the store holds the jobs and decides which may run (see
+// `JobStore` in src/store/repos.ts); this process runs a worker per queue that claims due jobs, runs them and
+// records each outcome with its lease's token. Several processes may run the same queue on one database.
 //
-// - Per ordering key, at most one job runs at a time, in enqueue order.
-// - Workers are woken by events (enqueue, completion, a timer for the earliest
-//   retry), never by a polling sleep.
-// - A handler that neither settles nor fails within `leaseMs` loses its lease:
-//   the job is run again (handlers must be idempotent). A process crash voids
-//   every lease: at start all stored jobs are runnable again.
-// - `enqueue` with an id is idempotent while that job exists; with
-//   `keepDoneIds` also after it finished (a tombstone under the id index,
-//   removed by `prune`), which makes the id index a de-duplication record.
+// - Per ordering key, at most one job runs at a time, in enqueue order (a key's first stored job is the only one a
+//   claim can take, and it stays first until it is finished or dead-lettered).
+// - The worker is woken by events, never by a polling sleep: an enqueue or a completion in this process, a job
+//   stored by another process (the store's notices: PostgreSQL's LISTEN/NOTIFY, and a re-scan after the listening
+//   connection came back), the store writing again after an outage, and one timer for the earliest time a key's
+//   first job becomes due or a lease ends.
+// - A claim leases the job for `leaseMs`. A handler that neither settles nor fails within it loses the lease: the
+//   job goes back with an attempt counted and runs again (handlers must be idempotent). A process that dies holding
+//   leases (PostgreSQL) leaves its jobs to the others once the leases end; LMDB's leases live in the process, so
+//   after a restart every stored job is claimable at once. An outcome written with a lease that was lost writes
+//   nothing: the job belongs to its new claimer.
+// - `enqueue` with an id is idempotent while that job exists; with `keepDoneIds` also after it finished (a
+//   tombstone under the id index, removed by `prune`), which makes the id index a de-duplication record.
 // - Sequence numbers are the store's (never handed out twice, even across restarts).
-// - After `maxAttempts`, or when the handler says `fail`, the job moves to the
-//   dead letters (kept, listable).
+// - After `maxAttempts`, or when the handler says `fail`, the job moves to the dead letters (kept, listable).
+// - A store that cannot write is not the job's fault: the job waits without spending an attempt.
 import { randomUUID } from 'node:crypto';
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { DeadJob, Job } from '../store/model.ts';
 import type { Store, StoreRepos } from '../store/repos.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
-import { createSchedule } from './schedule.ts';
 
-/** How soon a job that met a store unable to write runs again. */
+/** How soon a job, a claim or an outcome that met a store unable to write is tried again. */
 const STORE_RETRY_MS = 2000;
-/** After the store recovers, the stored jobs are read again at once and once more this much later (see `rescan`). */
-const RESCAN_AFTER_RECOVERY_MS = 5000;
+/** While `idle()` is waited on: how often the worker looks at the store again. */
+const IDLE_RECHECK_MS = 200;
 
 export type { DeadJob, Job } from '../store/model.ts';
 
@@ -52,28 +56,37 @@ export interface JobQueueOptions<P> {
 export interface JobQueue<P> {
   /** Inside the caller's transaction: stores the job (undefined: its id is known). Call `accept` with it after the commit. */
   prepare(tx: StoreRepos, payload: P, options?: { id?: string; runAt?: number }): Promise<Job<P> | undefined>;
-  /** Makes prepared jobs runnable (after their transaction committed). */
+  /** Prepared jobs were committed: wake the worker (another process may take them too). */
   accept(jobs: (Job<P> | undefined)[]): void;
   /** Stores and schedules; resolves false when a job with this id already exists. */
   enqueue(payload: P, options?: { id?: string; runAt?: number }): Promise<boolean>;
   /** `enqueue` for several jobs at once; resolves with each stored job, or undefined for a known id. */
   enqueueAll(items: { payload: P; options?: { id?: string; runAt?: number } }[]): Promise<(Job<P> | undefined)[]>;
-  /** Loads the stored jobs and starts running them. */
+  /** Starts the worker: resolves after its first look at the stored jobs. */
   start(): Promise<void>;
   stop(): Promise<void>;
   /** Runs what is due now. */
   wake(): void;
   /** Makes every waiting job due now (an external condition changed, e.g. a sender came back). */
   expedite(): void;
+  /** Jobs of this queue stored (as of the worker's last look, plus those enqueued here since). */
   depth(): number;
   inFlight(): number;
   deadLetters(limit?: number): Promise<DeadJob<P>[]>;
-  /** Resolves when nothing is queued or running (tests, shutdown). */
+  /** Resolves when nothing is stored or running (tests, shutdown); looks at the store again every 200 ms meanwhile. */
   idle(): Promise<void>;
   /** True when a job with this id is queued, or finished and still remembered (`keepDoneIds`). */
   knows(id: string): Promise<boolean>;
   /** Removes id tombstones and dead letters older than `before`; resolves with how many. */
   prune(before: number): Promise<number>;
+}
+
+interface Running<P> {
+  job: Job<P>;
+  token: string;
+  lease?: TimerHandle;
+  /** `expedite` calls before this run began: a wait it ends in, asked for before a later call, is over at once. */
+  expedited: number;
 }
 
 export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
@@ -82,27 +95,34 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   const leaseMs = o.leaseMs ?? 30_000;
   const maxAttempts = o.maxAttempts ?? 8;
   const log = o.logger.child({ component: `queue:${name}` });
-
   const keepId = o.keepDoneIds ?? false;
 
-  const waiting = createSchedule<Job<P>>();
-  /** Running (or being loaded to run: no lease yet), by seq. */
-  const running = new Map<number, { job?: Job<P>; lease?: TimerHandle; token: number }>();
-  /** Back in the schedule; `job` only when the stored record is older than it (its write is in flight). */
-  const wait = (job: Job<P>, fresher?: Job<P>) =>
-    waiting.add({ seq: job.seq, key: job.key, runAt: (fresher ?? job).runAt, ...(fresher ? { job: fresher } : {}) });
+  /** Running here, by seq (a job whose lease ended and was claimed again here is replaced by its new run). */
+  const running = new Map<number, Running<P>>();
+  let depth = 0;
   let timer: TimerHandle | undefined;
   let timerAt = Infinity;
   let started = false;
   let stopping = false;
-  let token = 0;
+  /** A pass (claim, then outlook) is under way; `again`: something happened meanwhile, look once more after it. */
+  let passing: Promise<void> | undefined;
+  let again = false;
+  const unsubscribe: (() => void)[] = [];
+  let expedites = 0;
   const idleWaiters = new Set<() => void>();
 
+  const isIdle = () => running.size === 0 && depth === 0 && !passing;
   const notifyIdle = () => {
-    if (waiting.size === 0 && running.size === 0) for (const w of [...idleWaiters]) w();
+    if (isIdle()) for (const w of [...idleWaiters]) w();
+  };
+  const forget = (r: Running<P>) => {
+    if (running.get(r.job.seq) === r) running.delete(r.job.seq);
   };
 
   const armTimer = (at: number) => {
+    // Already past (the clock moved while the store answered): look again now; a timer would wait for the next tick
+    // of a clock that may not move by itself (a test's manual clock).
+    if (at <= clock.now()) return void setImmediate(pump);
     if (at >= timerAt) return;
     clock.clearTimeout(timer);
     timerAt = at;
@@ -116,51 +136,71 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     );
   };
 
-  const finish = async (job: Job<P>, outcome: JobOutcome) => {
+  /** Writes a run's outcome with its token; resolves false when the lease was lost (nothing written). */
+  const record = async (job: Job<P>, token: string, outcome: JobOutcome, expedited = expedites): Promise<boolean> => {
     if (outcome === 'done') {
-      await store.jobs.finish(name, job, { keepId, at: clock.now() });
-      return;
+      const written = await store.jobs.finish(name, job, { keepId, at: clock.now(), token });
+      if (written) depth = Math.max(0, depth - 1);
+      return written;
     }
     if ('waitUntil' in outcome) {
-      const next: Job<P> = Object.assign({}, job, { runAt: outcome.waitUntil, lastError: outcome.reason });
-      await store.jobs.update(name, next);
-      wait(next);
-      return;
+      // The condition it waits for changed while it ran (`expedite` came after it began): due now.
+      const asked = expedites;
+      const runAt = expedited < asked ? Math.min(outcome.waitUntil, clock.now()) : outcome.waitUntil;
+      const written = await store.jobs.update(name, Object.assign({}, job, { runAt, lastError: outcome.reason }), { token });
+      // An `expedite` while this write was in flight did not see the new runAt: it applies now.
+      if (written && expedites !== asked && runAt > clock.now()) await store.jobs.expedite(name, clock.now());
+      return written;
     }
     const error = 'fail' in outcome ? outcome.fail : (outcome.error ?? 'retry');
     const attempts = job.attempts + 1;
     if ('fail' in outcome || attempts >= maxAttempts) {
       const dead: DeadJob<P> = Object.assign({}, job, { attempts, failedAt: clock.now(), error });
-      await store.jobs.bury(name, dead, { keepId });
+      const written = await store.jobs.bury(name, dead, { keepId, token });
+      if (!written) return false;
+      depth = Math.max(0, depth - 1);
       log.warn({ jobId: job.id, attempts, error }, 'job dead-lettered');
       o.onDeadLetter?.(dead);
-      return;
+      return true;
     }
-    const next: Job<P> = Object.assign({}, job, { attempts, runAt: outcome.retryAt, lastError: error });
-    await store.jobs.update(name, next);
-    wait(next);
+    return store.jobs.update(name, Object.assign({}, job, { attempts, runAt: outcome.retryAt, lastError: error }), { token });
   };
 
-  const run = (job: Job<P>, myToken: number) => {
-    const lease = clock.setTimeout(() => {
-      // The handler hung: give the job back (same attempt count + 1) and free its key.
-      const r = running.get(job.seq);
-      if (!r || r.token !== myToken) return;
+  const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(resolve, ms));
+
+  /** `record`, tried again while the store cannot write (the job keeps its place among the running meanwhile). */
+  const settle = async (r: Running<P>, outcome: JobOutcome) => {
+    for (;;) {
+      try {
+        if (!(await record(r.job, r.token, outcome, r.expedited)))
+          log.warn({ jobId: r.job.id }, 'the job’s lease was lost (it is another run’s now); outcome not recorded');
+        return;
+      } catch (err) {
+        if (!isStoreUnavailable(err)) {
+          log.error({ err, jobId: r.job.id }, 'job bookkeeping failed; it runs again when its lease ends');
+          return;
+        }
+        if (stopping) return;
+        await sleep(STORE_RETRY_MS);
+      }
+    }
+  };
+
+  const run = (job: Job<P>, token: string) => {
+    const r: Running<P> = { job, token, expedited: expedites };
+    running.set(job.seq, r);
+    r.lease = clock.setTimeout(() => {
+      // The handler hung: give the job back (an attempt counted) and free its place.
+      if (running.get(job.seq) !== r) return;
       running.delete(job.seq);
       log.warn({ jobId: job.id }, 'job lease expired; running it again');
-      if (job.attempts + 1 >= maxAttempts) {
-        waiting.release(job.key);
-        void finish(job, { fail: 'lease expired' }).then(pump, pump);
-        return;
-      }
-      // Back in the schedule at once (so nobody sees the queue idle), persisted after.
-      const next: Job<P> = Object.assign({}, job, { attempts: job.attempts + 1, runAt: clock.now(), lastError: 'lease expired' });
-      wait(job, next);
-      waiting.release(job.key);
-      void store.jobs.update(name, next).catch((err) => log.error({ err }, 'lease bookkeeping failed'));
-      pump();
+      const outcome: JobOutcome = job.attempts + 1 >= maxAttempts ? { fail: 'lease expired' } : { retryAt: clock.now(), error: 'lease expired' };
+      record(job, token, outcome)
+        .catch((err: unknown) => {
+          if (!isStoreUnavailable(err)) log.error({ err }, 'lease bookkeeping failed');
+        })
+        .finally(pump);
     }, leaseMs);
-    running.set(job.seq, { job, lease, token: myToken });
     void (async () => {
       let outcome: JobOutcome;
       try {
@@ -172,83 +212,48 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
           ? { waitUntil: clock.now() + STORE_RETRY_MS, reason: `the store cannot write (${err.code})` }
           : { retryAt: clock.now() + Math.min(30_000, 500 * 2 ** job.attempts), error: (err as Error).message };
       }
-      const r = running.get(job.seq);
-      if (!r || r.token !== myToken) return; // lease already expired; the rerun owns the job
+      if (running.get(job.seq) !== r) return; // the lease ended: the job was given back
       clock.clearTimeout(r.lease);
-      try {
-        await finish(job, outcome);
-      } catch (err) {
-        const storeDown = isStoreUnavailable(err);
-        if (!storeDown) log.error({ err, jobId: job.id }, 'job bookkeeping failed; it will run again');
-        wait(job, Object.assign({}, job, { runAt: clock.now() + (storeDown ? STORE_RETRY_MS : 1000) }));
-      }
-      running.delete(job.seq);
-      waiting.release(job.key);
+      await settle(r, outcome);
+      forget(r);
       pump();
     })();
   };
 
-  /** Holds the entry's place among the running, reads the job (unless the schedule has a fresher copy), runs it. */
-  const load = (entry: { seq: number; key: string; job?: Job<P> }) => {
-    const myToken = ++token;
-    running.set(entry.seq, { token: myToken });
-    const started = entry.job ? Promise.resolve(entry.job) : store.jobs.get<P>(name, entry.seq);
-    started.then(
-      (job) => {
-        if (running.get(entry.seq)?.token !== myToken) return;
-        if (job) return run(job, myToken);
-        running.delete(entry.seq); // no longer stored: nothing to run
-        waiting.release(entry.key);
-        pump();
-      },
-      (err: unknown) => {
-        if (running.get(entry.seq)?.token !== myToken) return;
-        // The store could not be read: back in the schedule for a little later.
-        if (!isStoreUnavailable(err)) log.error({ err, seq: entry.seq }, 'job could not be read; it will run again');
-        running.delete(entry.seq);
-        waiting.add({ seq: entry.seq, key: entry.key, runAt: clock.now() + STORE_RETRY_MS });
-        waiting.release(entry.key);
-        pump();
-      },
-    );
+  /** One look at the store: claim what is due (as many as there is room for), then learn when to look next. */
+  const pass = async () => {
+    // One `now` for both: whatever was not due for the claim is reported by the outlook, even if the clock moved.
+    const now = clock.now();
+    try {
+      const room = concurrency - running.size;
+      if (room > 0) {
+        const token = randomUUID();
+        const jobs = await store.jobs.claim<P>(name, { now, leaseMs, limit: room, token });
+        if (stopping) return; // leases not run end by themselves
+        for (const job of jobs) run(job, token);
+      }
+      const { queued, nextAt } = await store.jobs.outlook(name, now);
+      depth = Math.max(queued, running.size);
+      if (nextAt !== undefined) armTimer(nextAt);
+    } catch (err) {
+      if (!isStoreUnavailable(err)) log.error({ err }, 'could not claim jobs; trying again');
+      armTimer(clock.now() + STORE_RETRY_MS);
+    }
   };
 
   function pump() {
     if (!started || stopping) return;
-    for (const entry of waiting.take(clock.now(), concurrency - running.size)) load(entry);
-    const earliest = waiting.nextWakeAt();
-    if (earliest < Infinity) armTimer(earliest);
-    notifyIdle();
-  }
-
-  // A database can commit a write whose answer never came (the connection broke, or the server stalled, after the
-  // COMMIT went out; it lands when the server resumes): the caller saw an error, so the job is stored but not in the
-  // schedule, and a retried insert finds its id known. When the store answers again, and once more a little later
-  // (for commits that land just after), the stored jobs are read again and the ones the schedule lacks are added.
-  // Running one twice is not a risk: a job that is running or waiting is skipped, and one finished meanwhile is no
-  // longer stored when it is loaded.
-  const rescan = async () => {
-    if (!started || stopping) return;
-    let found = 0;
-    try {
-      for (const job of await store.jobs.pending<P>(name)) {
-        if (running.has(job.seq) || waiting.has(job.seq)) continue;
-        wait(job);
-        found++;
-      }
-    } catch {
-      return; // away again: its next recovery rescans
+    if (passing) {
+      again = true;
+      return;
     }
-    if (found === 0) return;
-    log.info({ jobs: found }, 'stored jobs the schedule did not know (a write whose answer was lost) are scheduled');
-    pump();
-  };
-  let rescanTimer: TimerHandle | undefined;
-  const stopRescans = store.onRecovered(() => {
-    void rescan();
-    clock.clearTimeout(rescanTimer);
-    rescanTimer = clock.setTimeout(() => void rescan(), RESCAN_AFTER_RECOVERY_MS);
-  });
+    again = false;
+    passing = pass().finally(() => {
+      passing = undefined;
+      if (again && !stopping) pump();
+      else notifyIdle();
+    });
+  }
 
   const newJob = (payload: P, options: { id?: string; runAt?: number }) => {
     const now = clock.now();
@@ -261,8 +266,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   const insert = (payload: P, options: { id?: string; runAt?: number }) => store.jobs.insert(name, newJob(payload, options));
 
   const accept = (jobs: (Job<P> | undefined)[]) => {
-    // Stored and committed: the schedule keeps only where each job stands.
-    for (const j of jobs) if (j && !running.has(j.seq)) wait(j);
+    for (const j of jobs) if (j) depth++;
     pump();
   };
 
@@ -282,8 +286,8 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
         return [job];
       }
       // One after another, so their sequence numbers follow the order given on every engine (issued together, a
-      // pool's connections could commit them in any order). A job stored while another write failed is still
-      // scheduled: its id is known from now on, so a retried delivery would not queue it again.
+      // pool's connections could commit them in any order). A job stored while another write failed still runs: its
+      // id is known from now on, so a retried delivery would not queue it again.
       const settled: PromiseSettledResult<Job<P> | undefined>[] = [];
       for (const i of items) {
         try {
@@ -300,36 +304,48 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     },
     async start() {
       if (started) return;
-      for (const job of await store.jobs.pending<P>(name)) wait(job);
       started = true;
-      if (waiting.size) log.info({ jobs: waiting.size }, 'resuming stored jobs');
+      unsubscribe.push(
+        store.watchJobs((n) => {
+          if ('rescan' in n || n.queue === name) pump();
+        }),
+        store.onRecovered(() => pump()),
+      );
       pump();
+      await passing;
+      if (depth) log.info({ jobs: depth }, 'resuming stored jobs');
     },
     async stop() {
       stopping = true;
+      for (const u of unsubscribe.splice(0)) u();
       clock.clearTimeout(timer);
-      clock.clearTimeout(rescanTimer);
-      stopRescans();
       const deadline = Date.now() + 2000;
-      while (running.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      for (const r of running.values()) if (r.lease) clock.clearTimeout(r.lease);
+      while ((running.size > 0 || passing) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      for (const r of running.values()) clock.clearTimeout(r.lease);
     },
     wake: () => pump(),
     expedite() {
-      waiting.expedite(clock.now());
-      pump();
+      expedites++;
+      store.jobs.expedite(name, clock.now()).then(pump, (err: unknown) => {
+        if (!isStoreUnavailable(err)) log.error({ err }, 'could not expedite waiting jobs');
+        pump();
+      });
     },
-    depth: () => waiting.size + running.size,
+    depth: () => depth,
     inFlight: () => running.size,
     deadLetters: (limit = 100) => store.jobs.deadLetters<P>(name, limit),
     knows: (id) => store.jobs.knows(name, id),
     prune: (before) => store.jobs.prune(name, before),
     idle() {
-      if (waiting.size === 0 && running.size === 0) return Promise.resolve();
+      if (isIdle()) return Promise.resolve();
       return new Promise<void>((resolve) => {
+        // Completions in other processes are not announced (only a key's next job is): while someone waits here,
+        // look at the store again now and then, so their last completion is seen.
+        const recheck = setInterval(pump, IDLE_RECHECK_MS);
         const w = () => {
-          if (waiting.size === 0 && running.size === 0) {
+          if (isIdle()) {
             idleWaiters.delete(w);
+            clearInterval(recheck);
             resolve();
           }
         };

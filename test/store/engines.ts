@@ -10,6 +10,11 @@ import { createTestDatabase } from '../support/shared-postgres.ts';
 export interface EngineUnderTest {
   name: string;
   open(): Promise<Store>;
+  /**
+   * Another process's view of the data `first` holds: a second store on the same PostgreSQL database; for LMDB, which
+   * one process holds, `first` itself. Close it before `first` (closing `first` twice is harmless).
+   */
+  sibling(first: Store): Promise<Store>;
 }
 
 /** Every table but the migrations record emptied: much faster than a new database (and its migrations) per test. */
@@ -35,12 +40,16 @@ export function postgresEngine(): EngineUnderTest {
       }
       return openPostgresStore({ url: await url });
     },
+    async sibling() {
+      if (!url) throw new Error('open a store first');
+      return openPostgresStore({ url: await url });
+    },
   };
 }
 
 /** A new LMDB store in a temp dir for each open (a small disk reserve: a run opens many). */
 export function lmdbEngine(): EngineUnderTest {
-  return { name: 'lmdb', open: () => openLmdbStore({ path: tempDir('parley-store-'), diskReserveMb: 1 }) };
+  return { name: 'lmdb', open: () => openLmdbStore({ path: tempDir('parley-store-'), diskReserveMb: 1 }), sibling: async (first) => first };
 }
 
 export const engines: EngineUnderTest[] = [lmdbEngine(), postgresEngine()];

@@ -36,6 +36,12 @@ function migrationsWith(extra: Record<string, string>): string {
   return dir;
 }
 
+/** The shipped migrations, as recorded once applied. */
+const shipped = loadMigrations().map((m) => ({ version: m.version, name: m.name }));
+const LATEST = shipped.length;
+/** The file name of the migration after the shipped ones (plus `ahead`). */
+const nextFile = (name: string, ahead = 0) => `${String(LATEST + 1 + ahead).padStart(3, '0')}_${name}.sql`;
+
 describe('postgres: migrations', () => {
   const opened: Store[] = [];
   afterEach(async () => {
@@ -50,7 +56,7 @@ describe('postgres: migrations', () => {
   it('a new database gets every table, recorded as applied, and checks report ok', async () => {
     const url = await createTestDatabase();
     const store = await open({ url });
-    expect(await applied(url)).toEqual([{ version: 1, name: 'initial' }]);
+    expect(await applied(url)).toEqual(shipped);
     expect(store.checks()).toEqual({ database: 'ok', migrations: 'ok' });
     const tables = (await sql<{ tablename: string }>(url, `SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`)).map(
       (t) => t.tablename,
@@ -81,45 +87,48 @@ describe('postgres: migrations', () => {
     const url = await createTestDatabase();
     const stores = await Promise.all(Array.from({ length: 5 }, () => open({ url })));
     expect(stores.map((s) => s.checks().migrations)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
-    expect(await applied(url)).toEqual([{ version: 1, name: 'initial' }]);
+    expect(await applied(url)).toEqual(shipped);
   });
 
   it('a later build applies only what is new, in order', async () => {
     const url = await createTestDatabase();
     await (await open({ url })).close();
     const dir = migrationsWith({
-      '002_notes.sql': 'CREATE TABLE notes (id text PRIMARY KEY);',
-      '003_more_notes.sql': "INSERT INTO notes VALUES ('from 003');",
+      [nextFile('notes')]: 'CREATE TABLE notes (id text PRIMARY KEY);',
+      [nextFile('more_notes', 1)]: "INSERT INTO notes VALUES ('from the second');",
     });
     const store = await open({ url, migrationsDir: dir });
     expect(store.checks().migrations).toBe('ok');
-    expect(await applied(url)).toEqual([
-      { version: 1, name: 'initial' },
-      { version: 2, name: 'notes' },
-      { version: 3, name: 'more_notes' },
-    ]);
-    expect(await sql(url, 'SELECT id FROM notes')).toEqual([{ id: 'from 003' }]);
+    expect(await applied(url)).toEqual(
+      shipped.concat([
+        { version: LATEST + 1, name: 'notes' },
+        { version: LATEST + 2, name: 'more_notes' },
+      ]),
+    );
+    expect(await sql(url, 'SELECT id FROM notes')).toEqual([{ id: 'from the second' }]);
   });
 
   it('a migration that fails leaves nothing of itself and stops the store from opening', async () => {
     const url = await createTestDatabase();
-    const dir = migrationsWith({ '002_broken.sql': 'CREATE TABLE half (id text); SELECT no_such_function();' });
+    const dir = migrationsWith({ [nextFile('broken')]: 'CREATE TABLE half (id text); SELECT no_such_function();' });
     const err = await openPostgresStore({ url, migrationsDir: dir }).then(
       () => undefined,
       (e: unknown) => e as Error,
     );
     expect(err).toBeInstanceOf(StoreOpenError);
-    expect(err?.message).toMatch(/^PostgreSQL migration 002_broken failed at postgres:\/\/.*: function no_such_function\(\) does not exist$/);
-    expect(await applied(url)).toEqual([{ version: 1, name: 'initial' }]);
+    expect(err?.message).toMatch(/^PostgreSQL migration \d{3}_broken failed at postgres:\/\/.*: function no_such_function\(\) does not exist$/);
+    expect(await applied(url)).toEqual(shipped);
     expect(await sql(url, `SELECT 1 FROM pg_tables WHERE tablename = 'half'`)).toEqual([]);
   });
 
   it('a migration is recorded in the same transaction that applies it: if recording fails, nothing of it stays', async () => {
     const url = await createTestDatabase();
-    // The migration itself succeeds, but records version 2 first: recording it afterwards fails.
-    const dir = migrationsWith({ '002_sneaky.sql': "CREATE TABLE half (id text); INSERT INTO parley_schema_migrations (version, name) VALUES (2, 'sneaky');" });
-    await expect(openPostgresStore({ url, migrationsDir: dir })).rejects.toThrow(/^PostgreSQL migration 002_sneaky failed at .*duplicate key/);
-    expect(await applied(url)).toEqual([{ version: 1, name: 'initial' }]);
+    // The migration itself succeeds, but records its own version first: recording it afterwards fails.
+    const dir = migrationsWith({
+      [nextFile('sneaky')]: `CREATE TABLE half (id text); INSERT INTO parley_schema_migrations (version, name) VALUES (${LATEST + 1}, 'sneaky');`,
+    });
+    await expect(openPostgresStore({ url, migrationsDir: dir })).rejects.toThrow(/^PostgreSQL migration \d{3}_sneaky failed at .*duplicate key/);
+    expect(await applied(url)).toEqual(shipped);
     expect(await sql(url, `SELECT 1 FROM pg_tables WHERE tablename = 'half'`)).toEqual([]);
   });
 
@@ -128,16 +137,16 @@ describe('postgres: migrations', () => {
     const clock = createManualClock(0);
     const running = await open({ url, clock });
     // Another, newer Parley migrates the database further.
-    await sql(url, `INSERT INTO parley_schema_migrations (version, name) VALUES (2, 'from_the_future')`);
+    await sql(url, `INSERT INTO parley_schema_migrations (version, name) VALUES ($1, 'from_the_future')`, [LATEST + 1]);
     const err = await openPostgresStore({ url }).then(
       () => undefined,
       (e: unknown) => e as Error,
     );
     expect(err).toBeInstanceOf(StoreOpenError);
-    expect(err?.message).toMatch(/ is at schema version 2, newer than this build of Parley knows \(1\): run a newer Parley$/);
+    expect(err?.message).toMatch(new RegExp(` is at schema version ${LATEST + 1}, newer than this build of Parley knows \\(${LATEST}\\): run a newer Parley$`));
     expect(running.checks().migrations).toBe('ok');
     clock.advance(5000); // idle that long: the liveness probe reads the schema version again
-    await expect.poll(() => running.checks().migrations, { timeout: 10_000 }).toBe('data is newer (2) than this build (1)');
+    await expect.poll(() => running.checks().migrations, { timeout: 10_000 }).toBe(`data is newer (${LATEST + 1}) than this build (${LATEST})`);
   });
 
   it('location masks the password; engine names itself', async () => {

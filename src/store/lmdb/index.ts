@@ -10,7 +10,7 @@ import { lockDataDirectory } from './process-lock.ts';
 import { lmdbConversations } from './repos/conversations.ts';
 import { lmdbCustomers } from './repos/customers.ts';
 import { lmdbHistory } from './repos/history.ts';
-import { createSequences, lmdbJobs, type Sequences } from './repos/jobs.ts';
+import { createClaimState, createSequences, lmdbJobs, type ClaimState, type Sequences } from './repos/jobs.ts';
 import { lmdbLinks } from './repos/links.ts';
 import { lmdbProactive } from './repos/proactive.ts';
 import { lmdbWhatsApp } from './repos/whatsapp.ts';
@@ -21,14 +21,14 @@ export interface OpenLmdbOptions extends OpenKvOptions {
   logger?: Logger;
 }
 
-function reposOn(s: KvScope, kv: Kv, sequences: Sequences): StoreRepos {
+function reposOn(s: KvScope, kv: Kv, sequences: Sequences, claims: ClaimState): StoreRepos {
   return {
     customers: lmdbCustomers(s),
     conversations: lmdbConversations(s),
     history: lmdbHistory(s),
     links: lmdbLinks(s),
     proactive: lmdbProactive(s),
-    jobs: lmdbJobs(s, kv, sequences),
+    jobs: lmdbJobs(s, kv, sequences, claims),
     whatsapp: lmdbWhatsApp(s),
   };
 }
@@ -56,7 +56,8 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
     throw err;
   }
   const sequences = createSequences(kv);
-  const repos = reposOn(kv.direct, kv, sequences);
+  const claims = createClaimState(kv);
+  const repos = reposOn(kv.direct, kv, sequences, claims);
   const telemetry = lmdbTelemetry(kv, options.logger);
   let closed = false;
   return Object.assign(repos, {
@@ -64,7 +65,7 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
     location: options.path,
     kv,
     telemetry,
-    transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => kv.transaction((tx) => fn(reposOn(tx, kv, sequences))),
+    transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => kv.transaction((tx) => fn(reposOn(tx, kv, sequences, claims))),
     checks() {
       if (closed) return { database: 'closed', migrations: 'unknown' };
       try {
@@ -75,6 +76,8 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
         return { database: (err as Error).message, migrations: 'unknown' };
       }
     },
+    // One process holds the store: its queues wake themselves on their own enqueues, and nobody else stores jobs.
+    watchJobs: () => () => undefined,
     onRecovered: (listener: () => void) => kv.health.onRecovered(listener),
     flushed: () => kv.flushed(),
     isEmpty: async () => TABLES.every((t) => t === 'meta' || kv.count(t) === 0),

@@ -57,6 +57,8 @@ export interface KvScope extends KvRead {
   /** Runs `fn` atomically: in this transaction, or in a new one when outside. */
   atomically<T>(fn: (scope: KvScope) => Promise<T>): Promise<T>;
   readonly inTransaction: boolean;
+  /** Runs `fn` once this transaction has committed (`true`) or failed (outside one: at once, with `true`). */
+  afterSettled(fn: (committed: boolean) => void): void;
 }
 
 export interface Kv extends KvRead {
@@ -217,6 +219,10 @@ export function openKv(options: OpenKvOptions): Kv {
     // A callback that throws is the caller's error, not the store's: it is handed back after the (empty) commit and
     // does not count as a failing write.
     let thrown: { error: unknown } | undefined;
+    const settled: ((committed: boolean) => void)[] = [];
+    const runSettled = (committed: boolean) => {
+      for (const f of settled.splice(0)) f(committed);
+    };
     const result = await commit(() =>
       root.transaction(async () => {
         const writes = new Map<string, { table: TableName; key: Key; value: unknown }>();
@@ -251,6 +257,7 @@ export function openKv(options: OpenKvOptions): Kv {
           },
           atomically: (f) => f(tx),
           inTransaction: true,
+          afterSettled: (f) => void settled.push(f),
         };
         try {
           const value = await fn(tx);
@@ -267,6 +274,12 @@ export function openKv(options: OpenKvOptions): Kv {
           open = false;
         }
       }),
+    ).then(
+      (value) => (runSettled(!thrown), value),
+      (err: unknown) => {
+        runSettled(false);
+        throw err;
+      },
     );
     if (thrown) throw thrown.error;
     return result as T;
@@ -280,6 +293,7 @@ export function openKv(options: OpenKvOptions): Kv {
     remove: (table, key) => commit(() => db(table).remove(key)).then(() => undefined),
     atomically: (fn) => transaction(fn),
     inTransaction: false,
+    afterSettled: (fn) => fn(true),
   };
 
   /** The puts of a write-thread block (no main-thread transaction), checked before anything is queued. */

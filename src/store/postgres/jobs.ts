@@ -1,9 +1,19 @@
 // Durable jobs on PostgreSQL: queued jobs, every known id of a queue (job_ids: queued, or kept as done until pruned)
 // and dead letters. Sequence numbers come from one PostgreSQL sequence shared by the queues: increasing within a
-// queue and never handed out twice, with gaps.
+// queue and never handed out twice, with gaps; within a key they are taken under the key's lock (migration 002), so
+// they follow commit order there.
+//
+// Claims: `FOR UPDATE SKIP LOCKED` on the due heads of their keys, then the lease (token, end) written in the same
+// statement. Two claimers never get the same job: a row another claim has locked is skipped, and one it has leased
+// and committed fails the lease check when it is re-read. A later job of a key is never claimed while an earlier one
+// is stored. Every insert, and a finish or bury that leaves a next job for its key, NOTIFYs `parley_jobs` with
+// `<seq>:<queue>` (ids only; job-notices.ts listens).
 import type { DeadJob, Job } from '../model.ts';
 import type { JobStore } from '../repos.ts';
 import { first, json, limitOf, prepared, type Db } from './db.ts';
+
+/** The channel of the job notices: `<seq>:<queue>`. */
+export const JOBS_CHANNEL = 'parley_jobs';
 
 interface JobRow {
   id: string;
@@ -21,35 +31,81 @@ interface DeadRow extends JobRow {
 }
 
 const COLUMNS = 'id, seq, key, payload, attempts, run_at, enqueued_at, last_error';
+const notify = (seq: string, queue: string) => `pg_notify('${JOBS_CHANNEL}', ${seq}::text || ':' || ${queue}::text)`;
 
 // The id row is claimed first: a known id (queued, or kept) stops the statement there, and a concurrent insert of
-// the same id waits for this transaction and then finds it.
+// the same id waits for this transaction and then finds it. The notice goes out when the transaction commits.
 const INSERT = prepared(
-  'jobs_insert',
+  'jobs_insert_notify',
   `WITH claimed AS (
-     INSERT INTO job_ids (queue, id, seq) VALUES ($1, $2, nextval('job_seq')) ON CONFLICT DO NOTHING RETURNING seq
+     INSERT INTO job_ids (queue, id, seq) VALUES ($1, $2, parley_next_job_seq($1, $3)) ON CONFLICT DO NOTHING RETURNING seq
+   ), job AS (
+     INSERT INTO jobs (queue, ${COLUMNS}) SELECT $1, $2, seq, $3, $4, $5, $6, $7, $8 FROM claimed RETURNING seq
    )
-   INSERT INTO jobs (queue, ${COLUMNS}) SELECT $1, $2, seq, $3, $4, $5, $6, $7, $8 FROM claimed RETURNING seq`,
+   SELECT job.seq FROM job CROSS JOIN LATERAL ${notify('job.seq', '$1')} AS notified`,
 );
 const GET = prepared('jobs_get', `SELECT ${COLUMNS} FROM jobs WHERE queue = $1 AND seq = $2`);
 const PENDING = prepared('jobs_pending', `SELECT ${COLUMNS} FROM jobs WHERE queue = $1 ORDER BY seq`);
-const UPDATE = prepared('jobs_update', 'UPDATE jobs SET attempts = $3, run_at = $4, last_error = $5 WHERE queue = $1 AND seq = $2');
-// $4: keep the id (as done at $5), or forget it.
-const FINISH = prepared(
-  'jobs_finish',
-  `WITH job AS (DELETE FROM jobs WHERE queue = $1 AND seq = $2),
-        kept AS (UPDATE job_ids SET seq = NULL, done_at = $5 WHERE queue = $1 AND id = $3 AND $4),
-        forgotten AS (DELETE FROM job_ids WHERE queue = $1 AND id = $3 AND NOT $4)
-   SELECT 1`,
+// $2 now, $3 limit, $4 token, $5 the lease's end.
+const CLAIM = prepared(
+  'jobs_claim',
+  `WITH due AS (
+     SELECT j.seq FROM jobs j
+     WHERE j.queue = $1 AND j.run_at <= $2 AND (j.lease_until IS NULL OR j.lease_until <= $2)
+       AND NOT EXISTS (SELECT 1 FROM jobs e WHERE e.queue = $1 AND e.key = j.key AND e.seq < j.seq)
+     ORDER BY j.seq
+     LIMIT $3
+     FOR UPDATE OF j SKIP LOCKED
+   )
+   UPDATE jobs SET lease_token = $4, lease_until = $5 FROM due WHERE jobs.queue = $1 AND jobs.seq = due.seq
+   RETURNING ${COLUMNS.split(', ')
+     .map((c) => `jobs.${c}`)
+     .join(', ')}`,
 );
+// Each key's head: claimable at its runAt, or when its lease ends.
+const OUTLOOK = prepared(
+  'jobs_outlook',
+  `SELECT (SELECT count(*) FROM jobs WHERE queue = $1) AS queued,
+          (SELECT min(at) FROM (SELECT DISTINCT ON (key) greatest(run_at, coalesce(lease_until, 0)) AS at
+                                FROM jobs WHERE queue = $1 ORDER BY key, seq) heads
+           WHERE at > $2) AS next_at`,
+);
+const EXPEDITE = prepared(
+  'jobs_expedite',
+  `WITH moved AS (UPDATE jobs SET run_at = $2 WHERE queue = $1 AND run_at > $2 RETURNING seq),
+        counted AS (SELECT count(*) AS n, min(seq) AS seq FROM moved)
+   SELECT counted.n FROM counted LEFT JOIN LATERAL (SELECT ${notify('counted.seq', '$1')} WHERE counted.n > 0) notified ON true`,
+);
+// $6: the token the lease must hold (NULL: no check). The lease is given back.
+const UPDATE = prepared(
+  'jobs_update_leased',
+  `UPDATE jobs SET attempts = $3, run_at = $4, last_error = $5, lease_token = NULL, lease_until = NULL
+   WHERE queue = $1 AND seq = $2 AND ($6::text IS NULL OR lease_token = $6) RETURNING seq`,
+);
+/** The next job of the removed job's key, announced so that a worker with room takes it. */
+const SUCCESSOR = `successor AS (SELECT min(n.seq) AS seq FROM jobs n, job WHERE n.queue = $1 AND n.key = job.key AND n.seq > $2)
+   SELECT (SELECT count(*) FROM job) AS n
+   FROM successor LEFT JOIN LATERAL (SELECT ${notify('successor.seq', '$1')} WHERE successor.seq IS NOT NULL) notified ON true`;
+// $4: keep the id (as done at $5), or forget it. $6: the token.
+const FINISH = prepared(
+  'jobs_finish_leased',
+  `WITH job AS (DELETE FROM jobs WHERE queue = $1 AND seq = $2 AND ($6::text IS NULL OR lease_token = $6) RETURNING key),
+        kept AS (UPDATE job_ids SET seq = NULL, done_at = $5 WHERE queue = $1 AND id = $3 AND $4 AND EXISTS (SELECT 1 FROM job)),
+        forgotten AS (DELETE FROM job_ids WHERE queue = $1 AND id = $3 AND NOT $4 AND EXISTS (SELECT 1 FROM job)),
+        ${SUCCESSOR}`,
+);
+// $12: keep the id; $13: the token.
 const BURY = prepared(
-  'jobs_bury',
-  `WITH job AS (DELETE FROM jobs WHERE queue = $1 AND seq = $2),
-        kept AS (UPDATE job_ids SET seq = NULL, done_at = $9 WHERE queue = $1 AND id = $3 AND $12),
-        forgotten AS (DELETE FROM job_ids WHERE queue = $1 AND id = $3 AND NOT $12)
-   INSERT INTO job_dead_letters (queue, ${COLUMNS}, failed_at, error) VALUES ($1, $3, $2, $4, $5, $6, $7, $8, $10, $9, $11)
-   ON CONFLICT (queue, seq) DO UPDATE SET attempts = EXCLUDED.attempts, failed_at = EXCLUDED.failed_at, error = EXCLUDED.error,
-     last_error = EXCLUDED.last_error`,
+  'jobs_bury_leased',
+  `WITH job AS (DELETE FROM jobs WHERE queue = $1 AND seq = $2 AND ($13::text IS NULL OR lease_token = $13) RETURNING key),
+        kept AS (UPDATE job_ids SET seq = NULL, done_at = $9 WHERE queue = $1 AND id = $3 AND $12 AND EXISTS (SELECT 1 FROM job)),
+        forgotten AS (DELETE FROM job_ids WHERE queue = $1 AND id = $3 AND NOT $12 AND EXISTS (SELECT 1 FROM job)),
+        dead AS (
+          INSERT INTO job_dead_letters (queue, ${COLUMNS}, failed_at, error) SELECT $1, $3, $2, $4, $5, $6, $7, $8, $10, $9, $11 FROM job
+          ON CONFLICT (queue, seq) DO UPDATE SET attempts = EXCLUDED.attempts, failed_at = EXCLUDED.failed_at, error = EXCLUDED.error,
+            last_error = EXCLUDED.last_error
+        ),
+        ${SUCCESSOR}`,
 );
 const KNOWS = prepared('jobs_knows', 'SELECT 1 FROM job_ids WHERE queue = $1 AND id = $2');
 const DEAD = prepared('jobs_dead', `SELECT ${COLUMNS}, failed_at, error FROM job_dead_letters WHERE queue = $1 ORDER BY seq LIMIT $2`);
@@ -79,15 +135,33 @@ export function postgresJobs(db: Db): JobStore {
       return row ? toJob<P>(row) : undefined;
     },
     pending: async <P>(queue: string) => (await db.rows<JobRow>(PENDING, [queue])).map((r) => toJob<P>(r)),
-    update: async (queue, job) => {
-      await db.rows(UPDATE, [queue, job.seq, job.attempts, job.runAt, job.lastError ?? null]);
+    claim: async <P>(queue: string, c: { now: number; leaseMs: number; limit: number; token: string }) =>
+      (await db.rows<JobRow>(CLAIM, [queue, c.now, limitOf(c.limit), c.token, c.now + c.leaseMs])).map((r) => toJob<P>(r)).sort((a, b) => a.seq - b.seq),
+    outlook: async (queue, now) => {
+      const [row] = await db.rows<{ queued: number; next_at: number | null }>(OUTLOOK, [queue, now]);
+      return row.next_at === null ? { queued: row.queued } : { queued: row.queued, nextAt: row.next_at };
     },
-    finish: async (queue, job, { keepId, at }) => {
-      await db.rows(FINISH, [queue, job.seq, job.id, keepId, at]);
-    },
-    bury: async (queue, d, { keepId }) => {
-      await db.rows(BURY, [queue, d.seq, d.id, d.key, json(d.payload), d.attempts, d.runAt, d.enqueuedAt, d.failedAt, d.lastError ?? null, d.error, keepId]);
-    },
+    expedite: async (queue, now) => (await db.rows<{ n: number }>(EXPEDITE, [queue, now]))[0].n,
+    update: async (queue, job, o) => (await db.rows(UPDATE, [queue, job.seq, job.attempts, job.runAt, job.lastError ?? null, o?.token ?? null])).length > 0,
+    finish: async (queue, job, { keepId, at, token }) => (await db.rows<{ n: number }>(FINISH, [queue, job.seq, job.id, keepId, at, token ?? null]))[0].n > 0,
+    bury: async (queue, d, { keepId, token }) =>
+      (
+        await db.rows<{ n: number }>(BURY, [
+          queue,
+          d.seq,
+          d.id,
+          d.key,
+          json(d.payload),
+          d.attempts,
+          d.runAt,
+          d.enqueuedAt,
+          d.failedAt,
+          d.lastError ?? null,
+          d.error,
+          keepId,
+          token ?? null,
+        ])
+      )[0].n > 0,
     knows: async (queue, id) => (await db.rows(KNOWS, [queue, id])).length > 0,
     deadLetters: async <P>(queue: string, limit: number) =>
       (await db.rows<DeadRow>(DEAD, [queue, limitOf(limit)])).map((r): DeadJob<P> => Object.assign(toJob<P>(r), { failedAt: r.failed_at, error: r.error })),

@@ -20,6 +20,7 @@ import type { Db, Statement } from './db.ts';
 import { connectAtStart } from './connect-at-start.ts';
 import { createDatabaseHealth } from './health.ts';
 import { postgresHistory } from './history.ts';
+import { createJobNotices } from './job-notices.ts';
 import { postgresJobs } from './jobs.ts';
 import { postgresLinks } from './links.ts';
 import { maskedUrl } from './location.ts';
@@ -46,6 +47,8 @@ export interface PostgresStoreOptions {
   startRetryMs?: number;
   /** Tests: another set of migrations (default: ./migrations beside this file). */
   migrationsDir?: string;
+  /** The LISTEN connection's first wait before reconnecting (it doubles up to 5 s). */
+  listenRetryMs?: number;
 }
 
 /** While the database answers: how long without any answer before a probe checks it (and the schema version) again. */
@@ -171,6 +174,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   }
   reschedule();
 
+  const notices = createJobNotices({
+    url: options.url,
+    clock,
+    logger: options.logger,
+    connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+    retryMs: options.listenRetryMs,
+  });
+
   const store: Store = Object.assign(reposOn(poolDb), {
     engine: 'postgres' as const,
     location,
@@ -180,6 +191,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     }),
     transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => inTransaction(fn),
     checks: () => (closed ? { database: 'closed', migrations: migrationStatus } : { database: health.status(), migrations: migrationStatus }),
+    watchJobs: (listener: Parameters<Store['watchJobs']>[0]) => notices.watch(listener),
     onRecovered: (listener: () => void) => health.onRecovered(listener),
     flushed: async () => {
       await Promise.allSettled([...inFlight]);
@@ -199,6 +211,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       await Promise.allSettled([...inFlight]);
       closed = true;
       clock.clearTimeout(timer);
+      await notices.close();
       await pool.end();
     },
   });
