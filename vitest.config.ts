@@ -14,6 +14,9 @@ const NO_ENGINE = [
   'test/integration/llm.openai.stream.test.ts',
   'test/integration/proactive.unavailable.test.ts',
   'test/integration/store.pg-connect-error.test.ts',
+  // PostgreSQL servers of their own, whatever the run's engine:
+  'test/integration/postgres-outage.test.ts',
+  'test/integration/jobs.postgres-cluster.test.ts',
 ];
 
 export default defineConfig({
