@@ -70,7 +70,7 @@ describe('job queues of two processes on one PostgreSQL database', () => {
   const listeners = async () =>
     (
       await admin.query<{ pid: number }>(
-        `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'parley-jobs-listen' AND query LIKE 'LISTEN%'`,
+        `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'parley-%' AND query LIKE 'LISTEN%'`,
       )
     ).rows.map((r) => r.pid);
 

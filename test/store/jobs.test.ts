@@ -243,6 +243,19 @@ export function describeJobsContract(engine: string, open: () => Promise<Store>,
         expect(idsOf(await store().jobs.claim('q', lease('t2')))).toEqual(['earlier']);
       });
 
+      if (engine === 'postgres') {
+        // LMDB's leases live in the memory of the one process that holds the store, so they end with it.
+        it('the leases of a store whose sessions are gone (its process died) are over at once, whatever their end', async () => {
+          const other = await sibling(store());
+          await insert('q', 'held', { key: 'k' });
+          expect((await other.jobs.claim('q', lease('dead', 3_600_000))).map((j) => j.id)).toEqual(['held']);
+          // Alive: the lease holds, and its end is the next time the outlook names.
+          expect(await store().jobs.claim('q', lease('live', 60_000))).toEqual([]);
+          await other.close(); // every connection of that store ends, as a SIGKILLed process's would
+          expect((await store().jobs.claim('q', lease('live', 60_000))).map((j) => j.id)).toEqual(['held']);
+        });
+      }
+
       it('claimers on two stores of one database (one store for LMDB), all at once, never get the same job, and each key runs in order', async () => {
         const other = await sibling(store());
         try {
@@ -253,7 +266,8 @@ export function describeJobsContract(engine: string, open: () => Promise<Store>,
           for (let round = 0; claimedBy.size < 40 && round < 40; round++) {
             const claims = await concurrently(10, (i) => {
               const token = `r${round}-${i}`;
-              return (i % 2 ? other : store()).jobs.claim('q', lease(token, 100, { limit: 3 })).then((jobs) => jobs.map((job) => ({ job, token })));
+              const by = i % 2 ? other : store();
+              return by.jobs.claim('q', lease(token, 100, { limit: 3 })).then((jobs) => jobs.map((job) => ({ job, token, by })));
             });
             const all = claims.flat();
             // Only heads: one job per key at a time.
@@ -263,7 +277,8 @@ export function describeJobsContract(engine: string, open: () => Promise<Store>,
               claimedBy.set(job.seq, token);
               order.set(job.key, (order.get(job.key) ?? []).concat(job.payload as number));
             }
-            await Promise.all(all.map(({ job, token }, i) => (i % 2 ? other : store()).jobs.finish('q', job, { keepId: false, at: 200, token })));
+            // Each by the store that claimed it: a lease is its holder's (on PostgreSQL the token names the store).
+            await Promise.all(all.map(({ job, token, by }) => by.jobs.finish('q', job, { keepId: false, at: 200, token })));
           }
           expect(claimedBy.size).toBe(40);
           for (let k = 0; k < keys; k++) expect(order.get(`k${k}`)).toEqual([0, 1, 2, 3, 4].map((n) => n * keys + k));

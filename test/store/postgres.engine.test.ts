@@ -92,7 +92,7 @@ describe('postgres: engine specifics', () => {
     await admin.connect();
     try {
       const { rows } = await admin.query<{ n: number }>(
-        `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = 'parley'`,
+        `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name LIKE 'parley-%' AND query NOT LIKE 'LISTEN%'`,
       );
       expect(rows[0].n).toBeGreaterThan(0);
     } finally {

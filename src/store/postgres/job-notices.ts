@@ -14,6 +14,8 @@ export interface JobNoticesOptions {
   clock: Clock;
   logger?: Logger;
   connectTimeoutMs: number;
+  /** The store's holder name (jobs.ts): this long-lived connection keeps its job leases live. */
+  applicationName?: string;
   /** The first wait before reconnecting; it doubles up to `maxRetryMs`. */
   retryMs?: number;
   maxRetryMs?: number;
@@ -55,7 +57,12 @@ export function createJobNotices(o: JobNoticesOptions) {
   async function connect() {
     if (closed || connecting || client) return;
     connecting = true;
-    const c = new pg.Client({ connectionString: o.url, keepAlive: true, application_name: 'parley-jobs-listen', connectionTimeoutMillis: o.connectTimeoutMs });
+    const c = new pg.Client({
+      connectionString: o.url,
+      keepAlive: true,
+      application_name: o.applicationName ?? 'parley-jobs-listen',
+      connectionTimeoutMillis: o.connectTimeoutMs,
+    });
     let lost = false;
     const onLost = (err?: Error) => {
       if (lost) return;

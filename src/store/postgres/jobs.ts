@@ -8,6 +8,7 @@
 // and committed fails the lease check when it is re-read. A later job of a key is never claimed while an earlier one
 // is stored. Every insert, and a finish or bury that leaves a next job for its key, NOTIFYs `parley_jobs` with
 // `<seq>:<queue>` (ids only; job-notices.ts listens).
+import { randomBytes } from 'node:crypto';
 import type { DeadJob, Job } from '../model.ts';
 import type { JobStore } from '../repos.ts';
 import { first, json, limitOf, prepared, type Db } from './db.ts';
@@ -46,12 +47,23 @@ const INSERT = prepared(
 );
 const GET = prepared('jobs_get', `SELECT ${COLUMNS} FROM jobs WHERE queue = $1 AND seq = $2`);
 const PENDING = prepared('jobs_pending', `SELECT ${COLUMNS} FROM jobs WHERE queue = $1 ORDER BY seq`);
+/**
+ * A lease token is `<holder>/<the queue's token>`, the holder being the application_name of every connection of
+ * the store that took it. A lease whose holder has no session left (its process died) is over at once, whatever
+ * its end says: after a SIGKILL and a restart, the jobs the dead process held run now, not after `lease_ms`.
+ */
+const HOLDER_GONE = (token: string) =>
+  `(${token} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.application_name = split_part(${token}, '/', 1)))`;
+
+/** A new store's holder name (at most 63 characters, PostgreSQL's limit for application_name). */
+export const jobLeaseHolder = () => `parley-${randomBytes(8).toString('hex')}`;
+
 // $2 now, $3 limit, $4 token, $5 the lease's end.
 const CLAIM = prepared(
   'jobs_claim',
   `WITH due AS (
      SELECT j.seq FROM jobs j
-     WHERE j.queue = $1 AND j.run_at <= $2 AND (j.lease_until IS NULL OR j.lease_until <= $2)
+     WHERE j.queue = $1 AND j.run_at <= $2 AND (j.lease_until IS NULL OR j.lease_until <= $2 OR ${HOLDER_GONE('j.lease_token')})
        AND NOT EXISTS (SELECT 1 FROM jobs e WHERE e.queue = $1 AND e.key = j.key AND e.seq < j.seq)
      ORDER BY j.seq
      LIMIT $3
@@ -66,7 +78,7 @@ const CLAIM = prepared(
 const OUTLOOK = prepared(
   'jobs_outlook',
   `SELECT (SELECT count(*) FROM jobs WHERE queue = $1) AS queued,
-          (SELECT min(at) FROM (SELECT DISTINCT ON (key) greatest(run_at, coalesce(lease_until, 0)) AS at
+          (SELECT min(at) FROM (SELECT DISTINCT ON (key) greatest(run_at, CASE WHEN ${HOLDER_GONE('lease_token')} THEN 0 ELSE coalesce(lease_until, 0) END) AS at
                                 FROM jobs WHERE queue = $1 ORDER BY key, seq) heads
            WHERE at > $2) AS next_at`,
 );
@@ -122,7 +134,8 @@ function toJob<P>(r: JobRow): Job<P> {
   return job;
 }
 
-export function postgresJobs(db: Db): JobStore {
+export function postgresJobs(db: Db, holder: string): JobStore {
+  const leased = (token: string | undefined) => (token === undefined ? null : `${holder}/${token}`);
   return {
     insert: async (queue, job) => {
       const row = await first(
@@ -136,14 +149,16 @@ export function postgresJobs(db: Db): JobStore {
     },
     pending: async <P>(queue: string) => (await db.rows<JobRow>(PENDING, [queue])).map((r) => toJob<P>(r)),
     claim: async <P>(queue: string, c: { now: number; leaseMs: number; limit: number; token: string }) =>
-      (await db.rows<JobRow>(CLAIM, [queue, c.now, limitOf(c.limit), c.token, c.now + c.leaseMs])).map((r) => toJob<P>(r)).sort((a, b) => a.seq - b.seq),
+      (await db.rows<JobRow>(CLAIM, [queue, c.now, limitOf(c.limit), leased(c.token), c.now + c.leaseMs]))
+        .map((r) => toJob<P>(r))
+        .sort((a, b) => a.seq - b.seq),
     outlook: async (queue, now) => {
       const [row] = await db.rows<{ queued: number; next_at: number | null }>(OUTLOOK, [queue, now]);
       return row.next_at === null ? { queued: row.queued } : { queued: row.queued, nextAt: row.next_at };
     },
     expedite: async (queue, now) => (await db.rows<{ n: number }>(EXPEDITE, [queue, now]))[0].n,
-    update: async (queue, job, o) => (await db.rows(UPDATE, [queue, job.seq, job.attempts, job.runAt, job.lastError ?? null, o?.token ?? null])).length > 0,
-    finish: async (queue, job, { keepId, at, token }) => (await db.rows<{ n: number }>(FINISH, [queue, job.seq, job.id, keepId, at, token ?? null]))[0].n > 0,
+    update: async (queue, job, o) => (await db.rows(UPDATE, [queue, job.seq, job.attempts, job.runAt, job.lastError ?? null, leased(o?.token)])).length > 0,
+    finish: async (queue, job, { keepId, at, token }) => (await db.rows<{ n: number }>(FINISH, [queue, job.seq, job.id, keepId, at, leased(token)]))[0].n > 0,
     bury: async (queue, d, { keepId, token }) =>
       (
         await db.rows<{ n: number }>(BURY, [
@@ -159,7 +174,7 @@ export function postgresJobs(db: Db): JobStore {
           d.lastError ?? null,
           d.error,
           keepId,
-          token ?? null,
+          leased(token),
         ])
       )[0].n > 0,
     knows: async (queue, id) => (await db.rows(KNOWS, [queue, id])).length > 0,

@@ -21,7 +21,7 @@ import { connectAtStart } from './connect-at-start.ts';
 import { createDatabaseHealth } from './health.ts';
 import { postgresHistory } from './history.ts';
 import { createJobNotices } from './job-notices.ts';
-import { postgresJobs } from './jobs.ts';
+import { jobLeaseHolder, postgresJobs } from './jobs.ts';
 import { postgresLinks } from './links.ts';
 import { maskedUrl } from './location.ts';
 import { APPLIED_VERSION, latestVersion, loadMigrations, migrate, migrationState } from './migrate.ts';
@@ -63,6 +63,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const statementTimeoutMs = options.statementTimeoutMs ?? 10_000;
   const clock = options.clock ?? createClock();
   const log = options.logger?.child({ component: 'store', engine: 'postgres' });
+  // Every connection of this store carries its holder name: a job lease it took is live while a session with that
+  // name exists (jobs.ts), so a process that died (SIGKILL) leaves no job waiting for its lease to run out.
+  const holder = jobLeaseHolder();
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 10,
@@ -72,7 +75,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     // Waiting longer for a connection (a new one, or a free one of the pool) counts as the database not answering.
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     keepAlive: true,
-    application_name: 'parley',
+    application_name: holder,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -126,7 +129,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     history: postgresHistory(db),
     links: postgresLinks(db),
     proactive: postgresProactive(db),
-    jobs: postgresJobs(db),
+    jobs: postgresJobs(db, holder),
     whatsapp: postgresWhatsApp(db),
   });
 
@@ -176,6 +179,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
   const notices = createJobNotices({
     url: options.url,
+    applicationName: holder,
     clock,
     logger: options.logger,
     connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
