@@ -28,6 +28,7 @@ import { createReflectionCycle } from './daemon/reflection.ts';
 import { xstateClock } from './clock.ts';
 import { createOutbox, createWhatsAppChannel, type WhatsAppChannel } from './channels/whatsapp.ts';
 import { customersPlugin } from './customers/routes.ts';
+import { conversationsPlugin } from './conversations/routes.ts';
 import { normalizePhone } from './whatsapp/phone.ts';
 import { whatsappTestPlugin } from './http/test-mode.ts';
 import { whatsappMediaPlugin } from './whatsapp/media.ts';
@@ -139,6 +140,7 @@ export async function wireComponents(o: {
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
   await app.register(proactivePlugin, { services, proactive });
   await app.register(customersPlugin, { services, customers, normalizePhone });
+  await app.register(conversationsPlugin, { services, host, customers });
   const metrics = createMetrics(telemetry, {
     activeConversations: () => host!.activeCount(),
     sdkConnections: () => hub.connectionCount(),

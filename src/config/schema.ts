@@ -108,6 +108,13 @@ export const ConfigSchema = s({
     /** /auth/magic-link requests per email address per minute. */
     rate_limit_per_email_per_minute: num(z.number().int().positive()).default(5),
   }).prefault({}),
+  /** Human handoff (README, "Human handoff"). */
+  handoff: s({
+    /** Offer the model the built-in `handoff` tool. The integrator's `POST /conversations/:id/handoff` works either way. */
+    enabled: bool(z.boolean()).default(true),
+    /** A handed-over conversation goes back to the assistant after this long without an agent message. */
+    idle_minutes: num(z.number().positive()).default(30),
+  }).prefault({}),
   session: s({
     history_window: num(z.number().int().min(1).max(500)).default(20),
     idle_minutes: num(z.number().positive()).default(15),

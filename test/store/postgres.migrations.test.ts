@@ -23,6 +23,10 @@ async function sql<R>(url: string, text: string, values: unknown[] = []): Promis
   }
 }
 
+/** Every shipped migration, as parley_schema_migrations records it. */
+const shipped = () => loadMigrations().map((m) => ({ version: m.version, name: m.name }));
+const next = (n: number) => String(shipped().length + n).padStart(3, '0');
+
 const applied = (url: string) => sql<{ version: number; name: string }>(url, 'SELECT version, name FROM parley_schema_migrations ORDER BY version');
 
 /** The shipped migrations plus `extra` ones, in a directory of their own. */
@@ -50,7 +54,7 @@ describe('postgres: migrations', () => {
   it('a new database gets every table, recorded as applied, and checks report ok', async () => {
     const url = await createTestDatabase();
     const store = await open({ url });
-    expect(await applied(url)).toEqual([{ version: 1, name: 'initial' }]);
+    expect(await applied(url)).toEqual(shipped());
     expect(store.checks()).toEqual({ database: 'ok', migrations: 'ok' });
     const tables = (await sql<{ tablename: string }>(url, `SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`)).map(
       (t) => t.tablename,
@@ -81,45 +85,47 @@ describe('postgres: migrations', () => {
     const url = await createTestDatabase();
     const stores = await Promise.all(Array.from({ length: 5 }, () => open({ url })));
     expect(stores.map((s) => s.checks().migrations)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
-    expect(await applied(url)).toEqual([{ version: 1, name: 'initial' }]);
+    expect(await applied(url)).toEqual(shipped());
   });
 
   it('a later build applies only what is new, in order', async () => {
     const url = await createTestDatabase();
     await (await open({ url })).close();
     const dir = migrationsWith({
-      '002_notes.sql': 'CREATE TABLE notes (id text PRIMARY KEY);',
-      '003_more_notes.sql': "INSERT INTO notes VALUES ('from 003');",
+      [`${next(1)}_notes.sql`]: 'CREATE TABLE notes (id text PRIMARY KEY);',
+      [`${next(2)}_more_notes.sql`]: "INSERT INTO notes VALUES ('from the second');",
     });
     const store = await open({ url, migrationsDir: dir });
     expect(store.checks().migrations).toBe('ok');
-    expect(await applied(url)).toEqual([
-      { version: 1, name: 'initial' },
-      { version: 2, name: 'notes' },
-      { version: 3, name: 'more_notes' },
-    ]);
-    expect(await sql(url, 'SELECT id FROM notes')).toEqual([{ id: 'from 003' }]);
+    expect(await applied(url)).toEqual([...shipped(), { version: shipped().length + 1, name: 'notes' }, { version: shipped().length + 2, name: 'more_notes' }]);
+    expect(await sql(url, 'SELECT id FROM notes')).toEqual([{ id: 'from the second' }]);
   });
 
   it('a migration that fails leaves nothing of itself and stops the store from opening', async () => {
     const url = await createTestDatabase();
-    const dir = migrationsWith({ '002_broken.sql': 'CREATE TABLE half (id text); SELECT no_such_function();' });
+    const dir = migrationsWith({ [`${next(1)}_broken.sql`]: 'CREATE TABLE half (id text); SELECT no_such_function();' });
     const err = await openPostgresStore({ url, migrationsDir: dir }).then(
       () => undefined,
       (e: unknown) => e as Error,
     );
     expect(err).toBeInstanceOf(StoreOpenError);
-    expect(err?.message).toMatch(/^PostgreSQL migration 002_broken failed at postgres:\/\/.*: function no_such_function\(\) does not exist$/);
-    expect(await applied(url)).toEqual([{ version: 1, name: 'initial' }]);
+    expect(err?.message).toMatch(
+      new RegExp(`^PostgreSQL migration ${next(1)}_broken failed at postgres://.*: function no_such_function\\(\\) does not exist$`),
+    );
+    expect(await applied(url)).toEqual(shipped());
     expect(await sql(url, `SELECT 1 FROM pg_tables WHERE tablename = 'half'`)).toEqual([]);
   });
 
   it('a migration is recorded in the same transaction that applies it: if recording fails, nothing of it stays', async () => {
     const url = await createTestDatabase();
-    // The migration itself succeeds, but records version 2 first: recording it afterwards fails.
-    const dir = migrationsWith({ '002_sneaky.sql': "CREATE TABLE half (id text); INSERT INTO parley_schema_migrations (version, name) VALUES (2, 'sneaky');" });
-    await expect(openPostgresStore({ url, migrationsDir: dir })).rejects.toThrow(/^PostgreSQL migration 002_sneaky failed at .*duplicate key/);
-    expect(await applied(url)).toEqual([{ version: 1, name: 'initial' }]);
+    // The migration itself succeeds, but records its own version first: recording it afterwards fails.
+    const dir = migrationsWith({
+      [`${next(1)}_sneaky.sql`]: `CREATE TABLE half (id text); INSERT INTO parley_schema_migrations (version, name) VALUES (${shipped().length + 1}, 'sneaky');`,
+    });
+    await expect(openPostgresStore({ url, migrationsDir: dir })).rejects.toThrow(
+      new RegExp(`^PostgreSQL migration ${next(1)}_sneaky failed at .*duplicate key`),
+    );
+    expect(await applied(url)).toEqual(shipped());
     expect(await sql(url, `SELECT 1 FROM pg_tables WHERE tablename = 'half'`)).toEqual([]);
   });
 
@@ -128,16 +134,17 @@ describe('postgres: migrations', () => {
     const clock = createManualClock(0);
     const running = await open({ url, clock });
     // Another, newer Parley migrates the database further.
-    await sql(url, `INSERT INTO parley_schema_migrations (version, name) VALUES (2, 'from_the_future')`);
+    const latest = shipped().length;
+    await sql(url, `INSERT INTO parley_schema_migrations (version, name) VALUES (${latest + 1}, 'from_the_future')`);
     const err = await openPostgresStore({ url }).then(
       () => undefined,
       (e: unknown) => e as Error,
     );
     expect(err).toBeInstanceOf(StoreOpenError);
-    expect(err?.message).toMatch(/ is at schema version 2, newer than this build of Parley knows \(1\): run a newer Parley$/);
+    expect(err?.message).toMatch(new RegExp(` is at schema version ${latest + 1}, newer than this build of Parley knows \\(${latest}\\): run a newer Parley$`));
     expect(running.checks().migrations).toBe('ok');
     clock.advance(5000); // idle that long: the liveness probe reads the schema version again
-    await expect.poll(() => running.checks().migrations, { timeout: 10_000 }).toBe('data is newer (2) than this build (1)');
+    await expect.poll(() => running.checks().migrations, { timeout: 10_000 }).toBe(`data is newer (${latest + 1}) than this build (${latest})`);
   });
 
   it('location masks the password; engine names itself', async () => {
