@@ -20,3 +20,15 @@ export { backoffDelay, type BackoffOptions } from './backoff.ts';
 export { ParleyMediaError, type DownloadedMedia, type DownloadMediaOptions } from './media.ts';
 export type { JsonSchema, Parameters } from './schema.ts';
 export * as protocol from './protocol.ts';
+export { signWebhook, verifyWebhook, WebhookVerificationError, SIGNATURE_HEADER, type VerifyWebhookOptions } from './webhook-signature.ts';
+export {
+  WEBHOOK_EVENT_TYPES,
+  type AgentAuthor,
+  type ConversationList,
+  type ConversationMessage,
+  type ConversationView,
+  type CustomerMessageNotice,
+  type HandoffNotice,
+  type WebhookEvent,
+  type WebhookEventType,
+} from './agent-api.ts';
