@@ -4,7 +4,8 @@ import { createActor, fromPromise } from 'xstate';
 import type { Services } from './services.ts';
 import type { LiveActor } from './http/diagnostics.ts';
 import { createCustomerRepo } from './customers/repo.ts';
-import { createConversationHost, type ChannelSink, type ConversationHost } from './conversations/host.ts';
+import { createConversationHost, type ChannelSink, type ConversationHost, type ConversationMeta, type Pending } from './conversations/host.ts';
+import { handoffNotice } from './conversations/handoff-notices.ts';
 import { createLlmStep } from './conversations/llm-step.ts';
 import { createWebSessions } from './channels/web-sessions.ts';
 import { widgetGatewayPlugin } from './gateways/widget.ts';
@@ -107,7 +108,13 @@ export async function wireComponents(o: {
         { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
       ),
     sinks,
-    observers: config.webhooks.length ? [(meta, entry) => emitWebhook(conversationEvent(meta, entry))] : [],
+    observers: [
+      ...(config.webhooks.length ? [(meta: ConversationMeta, entry: Pending) => emitWebhook(conversationEvent(meta, entry))] : []),
+      (meta, entry) => {
+        const notice = handoffNotice(meta, entry);
+        if (notice) hub.broadcast(notice);
+      },
+    ],
     // Lifecycle only: per-message activity times stay in the host (the supervisor machine
     // would copy its context per message).
     lifecycle: {

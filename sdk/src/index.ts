@@ -15,7 +15,10 @@ export {
   type OutboundMessage,
   type ParleyClient,
   type SendHandler,
+  type HandoffHandler,
+  type CustomerMessageHandler,
 } from './client.ts';
+export { ParleyApiError, type Conversations } from './conversations.ts';
 export { backoffDelay, type BackoffOptions } from './backoff.ts';
 export { ParleyMediaError, type DownloadedMedia, type DownloadMediaOptions } from './media.ts';
 export type { JsonSchema, Parameters } from './schema.ts';
