@@ -211,8 +211,10 @@ export function createOfflineProvider(model = 'offline-1', streaming: OfflineStr
     const lastUser = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
     if (asksForPerson(lastUser) && req.tools.some((t) => t.name === 'handoff'))
       return { text: null, toolCalls: [{ id: `call_${++callSeq}`, name: 'handoff', args: { reason: 'The customer asked for a person' } }] };
-    const tool = chooseTool(lastUser, req.tools);
-    if (!tool) return say(helpText(req.tools));
+    // The built-in handoff is chosen only by the rule above, and is not one of the things it offers to help with.
+    const tools = req.tools.filter((t) => t.name !== 'handoff');
+    const tool = chooseTool(lastUser, tools);
+    if (!tool) return say(helpText(tools));
     const { args, missing } = fillArguments(lastUser, tool.parameters);
     if (missing.length)
       return say(
