@@ -6,11 +6,17 @@
 //                 ↑            ↘ awaitingConfirmation ──┤
 //                 └────────────── (all calls done) ←────┘
 //   thinking → replying → idle (next queued message, if any)
+//   thinking ─(the model calls `handoff`)→ withHuman ─(release, or idle time)→ idle
+//   idle ─(handoff.request from the integrator; asked while busy: once the turn ends)→ withHuman
+//
+// In `withHuman` customer messages are stored and forwarded (`forward`), never given to the LLM;
+// agent messages (`agent.message`) are the replies. Its idle deadline lives in context like the
+// confirmation deadline, and is re-armed on `restored` and by every agent message.
 //
 // Deadlines live in context (`turn.pending.deadline`), because XState does
 // not restore `after` timers from a persisted snapshot: on `restored` the
 // waiting state is re-entered and its timer re-armed with the time left.
-import { and, assign, fromPromise, setup } from 'xstate';
+import { and, assign, enqueueActions, fromPromise, setup } from 'xstate';
 
 export type Channel = 'web' | 'whatsapp';
 
@@ -35,7 +41,15 @@ export interface LlmStepInput {
   transcript: TurnEntry[];
 }
 
-export type LlmStepOutput = { kind: 'reply'; text: string } | { kind: 'tools'; text?: string; calls: ToolCall[] };
+export type LlmStepOutput =
+  | { kind: 'reply'; text: string }
+  | { kind: 'tools'; text?: string; calls: ToolCall[] }
+  /** The model called the built-in `handoff` tool: a person takes the conversation over. */
+  | { kind: 'handoff'; reason?: string };
+
+export interface AgentAuthor {
+  name: string;
+}
 
 /** An actor's output stamped with the time it finished (from the runtime's injected clock). */
 export type Timed<T> = T & { at: number };
@@ -58,7 +72,15 @@ export type ConversationOutput =
   | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'invoked'; args: unknown }
   /** `content` is exactly what the LLM is given for this call. */
   | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'result' | 'failed'; content: string; durationMs?: number; error?: string }
-  | { type: 'turn'; turnId: string; phase: 'started' | 'ended'; messageId: string };
+  | { type: 'turn'; turnId: string; phase: 'started' | 'ended'; messageId: string }
+  /** `id`s of handoff outputs are unique within the conversation: `h:<since>`, `r:<since>`, `j:<agent message id>`. */
+  | { type: 'handoff'; id: string; phase: 'requested'; source: 'model' | 'api'; reason?: string; turnId?: string }
+  | { type: 'handoff'; id: string; phase: 'released'; by: 'agent' | 'idle' }
+  /** The first message of an agent (or of another agent than the last one): "Alex joined". */
+  | { type: 'handoff'; id: string; phase: 'joined'; agent: AgentAuthor }
+  | { type: 'agent'; id: string; text: string; author: AgentAuthor }
+  /** A customer message while with a person: stored, and forwarded to the integrator instead of the LLM. */
+  | { type: 'forward'; messageId: string; text: string };
 
 export interface ConversationInput {
   conversationId: string;
@@ -66,12 +88,26 @@ export interface ConversationInput {
   channel: Channel;
   maxToolSteps: number;
   confirmationTimeoutMs: number;
+  /** With a person: released after this long without an agent message. */
+  humanIdleMs: number;
 }
 
 export type ConversationEvent =
   | { type: 'customer.message'; at: number; messageId: string; text: string }
   | { type: 'customer.confirm'; at: number; confirmationId: string; approve: boolean }
-  | { type: 'restored'; at: number };
+  | { type: 'restored'; at: number }
+  | { type: 'handoff.request'; at: number; reason?: string }
+  | { type: 'handoff.release'; at: number; by: 'agent' | 'idle' }
+  | { type: 'agent.message'; at: number; id: string; text: string; author: AgentAuthor };
+
+export interface HumanMode {
+  since: number;
+  source: 'model' | 'api';
+  reason?: string;
+  /** Released at this time unless an agent writes before. */
+  deadline: number;
+  agent?: AgentAuthor;
+}
 
 interface QueuedMessage {
   messageId: string;
@@ -97,6 +133,10 @@ export interface ConversationContext extends ConversationInput {
   recent: string[];
   lastAt: number;
   turn?: Turn;
+  /** Set while a person has the conversation. */
+  human?: HumanMode;
+  /** The integrator asked for a person while a turn ran: handed over when it ends. */
+  handoffAsked?: { reason?: string; at: number };
 }
 
 // Only messages not yet durable need the actor's memory: once stored, the durable seen-set (checked
@@ -136,6 +176,9 @@ export const replyIdFor = (turnId: string) => `${turnId}:r`;
 const currentCall = (c: ConversationContext): ToolCall => c.turn!.calls[c.turn!.callIndex];
 const invocationIdFor = (turn: Turn, call: ToolCall) => `${turn.turnId}:${turn.step}:${call.id}`;
 
+// An `emit` enqueued from a setup action: the setup being declared cannot name its own actions in types yet.
+const emitAction = (params: ConversationOutput) => ({ type: 'emit', params }) as never;
+
 export const conversationMachine = setup({
   types: {
     input: {} as ConversationInput,
@@ -152,6 +195,15 @@ export const conversationMachine = setup({
   },
   actions: {
     emit: (_, _params: ConversationOutput) => {},
+    /** Messages that waited for the assistant when a person took over go to the person instead. */
+    forwardQueued: enqueueActions(({ context, enqueue }) => {
+      for (const m of context.queue) enqueue(emitAction({ type: 'forward', messageId: m.messageId, text: m.text }));
+    }),
+    /** "Alex joined": an agent's first message, or another agent's than the last one's. */
+    agentJoined: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'agent.message' || context.human?.agent?.name === event.author.name) return;
+      enqueue(emitAction({ type: 'handoff', id: `j:${event.id}`, phase: 'joined', agent: { name: event.author.name } }));
+    }),
   },
   guards: {
     isNewMessage: ({ context, event }) => event.type === 'customer.message' && !isKnownMessage(context, event.messageId),
@@ -160,9 +212,11 @@ export const conversationMachine = setup({
     approved: ({ event }) => event.type === 'customer.confirm' && event.approve,
     callsDone: ({ context }) => context.turn!.callIndex >= context.turn!.calls.length,
     needsConfirmation: ({ context }) => currentCall(context).requiresConfirmation,
+    handoffAsked: ({ context }) => context.handoffAsked !== undefined,
   },
   delays: {
     confirmationLeft: ({ context }) => Math.max(0, (context.turn?.pending?.deadline ?? context.lastAt) - context.lastAt),
+    humanLeft: ({ context }) => Math.max(0, (context.human?.deadline ?? context.lastAt) - context.lastAt),
   },
 }).createMachine({
   id: 'conversation',
@@ -178,24 +232,97 @@ export const conversationMachine = setup({
       })),
     },
     restored: { actions: assign({ lastAt: ({ event }) => event.at }) },
+    'handoff.request': {
+      actions: assign(({ context, event }) => ({
+        lastAt: Math.max(context.lastAt, event.at),
+        handoffAsked: event.reason === undefined ? { at: event.at } : { reason: event.reason, at: event.at },
+      })),
+    },
   },
   states: {
     idle: {
-      always: {
-        guard: 'hasQueued',
-        target: 'thinking',
-        actions: [
-          assign(({ context }) => {
-            const [next, ...rest] = context.queue;
-            const turnId = `${context.conversationId}:${next.messageId}`;
-            return {
-              queue: rest,
-              turn: { turnId, messageId: next.messageId, step: 1, transcript: [{ role: 'user' as const, text: next.text }], calls: [], callIndex: 0 },
-            };
-          }),
-          { type: 'emit', params: ({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'started', messageId: context.turn!.messageId }) },
-          { type: 'emit', params: { type: 'typing', on: true } },
-        ],
+      always: [
+        {
+          guard: 'handoffAsked',
+          target: 'withHuman',
+          actions: [
+            'forwardQueued',
+            assign(({ context }) => ({
+              human: humanMode(context, 'api', context.handoffAsked!.reason),
+              handoffAsked: undefined,
+              queue: [],
+            })),
+            {
+              type: 'emit',
+              params: ({ context }) =>
+                withReason({ type: 'handoff', id: `h:${context.human!.since}`, phase: 'requested', source: 'api' } as const, context.human!.reason),
+            },
+          ],
+        },
+        {
+          guard: 'hasQueued',
+          target: 'thinking',
+          actions: [
+            assign(({ context }) => {
+              const [next, ...rest] = context.queue;
+              const turnId = `${context.conversationId}:${next.messageId}`;
+              return {
+                queue: rest,
+                turn: { turnId, messageId: next.messageId, step: 1, transcript: [{ role: 'user' as const, text: next.text }], calls: [], callIndex: 0 },
+              };
+            }),
+            { type: 'emit', params: ({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'started', messageId: context.turn!.messageId }) },
+            { type: 'emit', params: { type: 'typing', on: true } },
+          ],
+        },
+      ],
+    },
+
+    withHuman: {
+      after: {
+        humanLeft: {
+          target: 'idle',
+          actions: [
+            { type: 'emit', params: ({ context }) => ({ type: 'handoff', id: `r:${context.human!.since}`, phase: 'released', by: 'idle' }) },
+            assign(({ context }) => ({ lastAt: Math.max(context.lastAt, context.human!.deadline), human: undefined })),
+          ],
+        },
+      },
+      on: {
+        'customer.message': {
+          guard: 'isNewMessage',
+          actions: [
+            assign(({ context, event }) => ({ lastAt: event.at, recent: [...context.recent, event.messageId].slice(-RECENT_IDS) })),
+            { type: 'emit', params: ({ event }) => ({ type: 'forward', messageId: event.messageId, text: event.text }) },
+          ],
+        },
+        // Already with a person.
+        'handoff.request': {},
+        'agent.message': {
+          // Re-entered: the idle deadline starts again from this message.
+          target: 'withHuman',
+          reenter: true,
+          actions: [
+            'agentJoined',
+            { type: 'emit', params: ({ event }) => ({ type: 'agent', id: event.id, text: event.text, author: { name: event.author.name } }) },
+            assign(({ context, event }) => ({
+              lastAt: event.at,
+              human: Object.assign({}, context.human!, { deadline: event.at + context.humanIdleMs, agent: { name: event.author.name } }),
+            })),
+          ],
+        },
+        'handoff.release': {
+          target: 'idle',
+          actions: [
+            { type: 'emit', params: ({ context, event }) => ({ type: 'handoff', id: `r:${context.human!.since}`, phase: 'released', by: event.by }) },
+            assign(({ context, event }) => ({ lastAt: Math.max(context.lastAt, event.at), human: undefined })),
+          ],
+        },
+        restored: {
+          target: 'withHuman',
+          reenter: true,
+          actions: assign({ lastAt: ({ event }) => event.at }),
+        },
       },
     },
 
@@ -210,6 +337,29 @@ export const conversationMachine = setup({
           transcript: context.turn!.transcript,
         }),
         onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'handoff',
+            target: 'withHuman',
+            actions: [
+              assign(({ context, event }) => {
+                const at = Math.max(context.lastAt, event.output.at);
+                const reason = (event.output as { reason?: string }).reason;
+                return { lastAt: at, handoffAsked: undefined, human: humanMode(Object.assign({}, context, { lastAt: at }), 'model', reason) };
+              }),
+              { type: 'emit', params: { type: 'typing', on: false } },
+              {
+                type: 'emit',
+                params: ({ context }) =>
+                  withReason(
+                    { type: 'handoff', id: `h:${context.human!.since}`, phase: 'requested', source: 'model', turnId: context.turn!.turnId } as const,
+                    context.human!.reason,
+                  ),
+              },
+              { type: 'emit', params: ({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'ended', messageId: context.turn!.messageId }) },
+              'forwardQueued',
+              assign({ turn: undefined, queue: [] }),
+            ],
+          },
           {
             guard: ({ event }) => event.output.kind === 'reply',
             target: 'replying',
@@ -432,6 +582,16 @@ export function abandonedTurnOutputs(turn: Turn | undefined): ConversationOutput
   out.push({ type: 'reply', id: replyIdFor(turn.turnId), turnId: turn.turnId, text: APOLOGY_LLM_FAILED, replyTo: turn.messageId });
   out.push({ type: 'turn', turnId: turn.turnId, phase: 'ended', messageId: turn.messageId });
   return out;
+}
+
+function humanMode(context: ConversationContext, source: 'model' | 'api', reason: string | undefined): HumanMode {
+  const mode: HumanMode = { since: context.lastAt, source, deadline: context.lastAt + context.humanIdleMs };
+  if (reason !== undefined) mode.reason = reason;
+  return mode;
+}
+
+function withReason<T extends object>(o: T, reason: string | undefined): T & { reason?: string } {
+  return reason === undefined ? o : Object.assign({}, o, { reason });
 }
 
 function toolInvoked(context: ConversationContext): ConversationOutput {

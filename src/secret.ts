@@ -21,7 +21,14 @@ export function resolveSecret(configured: string, storagePath: string): { secret
 /** Every secret the configuration holds, with the resolved service secret: scrubbed by value from logs and public answers. */
 export function configuredSecrets(config: Config, serviceSecret: string): string[] {
   const wa = config.channels.whatsapp;
-  return [serviceSecret, config.identity.token_secret, wa.token, wa.app_secret, wa.verify_token, config.llm.api_key, config.llm.fallback?.api_key ?? ''].filter(
-    Boolean,
-  );
+  return [
+    serviceSecret,
+    config.identity.token_secret,
+    wa.token,
+    wa.app_secret,
+    wa.verify_token,
+    config.llm.api_key,
+    config.llm.fallback?.api_key ?? '',
+    ...config.webhooks.map((w) => w.secret),
+  ].filter(Boolean);
 }

@@ -5,7 +5,7 @@ import type { Config } from './config/schema.ts';
 import type { Logger } from './logger.ts';
 import type { Store } from './store/repos.ts';
 import type { Telemetry } from './telemetry/types.ts';
-import type { FunctionDeclaration, InvokeContext } from '../sdk/src/protocol.ts';
+import type { FunctionDeclaration, InvokeContext, ServerFrame } from '../sdk/src/protocol.ts';
 
 export interface Paths {
   config: string;
@@ -39,6 +39,8 @@ export interface SdkHub {
     message: { id: string; channel: 'web' | 'whatsapp'; to: string; content: string },
     timeoutMs?: number,
   ): Promise<{ ok: boolean; messageId?: string; error?: string }>;
+  /** Sends a live notice to every registered SDK connection (human handoff); returns how many got it. */
+  broadcast(frame: Extract<ServerFrame, { type: 'handoff' | 'customer_message' }>): number;
   /** Listen for catalog changes (register / close). */
   onChange(listener: () => void): () => void;
 }

@@ -4,7 +4,8 @@ import { createActor, fromPromise } from 'xstate';
 import type { Services } from './services.ts';
 import type { LiveActor } from './http/diagnostics.ts';
 import { createCustomerRepo } from './customers/repo.ts';
-import { createConversationHost, type ChannelSink, type ConversationHost } from './conversations/host.ts';
+import { createConversationHost, type ChannelSink, type ConversationHost, type ConversationMeta, type Pending } from './conversations/host.ts';
+import { handoffNotice } from './conversations/handoff-notices.ts';
 import { createLlmStep } from './conversations/llm-step.ts';
 import { createWebSessions } from './channels/web-sessions.ts';
 import { widgetGatewayPlugin } from './gateways/widget.ts';
@@ -28,6 +29,7 @@ import { createReflectionCycle } from './daemon/reflection.ts';
 import { xstateClock } from './clock.ts';
 import { createOutbox, createWhatsAppChannel, type WhatsAppChannel } from './channels/whatsapp.ts';
 import { customersPlugin } from './customers/routes.ts';
+import { conversationsPlugin } from './conversations/routes.ts';
 import { normalizePhone } from './whatsapp/phone.ts';
 import { whatsappTestPlugin } from './http/test-mode.ts';
 import { whatsappMediaPlugin } from './whatsapp/media.ts';
@@ -36,9 +38,13 @@ import { createMetrics } from './telemetry/metrics.ts';
 import { createRetentionPruner } from './telemetry/retention.ts';
 import { telemetryPlugin } from './telemetry/routes.ts';
 import { registerWebSocketSupport, routeUpgrades } from './gateways/websocket-scope.ts';
+import { createWebhooks } from './webhooks/delivery.ts';
+import { conversationEvent, telemetryEvent, type NewWebhookEvent } from './webhooks/events.ts';
+import { webhooksPlugin } from './webhooks/routes.ts';
 
 export interface WiredComponents {
   hub: ReturnType<typeof createSdkHub>;
+  webhooks: ReturnType<typeof createWebhooks>;
   host: ConversationHost;
   whatsapp: WhatsAppChannel;
   /** Loud LLM failures (401/403/404): `/ready`'s `checks.llm`. */
@@ -84,6 +90,12 @@ export async function wireComponents(o: {
   const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox });
   const sinks: Partial<Record<'web' | 'whatsapp', ChannelSink>> = { web: sessions, whatsapp: whatsapp.sink };
 
+  const webhooks = createWebhooks(services);
+  const emitWebhook = (e: NewWebhookEvent | undefined) => {
+    if (e) void webhooks.emit(e).catch((err) => logger.error({ err, type: e.type }, 'webhook event could not be stored'));
+  };
+  const stopWebhookFeed = config.webhooks.length ? telemetry.subscribe({ event: (e) => emitWebhook(telemetryEvent(e)) }) : undefined;
+
   const llmStep = createLlmStep({ services, llm, hub, history: store.history });
   host = createConversationHost({
     services,
@@ -96,6 +108,13 @@ export async function wireComponents(o: {
         { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
       ),
     sinks,
+    observers: [
+      ...(config.webhooks.length ? [(meta: ConversationMeta, entry: Pending) => emitWebhook(conversationEvent(meta, entry))] : []),
+      (meta, entry) => {
+        const notice = handoffNotice(meta, entry);
+        if (notice) hub.broadcast(notice);
+      },
+    ],
     // Lifecycle only: per-message activity times stay in the host (the supervisor machine
     // would copy its context per message).
     lifecycle: {
@@ -139,14 +158,18 @@ export async function wireComponents(o: {
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
   await app.register(proactivePlugin, { services, proactive });
   await app.register(customersPlugin, { services, customers, normalizePhone });
+  await app.register(conversationsPlugin, { services, host, customers });
   const metrics = createMetrics(telemetry, {
     activeConversations: () => host!.activeCount(),
     sdkConnections: () => hub.connectionCount(),
     whatsappQueueDepth: () => ({ inbound: whatsapp.inbound.depth(), outbound: whatsapp.outboundQueue.depth() }),
+    withHuman: () => host!.list().filter((c) => c.state === 'withHuman').length,
+    webhooks: () => webhooks.counters(),
   });
   const retention = createRetentionPruner({ store, clock, retentionDays: config.telemetry.retention_days, logger });
   await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text() });
   await app.register(whatsapp.plugin);
+  await app.register(webhooksPlugin, { services, webhooks });
   const wa = config.channels.whatsapp;
   if (wa.enabled && wa.provider === 'meta') {
     // Like the sender: test mode never reaches Meta; only a graph_url pointed elsewhere (a local fake) is called.
@@ -173,6 +196,7 @@ export async function wireComponents(o: {
     async () => {
       await host!.resumeBusy();
       await whatsapp.start();
+      await webhooks.start();
       retention.start();
       scheduleTick();
       if (daemon) {
@@ -196,6 +220,10 @@ export async function wireComponents(o: {
     supervisor.stop();
   });
   onShutdown(() => whatsapp.stop());
+  onShutdown(async () => {
+    stopWebhookFeed?.();
+    await webhooks.stop();
+  });
   onShutdown(() => {
     retention.stop();
     metrics.close();
@@ -206,6 +234,7 @@ export async function wireComponents(o: {
 
   return {
     hub,
+    webhooks,
     host,
     whatsapp,
     llmFailures,
@@ -214,6 +243,7 @@ export async function wireComponents(o: {
       conversations: { active: host!.activeCount(), list: host!.list().slice(0, 200) },
       web: { openWidgets: sessions.count() },
       whatsapp: await whatsapp.diagnostics(),
+      webhooks: webhooks.counters(),
       daemon: daemon ? { state: daemon.getSnapshot().value, ...daemon.getSnapshot().context } : { enabled: false },
     }),
     afterListen,

@@ -5,6 +5,8 @@ import uplotCss from 'uplot/dist/uPlot.min.css';
 import { api, secret, Unauthorized, type ConversationRow, type Summary } from './api.ts';
 import { chartKey, chartSpecs, renderChart, updateChart } from './charts.ts';
 import { fmtAgo, fmtMs, fmtTime, h } from './dom.ts';
+import { renderDeliveries, renderWithHuman, type Deliveries } from './operations.ts';
+import type { ConversationList } from '../../sdk/src/agent-api.ts';
 import { STYLES } from './styles.ts';
 import { renderTimeline } from './timeline.ts';
 
@@ -101,10 +103,12 @@ async function dashboardView(app: HTMLElement) {
     ),
   );
   const timeline = h('section', { class: 'card', 'aria-live': 'polite' }, h('p', { class: 'empty' }, 'Click a conversation to read its timeline.'));
+  const withHuman = h('section', { class: 'card', 'aria-label': 'Conversations with a person', 'data-testid': 'with-human-card' });
+  const deliveries = h('section', { class: 'card', 'aria-label': 'Webhook deliveries', 'data-testid': 'webhooks-card' });
   const updated = h('span', {}, '');
   app.replaceChildren(
     h('header', {}, h('h1', {}, 'Parley telemetry'), picker, updated, signOut),
-    h('main', {}, kpis, charts, h('div', { class: 'split' }, list, timeline)),
+    h('main', {}, kpis, charts, h('div', { class: 'split' }, list, timeline), h('div', { class: 'split operations' }, withHuman, deliveries)),
   );
   let selected: string | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -118,11 +122,15 @@ async function dashboardView(app: HTMLElement) {
     try {
       const now = Date.now();
       const w = WINDOWS.find((x) => x.id === windowId)!;
-      const [summary, convs] = await Promise.all([
+      const [summary, convs, handedOver, hooks] = await Promise.all([
         api<Summary>(`/api/v1/telemetry/summary?since=${now - w.spanMs}&until=${now}&bucketMs=${w.bucketMs}`),
         api<{ items: ConversationRow[] }>('/api/v1/telemetry/conversations?limit=50'),
+        api<ConversationList>('/conversations?state=withHuman&limit=50'),
+        api<Deliveries>('/api/v1/webhooks/deliveries?limit=50'),
       ]);
       if (stopped) return;
+      renderWithHuman(withHuman, handedOver, now);
+      renderDeliveries(deliveries, hooks, now);
       const p95s = summary.llm.p95.filter((v): v is number => v !== null);
       kpis.replaceChildren(
         kpi(`Conversations (${w.label})`, String(summary.totals.conversations)),

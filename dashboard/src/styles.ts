@@ -24,6 +24,9 @@ main { padding: 20px 24px; max-width: 1400px; margin: 0 auto; }
 .u-legend .u-series th { font-weight: 500; color: #374151; }
 .u-legend .u-series td { font-variant-numeric: tabular-nums; color: #111827; font-weight: 600; }
 .empty { color: #9ca3af; }
+.operations { margin-top: 16px; }
+.delivery-counts { display: flex; gap: 14px; margin-bottom: 8px; font-weight: 600; }
+.count-delivered, .state-delivered { color: #047857; } .count-retrying, .state-retrying { color: #b45309; } .count-dead, .state-dead { color: #b91c1c; }
 .bars { display: flex; flex-direction: column; gap: 6px; }
 .bar { display: grid; grid-template-columns: 180px 1fr 50px; align-items: center; gap: 8px; }
 .bar-label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: #374151; }

@@ -12,6 +12,8 @@ import {
   InvokeFrame,
   RegisteredFrame,
   SendFrame,
+  HandoffFrame,
+  CustomerMessageFrame,
   type ClientFrame,
   type FunctionMode,
   type ToolError,
@@ -20,8 +22,21 @@ import { prepareParameters, type Parameters, type PreparedParameters } from './s
 import { backoffDelay, type BackoffOptions } from './backoff.ts';
 import { downloadMedia, ParleyMediaError, type DownloadedMedia, type DownloadMediaOptions } from './media.ts';
 import type { z } from 'zod';
+import type { CustomerMessageNotice, HandoffNotice } from './agent-api.ts';
+import { createConversations, type Conversations } from './conversations.ts';
 
-const SERVER_SCHEMAS: Record<string, z.ZodType> = { registered: RegisteredFrame, invoke: InvokeFrame, send: SendFrame, ack: AckFrame, error: ErrorFrame };
+export type HandoffHandler = (notice: HandoffNotice) => void | Promise<void>;
+export type CustomerMessageHandler = (notice: CustomerMessageNotice) => void | Promise<void>;
+
+const SERVER_SCHEMAS: Record<string, z.ZodType> = {
+  registered: RegisteredFrame,
+  invoke: InvokeFrame,
+  send: SendFrame,
+  ack: AckFrame,
+  handoff: HandoffFrame,
+  customer_message: CustomerMessageFrame,
+  error: ErrorFrame,
+};
 
 export const SDK_NAME = '@parley/sdk';
 export const SDK_VERSION = '0.1.0';
@@ -107,6 +122,15 @@ export interface ParleyClient {
    */
   downloadMedia(mediaId: string, options?: DownloadMediaOptions): Promise<DownloadedMedia>;
   on<E extends keyof ClientEvents>(event: E, listener: (...args: ClientEvents[E]) => void): () => void;
+  /**
+   * Human handoff, live: a conversation was handed to a person (`phase: 'requested'`) or given back (`released`).
+   * Sent to every connected SDK while it is connected; for a durable record, use the signed webhooks.
+   */
+  onHandoff(handler: HandoffHandler): ParleyClient;
+  /** Human handoff, live: a customer wrote in a conversation a person has (the model does not answer it). */
+  onCustomerMessage(handler: CustomerMessageHandler): ParleyClient;
+  /** The agent API: reply as a person, release, hand over, read, list the inbox (HTTP, with `listen`'s url and secret). */
+  readonly conversations: Conversations;
   /** Stops reconnecting and closes the socket. */
   close(): Promise<void>;
   readonly connected: boolean;
@@ -147,6 +171,18 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
   const pendingIngests = new Map<string, { resolve: (a: AckFrame) => void; timer: NodeJS.Timeout }>();
 
   let sendHandler: SendHandler | undefined;
+  const handoffHandlers = new Set<HandoffHandler>();
+  const customerMessageHandlers = new Set<CustomerMessageHandler>();
+  /** A handler's failure is the integrator's: reported as an `error` event, never a crash. */
+  const notify = <T>(handlers: Set<(n: T) => void | Promise<void>>, notice: T) => {
+    for (const h of handlers) {
+      try {
+        void Promise.resolve(h(notice)).catch((err: unknown) => emit('error', err instanceof Error ? err : new Error(String(err))));
+      } catch (err) {
+        emit('error', err instanceof Error ? err : new Error(String(err)));
+      }
+    }
+  };
   let target: { url: string; secret: string } | undefined;
   let ws: WebSocket | undefined;
   let isRegistered = false;
@@ -295,6 +331,14 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
         p.resolve(parsed);
         return;
       }
+      case 'handoff': {
+        const { type: _, ...notice } = parsed;
+        return notify(handoffHandlers, notice);
+      }
+      case 'customer_message': {
+        const { type: _, ...notice } = parsed;
+        return notify(customerMessageHandlers, notice);
+      }
       case 'error':
         emit('error', new ParleyConnectionError(`Parley reported ${parsed.code}: ${parsed.message}`));
         return;
@@ -425,6 +469,18 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
         pendingIngests.set(id, { resolve, timer });
       });
     },
+
+    onHandoff(handler) {
+      handoffHandlers.add(handler);
+      return client;
+    },
+
+    onCustomerMessage(handler) {
+      customerMessageHandlers.add(handler);
+      return client;
+    },
+
+    conversations: createConversations(() => target),
 
     downloadMedia(mediaId, options) {
       if (!target) return Promise.reject(new ParleyMediaError('Call listen() first: downloadMedia uses its url and secret', 0, 'not_listening'));

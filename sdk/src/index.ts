@@ -15,8 +15,23 @@ export {
   type OutboundMessage,
   type ParleyClient,
   type SendHandler,
+  type HandoffHandler,
+  type CustomerMessageHandler,
 } from './client.ts';
+export { ParleyApiError, type Conversations } from './conversations.ts';
 export { backoffDelay, type BackoffOptions } from './backoff.ts';
 export { ParleyMediaError, type DownloadedMedia, type DownloadMediaOptions } from './media.ts';
 export type { JsonSchema, Parameters } from './schema.ts';
 export * as protocol from './protocol.ts';
+export { signWebhook, verifyWebhook, WebhookVerificationError, SIGNATURE_HEADER, type VerifyWebhookOptions } from './webhook-signature.ts';
+export {
+  WEBHOOK_EVENT_TYPES,
+  type AgentAuthor,
+  type ConversationList,
+  type ConversationMessage,
+  type ConversationView,
+  type CustomerMessageNotice,
+  type HandoffNotice,
+  type WebhookEvent,
+  type WebhookEventType,
+} from './agent-api.ts';

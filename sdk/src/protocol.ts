@@ -1,6 +1,7 @@
 // Wire protocol between the Parley server and the backend SDK (`GET /sdk`).
 // One zod schema per frame; the server and the SDK both parse with these.
 import { z } from 'zod';
+import { CustomerMessageNotice, HandoffNotice } from './agent-api.ts';
 
 export const FunctionMode = z.enum(['read', 'write', 'destructive']);
 export type FunctionMode = z.infer<typeof FunctionMode>;
@@ -68,12 +69,16 @@ export const RegisteredFrame = z.object({ type: z.literal('registered'), functio
 export const InvokeFrame = z.object({ type: z.literal('invoke'), id, name, args: z.unknown(), context: InvokeContext });
 export const SendFrame = z.object({ type: z.literal('send'), id, channel, to: z.string(), content: z.string() });
 export const AckFrame = z.object({ type: z.literal('ack'), id, ok: z.boolean(), error: z.string().optional() });
+/** Human handoff, live (to every registered SDK): a conversation was handed to a person, or given back. */
+export const HandoffFrame = HandoffNotice.extend({ type: z.literal('handoff') });
+/** Human handoff, live: a customer wrote in a conversation a person has (the model does not answer it). */
+export const CustomerMessageFrame = CustomerMessageNotice.extend({ type: z.literal('customer_message') });
 
 // both
 export const ErrorFrame = z.object({ type: z.literal('error'), code: z.string(), message: z.string() });
 
 export const ClientFrame = z.union([RegisterFrame, ResultFrame, SentFrame, IngestFrame, ErrorFrame]);
-export const ServerFrame = z.union([RegisteredFrame, InvokeFrame, SendFrame, AckFrame, ErrorFrame]);
+export const ServerFrame = z.union([RegisteredFrame, InvokeFrame, SendFrame, AckFrame, HandoffFrame, CustomerMessageFrame, ErrorFrame]);
 
 export type RegisterFrame = z.infer<typeof RegisterFrame>;
 export type ResultFrame = z.infer<typeof ResultFrame>;
@@ -83,6 +88,8 @@ export type RegisteredFrame = z.infer<typeof RegisteredFrame>;
 export type InvokeFrame = z.infer<typeof InvokeFrame>;
 export type SendFrame = z.infer<typeof SendFrame>;
 export type AckFrame = z.infer<typeof AckFrame>;
+export type HandoffFrame = z.infer<typeof HandoffFrame>;
+export type CustomerMessageFrame = z.infer<typeof CustomerMessageFrame>;
 export type ErrorFrame = z.infer<typeof ErrorFrame>;
 export type ClientFrame = z.infer<typeof ClientFrame>;
 export type ServerFrame = z.infer<typeof ServerFrame>;

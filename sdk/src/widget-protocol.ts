@@ -18,20 +18,30 @@ export const WidgetClientFrame = z.discriminatedUnion('type', [WidgetInitFrame, 
 
 // server → widget
 export const ConfirmationOutcome = z.enum(['approved', 'denied', 'expired']);
-/** `confirmation` entries are answered confirmations: `text` is the summary, `outcome` what became of it. */
+/** A person of the integrator's team (human handoff). */
+export const AgentAuthor = z.object({ name: z.string() });
+/** Who answers: the assistant, or a person (`agent`: the last one who wrote, once one has). */
+export const ConversationMode = z.object({ mode: z.enum(['human', 'assistant']), agent: AgentAuthor.optional() });
+/**
+ * `confirmation` entries are answered confirmations: `text` is the summary, `outcome` what became of it. `agent`
+ * entries are a person's messages, with their `author`.
+ */
 export const HistoryEntry = z.object({
   id: z.string(),
-  role: z.enum(['user', 'assistant', 'confirmation']),
+  role: z.enum(['user', 'assistant', 'confirmation', 'agent']),
   text: z.string(),
   at: z.number(),
   proactive: z.boolean().optional(),
   outcome: ConfirmationOutcome.optional(),
+  author: AgentAuthor.optional(),
 });
+/** `status`: present while a person has the conversation (absent: the assistant answers). */
 export const WidgetReadyFrame = z.object({
   type: z.literal('ready'),
   customerId: z.string(),
   conversationId: z.string(),
   history: z.array(HistoryEntry),
+  status: ConversationMode.optional(),
 });
 export const WidgetTypingFrame = z.object({ type: z.literal('typing'), on: z.boolean() });
 /**
@@ -40,14 +50,21 @@ export const WidgetTypingFrame = z.object({ type: z.literal('typing'), on: z.boo
  * the whole reply and the only thing stored.
  */
 export const WidgetDeltaFrame = z.object({ type: z.literal('delta'), id: z.string(), text: z.string(), reset: z.boolean().optional() });
+/** A message for the customer: the assistant's, or (`role: 'agent'`, with `author`) a person's. */
 export const WidgetAssistantMessageFrame = z.object({
   type: z.literal('message'),
   id: z.string(),
-  role: z.literal('assistant'),
+  role: z.enum(['assistant', 'agent']),
   text: z.string(),
   at: z.number(),
   proactive: z.boolean().optional(),
+  author: AgentAuthor.optional(),
 });
+/**
+ * Who answers now: `human` when the conversation is handed to a person (again with `agent` when one writes for the
+ * first time: "Alex joined"), `assistant` when the assistant has it back.
+ */
+export const WidgetStatusFrame = z.object({ type: z.literal('status'), mode: z.enum(['human', 'assistant']), agent: AgentAuthor.optional(), at: z.number() });
 export const WidgetConfirmRequestFrame = z.object({
   type: z.literal('confirm'),
   id: z.string(),
@@ -67,6 +84,7 @@ export const WidgetServerFrame = z.discriminatedUnion('type', [
   WidgetAssistantMessageFrame,
   WidgetConfirmRequestFrame,
   WidgetConfirmationFrame,
+  WidgetStatusFrame,
   WidgetErrorFrame,
 ]);
 
@@ -83,6 +101,9 @@ export type WidgetConfirmRequestFrame = z.infer<typeof WidgetConfirmRequestFrame
 export type WidgetConfirmationFrame = z.infer<typeof WidgetConfirmationFrame>;
 export type ConfirmationOutcome = z.infer<typeof ConfirmationOutcome>;
 export type WidgetErrorFrame = z.infer<typeof WidgetErrorFrame>;
+export type WidgetStatusFrame = z.infer<typeof WidgetStatusFrame>;
+export type ConversationMode = z.infer<typeof ConversationMode>;
+export type AgentAuthor = z.infer<typeof AgentAuthor>;
 export type WidgetServerFrame = z.infer<typeof WidgetServerFrame>;
 
 export const WIDGET_MAX_FRAME_BYTES = 64 * 1024;

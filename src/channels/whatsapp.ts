@@ -51,6 +51,19 @@ export interface OutboundJob {
   proactive?: boolean;
 }
 
+/** One short text for each change of who answers (human handoff). */
+export const HANDOFF_TEXTS = {
+  human: 'A person from our team will reply here shortly.',
+  assistant: 'You are chatting with our assistant again.',
+} as const;
+
+/** The outbound job's source id: reply, confirmation and agent message ids are unique; a handoff's only in its conversation. */
+const sourceIdOf = (meta: ConversationMeta, o: ConversationOutput): string | undefined => {
+  if (o.type === 'reply' || o.type === 'confirm' || o.type === 'agent') return o.id;
+  if (o.type === 'handoff' && o.phase !== 'joined') return `${meta.conversationId}:${o.id}`;
+  return undefined;
+};
+
 const CONFIRM_REPLY = /^confirm:(.+):(yes|no)$/;
 const YES = /^\s*(yes|y|yeah|yep|ok|okay|approve|confirm|sí|si)\s*[.!]*\s*$/i;
 const NO = /^\s*(no|n|nope|decline|cancel|stop)\s*[.!]*\s*$/i;
@@ -371,7 +384,9 @@ export function createWhatsAppChannel(deps: {
     const c = await tx.customers.get(meta.customerId);
     const phone = c && whatsappAddress(c);
     if (!phone) return undefined;
-    if (o.type === 'reply') return { kind: 'text', to: phone, text: o.text };
+    if (o.type === 'reply' || o.type === 'agent') return { kind: 'text', to: phone, text: o.text };
+    if (o.type === 'handoff' && o.phase !== 'joined')
+      return { kind: 'text', to: phone, text: o.phase === 'requested' ? HANDOFF_TEXTS.human : HANDOFF_TEXTS.assistant };
     if (o.type === 'confirm') {
       return {
         kind: 'buttons',
@@ -393,21 +408,23 @@ export function createWhatsAppChannel(deps: {
         if (waMessageId) await tx.whatsapp.markHandled(waMessageId, clock.now());
         return;
       }
-      if (o.type !== 'reply' && o.type !== 'confirm') return;
+      const sourceId = sourceIdOf(meta, o);
+      if (sourceId === undefined) return;
       const message = await messageFor(tx, meta, o);
       if (!message) {
         log.warn({ conversationId: meta.conversationId }, 'no phone number or BSUID for a WhatsApp reply');
         return;
       }
       prepared.set(
-        o.id,
-        await outboundQueue.prepare(tx, { message, customerId: meta.customerId, conversationId: meta.conversationId, sourceId: o.id }, { id: `out:${o.id}` }),
+        sourceId,
+        await outboundQueue.prepare(tx, { message, customerId: meta.customerId, conversationId: meta.conversationId, sourceId }, { id: `out:${sourceId}` }),
       );
     },
-    deliver(_meta, o) {
-      if (o.type !== 'reply' && o.type !== 'confirm') return;
-      const job = prepared.get(o.id);
-      prepared.delete(o.id);
+    deliver(meta, o) {
+      const sourceId = sourceIdOf(meta, o);
+      if (sourceId === undefined) return;
+      const job = prepared.get(sourceId);
+      prepared.delete(sourceId);
       outboundQueue.accept([job]);
     },
   };

@@ -10,6 +10,11 @@ export function toWidgetHistory(records: MessageRecord[]): HistoryEntry[] {
   const out: HistoryEntry[] = [];
   const asked = new Map<string, HistoryEntry>();
   for (const r of records) {
+    if (r.role === 'agent') {
+      const name = (r.data?.author as { name?: unknown } | undefined)?.name;
+      out.push({ id: r.id, role: 'agent', text: r.text, at: r.at, author: { name: typeof name === 'string' ? name : '' } });
+      continue;
+    }
     if (r.role === 'user' || r.role === 'assistant') {
       out.push(r.proactive ? { id: r.id, role: r.role, text: r.text, at: r.at, proactive: true } : { id: r.id, role: r.role, text: r.text, at: r.at });
       continue;

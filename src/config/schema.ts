@@ -1,6 +1,7 @@
 // The one schema for Parley's YAML configuration. Unknown keys are errors
 // (strictObject everywhere) so a typo never passes silently.
 import { z } from 'zod';
+import { WEBHOOK_EVENT_TYPES } from '../../sdk/src/agent-api.ts';
 
 const s = z.strictObject;
 
@@ -108,6 +109,13 @@ export const ConfigSchema = s({
     /** /auth/magic-link requests per email address per minute. */
     rate_limit_per_email_per_minute: num(z.number().int().positive()).default(5),
   }).prefault({}),
+  /** Human handoff (README, "Human handoff"). */
+  handoff: s({
+    /** Offer the model the built-in `handoff` tool. The integrator's `POST /conversations/:id/handoff` works either way. */
+    enabled: bool(z.boolean()).default(true),
+    /** A handed-over conversation goes back to the assistant after this long without an agent message. */
+    idle_minutes: num(z.number().positive()).default(30),
+  }).prefault({}),
   session: s({
     history_window: num(z.number().int().min(1).max(500)).default(20),
     idle_minutes: num(z.number().positive()).default(15),
@@ -164,6 +172,26 @@ export const ConfigSchema = s({
     idle_minutes: num(z.number().positive()).default(30),
     max_per_cycle: num(z.number().int().positive()).default(20),
   }).prefault({}),
+  /** Signed outbound webhooks (README, "Outbound webhooks"): each event POSTed to every endpoint that wants it. */
+  webhooks: z
+    .array(
+      s({
+        url: z
+          .string()
+          .url()
+          .refine((u) => /^https?:\/\//i.test(u), { message: 'must be an http(s) URL' }),
+        secret: z.string().min(MIN_SECRET_LENGTH, { message: `a webhook secret must be at least ${MIN_SECRET_LENGTH} characters` }),
+        /** Event types to send (default: every one). */
+        events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1).optional(),
+      }),
+    )
+    .default([]),
+  /** A delivery that keeps failing is retried for this long, then dead-lettered. */
+  webhooks_retry_hours: num(z.number().positive()).default(24),
+  /** The first retry's delay; each next one doubles (with jitter), up to an hour. */
+  webhooks_retry_base_ms: num(z.number().int().min(1)).default(5000),
+  /** A delivery whose answer has not arrived by then counts as failed (and is retried). */
+  webhooks_timeout_ms: num(z.number().int().min(100)).default(10_000),
   telemetry: s({
     enabled: bool(z.boolean()).default(true),
     retention_days: num(z.number().positive()).default(14),

@@ -49,9 +49,13 @@ export interface ChannelSink {
 }
 
 /** `content`: the message as structured data (a WhatsApp location, photo, flow reply…), kept in history as `data.content`. */
-type CustomerInput = { type: 'customer'; messageId: string; text: string; content?: object };
+export type CustomerInput = { type: 'customer'; messageId: string; text: string; content?: object };
 /** An output with the time it was produced (not the time it was committed): events and history keep the order things happened in. */
-type Pending = { o: ConversationOutput | CustomerInput; at: number };
+export type Pending = { o: ConversationOutput | CustomerInput; at: number };
+/** Sees every output (and customer message) once it is durable, in order; must not throw. */
+export type OutputObserver = (meta: ConversationMeta, entry: Pending) => void;
+
+export type HandoffResult = { ok: true; state: string } | { ok: false; code: 'not_found' | 'not_handed_off' };
 
 interface Active {
   meta: ConversationMeta;
@@ -78,6 +82,8 @@ export interface HostDeps {
     meta: ConversationMeta,
   ) => Promise<InvokeOutcome>;
   sinks: Partial<Record<Channel, ChannelSink>>;
+  /** After each commit, in order (outbound webhooks, the SDK's handoff notifications). */
+  observers?: OutputObserver[];
   /** Registration with the supervisor runtime (diagnostics list every live actor). */
   lifecycle?: {
     activated(meta: ConversationMeta, actor: Actor<typeof conversationMachine>): void;
@@ -95,6 +101,12 @@ export interface ConversationHost {
   confirm(conversationId: string, confirmationId: string, approve: boolean): Promise<boolean>;
   record(conversationId: string): Promise<ConversationRecord | undefined>;
   pendingConfirmation(conversationId: string): Promise<PendingConfirmation | undefined>;
+  /** A person takes the conversation over (at once when idle, else when the running turn ends). */
+  handoff(conversationId: string, reason?: string): Promise<HandoffResult>;
+  /** The assistant takes it back; only while a person has it. */
+  release(conversationId: string): Promise<HandoffResult>;
+  /** An agent's reply, delivered to the customer once durable; only while a person has the conversation. */
+  agentMessage(conversationId: string, message: { id: string; text: string; author: { name: string } }): Promise<HandoffResult>;
   /** Activates every conversation that was mid-turn when the process stopped. */
   resumeBusy(): Promise<number>;
   passivate(conversationIds: string[]): Promise<void>;
@@ -167,6 +179,17 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         return telemetry.event({ type: 'confirmation.requested', data: withText({ id: o.id, turnId: o.turnId, name: o.name }, o.summary, 'summary'), ...base });
       case 'confirmation':
         return telemetry.event({ type: `confirmation.${o.outcome}`, data: { id: o.id, turnId: o.turnId, name: o.name }, ...base });
+      case 'agent':
+        return telemetry.event({ type: 'message.agent', data: withText({ id: o.id, author: o.author, length: o.text.length }, o.text), ...base });
+      case 'handoff':
+        if (o.phase === 'requested') {
+          const data: Record<string, unknown> = { source: o.source };
+          if (o.reason !== undefined) data.reason = o.reason;
+          if (o.turnId !== undefined) data.turnId = o.turnId;
+          return telemetry.event({ type: 'handoff.requested', data, ...base });
+        }
+        if (o.phase === 'released') return telemetry.event({ type: 'handoff.released', data: { by: o.by }, ...base });
+        return telemetry.event({ type: 'handoff.joined', data: { agent: o.agent }, ...base });
       default:
         return undefined;
     }
@@ -226,6 +249,24 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
           data: { name: o.name, outcome: 'requested' },
         });
         break;
+      case 'agent':
+        await history.append({ id: o.id, conversationId: id, role: 'agent', text: o.text, at, data: { author: o.author } });
+        record.lastMessageAt = at;
+        if (record.handoff) record.handoff = Object.assign({}, record.handoff, { agent: o.author });
+        break;
+      case 'handoff': {
+        const data: Record<string, unknown> = { phase: o.phase };
+        if (o.phase === 'requested') {
+          record.handoff = { since: at, source: o.source };
+          if (o.reason !== undefined) record.handoff.reason = data.reason = o.reason;
+          data.source = o.source;
+        } else if (o.phase === 'released') {
+          record.handoff = undefined;
+          data.by = o.by;
+        } else data.agent = o.agent;
+        await history.append({ id: o.id, conversationId: id, role: 'handoff', text: o.phase, at, data });
+        break;
+      }
       case 'confirmation':
         record.pendingConfirmation = undefined;
         await history.append({
@@ -305,6 +346,13 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         }
         for (const entry of written) {
           emitTelemetry(a.meta, entry);
+          for (const observe of deps.observers ?? []) {
+            try {
+              observe(a.meta, entry);
+            } catch (err) {
+              log.warn({ err }, 'output observer failed');
+            }
+          }
           if (entry.o.type !== 'customer') {
             try {
               deps.sinks[a.meta.channel]?.deliver?.(a.meta, entry.o);
@@ -500,10 +548,14 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       channel: meta.channel,
       maxToolSteps: config.llm.max_tool_steps,
       confirmationTimeoutMs: config.safety.confirmation_timeout_seconds * 1000,
+      humanIdleMs: config.handoff.idle_minutes * 60_000,
     };
+    // Settings live in context; a snapshot keeps the ones it was made with (or none, from before they existed).
+    const snapshot = saved?.snapshot as { context?: Record<string, unknown> } | undefined;
+    if (snapshot?.context) snapshot.context.humanIdleMs = input.humanIdleMs;
     a.actor = createActor(logic, {
       input,
-      snapshot: saved?.snapshot as never,
+      snapshot: snapshot as never,
       clock: xstateClock(clock),
     });
     a.actor.subscribe({
@@ -535,6 +587,17 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     a.actor.start();
     deps.lifecycle?.activated(meta, a.actor);
     if (saved?.snapshot) a.actor.send({ type: 'restored', at: clock.now() } as never);
+    return a;
+  };
+
+  /** The actor of a stored conversation (undefined: no such conversation). */
+  const activateStored = async (conversationId: string): Promise<Active | undefined> => {
+    const live = active.get(conversationId);
+    if (live && !live.stopped) return live;
+    const record = await store.conversations.get(conversationId);
+    if (!record) return undefined;
+    const a = await activate({ conversationId, customerId: record.customerId, externalId: record.externalId, channel: record.channel });
+    a.lastActiveAt = clock.now();
     return a;
   };
 
@@ -574,6 +637,33 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       a.actor.send({ type: 'customer.confirm', at: clock.now(), confirmationId, approve } as never);
       await durable;
       return true;
+    },
+    async handoff(conversationId, reason) {
+      const a = await activateStored(conversationId);
+      if (!a) return { ok: false, code: 'not_found' };
+      if (a.actor.getSnapshot().value === 'withHuman') return { ok: true, state: 'withHuman' };
+      const durable = requestPersist(a);
+      a.actor.send({ type: 'handoff.request', at: clock.now(), ...(reason === undefined ? {} : { reason }) } as never);
+      await durable;
+      return { ok: true, state: stateName(a.actor.getSnapshot().value) };
+    },
+    async release(conversationId) {
+      const a = await activateStored(conversationId);
+      if (!a) return { ok: false, code: 'not_found' };
+      if (a.actor.getSnapshot().value !== 'withHuman') return { ok: false, code: 'not_handed_off' };
+      const durable = requestPersist(a);
+      a.actor.send({ type: 'handoff.release', at: clock.now(), by: 'agent' } as never);
+      await durable;
+      return { ok: true, state: stateName(a.actor.getSnapshot().value) };
+    },
+    async agentMessage(conversationId, message) {
+      const a = await activateStored(conversationId);
+      if (!a) return { ok: false, code: 'not_found' };
+      if (a.actor.getSnapshot().value !== 'withHuman') return { ok: false, code: 'not_handed_off' };
+      const durable = requestPersist(a);
+      a.actor.send({ type: 'agent.message', at: clock.now(), id: message.id, text: message.text, author: { name: message.author.name } } as never);
+      await durable;
+      return { ok: true, state: 'withHuman' };
     },
     record: (conversationId) => store.conversations.get(conversationId),
     pendingConfirmation: async (conversationId) => (await store.conversations.get(conversationId))?.pendingConfirmation,

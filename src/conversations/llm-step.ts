@@ -22,6 +22,42 @@ export const DEFAULT_SYSTEM_PROMPT =
   "You are a customer support assistant. Use the available tools to look up or change the customer's data; " +
   'never invent facts. If a tool fails or an action is declined, say so plainly. Keep answers short and friendly.';
 
+/** The built-in tool offered with `handoff.enabled`: calling it hands the conversation to a person (never reaches the SDK). */
+export const HANDOFF_TOOL: ToolSpec = {
+  name: 'handoff',
+  description:
+    'Hand the conversation over to a person from the support team (a human agent). Call it when the customer asks for a human, ' +
+    'a person, an agent or an operator, or when you cannot help and a person should.',
+  parameters: { type: 'object', properties: { reason: { type: 'string', description: 'Why, in a few words' } } },
+};
+
+/** What the model reads for a stored record: agents' messages and handoffs are part of the conversation it resumes. */
+export function pastMessage(r: MessageRecord): ChatMessage | undefined {
+  if (r.role === 'user') return { role: 'user', content: r.text };
+  if (r.role === 'assistant') return { role: 'assistant', content: r.text };
+  if (r.role === 'agent') {
+    const name = (r.data?.author as { name?: string } | undefined)?.name ?? 'An agent';
+    return { role: 'assistant', content: `[${name}, a person from the support team, wrote:] ${r.text}` };
+  }
+  if (r.role === 'handoff') {
+    const d = r.data ?? {};
+    if (d.phase === 'requested')
+      return {
+        role: 'system',
+        content: `The conversation was handed over to a person from the support team${typeof d.reason === 'string' ? ` (reason: ${d.reason})` : ''}. The assistant did not answer while they had it.`,
+      };
+    if (d.phase === 'released')
+      return {
+        role: 'system',
+        content:
+          d.by === 'idle'
+            ? 'No person answered for a while: the assistant has the conversation again. Pick up where things stand.'
+            : 'The person released the conversation: the assistant has it again. Pick up where things stand.',
+      };
+  }
+  return undefined;
+}
+
 export function requiresConfirmation(mode: string | undefined, name: string, config: Config): boolean {
   return mode === 'write' || mode === 'destructive' || config.safety.require_confirmation_for.includes(name);
 }
@@ -45,20 +81,24 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
   // Reading by sequence also picks up messages other writers appended (proactive sends).
   const keep = config.session.history_window + 10;
   const windows = new Map<string, { seq: number; entries: { turnId?: string; message: ChatMessage }[] }>();
-  const toChat = (r: MessageRecord) => ({ turnId: r.turnId, message: { role: r.role as 'user' | 'assistant', content: r.text } as ChatMessage });
+  const add = (entries: { turnId?: string; message: ChatMessage }[], r: MessageRecord) => {
+    const message = pastMessage(r);
+    if (message) entries.push({ turnId: r.turnId, message });
+  };
   const pastFor = async (input: LlmStepInput): Promise<ChatMessage[]> => {
     let w = windows.get(input.conversationId);
     if (!w) {
       // One read gives the records and where they end, so the next step's `since` neither skips nor repeats one.
       // Tool and confirmation records sit between the messages: read enough to keep `keep` messages.
       const page = await history.page(input.conversationId, { limit: keep * 4 });
-      const messages = page.filter(({ record }) => record.role === 'user' || record.role === 'assistant').slice(-keep);
-      w = { seq: page.length ? page[page.length - 1].seq : 0, entries: messages.map(({ record }) => toChat(record)) };
+      const entries: { turnId?: string; message: ChatMessage }[] = [];
+      for (const { record } of page) add(entries, record);
+      w = { seq: page.length ? page[page.length - 1].seq : 0, entries: entries.slice(-keep) };
       windows.set(input.conversationId, w);
     } else {
       for (const { seq, record } of await history.since(input.conversationId, w.seq)) {
         w.seq = seq;
-        if (record.role === 'user' || record.role === 'assistant') w.entries.push(toChat(record));
+        add(w.entries, record);
       }
       if (w.entries.length > keep) w.entries.splice(0, w.entries.length - keep);
     }
@@ -72,8 +112,11 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
   };
 
   const step = async (input: LlmStepInput, live: LiveStep = {}): Promise<Timed<LlmStepOutput>> => {
-    const catalog = hub.catalog();
+    const handoff = config.handoff.enabled;
+    // The built-in `handoff` wins over an SDK function of the same name.
+    const catalog = hub.catalog().filter((f) => !(handoff && f.name === HANDOFF_TOOL.name));
     const tools: ToolSpec[] = catalog.map((f) => ({ name: f.name, description: f.description, parameters: f.parameters }));
+    if (handoff) tools.push(HANDOFF_TOOL);
     const past = await pastFor(input);
     const messages: ChatMessage[] = [
       { role: 'system', content: config.llm.system_prompt ?? DEFAULT_SYSTEM_PROMPT },
@@ -124,6 +167,11 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       // Text written before tool calls is not the reply (the next step writes that).
       if (res.toolCalls.length > 0) stream?.takeBack();
       if (res.toolCalls.length === 0) return { kind: 'reply', text: res.text?.trim() || "Sorry, I don't have an answer for that.", at };
+      const wantsPerson = handoff ? res.toolCalls.find((c) => c.name === HANDOFF_TOOL.name) : undefined;
+      if (wantsPerson) {
+        const reason = (wantsPerson.args as { reason?: unknown } | null)?.reason;
+        return typeof reason === 'string' && reason.trim() ? { kind: 'handoff', reason: reason.trim().slice(0, 500), at } : { kind: 'handoff', at };
+      }
       const byName = new Map(catalog.map((f) => [f.name, f]));
       return {
         kind: 'tools',

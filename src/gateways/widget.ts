@@ -100,12 +100,15 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         conversationId = conversationIdFor(found.customerId, 'web');
         // Added before the history is read (nothing committed in between is missed), held until `ready` is out.
         sessions.add(found.customerId, socket, { hold: true });
-        const [records, pending] = await Promise.all([
-          history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant', 'confirmation']),
-          host.pendingConfirmation(conversationId),
+        const [records, record] = await Promise.all([
+          history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant', 'confirmation', 'agent']),
+          host.record(conversationId),
         ]);
+        const pending = record?.pendingConfirmation;
         const entries = toWidgetHistory(records);
-        sendFrame(socket, { type: 'ready', customerId: found.customerId, conversationId, history: entries });
+        const ready: Record<string, unknown> = { type: 'ready', customerId: found.customerId, conversationId, history: entries };
+        if (record?.handoff) ready.status = record.handoff.agent ? { mode: 'human', agent: record.handoff.agent } : { mode: 'human' };
+        sendFrame(socket, ready);
         // A reply being written: the text so far, then its deltas and its final message like every open widget.
         const writing = sessions.writing(found.customerId);
         const caughtUp = writing && !entries.some((e) => e.id === writing.id) ? writing.id : undefined;

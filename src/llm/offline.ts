@@ -169,6 +169,11 @@ export function reflect(transcript: string): { verdict: 'resolved' | 'unresolved
   return { verdict: 'unclear', summary: 'No clear outcome.' };
 }
 
+const PERSON = /\b(human|humans|person|people|agent|agents|operator|representative|someone real|real person)\b/i;
+
+/** "I want to talk to a person", "can I speak to an agent?", "operator please": the offline model hands over. */
+export const asksForPerson = (text: string) => PERSON.test(text);
+
 const tokens = (messages: ChatMessage[]) => Math.ceil(messages.reduce((n, m) => n + (m.content?.length ?? 0), 0) / 4);
 
 /** Splits text into pieces of `perPiece` words each (with their spaces); joined, they are the text. */
@@ -204,8 +209,12 @@ export function createOfflineProvider(model = 'offline-1', streaming: OfflineStr
     if (trailingTools.length) return say(answerFromToolResults(trailingTools));
 
     const lastUser = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-    const tool = chooseTool(lastUser, req.tools);
-    if (!tool) return say(helpText(req.tools));
+    if (asksForPerson(lastUser) && req.tools.some((t) => t.name === 'handoff'))
+      return { text: null, toolCalls: [{ id: `call_${++callSeq}`, name: 'handoff', args: { reason: 'The customer asked for a person' } }] };
+    // The built-in handoff is chosen only by the rule above, and is not one of the things it offers to help with.
+    const tools = req.tools.filter((t) => t.name !== 'handoff');
+    const tool = chooseTool(lastUser, tools);
+    if (!tool) return say(helpText(tools));
     const { args, missing } = fillArguments(lastUser, tool.parameters);
     if (missing.length)
       return say(

@@ -215,6 +215,12 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
       return p.promise;
     },
 
+    broadcast(frame) {
+      let n = 0;
+      for (const id of registrations.keys()) if (sendTo(id, frame)) n++;
+      return n;
+    },
+
     onChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -67,12 +67,25 @@ export interface ConversationRecord extends ConversationMeta {
   followupPending?: { content: string; decidedAt: number; attempts?: number };
   /** The daemon's attempt to review this state of the conversation (crash safety of the LLM call). */
   reviewAttempt?: { lastMessageAt: number; attempts: number; at: number };
+  /** Set while a person has the conversation (state `withHuman`): the agent inbox lists these, newest first. */
+  handoff?: HandoffInfo;
+}
+
+export interface HandoffInfo {
+  /** When it was handed over. */
+  since: number;
+  /** `model`: the LLM called the `handoff` tool; `api`: the integrator's `POST /conversations/:id/handoff`. */
+  source: 'model' | 'api';
+  reason?: string;
+  /** The last agent who wrote. */
+  agent?: { name: string };
 }
 
 /** A conversation record without its snapshot (lists, the dashboard). */
 export type ConversationSummary = Omit<ConversationRecord, 'snapshot'>;
 
-export type MessageRole = 'user' | 'assistant' | 'tool' | 'confirmation';
+/** `agent`: a person of the integrator's team wrote (`data.author`); `handoff`: handed over or back (`data`). */
+export type MessageRole = 'user' | 'assistant' | 'tool' | 'confirmation' | 'agent' | 'handoff';
 
 export interface MessageRecord {
   id: string;

@@ -58,6 +58,16 @@ export interface ConversationStore {
   withPendingFollowup(limit: number): Promise<string[]>;
   /** Records without their snapshots, for lists: the given ids, or (without ids) the most recently active. */
   summaries(o: { ids?: string[]; limit: number }): Promise<ConversationSummary[]>;
+  /**
+   * Conversations a person has (`handoff` set), most recently handed over first (ties: higher id first); `before`: the
+   * last one of the previous page (lists those after it).
+   */
+  withHuman(o: { before?: HandoffCursor; limit: number }): Promise<ConversationSummary[]>;
+}
+
+export interface HandoffCursor {
+  since: number;
+  conversationId: string;
 }
 
 export interface HistoryStore {

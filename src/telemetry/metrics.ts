@@ -8,6 +8,10 @@ export interface MetricsGauges {
   activeConversations?(): number;
   sdkConnections?(): number;
   whatsappQueueDepth?(): { inbound: number; outbound: number };
+  /** Conversations a person has now (human handoff). */
+  withHuman?(): number;
+  /** Outbound webhook deliveries since start, and deliveries waiting or running. */
+  webhooks?(): { delivered: number; failedAttempts: number; dead: number; depth: number };
 }
 
 export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) {
@@ -82,6 +86,48 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
       this.set({ queue: 'outbound' }, d.outbound);
     },
   });
+  const handoffs = new Counter({
+    name: 'parley_handoffs_total',
+    help: 'Conversations handed to a person, and given back',
+    labelNames: ['event'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'parley_conversations_with_human',
+    help: 'Conversations a person has now',
+    registers: [registry],
+    collect() {
+      this.set(gauges.withHuman?.() ?? 0);
+    },
+  });
+  // Read from the delivery counters at scrape time: each scrape adds what happened since the last one.
+  const seen = { delivered: 0, failedAttempts: 0, dead: 0 };
+  new Counter({
+    name: 'parley_webhook_deliveries_total',
+    help: 'Outbound webhook deliveries: delivered (2xx), failed attempts (retried), dead-lettered',
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      const c = gauges.webhooks?.();
+      if (!c) return;
+      for (const [key, outcome] of [
+        ['delivered', 'delivered'],
+        ['failedAttempts', 'failed_attempt'],
+        ['dead', 'dead'],
+      ] as const) {
+        this.inc({ outcome }, c[key] - seen[key]);
+        seen[key] = c[key];
+      }
+    },
+  });
+  new Gauge({
+    name: 'parley_webhook_queue_depth',
+    help: 'Outbound webhook deliveries waiting (retrying) or running',
+    registers: [registry],
+    collect() {
+      this.set(gauges.webhooks?.().depth ?? 0);
+    },
+  });
   new Gauge({
     name: 'parley_event_loop_lag_seconds',
     help: 'Event-loop delay since the last scrape',
@@ -121,6 +167,7 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
       else if (type === 'whatsapp.event') child(waEvents, 'we', String(d.event)).inc();
       else if (type === 'whatsapp.identity') child(waEvents, 'we', 'identity').inc();
       else if (type.startsWith('confirmation.')) child(confirmations, 'c', type.slice(13)).inc();
+      else if (type === 'handoff.requested' || type === 'handoff.released') child(handoffs, 'h', type.slice(8)).inc();
       else if (type === 'error') errors.inc();
     },
     turnCall(c) {

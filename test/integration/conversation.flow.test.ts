@@ -65,7 +65,8 @@ describe('conversations with the openai provider (real client, fake server)', ()
     // the second LLM request carried the tool result
     const second = llm.requests[1] as { messages: { role: string; content: string }[]; tools: unknown[] };
     expect(second.messages.some((m) => m.role === 'tool' && String(m.content).includes('shipped'))).toBe(true);
-    expect(second.tools).toHaveLength(2);
+    // The SDK's two functions, and the built-in handoff (handoff.enabled, the default).
+    expect(second.tools.map((t: any) => t.function.name).sort()).toEqual(['cancelOrder', 'getOrderStatus', 'handoff']);
     // the call and its result are in the stored history: the result as the exact text the LLM got
     const toolContent = second.messages.find((m) => m.role === 'tool')!.content;
     const tools = (await historyOf(p.services.store, 'conv_web_cust-1')).filter((r) => r.role === 'tool');

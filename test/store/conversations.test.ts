@@ -45,6 +45,7 @@ export function describeConversationsContract(engine: string, open: () => Promis
         reflection: { verdict: 'unresolved', summary: 'waiting', at: 200 },
         followupPending: { content: 'Any news?', decidedAt: 250, attempts: 1 },
         reviewAttempt: { lastMessageAt: 400, attempts: 2, at: 450 },
+        handoff: { since: 420, source: 'model', reason: 'asked for a person', agent: { name: 'Alex' } },
       });
       await store().conversations.put(full);
       expect(await store().conversations.get('c1')).toEqual(full);
@@ -119,6 +120,26 @@ export function describeConversationsContract(engine: string, open: () => Promis
       const [locked, missing] = await store().transaction(async (tx) => [await tx.conversations.lock('c1'), await tx.conversations.lock('c2')]);
       expect(locked).toEqual(conversation('c1'));
       expect(missing).toBeUndefined();
+    });
+
+    it('withHuman: the conversations a person has, most recently handed over first, paged, following put', async () => {
+      const handed = (id: string, since: number) => conversation(id, { state: 'withHuman', busy: true, handoff: { since, source: 'api' } });
+      await store().conversations.put(handed('a', 100));
+      await store().conversations.put(handed('b', 300));
+      await store().conversations.put(handed('c', 200));
+      await store().conversations.put(handed('d', 200));
+      await store().conversations.put(conversation('e'));
+      const ids = async (o: Parameters<Store['conversations']['withHuman']>[0]) => (await store().conversations.withHuman(o)).map((c) => c.conversationId);
+      expect(await ids({ limit: 10 })).toEqual(['b', 'd', 'c', 'a']);
+      expect(await ids({ limit: 2 })).toEqual(['b', 'd']);
+      expect(await ids({ limit: 2, before: { since: 200, conversationId: 'd' } })).toEqual(['c', 'a']);
+      expect(await ids({ limit: 0 })).toEqual([]);
+      const [first] = await store().conversations.withHuman({ limit: 1 });
+      expect(first).toEqual(summaryOf(handed('b', 300)));
+      // Released, and handed over again later: it moves; released for good: it leaves the list.
+      await store().conversations.put(conversation('b'));
+      await store().conversations.put(handed('a', 400));
+      expect(await ids({ limit: 10 })).toEqual(['a', 'd', 'c']);
     });
 
     it('lock holds even before the conversation exists: 30 concurrent create-or-increment give 30', async () => {

@@ -15,7 +15,14 @@ export interface WhatsAppSetup {
 
 export async function whatsappParley(
   open: { close(): unknown }[],
-  o: { graph?: FakeGraph; whatsapp?: Record<string, unknown>; backend?: boolean; statuses?: boolean; proactive?: boolean } = {},
+  o: {
+    graph?: FakeGraph;
+    whatsapp?: Record<string, unknown>;
+    backend?: boolean;
+    statuses?: boolean;
+    proactive?: boolean;
+    handoff?: { idle_minutes?: number };
+  } = {},
 ): Promise<WhatsAppSetup> {
   const graph = o.graph ?? (await startFakeGraph());
   if (!o.graph) open.push(graph);
@@ -23,6 +30,7 @@ export async function whatsappParley(
     config: {
       proactive: { enabled: o.proactive ?? false },
       channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA, ...o.whatsapp } },
+      handoff: o.handoff,
     },
   });
   open.push(p);

@@ -44,7 +44,14 @@ function harness(o: {
     actions: { emit: (_, params: ConversationOutput) => void outputs.push(params) },
   });
   const actor = createActor(machine, {
-    input: { conversationId: 'c1', customerId: 'u1', channel: 'web', maxToolSteps: o.maxToolSteps ?? 3, confirmationTimeoutMs: o.timeoutMs ?? 60_000 },
+    input: {
+      conversationId: 'c1',
+      customerId: 'u1',
+      channel: 'web',
+      maxToolSteps: o.maxToolSteps ?? 3,
+      confirmationTimeoutMs: o.timeoutMs ?? 60_000,
+      humanIdleMs: 30 * 60_000,
+    },
     clock: xstateClock(clock),
     snapshot: o.snapshot as never,
   });

@@ -56,12 +56,23 @@ export function streamingNode(): { row: HTMLElement; text: HTMLElement } {
 
 export function messageNode(b: Bubble, c: NodeContext): HTMLElement {
   const row = el('div', { class: 'row', 'data-testid': 'message', 'data-role': b.role });
-  row.append(el('span', { class: 'sr' }, `${b.role === 'user' ? c.strings.you : c.strings.support}: `));
+  const agent = b.role === 'agent' ? b.author?.name || c.strings.agentFallback : undefined;
+  if (agent) row.append(el('span', { class: 'author', 'data-testid': 'author' }, agent));
+  else row.append(el('span', { class: 'sr' }, `${b.role === 'user' ? c.strings.you : c.strings.support}: `));
   const bubble = el('div', { class: 'msg' });
   if (b.proactive) bubble.append(el('span', { class: 'tag' }, c.strings.update), el('span', { class: 'sr' }, ': '));
   bubble.append(el('span', { class: 'text' }, b.text));
   row.append(bubble, timeNode(b.at, c));
   return row;
+}
+
+/** A line saying who answers now: a person will join, a person joined, the assistant is back. */
+export function statusNode(b: Bubble, c: NodeContext): HTMLElement {
+  const text =
+    b.mode === 'assistant' ? c.strings.statusAssistant : b.author ? fill(c.strings.statusAgentJoined, { name: b.author.name }) : c.strings.statusHuman;
+  const node = el('div', { class: 'status-line', 'data-testid': 'status-line', 'data-mode': b.mode ?? 'assistant', role: 'note' });
+  node.append(el('span', { class: 'what' }, text));
+  return node;
 }
 
 /** Marks a user row sent or still sending (its time reads "Sending…" until the server has stored it). */

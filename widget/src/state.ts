@@ -1,5 +1,5 @@
 // Pure view state of the widget: frames in, state out. No DOM here.
-import type { ConfirmationOutcome, HistoryEntry, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
+import type { ConfirmationOutcome, ConversationMode, HistoryEntry, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 import { applyDelta, settleStreaming, type StreamingReply } from './streaming.ts';
 
 export type Status = 'Connecting' | 'Connected' | 'Reconnecting' | 'Disconnected';
@@ -9,14 +9,19 @@ export type Outcome = ConfirmationOutcome;
 
 export interface Bubble {
   id: string;
-  /** `confirmation`: a confirmation card (no `outcome` yet) or its receipt; `text` is its summary. */
-  role: 'user' | 'assistant' | 'confirmation';
+  /**
+   * `confirmation`: a confirmation card (no `outcome` yet) or its receipt; `text` is its summary. `agent`: a person's
+   * message (`author`). `status`: a line saying who answers now (`mode`, `author` when a person joined); live only.
+   */
+  role: 'user' | 'assistant' | 'confirmation' | 'agent' | 'status';
   text: string;
   at: number;
   proactive?: boolean;
   /** user bubbles: stored durably by the server */
   delivered?: boolean;
   outcome?: Outcome;
+  author?: { name: string };
+  mode?: 'human' | 'assistant';
 }
 
 export interface ConfirmPrompt {
@@ -41,6 +46,8 @@ export interface WidgetState {
   unread: number;
   /** The reply being written (from `delta` frames), until its final message arrives. */
   streaming?: StreamingReply;
+  /** Who answers: absent or `assistant` the assistant, `human` a person (human handoff). */
+  mode?: ConversationMode;
 }
 
 export const initialState: WidgetState = { status: 'Connecting', bubbles: [], typing: false, open: false, unread: 0 };
@@ -60,6 +67,7 @@ const fromHistory = (h: HistoryEntry): Bubble => {
   const b: Bubble = { id: h.id, role: h.role, text: h.text, at: h.at, delivered: true };
   if (h.proactive) b.proactive = true;
   if (h.outcome) b.outcome = h.outcome;
+  if (h.author) b.author = h.author;
   return b;
 };
 
@@ -108,6 +116,7 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
         error: undefined,
         confirm: undefined,
         streaming: undefined,
+        mode: f.status,
       };
     }
     case 'ack':
@@ -116,7 +125,7 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
       if (state.bubbles.some((b) => b.id === f.id)) return state;
       return {
         ...state,
-        bubbles: [...state.bubbles, { id: f.id, role: 'assistant', text: f.text, at: f.at, proactive: f.proactive }],
+        bubbles: [...state.bubbles, { id: f.id, role: f.role, text: f.text, at: f.at, proactive: f.proactive, author: f.author }],
         unread: state.open ? state.unread : state.unread + 1,
         streaming: settleStreaming(state.streaming, f.id),
       };
@@ -135,6 +144,12 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
     }
     case 'confirmation':
       return resolve(state, f.id, f.outcome);
+    case 'status': {
+      const line: Bubble = { id: `status:${f.at}:${f.mode}:${f.agent?.name ?? ''}`, role: 'status', text: '', at: f.at, mode: f.mode };
+      if (f.agent) line.author = f.agent;
+      if (state.bubbles.some((b) => b.id === line.id)) return state;
+      return { ...state, mode: f.agent ? { mode: f.mode, agent: f.agent } : { mode: f.mode }, bubbles: [...state.bubbles, line], typing: false };
+    }
     case 'error': {
       const reason = FATAL_REASONS[f.code];
       return reason ? { ...state, reason } : { ...state, error: { code: f.code } };

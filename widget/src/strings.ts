@@ -38,6 +38,11 @@ export interface Strings {
   noticeReconnecting: string;
   noticeSessionEnded: string;
   noticeRefreshing: string;
+  /** Status lines of a human handoff. */
+  statusHuman: string;
+  statusAgentJoined: string;
+  statusAssistant: string;
+  agentFallback: string;
   noticeOriginRefused: string;
   errorGeneric: string;
   errorNotSent: string;
@@ -84,6 +89,10 @@ const en: Strings = {
   noticeReconnecting: 'Connection lost. Reconnecting… Messages you send now go out once we are back.',
   noticeSessionEnded: 'Your session has ended. Please reload the page to keep chatting.',
   noticeRefreshing: 'Signing you in again…',
+  statusHuman: 'A person from our team will join you here shortly.',
+  statusAgentJoined: '{name} joined the conversation',
+  statusAssistant: 'You are chatting with the assistant again.',
+  agentFallback: 'Support agent',
   noticeOriginRefused: 'Chat is not available on this website.',
   errorGeneric: 'Something went wrong. Please try again.',
   errorNotSent: 'You are offline, so your answer was not sent. Try again once you are connected.',
@@ -130,6 +139,10 @@ const es: Strings = {
   noticeReconnecting: 'Se perdió la conexión. Reconectando… Lo que envíes ahora saldrá al volver.',
   noticeSessionEnded: 'Tu sesión ha terminado. Recarga la página para seguir conversando.',
   noticeRefreshing: 'Volviendo a iniciar tu sesión…',
+  statusHuman: 'Una persona de nuestro equipo te atenderá aquí en breve.',
+  statusAgentJoined: '{name} se unió a la conversación',
+  statusAssistant: 'Vuelves a hablar con el asistente.',
+  agentFallback: 'Agente de soporte',
   noticeOriginRefused: 'El chat no está disponible en este sitio web.',
   errorGeneric: 'Algo salió mal. Inténtalo de nuevo.',
   errorNotSent: 'Estás sin conexión y tu respuesta no se envió. Inténtalo cuando vuelvas a estar conectado.',

@@ -56,6 +56,10 @@ input:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1px; 
 .msg { padding: 9px 13px; border-radius: 18px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .row[data-role=user] .msg { background: var(--pw-accent); color: var(--pw-on-accent); border-bottom-right-radius: 5px; }
 .row[data-role=user][data-delivered=false] .msg { opacity: .72; }
+.row[data-role=agent] { align-self: flex-start; align-items: flex-start; }
+.row[data-role=agent] .author { font-size: 12px; font-weight: 600; color: var(--pw-muted); margin: 0 0 2px 4px; }
+.row[data-role=agent] .msg { background: var(--pw-bubble); border: 1px solid var(--pw-accent); border-bottom-left-radius: 5px; }
+.status-line { align-self: center; max-width: 92%; margin: 8px 0; padding: 4px 12px; border-radius: 12px; color: var(--pw-muted); font-size: 12.5px; text-align: center; }
 .row[data-role=assistant] .msg { background: var(--pw-bubble); border: 1px solid var(--pw-border); border-bottom-left-radius: 5px; }
 .tag { display: block; font-size: 11px; font-weight: 650; color: var(--pw-accent); text-transform: uppercase; letter-spacing: .05em; }
 .pw[data-scheme=dark] .tag { color: inherit; opacity: .8; }

@@ -1,6 +1,6 @@
 // The DOM of the widget, inside an open shadow root. Text is always set with
 // textContent: nothing from the server is ever parsed as HTML.
-import { confirmNode, el, messageNode, receiptNode, refreshTimes, setDelivered, type NodeContext } from './nodes.ts';
+import { confirmNode, el, messageNode, receiptNode, refreshTimes, setDelivered, statusNode, type NodeContext } from './nodes.ts';
 import type { Bubble, WidgetState } from './state.ts';
 import { errorText, fill, type Strings } from './strings.ts';
 import { createStreamingBubble } from './streaming-view.ts';
@@ -162,6 +162,10 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   const streaming = createStreamingBubble(log, typing);
 
   const build = (b: Bubble): { node: HTMLElement; kind: string } => {
+    if (b.role === 'status') {
+      announcer.textContent = statusNode(b, ctx).textContent ?? '';
+      return { node: statusNode(b, ctx), kind: 'message' };
+    }
     if (b.role !== 'confirmation') return { node: messageNode(b, ctx), kind: 'message' };
     if (b.outcome) return { node: receiptNode(b, ctx), kind: b.outcome };
     const card = confirmNode(b, ctx, (approve) => {

@@ -22,7 +22,7 @@ interface RecordRow extends SummaryRow {
 }
 
 /** The parts of a record no query looks into. */
-type Details = Pick<ConversationRecord, 'pendingConfirmation' | 'reflection' | 'followupPending' | 'reviewAttempt'>;
+type Details = Pick<ConversationRecord, 'pendingConfirmation' | 'reflection' | 'followupPending' | 'reviewAttempt' | 'handoff'>;
 
 const SUMMARY_COLUMNS =
   'conversation_id, customer_id, external_id, channel, state, busy, updated_at, last_message_at, last_customer_message_at, reviewed_at, details';
@@ -33,12 +33,12 @@ const GET = prepared('conversations_get', `SELECT ${RECORD_COLUMNS} FROM convers
 const LOCK = prepared('conversations_lock', `SELECT ${RECORD_COLUMNS} FROM parley_lock_conversation($1)`);
 const PUT = prepared(
   'conversations_put',
-  `INSERT INTO conversations (${RECORD_COLUMNS}, followup_pending, review_due_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+  `INSERT INTO conversations (${RECORD_COLUMNS}, followup_pending, review_due_at, handoff_since) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
    ON CONFLICT (conversation_id) DO UPDATE SET customer_id = EXCLUDED.customer_id, external_id = EXCLUDED.external_id,
      channel = EXCLUDED.channel, state = EXCLUDED.state, busy = EXCLUDED.busy, updated_at = EXCLUDED.updated_at,
      last_message_at = EXCLUDED.last_message_at, last_customer_message_at = EXCLUDED.last_customer_message_at,
      reviewed_at = EXCLUDED.reviewed_at, details = EXCLUDED.details, snapshot = EXCLUDED.snapshot,
-     followup_pending = EXCLUDED.followup_pending, review_due_at = EXCLUDED.review_due_at`,
+     followup_pending = EXCLUDED.followup_pending, review_due_at = EXCLUDED.review_due_at, handoff_since = EXCLUDED.handoff_since`,
 );
 const BUSY = prepared('conversations_busy', 'SELECT conversation_id, customer_id, external_id, channel FROM conversations WHERE busy ORDER BY conversation_id');
 // review_due_at is set on every put from model.ts's reviewDueAt (the partial index conversations_due_for_review).
@@ -57,6 +57,17 @@ const SUMMARIES_OF = prepared(
 const RECENT = prepared(
   'conversations_recent',
   `SELECT ${SUMMARY_COLUMNS} FROM conversations ORDER BY coalesce(last_message_at, updated_at) DESC, conversation_id LIMIT $1`,
+);
+// The agent inbox (migration 003's partial index conversations_with_human).
+const WITH_HUMAN = prepared(
+  'conversations_with_human',
+  `SELECT ${SUMMARY_COLUMNS} FROM conversations WHERE handoff_since IS NOT NULL
+   ORDER BY handoff_since DESC, conversation_id DESC LIMIT $1`,
+);
+const WITH_HUMAN_BEFORE = prepared(
+  'conversations_with_human_before',
+  `SELECT ${SUMMARY_COLUMNS} FROM conversations WHERE handoff_since IS NOT NULL AND (handoff_since, conversation_id) < ($2, $3)
+   ORDER BY handoff_since DESC, conversation_id DESC LIMIT $1`,
 );
 
 function toSummary(r: SummaryRow): ConversationSummary {
@@ -77,6 +88,7 @@ function toSummary(r: SummaryRow): ConversationSummary {
   if (d.reflection !== undefined) s.reflection = d.reflection;
   if (d.followupPending !== undefined) s.followupPending = d.followupPending;
   if (d.reviewAttempt !== undefined) s.reviewAttempt = d.reviewAttempt;
+  if (d.handoff !== undefined) s.handoff = d.handoff;
   return s;
 }
 
@@ -95,6 +107,7 @@ export function postgresConversations(db: Db): ConversationStore {
         reflection: c.reflection,
         followupPending: c.followupPending,
         reviewAttempt: c.reviewAttempt,
+        handoff: c.handoff,
       };
       await db.rows(PUT, [
         c.conversationId,
@@ -111,6 +124,7 @@ export function postgresConversations(db: Db): ConversationStore {
         json(c.snapshot),
         c.followupPending !== undefined,
         reviewDueAt(c) ?? null,
+        c.handoff?.since ?? null,
       ]);
     },
     busy: async () => {
@@ -130,6 +144,12 @@ export function postgresConversations(db: Db): ConversationStore {
       return rows.map((r) => ({ conversationId: r.conversation_id, lastMessageAt: r.last_message_at }));
     },
     withPendingFollowup: async (limit) => (await db.rows<{ conversation_id: string }>(FOLLOWUPS, [limitOf(limit)])).map((r) => r.conversation_id),
+    withHuman: async ({ before, limit }) => {
+      const rows = before
+        ? await db.rows<SummaryRow>(WITH_HUMAN_BEFORE, [limitOf(limit), before.since, before.conversationId])
+        : await db.rows<SummaryRow>(WITH_HUMAN, [limitOf(limit)]);
+      return rows.map(toSummary);
+    },
     summaries: async ({ ids, limit }) => {
       const rows = ids ? await db.rows<SummaryRow>(SUMMARIES_OF, [ids, limitOf(limit)]) : await db.rows<SummaryRow>(RECENT, [limitOf(limit)]);
       return rows.map(toSummary);

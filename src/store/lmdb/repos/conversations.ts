@@ -2,12 +2,15 @@
 // list is an index kept beside them in `proactive`, in step with every put:
 //   ['review', lastMessageAt, conversationId] → 1   due for review (model.ts reviewDueAt)
 //   ['followup', conversationId]              → 1   a follow-up decided and not yet settled
+//   ['human', handoff.since, conversationId]  → 1   a person has it (the agent inbox)
 import { reviewDueAt, type ConversationRecord, type ConversationSummary } from '../../model.ts';
 import type { ConversationStore } from '../../repos.ts';
 import type { Key, KvScope } from '../kv.ts';
 
 export const reviewKey = (lastMessageAt: number, conversationId: string) => ['review', lastMessageAt, conversationId];
 export const followupKey = (conversationId: string) => ['followup', conversationId];
+/** The agent inbox: `['human', handoff.since, conversationId]` while a person has the conversation. */
+export const humanKey = (since: number, conversationId: string) => ['human', since, conversationId];
 
 /** With telemetry persistence off there is no activity list to go by: read at most this many conversations. */
 const MAX_SCANNED = 2000;
@@ -29,8 +32,9 @@ export function lmdbConversations(s: KvScope): ConversationStore {
     await s.atomically(async (tx) => {
       for (const key of keys) {
         const [kind, a, b] = key as [string, number | string, string?];
-        const r = tx.get<ConversationRecord>('conversations', kind === 'review' ? (b as string) : (a as string));
-        if (kind === 'review' ? reviewDueAt(r) !== a : r?.followupPending === undefined) await tx.remove('proactive', key);
+        const r = tx.get<ConversationRecord>('conversations', kind === 'followup' ? (a as string) : (b as string));
+        const stale = kind === 'review' ? reviewDueAt(r) !== a : kind === 'human' ? r?.handoff?.since !== a : r?.followupPending === undefined;
+        if (stale) await tx.remove('proactive', key);
       }
     });
   };
@@ -51,6 +55,12 @@ export function lmdbConversations(s: KvScope): ConversationStore {
         const hasFollowup = record.followupPending !== undefined;
         if (hadFollowup && !hasFollowup) await tx.remove('proactive', followupKey(id));
         if (!hadFollowup && hasFollowup) await tx.put('proactive', followupKey(id), 1);
+        const wasWithHuman = previous?.handoff?.since;
+        const isWithHuman = record.handoff?.since;
+        if (wasWithHuman !== isWithHuman) {
+          if (wasWithHuman !== undefined) await tx.remove('proactive', humanKey(wasWithHuman, id));
+          if (isWithHuman !== undefined) await tx.put('proactive', humanKey(isWithHuman, id), 1);
+        }
         await tx.put('conversations', id, record);
       }),
     busy: async () => {
@@ -80,6 +90,21 @@ export function lmdbConversations(s: KvScope): ConversationStore {
         const conversationId = (key as [string, string])[1];
         if (s.get<ConversationRecord>('conversations', conversationId)?.followupPending === undefined) stale.push(key);
         else if (out.push(conversationId) >= limit) break;
+      }
+      await dropStale(stale);
+      return out;
+    },
+    withHuman: async ({ before, limit }) => {
+      if (limit <= 0) return [];
+      const out: ConversationSummary[] = [];
+      const stale: Key[] = [];
+      const start = before ? humanKey(before.since, before.conversationId) : ['human', Infinity];
+      for (const { key } of s.range('proactive', { start, end: ['human'], reverse: true })) {
+        const [, since, conversationId] = key as [string, number, string];
+        if (before && since === before.since && conversationId === before.conversationId) continue;
+        const r = s.get<ConversationRecord>('conversations', conversationId);
+        if (r?.handoff?.since !== since) stale.push(key);
+        else if (out.push(summary(r)) >= limit) break;
       }
       await dropStale(stale);
       return out;

@@ -1,0 +1,136 @@
+// The conversation machine's `withHuman` state (issue 19), with fake actors and a manual clock.
+import { describe, expect, it } from 'vitest';
+import { createActor, fromPromise } from 'xstate';
+import {
+  conversationMachine,
+  type ConversationOutput,
+  type InvokeOutcome,
+  type InvokeToolInput,
+  type LlmStepInput,
+  type LlmStepOutput,
+  type Timed,
+} from '../../machines/conversation.ts';
+import { createManualClock, xstateClock } from '../../src/clock.ts';
+
+const IDLE_MS = 30 * 60_000;
+
+function harness(o: { llm?: (input: LlmStepInput) => LlmStepOutput; snapshot?: unknown; clock?: ReturnType<typeof createManualClock> } = {}) {
+  const clock = o.clock ?? createManualClock(1_000_000);
+  const outputs: ConversationOutput[] = [];
+  const llmInputs: LlmStepInput[] = [];
+  const llm =
+    o.llm ??
+    ((input: LlmStepInput) =>
+      /person/.test(JSON.stringify(input.transcript)) ? { kind: 'handoff' as const, reason: 'asked' } : { kind: 'reply' as const, text: 'Hi from the bot' });
+  const machine = conversationMachine.provide({
+    actors: {
+      llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(async ({ input }) => {
+        llmInputs.push(structuredClone(input));
+        return Object.assign(llm(input), { at: clock.now() });
+      }),
+      invokeTool: fromPromise<Timed<InvokeOutcome>, InvokeToolInput>(async () => ({ ok: true as const, data: 1, at: clock.now() })),
+    },
+    actions: { emit: (_, params: ConversationOutput) => void outputs.push(params) },
+  });
+  const actor = createActor(machine, {
+    input: { conversationId: 'c1', customerId: 'u1', channel: 'web', maxToolSteps: 3, confirmationTimeoutMs: 60_000, humanIdleMs: IDLE_MS },
+    clock: xstateClock(clock),
+    snapshot: o.snapshot as never,
+  });
+  actor.start();
+  const send = (text: string, messageId: string) => actor.send({ type: 'customer.message', at: clock.now(), messageId, text });
+  const settle = () => new Promise((r) => setTimeout(r, 5));
+  const of = <T extends ConversationOutput['type']>(type: T) => outputs.filter((x): x is Extract<ConversationOutput, { type: T }> => x.type === type);
+  return { actor, clock, outputs, llmInputs, send, settle, of };
+}
+
+describe('conversation machine: withHuman', () => {
+  it('the model calling handoff ends the turn without a reply and hands over; later messages are forwarded, never sent to the LLM', async () => {
+    const h = harness();
+    h.send('I want to talk to a person', 'm1');
+    await h.settle();
+    expect(h.actor.getSnapshot().value).toBe('withHuman');
+    expect(h.of('reply')).toHaveLength(0);
+    expect(h.of('handoff')).toEqual([{ type: 'handoff', id: 'h:1000000', phase: 'requested', source: 'model', reason: 'asked', turnId: 'c1:m1' }]);
+    expect(h.of('turn').map((t) => t.phase)).toEqual(['started', 'ended']);
+    h.send('hello? anyone?', 'm2');
+    await h.settle();
+    expect(h.llmInputs).toHaveLength(1);
+    expect(h.of('forward')).toEqual([{ type: 'forward', messageId: 'm2', text: 'hello? anyone?' }]);
+    expect(h.actor.getSnapshot().context.queue).toEqual([]);
+  });
+
+  it('agent messages are emitted with the author; "joined" once per agent; release brings the assistant back', async () => {
+    const h = harness();
+    h.actor.send({ type: 'handoff.request', at: h.clock.now(), reason: 'vip' });
+    await h.settle();
+    expect(h.actor.getSnapshot().value).toBe('withHuman');
+    expect(h.of('handoff')).toEqual([{ type: 'handoff', id: 'h:1000000', phase: 'requested', source: 'api', reason: 'vip' }]);
+    h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'a1', text: 'Hi, Alex here', author: { name: 'Alex' } });
+    h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'a2', text: 'Still here', author: { name: 'Alex' } });
+    h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'a3', text: 'Sam now', author: { name: 'Sam' } });
+    expect(h.of('agent').map((a) => `${a.author.name}:${a.text}`)).toEqual(['Alex:Hi, Alex here', 'Alex:Still here', 'Sam:Sam now']);
+    expect(h.of('handoff').filter((x) => x.phase === 'joined')).toEqual([
+      { type: 'handoff', id: 'j:a1', phase: 'joined', agent: { name: 'Alex' } },
+      { type: 'handoff', id: 'j:a3', phase: 'joined', agent: { name: 'Sam' } },
+    ]);
+    h.actor.send({ type: 'handoff.release', at: h.clock.now(), by: 'agent' });
+    expect(h.actor.getSnapshot().value).toBe('idle');
+    expect(h.of('handoff').at(-1)).toEqual({ type: 'handoff', id: 'r:1000000', phase: 'released', by: 'agent' });
+    h.send('thanks', 'm3');
+    await h.settle();
+    expect(h.of('reply').map((r) => r.text)).toEqual(['Hi from the bot']);
+  });
+
+  it('asked while a turn runs: the turn finishes, then the conversation is handed over', async () => {
+    const h = harness();
+    h.send('hello', 'm1');
+    h.actor.send({ type: 'handoff.request', at: h.clock.now() });
+    expect(h.actor.getSnapshot().value).toBe('thinking');
+    await h.settle();
+    expect(h.of('reply').map((r) => r.text)).toEqual(['Hi from the bot']);
+    expect(h.actor.getSnapshot().value).toBe('withHuman');
+  });
+
+  it('released after idle_minutes without an agent message; each agent message restarts the wait', async () => {
+    const h = harness();
+    h.actor.send({ type: 'handoff.request', at: h.clock.now() });
+    h.clock.advance(IDLE_MS - 1000);
+    h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'a1', text: 'one moment', author: { name: 'Alex' } });
+    h.clock.advance(IDLE_MS - 1);
+    expect(h.actor.getSnapshot().value).toBe('withHuman');
+    // Customer messages do not count: only an agent keeps the conversation.
+    h.send('still waiting', 'm9');
+    h.clock.advance(1);
+    expect(h.actor.getSnapshot().value).toBe('idle');
+    expect(h.of('handoff').at(-1)).toEqual({ type: 'handoff', id: 'r:1000000', phase: 'released', by: 'idle' });
+  });
+
+  it('the state and its idle deadline survive a restore', async () => {
+    const first = harness();
+    first.actor.send({ type: 'handoff.request', at: first.clock.now() });
+    first.clock.advance(10 * 60_000);
+    const persisted = JSON.parse(JSON.stringify(first.actor.getPersistedSnapshot()));
+    first.actor.stop();
+    const clock = createManualClock(first.clock.now() + 5 * 60_000); // restarted 5 min later
+    const h = harness({ snapshot: persisted, clock });
+    h.actor.send({ type: 'restored', at: clock.now() });
+    expect(h.actor.getSnapshot().value).toBe('withHuman');
+    h.send('are you there?', 'm2');
+    await h.settle();
+    expect(h.of('forward')).toHaveLength(1);
+    expect(h.llmInputs).toHaveLength(0);
+    clock.advance(15 * 60_000 - 1);
+    expect(h.actor.getSnapshot().value).toBe('withHuman');
+    clock.advance(1);
+    expect(h.actor.getSnapshot().value).toBe('idle');
+  });
+
+  it('agent messages and release outside withHuman change nothing', async () => {
+    const h = harness();
+    h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'a1', text: 'x', author: { name: 'Alex' } });
+    h.actor.send({ type: 'handoff.release', at: h.clock.now(), by: 'agent' });
+    expect(h.actor.getSnapshot().value).toBe('idle');
+    expect(h.outputs).toEqual([]);
+  });
+});
