@@ -7,6 +7,8 @@
 // resolves the customer by phone and hands the message to the conversation.
 // Outbound: a reply is queued in the same transaction that stores it
 // (see ConversationHost), then sent with retries; 4xx are dead-lettered.
+// Several business numbers: a message that reached any of them is answered
+// from the number the customer last wrote to (`other_numbers: answer`).
 import type { FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_GRAPH_URL } from '../config/schema.ts';
@@ -38,7 +40,7 @@ import {
   type WhatsAppStatus,
 } from '../whatsapp/webhook-payload.ts';
 import { reportWebhookParts } from '../whatsapp/webhook-report.ts';
-import type { WhatsAppIdentity } from '../customers/repo.ts';
+import type { Customer, WhatsAppIdentity } from '../customers/repo.ts';
 import type { DeliveryRecord } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
 
@@ -338,7 +340,7 @@ export function createWhatsAppChannel(deps: {
       const customer = await customers.resolveWhatsApp(senderIds(m));
       // The 24-hour window opens when the customer wrote (Meta's timestamp), not when we got to it.
       const now = clock.now();
-      await customers.touchInbound(customer.customerId, 'whatsapp', m.timestampMs > 0 ? Math.min(m.timestampMs, now) : now);
+      await customers.touchInbound(customer.customerId, 'whatsapp', m.timestampMs > 0 ? Math.min(m.timestampMs, now) : now, businessNumberOf(m));
       const host = deps.host();
       const conversationId = conversationIdFor(customer.customerId, 'whatsapp');
       const pending = await host.pendingConfirmation(conversationId);
@@ -358,6 +360,14 @@ export function createWhatsAppChannel(deps: {
       return 'done';
     },
   });
+
+  /** The business number a webhook message reached, when replies may go out from it (SDK ingest has none). */
+  const businessNumberOf = (m: InboundMessage): string | undefined =>
+    wa.provider === 'meta' && wa.other_numbers === 'answer' && m.phoneNumberId ? m.phoneNumberId : undefined;
+
+  /** Where a message to this customer goes out from: the number they last wrote to; unset means phone_id. */
+  const fromNumberFor = (c: Customer | undefined): { fromNumberId?: string } =>
+    wa.provider === 'meta' && wa.other_numbers === 'answer' && c?.businessNumberId ? { fromNumberId: c.businessNumberId } : {};
 
   /** A number or BSUID change: linked to the same customer (and history); never a turn. */
   const applyIdentityEvent = async (e: InboundIdentityEvent) => {
@@ -384,11 +394,14 @@ export function createWhatsAppChannel(deps: {
     const c = await tx.customers.get(meta.customerId);
     const phone = c && whatsappAddress(c);
     if (!phone) return undefined;
-    if (o.type === 'reply' || o.type === 'agent') return { kind: 'text', to: phone, text: o.text };
+    if (o.type === 'reply' || o.type === 'agent') return Object.assign({ kind: 'text' as const, to: phone, text: o.text }, fromNumberFor(c));
     if (o.type === 'handoff' && o.phase !== 'joined')
-      return { kind: 'text', to: phone, text: o.phase === 'requested' ? HANDOFF_TEXTS.human : HANDOFF_TEXTS.assistant };
+      return Object.assign(
+        { kind: 'text' as const, to: phone, text: o.phase === 'requested' ? HANDOFF_TEXTS.human : HANDOFF_TEXTS.assistant },
+        fromNumberFor(c),
+      );
     if (o.type === 'confirm') {
-      return {
+      const buttons: OutboundWhatsApp = {
         kind: 'buttons',
         to: phone,
         text: `${o.summary}?`,
@@ -397,6 +410,7 @@ export function createWhatsAppChannel(deps: {
           { id: `confirm:${o.id}:no`, title: 'No' },
         ],
       };
+      return Object.assign(buttons, fromNumberFor(c));
     }
     return undefined;
   };
@@ -431,7 +445,8 @@ export function createWhatsAppChannel(deps: {
 
   const outbound: WhatsAppOutbound = {
     async prepareProactive(tx, { messageId, customerId, to, text, template }) {
-      const message: OutboundWhatsApp = template ? { kind: 'template', to, template } : { kind: 'text', to, text };
+      const from = fromNumberFor(await tx.customers.get(customerId));
+      const message: OutboundWhatsApp = Object.assign(template ? { kind: 'template' as const, to, template } : { kind: 'text' as const, to, text }, from);
       const job = await outboundQueue.prepare(
         tx,
         { message, customerId, conversationId: conversationIdFor(customerId, 'whatsapp'), sourceId: messageId, proactive: true },
@@ -497,9 +512,12 @@ export function createWhatsAppChannel(deps: {
     return jobs.filter(Boolean).length;
   };
 
-  /** Only what Meta sends for our number; with no phone_id configured (test mode's mock) everything is ours. */
+  /**
+   * What Meta sends for the business's numbers: all of them (`other_numbers: answer`), or only phone_id's; with no
+   * phone_id configured (test mode's mock) everything is ours.
+   */
   const forUs = <T extends { phoneNumberId: string }>(items: T[], what: string): T[] => {
-    if (!wa.phone_id) return items;
+    if (!wa.phone_id || wa.other_numbers === 'answer') return items;
     const ours = items.filter((x) => x.phoneNumberId === wa.phone_id);
     if (ours.length < items.length) {
       const others = [...new Set(items.filter((x) => x.phoneNumberId !== wa.phone_id).map((x) => x.phoneNumberId))];

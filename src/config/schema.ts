@@ -137,6 +137,11 @@ export const ConfigSchema = s({
       enabled: z.union([bool(z.boolean()), z.literal('auto')]).default(false),
       provider: z.enum(['meta', 'sdk']).default('meta'),
       phone_id: z.string().default(''),
+      /**
+       * Messages that reached another number of the business (webhook `metadata.phone_number_id` ≠ phone_id):
+       * `answer` them from that number, or `ignore` them (logged, counted as `whatsapp.ignored`).
+       */
+      other_numbers: z.enum(['answer', 'ignore']).default('answer'),
       token: z.string().default(''),
       verify_token: z.string().default(''),
       app_secret: z.string().default(''),

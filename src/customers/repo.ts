@@ -49,7 +49,11 @@ export interface CustomerRepo {
    */
   changeWhatsAppIdentity(previous: WhatsAppIdentity, next: WhatsAppIdentity): Promise<IdentityChangeResult>;
   setOptIn(externalId: string, optIn: boolean): Promise<Customer | undefined>;
-  touchInbound(customerId: string, channel: 'web' | 'whatsapp', at: number): Promise<void>;
+  /**
+   * Records an inbound message's time (the channel's latest wins). `businessNumberId`: the WhatsApp business number
+   * it reached (Meta's phone_number_id), kept when this message is the customer's latest on WhatsApp.
+   */
+  touchInbound(customerId: string, channel: 'web' | 'whatsapp', at: number, businessNumberId?: string): Promise<void>;
 }
 
 export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
@@ -145,10 +149,14 @@ export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
       if (!c) return undefined;
       return update(c.customerId, (cur) => Object.assign({}, cur, { optIn }));
     },
-    touchInbound: async (customerId, channel, at) => {
-      await update(customerId, (cur) =>
-        Object.assign({}, cur, { lastInboundAt: Object.assign({}, cur.lastInboundAt, { [channel]: Math.max(at, cur.lastInboundAt?.[channel] ?? 0) }) }),
-      );
+    touchInbound: async (customerId, channel, at, businessNumberId) => {
+      await update(customerId, (cur) => {
+        const previous = cur.lastInboundAt?.[channel] ?? 0;
+        const next = Object.assign({}, cur, { lastInboundAt: Object.assign({}, cur.lastInboundAt, { [channel]: Math.max(at, previous) }) });
+        // A redelivered older message does not move the customer back to the number they wrote to before.
+        if (businessNumberId && at >= previous) next.businessNumberId = businessNumberId;
+        return next;
+      });
     },
   };
 }

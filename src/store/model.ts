@@ -15,6 +15,11 @@ export interface Customer {
   optIn?: boolean;
   /** Last inbound message time per channel (the WhatsApp 24-hour window reads `whatsapp`). */
   lastInboundAt?: { web?: number; whatsapp?: number };
+  /**
+   * Meta's phone_number_id of the business number the customer last wrote to on WhatsApp: replies and proactive
+   * messages go out from it (unset: `channels.whatsapp.phone_id`).
+   */
+  businessNumberId?: string;
 }
 
 /** How a customer is found: the integrator's id, an email (case-insensitive), a WhatsApp phone (E.164) or BSUID. */

@@ -7,6 +7,7 @@ import type { OutboundWhatsApp, SendResult, WhatsAppSender } from './outbound.ts
 
 export interface GraphClientOptions {
   graphUrl: string;
+  /** The business number a message without `fromNumberId` goes out from. */
   phoneId: string;
   token: string;
   timeoutMs: number;
@@ -65,10 +66,11 @@ const NOT_SENT = new Set([
 ]);
 
 export function createGraphClient(o: GraphClientOptions): WhatsAppSender {
-  const url = `${o.graphUrl.replace(/\/$/, '')}/${encodeURIComponent(o.phoneId)}/messages`;
+  const base = o.graphUrl.replace(/\/$/, '');
   return {
     name: 'meta',
     async send(message): Promise<SendResult> {
+      const url = `${base}/${encodeURIComponent(message.fromNumberId || o.phoneId)}/messages`;
       let res;
       try {
         res = await request(url, {

@@ -8,6 +8,8 @@ export type OutboundWhatsApp = (
 ) & {
   /** Echoed back by Meta in status webhooks (`biz_opaque_callback_data`): how a send whose answer was lost is recognised. */
   callbackData?: string;
+  /** The business number it goes out from (Meta's phone_number_id); unset: `channels.whatsapp.phone_id`. Graph API only. */
+  fromNumberId?: string;
 };
 
 export type SendResult =

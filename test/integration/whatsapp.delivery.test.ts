@@ -158,8 +158,8 @@ describe('statuses and phone numbers', () => {
     ]);
   });
 
-  it('messages for another phone_number_id are ignored and logged', async () => {
-    const { p, graph } = await setup();
+  it('messages for another phone_number_id are ignored and logged (other_numbers: ignore)', async () => {
+    const { p, graph } = await setup({ whatsapp: { other_numbers: 'ignore' } });
     const res = await postWebhook(p.url(), webhookBodyFor('999999', [textMessage('+15550106060', 'status of order 1001')]));
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ queued: 0 });

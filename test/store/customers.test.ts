@@ -74,6 +74,20 @@ export function describeCustomersContract(engine: string, open: () => Promise<St
       expect((await store().customers.findBy('phone', '+15550001'))?.customerId).toBe('cus_bob');
     });
 
+    it('the WhatsApp business number a customer last wrote to comes back, changes, and is cleared by a save without it', async () => {
+      const wrote: Customer = Object.assign({}, ada, { businessNumberId: '106540352242922' });
+      await store().customers.save(wrote);
+      expect(await store().customers.get('cus_ada')).toEqual(wrote);
+      expect((await store().customers.findBy('phone', '+15550001'))?.businessNumberId).toBe('106540352242922');
+      const moved: Customer = Object.assign({}, wrote, { businessNumberId: '123456123' });
+      await store().transaction(async (tx) => tx.customers.save(moved, wrote));
+      expect((await store().customers.get('cus_ada'))?.businessNumberId).toBe('123456123');
+      await store().customers.save(ada, moved);
+      expect(await store().customers.get('cus_ada')).toEqual(ada);
+      // Not an identity: nobody is found by it.
+      expect(await store().customers.findBy('phone', '123456123')).toBeUndefined();
+    });
+
     it('lock returns the customer inside a transaction, and undefined for an unknown one', async () => {
       await store().customers.save(ada);
       const [locked, unknown] = await store().transaction(async (tx) => [await tx.customers.lock('cus_ada'), await tx.customers.lock('cus_nobody')]);
