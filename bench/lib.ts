@@ -2,6 +2,9 @@
 // alternating measurement blocks (so a baseline and the system under test see
 // the same machine noise).
 import { fork } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
 import { Pool } from 'undici';
 import { startPostgres, type TestPostgres } from '../test/support/postgres.ts';
 
@@ -154,15 +157,126 @@ export function benchEngine(env: NodeJS.ProcessEnv = process.env): 'lmdb' | 'pos
   return engine;
 }
 
+/** What a bench's header line adds for its engine: nothing on LMDB (the output as before), " on PostgreSQL" otherwise. */
+export function onEngine(env: NodeJS.ProcessEnv = process.env): string {
+  return benchEngine(env) === 'postgres' ? ' on PostgreSQL' : '';
+}
+
+/**
+ * BENCH_PG_STATEMENTS=1: the bench's PostgreSQL loads pg_stat_statements and every database `benchStorage()`
+ * makes has it, so a bench can count the statements (≈ round trips) its work ran (`logStatements()`).
+ * It costs PostgreSQL a little CPU: leave it off for the figures that are judged.
+ */
+export const countStatements = (env: NodeJS.ProcessEnv = process.env) => env.BENCH_PG_STATEMENTS === '1';
+
+/** A PostgreSQL server of the bench's own, whatever BENCH_ENGINE says (bench/engines.ts runs both engines). */
+export async function benchPostgres(o: { fsync?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<TestPostgres> {
+  const statements = countStatements(o.env);
+  const server = await startPostgres({ fsync: o.fsync ?? true, settings: statements ? { shared_preload_libraries: 'pg_stat_statements' } : {} });
+  log(`PostgreSQL for this bench at ${server.url} (fsync ${o.fsync === false ? 'off' : 'on'}${statements ? ', pg_stat_statements' : ''})`);
+  return server;
+}
+
 /**
  * With BENCH_ENGINE=postgres, a PostgreSQL server of the bench's own (Debian's, in a temp dir, see
  * test/support/postgres.ts); undefined on LMDB. fsync stays on unless `fsync: false`: durable commits
- * are what the benches compare with LMDB's. Give each contender a database (`createDatabase()`) and
+ * are what the benches compare with LMDB's. Give each contender a database (`benchStorage()`) and
  * `close()` the server in a `finally`.
  */
 export async function startBenchPostgres(o: { fsync?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<TestPostgres | undefined> {
   if (benchEngine(o.env) !== 'postgres') return undefined;
-  const server = await startPostgres({ fsync: o.fsync ?? true });
-  log(`PostgreSQL for this bench at ${server.url} (fsync ${o.fsync === false ? 'off' : 'on'})`);
-  return server;
+  return benchPostgres(o);
+}
+
+/** Runs `sql` on `url` with a connection of its own. */
+async function query<R extends pg.QueryResultRow>(url: string, sql: string): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Parley's `storage` section for a contender: a fresh database on `server` (so nothing another contender
+ * wrote is in its tables), or undefined on LMDB (the harness's temp dir, as before).
+ */
+export async function benchStorage(
+  server: TestPostgres | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ engine: 'postgres'; url: string } | undefined> {
+  if (!server) return undefined;
+  const url = await server.createDatabase();
+  if (countStatements(env)) await query(url, 'CREATE EXTENSION pg_stat_statements');
+  return { engine: 'postgres', url };
+}
+
+/** Forgets the statements counted so far (BENCH_PG_STATEMENTS=1; a no-op otherwise). */
+export async function resetStatements(url: string | undefined): Promise<void> {
+  if (url && countStatements()) await query(url, 'SELECT pg_stat_statements_reset()');
+}
+
+/** Logs the statements `url`'s database ran since `resetStatements()`, per `per` (e.g. 2,000 turns), most frequent first. */
+export async function logStatements(url: string | undefined, per: number, unit: string): Promise<void> {
+  if (!url || !countStatements()) return;
+  const rows = await query<{ calls: string; ms: number; query: string }>(
+    url,
+    `SELECT calls, total_exec_time AS ms, query FROM pg_stat_statements
+     WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%'
+     ORDER BY calls DESC LIMIT 25`,
+  );
+  const calls = rows.reduce((n, r) => n + Number(r.calls), 0);
+  log(
+    `PostgreSQL statements per ${unit} (pg_stat_statements; each is a round trip): ${(calls / per).toFixed(2)}; per statement: calls/${unit}, mean server time`,
+  );
+  for (const r of rows)
+    log(
+      `  ${(Number(r.calls) / per).toFixed(2).padStart(6)} ${((r.ms * 1000) / Number(r.calls)).toFixed(0).padStart(6)} µs  ${r.query.replace(/\s+/g, ' ').slice(0, 140)}`,
+    );
+}
+
+const CLOCK_TICKS_PER_SECOND = 100; // Linux USER_HZ
+
+/** The utime, stime, cutime and cstime fields of /proc/<pid>/stat, in ms; undefined once the process is gone. */
+function procTimes(pid: number): { own: number; reapedChildren: number; ppid: number } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ms = (i: number) => (Number(f[i]) * 1000) / CLOCK_TICKS_PER_SECOND;
+  return { own: ms(11) + ms(12), reapedChildren: ms(13) + ms(14), ppid: Number(f[1]) };
+}
+
+/** CPU time (ms, user + system, every thread) process `pid` has used so far. */
+export function processCpuMs(pid: number): number {
+  return procTimes(pid)?.own ?? NaN;
+}
+
+/**
+ * CPU time (ms) a PostgreSQL server has used so far, all its processes: the postmaster, its live
+ * children (backends, WAL writer, checkpointer…) and the children it has already reaped (cutime).
+ */
+export function postgresCpuMs(server: TestPostgres): number {
+  const postmaster = Number(readFileSync(join(server.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const root = procTimes(postmaster);
+  if (!root) return NaN;
+  let total = root.own + root.reapedChildren;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const t = procTimes(Number(entry));
+    if (t?.ppid === postmaster) total += t.own;
+  }
+  return total;
+}
+
+/** Transactions committed in `url`'s database so far (pg_stat_database: backends report within ~1 s, so wait before reading). */
+export async function committedTransactions(url: string): Promise<number> {
+  const rows = await query<{ n: string }>(url, 'SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()');
+  return Number(rows[0].n);
 }

@@ -1,7 +1,17 @@
-// `npm run bench`: every benchmark in sequence, each in its own process.
+// `npm run bench`: every benchmark in sequence, each in its own process, on one storage engine or both.
+//   npm run bench                        LMDB (or BENCH_ENGINE's engine)
+//   npm run bench -- --engine postgres   each bench on a PostgreSQL of its own (fsync on)
+//   npm run bench -- --engine both       the whole list on LMDB, then on PostgreSQL
+// bench/engines.ts (the two engines' turns in one run, alternating) runs once at the end whatever the engine.
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { benchEngine } from './lib.ts';
+
+const { values } = parseArgs({ options: { engine: { type: 'string' } } });
+const chosen = values.engine ?? process.env.BENCH_ENGINE ?? 'lmdb';
+const engines = chosen === 'both' ? (['lmdb', 'postgres'] as const) : [benchEngine({ BENCH_ENGINE: chosen })];
 
 const here = dirname(fileURLToPath(import.meta.url));
 const benches: [string, string[]][] = [
@@ -12,9 +22,15 @@ const benches: [string, string[]][] = [
   ['telemetry-cost.ts', []],
   ['streaming.ts', []],
 ];
-for (const [file, flags] of benches) {
-  process.stdout.write(`\n=== bench/${file} ===\n`);
-  const r = spawnSync(process.execPath, [...flags, '--import', 'tsx', join(here, file)], { stdio: 'inherit' });
+/** Runs one bench; `engine` undefined: a bench that runs both engines itself. */
+const run = (file: string, flags: string[], engine?: 'lmdb' | 'postgres') => {
+  process.stdout.write(`\n=== bench/${file} (${engine ? `BENCH_ENGINE=${engine}` : 'both engines'}) ===\n`);
+  const r = spawnSync(process.execPath, [...flags, '--import', 'tsx', join(here, file)], {
+    stdio: 'inherit',
+    env: Object.assign({}, process.env, { BENCH_ENGINE: engine ?? 'lmdb' }),
+  });
   if (r.status !== 0) process.stdout.write(`bench/${file} exited with ${r.status}\n`);
-}
-process.stdout.write('\nThe 10-minute soak is separate: npx tsx bench/soak.ts\n');
+};
+for (const engine of engines) for (const [file, flags] of benches) run(file, flags, engine);
+run('engines.ts', []);
+process.stdout.write('\nThe 10-minute soak is separate: npx tsx bench/soak.ts (BENCH_ENGINE=postgres for PostgreSQL)\n');

@@ -1,6 +1,7 @@
 // SDK invoke round trip (hub.invoke → /sdk gateway → @parley/sdk handler → result)
 // against a raw `ws` echo round trip over the same loopback, measured in one run.
 // Run: npx tsx bench/sdk-invoke.ts   (target: p50 ratio ≤ 1.3)
+// No store is on this path (an invoke is socket work only), so BENCH_ENGINE=postgres measures the same thing.
 import Fastify from 'fastify';
 import websocket from '@fastify/websocket';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -15,6 +16,7 @@ import type { Telemetry } from '../src/telemetry/types.ts';
 import { createSupervisorRuntime } from '../src/runtime/supervisor.ts';
 import { createSdkHub } from '../src/runtime/sdk-hub.ts';
 import { closeWebSocketsGoingAway, sdkGatewayPlugin } from '../src/gateways/sdk.ts';
+import { benchEngine } from './lib.ts';
 
 const N = Number(process.env.N ?? 5000);
 const WARMUP = Number(process.env.WARMUP ?? 3000);
@@ -132,6 +134,7 @@ await raw.stop();
 
 const r = summary(samples.raw);
 const s = summary(samples.sdk);
+if (benchEngine() === 'postgres') console.log('BENCH_ENGINE=postgres: no store on this path, the figure is the same on both engines');
 console.log(`N=${N} sequential round trips per path after ${WARMUP} warm-up, loopback, alternating blocks of ${BLOCK}`);
 console.log(`raw ws echo : p50 ${fmt(r.p50)}  p99 ${fmt(r.p99)}  mean ${fmt(r.mean)}`);
 console.log(`SDK invoke  : p50 ${fmt(s.p50)}  p99 ${fmt(s.p99)}  mean ${fmt(s.mean)}`);

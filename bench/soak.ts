@@ -10,12 +10,16 @@
 // memory-mapped data file, which grows with the data by design.
 //   npx tsx bench/soak.ts                     (10 minutes)
 //   SOAK_MINUTES=2 npx tsx bench/soak.ts
+//   BENCH_ENGINE=postgres npx tsx bench/soak.ts   (the store on a PostgreSQL of the soak's own, fsync on; RssFile
+//   then holds no data file, and the summary adds the database's size)
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { createClient } from '../sdk/src/index.ts';
 import { startFakeGraph } from '../test/support/fake-graph.ts';
 import { spawnParley, TEST_SECRET, tempDir } from '../test/support/parley.ts';
 import { connectWidget, type WidgetClient } from '../test/support/widget-client.ts';
+import pg from 'pg';
+import { benchStorage, onEngine, startBenchPostgres } from './lib.ts';
 import { postWebhook, textMessage, WA, webhookBody } from '../test/support/whatsapp.ts';
 
 const minutes = Number(process.env.SOAK_MINUTES ?? 10);
@@ -25,10 +29,13 @@ const durationMs = minutes * 60_000;
 const log = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 
 const graph = await startFakeGraph();
+const postgres = await startBenchPostgres();
+const storage = await benchStorage(postgres);
 const server = await spawnParley({
   storagePath: tempDir('parley-soak-'),
   nodeArgs: ['--expose-gc'],
   config: {
+    storage,
     proactive: { enabled: true, daily_cap: 1_000_000 },
     telemetry: { metrics_public: true },
     channels: { web: { rate_limit_per_minute: 100_000 }, whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA } },
@@ -142,6 +149,7 @@ const sample = async () => {
 };
 const sampler = setInterval(() => void sample().catch((err) => log(`sample failed: ${err.message}`)), 10_000);
 
+log(`soak${onEngine()}: ${minutes} min`);
 const loops = [...widgets.map(widgetLoop), webhookLoop(), proactiveLoop(), reconnectLoop()];
 await new Promise((r) => setTimeout(r, durationMs));
 stopping = true;
@@ -188,10 +196,18 @@ const summary = {
   eventLoopLagP99MedianSampleMs: +(p99s[Math.floor(p99s.length / 2)] ?? 0).toFixed(1),
   errorsLogged: errorsLogged.length,
 };
+if (storage) {
+  const c = new pg.Client({ connectionString: storage.url });
+  await c.connect();
+  const [row] = (await c.query<{ bytes: string }>('SELECT pg_database_size(current_database()) AS bytes')).rows;
+  await c.end();
+  Object.assign(summary, { postgresDatabaseMB: +(Number(row.bytes) / 2 ** 20).toFixed(1) });
+}
 log(`summary ${JSON.stringify(summary)}`);
 if (errorsLogged.length) log(`first error: ${errorsLogged[0].slice(0, 500)}`);
 for (const w of widgets) w.close();
 await sdk.close();
 await server.kill('SIGTERM');
 await graph.close();
+await postgres?.close();
 process.exit(0);

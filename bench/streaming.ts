@@ -10,11 +10,12 @@
 // performance.now(), comparable across processes. Alternating blocks.
 //   npx tsx bench/streaming.ts
 //   BENCH_CONVERSATIONS=20 BENCH_TURNS=3 BENCH_ROUNDS=2 npx tsx bench/streaming.ts
+//   BENCH_ENGINE=postgres npx tsx bench/streaming.ts   (Parley's store on a PostgreSQL of the bench's own, fsync on)
 import { fork, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { spawnParley, tempDir, TEST_SECRET } from '../test/support/parley.ts';
-import { log, percentile } from './lib.ts';
+import { benchStorage, log, onEngine, percentile, startBenchPostgres } from './lib.ts';
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 100);
 const TURNS = Number(process.env.BENCH_TURNS ?? 5);
@@ -38,11 +39,13 @@ const model = await new Promise<{ url: string }>((resolve) =>
 /** A µs-resolution wall clock, comparable with the model process's. */
 const wallNow = () => performance.timeOrigin + performance.now();
 
+const postgres = await startBenchPostgres();
 const parley = await spawnParley({
   storagePath: tempDir(),
   // BENCH_CPU_PROF=<dir>: a CPU profile of Parley, written when it stops.
   nodeArgs: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
   config: {
+    storage: await benchStorage(postgres),
     llm: { provider: 'openai', base_url: model.url, model: 'fake-1' },
     channels: { web: { rate_limit_per_minute: 1_000_000 } },
     identity: { allow_anonymous: true },
@@ -137,7 +140,7 @@ const parleyConversations = await Promise.all(
 );
 const relayConversations = await Promise.all(Array.from({ length: CONVERSATIONS }, () => conversation(relayUrl)));
 
-log(`streaming: ${CONVERSATIONS} conversations, ${TOKENS} tokens ${TOKEN_GAP_MS} ms apart, ${TURNS} replies each per block, ${ROUNDS} rounds`);
+log(`streaming${onEngine()}: ${CONVERSATIONS} conversations, ${TOKENS} tokens ${TOKEN_GAP_MS} ms apart, ${TURNS} replies each per block, ${ROUNDS} rounds`);
 // Warm-up (JIT, first LMDB writes, connection pools), not counted.
 await block('warm-parley', parleyConversations, 0);
 await block('warm-relay', relayConversations, 0);
@@ -164,4 +167,5 @@ log(
 for (const c of [...parleyConversations, ...relayConversations]) c.ws.terminate();
 relayChild.kill();
 await parley.kill('SIGTERM');
+await postgres?.close();
 modelChild.disconnect();

@@ -7,30 +7,25 @@
 // Two figures: throughput (turns/s) and the server's own CPU time per turn (from
 // /proc, every thread), for the whole run and as the median of the per-round costs.
 //   npx tsx bench/telemetry-cost.ts          (BENCH_AA=1: off against off, the method's own noise)
-import { readFileSync } from 'node:fs';
+//   BENCH_ENGINE=postgres npx tsx bench/telemetry-cost.ts   (telemetry in PostgreSQL's tables, on a server of the
+//   bench's own, fsync on; the CPU figures then add the database server's CPU per turn, all its processes)
 import { z } from 'zod';
 import { createClient } from '../sdk/src/index.ts';
 import { spawnParley, TEST_SECRET, tempDir } from '../test/support/parley.ts';
-import { log, percentile } from './lib.ts';
+import { benchStorage, log, onEngine, percentile, postgresCpuMs, processCpuMs, startBenchPostgres } from './lib.ts';
 import { clients } from './widget-load.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 200);
 const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const AA = process.env.BENCH_AA === '1';
-const CLOCK_TICKS_PER_SECOND = 100; // Linux USER_HZ
-
-/** CPU time (ms, user + system, every thread) the process has used so far. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-}
-
+const postgres = await startBenchPostgres();
 const p = await spawnParley({
   storagePath: tempDir('parley-telemetry-'),
-  config: { telemetry: { enabled: true }, channels: { web: { rate_limit_per_minute: 1_000_000 } } },
+  config: { storage: await benchStorage(postgres), telemetry: { enabled: true }, channels: { web: { rate_limit_per_minute: 1_000_000 } } },
 });
+/** CPU time (ms) the server has used so far: Parley's process, and on PostgreSQL the database server's processes too. */
+const cpuMs = () => processCpuMs(p.child.pid!) + (postgres ? postgresCpuMs(postgres) : 0);
 const sdk = createClient();
 sdk.expose(
   'getOrderStatus',
@@ -61,12 +56,14 @@ interface Block {
   latenciesMs: number[];
 }
 const block = async (): Promise<Block> => {
-  const before = cpuMs(p.child.pid!);
+  const before = cpuMs();
   const r = await load.block(BLOCK_MS);
-  return { rps: r.rps, cpuUsPerTurn: ((cpuMs(p.child.pid!) - before) * 1000) / r.requests, latenciesMs: r.latenciesMs };
+  return { rps: r.rps, cpuUsPerTurn: ((cpuMs() - before) * 1000) / r.requests, latenciesMs: r.latenciesMs };
 };
 
-log(`telemetry cost: one process, ${CONNECTIONS} connections, ${ROUNDS} rounds × 2 blocks × ${BLOCK_MS} ms${AA ? ' — A/A: telemetry off in both' : ''}`);
+log(
+  `telemetry cost${onEngine()}: one process, ${CONNECTIONS} connections, ${ROUNDS} rounds × 2 blocks × ${BLOCK_MS} ms${AA ? ' — A/A: telemetry off in both' : ''}`,
+);
 await persist(true);
 await block(); // warm-up
 const on: Block[] = [];
@@ -109,4 +106,5 @@ log(
 load.close();
 await sdk.close();
 await p.kill('SIGTERM');
+await postgres?.close();
 process.exit(0);

@@ -4,16 +4,21 @@
 // The records are built the way ConversationHost builds them (properties first, then the shared
 // fields: see test/unit/object-spread.test.ts).
 // TELEMETRY_OFF=1 measures the same loop with persistence off (the loop's own cost).
+// BENCH_ENGINE=postgres: the records go to PostgreSQL's tables (a server of the bench's own, fsync on); the figure
+// then adds the database server's CPU (all its processes).
 //   npx tsx bench/telemetry-recorder.ts
 import { createClock } from '../src/clock.ts';
 import { createLogger } from '../src/logger.ts';
 import { openLmdbStore } from '../src/store/lmdb/index.ts';
+import { openPostgresStore } from '../src/store/postgres/store.ts';
 import { createTelemetryRecorder } from '../src/telemetry/recorder.ts';
 import { tempDir } from '../test/support/parley.ts';
-import { log } from './lib.ts';
+import { benchStorage, log, onEngine, postgresCpuMs, startBenchPostgres } from './lib.ts';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 20_000);
-const store = await openLmdbStore({ path: tempDir('parley-recorder-') });
+const postgres = await startBenchPostgres();
+const storage = await benchStorage(postgres);
+const store = storage ? await openPostgresStore({ url: storage.url }) : await openLmdbStore({ path: tempDir('parley-recorder-') });
 const t = createTelemetryRecorder({ store, clock: createClock(), logger: createLogger('error'), enabled: process.env.TELEMETRY_OFF !== '1' });
 
 async function run(n: number) {
@@ -38,9 +43,13 @@ async function run(n: number) {
 
 await run(2000); // warm-up
 const before = process.cpuUsage();
+const postgresBefore = postgres ? postgresCpuMs(postgres) : 0;
 await run(TURNS);
 const cpu = process.cpuUsage(before);
+const postgresUs = postgres ? (postgresCpuMs(postgres) - postgresBefore) * 1000 : 0;
 log(
-  `recorder (${process.env.TELEMETRY_OFF === '1' ? 'persistence off' : 'persisting'}): ${((cpu.user + cpu.system) / TURNS).toFixed(1)} µs CPU per turn over ${TURNS} turns`,
+  `recorder${onEngine()} (${process.env.TELEMETRY_OFF === '1' ? 'persistence off' : 'persisting'}): ${((cpu.user + cpu.system + postgresUs) / TURNS).toFixed(1)} µs CPU per turn over ${TURNS} turns` +
+    (postgres ? ` (of which PostgreSQL's processes ${(postgresUs / TURNS).toFixed(1)} µs)` : ''),
 );
 await store.close();
+await postgres?.close();

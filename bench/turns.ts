@@ -5,11 +5,13 @@
 // measured over 10,000 conversations.
 //   node --expose-gc --import tsx bench/turns.ts
 //   BENCH_CONNECTIONS=200 node --expose-gc --import tsx bench/turns.ts
+//   BENCH_ENGINE=postgres node --expose-gc --import tsx bench/turns.ts   (Parley on a PostgreSQL of its own, fsync on;
+//   bench/engines.ts compares the two engines in one run)
 import { WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
 import { createClient } from '../sdk/src/index.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../test/support/parley.ts';
-import { alternate, log, percentile, type LoadResult } from './lib.ts';
+import { alternate, benchStorage, log, onEngine, percentile, startBenchPostgres, type LoadResult } from './lib.ts';
 import { clients } from './widget-load.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1000);
@@ -56,7 +58,10 @@ const summary = (r: LoadResult) => {
   return { turnsPerSecond: Math.round(r.rps), p50: +percentile(l, 0.5).toFixed(1), p99: +percentile(l, 0.99).toFixed(1), turns: r.requests };
 };
 
-const p: TestParley = await startParley({ config: { logging: { level: 'warn' }, channels: { web: { rate_limit_per_minute: 1_000_000 } } } });
+const postgres = await startBenchPostgres();
+const p: TestParley = await startParley({
+  config: { storage: await benchStorage(postgres), logging: { level: 'warn' }, channels: { web: { rate_limit_per_minute: 1_000_000 } } },
+});
 const sdk = createClient();
 sdk.expose(
   'getOrderStatus',
@@ -66,7 +71,7 @@ sdk.expose(
 await sdk.listen({ url: p.url(), secret: TEST_SECRET });
 const base = await relay();
 
-log(`turns: ${CONNECTIONS} connections, ${ROUNDS} rounds × ${BLOCK_MS} ms per contender (offline LLM, one SDK call per turn)`);
+log(`turns${onEngine()}: ${CONNECTIONS} connections, ${ROUNDS} rounds × ${BLOCK_MS} ms per contender (offline LLM, one SDK call per turn)`);
 const parleyClients = await clients(
   CONNECTIONS,
   `${p.url().replace('http', 'ws')}/widget/ws`,
@@ -123,4 +128,5 @@ else {
 }
 await sdk.close();
 await p.close();
+await postgres?.close();
 process.exit(0);

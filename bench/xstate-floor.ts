@@ -3,16 +3,17 @@
 // request (one actor walking the checks). The turn and proactive benchmarks compare against
 // baselines that do a whole turn / request in less time than this; BENCHMARKS.md ("The XState
 // floor") derives the best ratio those targets allow.
-//   npx tsx bench/xstate-floor.ts
+//   npx tsx bench/xstate-floor.ts   (no store: the same on both engines, BENCH_ENGINE is only checked)
 import { assign, createActor, fromPromise, setup, toPromise, type AnyActorLogic } from 'xstate';
 import { conversationMachine, type LlmStepInput } from '../machines/conversation.ts';
 import { proactiveMachine } from '../machines/proactive.ts';
-import { log } from './lib.ts';
+import { benchEngine, log } from './lib.ts';
 
 const ACTORS = 1000;
 const TURNS = Number(process.env.BENCH_TURNS ?? 40_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 50_000);
 const ROUNDS = 4;
+if (benchEngine() === 'postgres') log('BENCH_ENGINE=postgres: no store here, the floor is the same on both engines');
 
 /** The least a turn can be in XState: three fromPromise invokes (LLM, tool, LLM) and nothing else. */
 const minimalTurn = setup({

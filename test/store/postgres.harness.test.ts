@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { benchEngine, startBenchPostgres } from '../../bench/lib.ts';
+import { benchEngine, benchStorage, committedTransactions, postgresCpuMs, startBenchPostgres } from '../../bench/lib.ts';
 import { reapPostgres } from '../support/postgres-processes.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 import { createTestDatabase, sharedPostgresUrl } from '../support/shared-postgres.ts';
@@ -217,5 +217,26 @@ describe("the benchmarks' PostgreSQL (bench/lib.ts)", () => {
     expect(bench.url).not.toBe(sharedPostgresUrl());
     const url = await bench.createDatabase();
     expect(await query(url, `SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync`)).toEqual([{ fsync: 'on', sync: 'on' }]);
+  });
+
+  it("gives each contender a fresh database, counts its commits, and reads the server's CPU over all its processes", async () => {
+    const bench = (await startBenchPostgres({ env: { BENCH_ENGINE: 'postgres' } }))!;
+    servers.push(bench);
+    expect(await benchStorage(undefined)).toBeUndefined(); // LMDB: the harness's temp dir, as before
+    const a = (await benchStorage(bench, {}))!;
+    const b = (await benchStorage(bench, {}))!;
+    expect(a.engine).toBe('postgres');
+    expect(a.url).not.toBe(b.url);
+    await query(a.url, 'CREATE TABLE t (v int)');
+    expect(await query(b.url, `SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`)).toEqual([{ n: 0 }]);
+
+    const commitsBefore = await committedTransactions(a.url);
+    const cpuBefore = postgresCpuMs(bench);
+    // Work a backend does and then exits with: its CPU is counted only through the postmaster's reaped children.
+    await query(a.url, 'INSERT INTO t SELECT generate_series(1, 300000)');
+    for (let i = 0; i < 20; i++) await query(a.url, 'INSERT INTO t VALUES (1)');
+    await new Promise((r) => setTimeout(r, 1500)); // backends report their statistics within ~1 s
+    expect(postgresCpuMs(bench) - cpuBefore).toBeGreaterThan(200);
+    expect((await committedTransactions(a.url)) - commitsBefore).toBeGreaterThanOrEqual(21);
   });
 });
