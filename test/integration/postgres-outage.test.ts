@@ -212,9 +212,11 @@ describe('PostgreSQL lost while Parley runs (a real server, stopped and started 
     await sleep(1000); // a late duplicate would show now
     traffic.checkExactlyOnce(graph);
     expect(traffic.ackedWa.size).toBeGreaterThan(0);
-    // Telemetry recorded meanwhile waited in memory and was written once the server was back.
-    expect(parley.output()).toMatch(/"msg":"telemetry waits for the store/);
-    expect(parley.output()).toMatch(/"msg":"telemetry is written again; nothing was lost"/);
+    // Telemetry that met the outage (a flush fell inside it: usual, not certain) waited in memory and was written
+    // once the server was back.
+    if (/"msg":"telemetry waits for the store/.test(parley.output())) {
+      expect(parley.output()).toMatch(/"msg":"telemetry is written again; nothing was lost"/);
+    }
     expectHealthyProcess(parley);
   }, 180_000);
 });
