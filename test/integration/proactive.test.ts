@@ -1,7 +1,7 @@
 // Issue 6: proactive messaging through the HTTP routes, every guardrail.
 import { afterEach, describe, expect, it } from 'vitest';
 import { BLOCK_REASONS } from '../../machines/proactive.ts';
-import { startFakeGraph } from '../support/fake-graph.ts';
+import { startFakeGraph, type FakeGraph } from '../support/fake-graph.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { connectWidget, startWidgetSession } from '../support/widget-client.ts';
 import { postWebhook, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
@@ -17,6 +17,11 @@ const send = async (p: TestParley, body: Record<string, unknown>) => (await post
 const optIn = async (p: TestParley, customerExternalId: string, value = true) => post(p, '/proactive/opt-in', { customerExternalId, optIn: value });
 const clock = (p: TestParley, offsetMs: number) =>
   fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ offsetMs }) });
+
+async function deliveredCount(graph: FakeGraph, n: number) {
+  for (let i = 0; i < 250 && graph.delivered().length < n; i++) await new Promise((r) => setTimeout(r, 20));
+  expect(graph.delivered()).toHaveLength(n);
+}
 
 async function webCustomer(p: TestParley, externalId: string) {
   const { createCustomerRepo } = await import('../../src/customers/repo.ts');
@@ -80,9 +85,12 @@ describe('POST /proactive guardrails', () => {
   it('WhatsApp 24-hour window with the test clock; a template passes outside it and reaches Graph as a template', async () => {
     const { p, graph } = await proactiveParley();
     await postWebhook(p.url(), webhookBody([textMessage('+15550007001', 'hello')]));
-    await new Promise((r) => setTimeout(r, 300));
+    await deliveredCount(graph, 1); // answered: the customer exists
     await optIn(p, '+15550007001');
     expect((await send(p, { customerExternalId: '+15550007001', channel: 'whatsapp', content: 'inside the window' })).accepted).toBe(true);
+    // The day passes once the reply and the proactive text are out: a send still in flight when the clock jumps a day
+    // outlives its lease (on the same clock) and would rightly run again.
+    await deliveredCount(graph, 2);
     await clock(p, 24 * 3600_000 + 60_000);
     expect(await send(p, { customerExternalId: '+15550007001', channel: 'whatsapp', content: 'outside' })).toEqual({
       accepted: false,
@@ -95,7 +103,8 @@ describe('POST /proactive guardrails', () => {
       template: { name: 'order_shipped', language: 'en_US', parameters: ['1001'] },
     });
     expect(t.accepted).toBe(true);
-    for (let i = 0; i < 100 && !graph.delivered().some((r) => r.body.type === 'template'); i++) await new Promise((r) => setTimeout(r, 30));
+    await deliveredCount(graph, 3);
+    expect(graph.delivered().map((r) => r.body.type)).toEqual(['text', 'text', 'template']);
     const tpl = graph.delivered().find((r) => r.body.type === 'template')!;
     expect(tpl.body).toMatchObject({
       to: '15550007001',
