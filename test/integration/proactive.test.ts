@@ -4,7 +4,7 @@ import { BLOCK_REASONS } from '../../machines/proactive.ts';
 import { startFakeGraph, type FakeGraph } from '../support/fake-graph.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { connectWidget, startWidgetSession } from '../support/widget-client.ts';
-import { postWebhook, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
+import { outboundSettled, postWebhook, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -88,9 +88,8 @@ describe('POST /proactive guardrails', () => {
     await deliveredCount(graph, 1); // answered: the customer exists
     await optIn(p, '+15550007001');
     expect((await send(p, { customerExternalId: '+15550007001', channel: 'whatsapp', content: 'inside the window' })).accepted).toBe(true);
-    // The day passes once the reply and the proactive text are out: a send still in flight when the clock jumps a day
-    // outlives its lease (on the same clock) and would rightly run again.
     await deliveredCount(graph, 2);
+    await outboundSettled(p.url());
     await clock(p, 24 * 3600_000 + 60_000);
     expect(await send(p, { customerExternalId: '+15550007001', channel: 'whatsapp', content: 'outside' })).toEqual({
       accepted: false,

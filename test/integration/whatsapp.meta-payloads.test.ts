@@ -9,7 +9,7 @@ import { FIXTURES, loadFixture, metaWire, spacedWire } from '../fixtures/whatsap
 import { TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { allCustomers } from '../support/stored.ts';
 import { telemetryEvents, whatsappParley } from '../support/whatsapp-parley.ts';
-import { sleep, until, WA } from '../support/whatsapp.ts';
+import { outboundSettled, sleep, until, WA } from '../support/whatsapp.ts';
 import type { FakeGraph } from '../support/fake-graph.ts';
 
 const PHONE_NUMBER_ID = '106540352242922';
@@ -134,6 +134,7 @@ describe('customers identified by a BSUID', () => {
       (d) => d.length >= 2,
     );
     expect(sent[1].body).toMatchObject({ recipient: bsuid, text: { body: 'Your refund was sent.' } });
+    await outboundSettled(p.url());
 
     await api('/__test__/clock', { offsetMs: 25 * 3600_000 });
     expect(await api('/proactive', { customerExternalId: bsuid, channel: 'whatsapp', content: 'Still there?' })).toEqual({
@@ -151,6 +152,7 @@ describe('customers identified by a BSUID', () => {
       () => graph.delivered(),
       (d) => d.length >= 3,
     );
+    expect(all).toHaveLength(3);
     expect(all[2].body).toMatchObject({ recipient: bsuid, type: 'template', template: { name: 'refund_update' } });
   });
 

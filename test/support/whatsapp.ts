@@ -74,3 +74,14 @@ export function webhookBodyFor(phoneNumberId: string, messages: unknown[], statu
   body.entry[0].changes[0].value.metadata.phone_number_id = phoneNumberId;
   return body;
 }
+
+/**
+ * Resolves when the WhatsApp outbound queue has nothing stored or running (test mode's /diagnostics). Call it before
+ * jumping the test clock: a send still being recorded when the clock jumps a day outlives its lease on that clock and
+ * rightly runs again.
+ */
+export async function outboundSettled(baseUrl: string): Promise<void> {
+  const outbound = async () =>
+    ((await (await fetch(`${baseUrl}/diagnostics`)).json()) as { whatsapp: { outbound: { depth: number; inFlight: number } } }).whatsapp.outbound;
+  await until(outbound, (o) => o.depth === 0 && o.inFlight === 0);
+}
