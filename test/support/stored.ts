@@ -50,26 +50,41 @@ export async function queryDatabase<R extends Record<string, unknown>>(url: stri
   }
 }
 
+/** Each table's rows, camel-cased and in a stable order, read over one connection. */
+async function postgresTables(url: string, tables: string[]): Promise<Record<string, unknown>[][]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const out: Record<string, unknown>[][] = [];
+    for (const table of tables) out.push((await client.query(`SELECT * FROM ${table}`)).rows.map(camel));
+    return out;
+  } finally {
+    await client.end();
+  }
+}
+
+const stableOrder = (rows: Record<string, unknown>[]) => rows.sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+
 /** Every stored value of `kind`, in a stable order. */
 export async function storedValues<V = Record<string, unknown>>(p: Running, kind: StoredKind): Promise<V[]> {
   const { store } = p.services;
   if (store.engine === 'lmdb') return LMDB_TABLES[kind].flatMap((t) => [...lmdbKv(store).range<V>(t)].map((r) => r.value));
-  const rows: Record<string, unknown>[] = [];
-  for (const table of POSTGRES_TABLES[kind]) rows.push(...(await queryDatabase(p.services.config.storage.url!, `SELECT * FROM ${table}`)).map(camel));
-  return rows.sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)) as V[];
+  return stableOrder((await postgresTables(p.services.config.storage.url!, POSTGRES_TABLES[kind])).flat()) as V[];
 }
 
 /** Everything stored of these kinds, as one string: compare two to see whether anything was written. */
 export async function dumpStored(p: Running, kinds: StoredKind[]): Promise<string> {
-  const parts: string[] = [];
-  for (const kind of kinds) {
-    // LMDB keeps part of a record in its key (a magic link's hash, a dedup key's customer): keys count too.
-    const { store } = p.services;
-    const rows =
-      store.engine === 'lmdb' ? LMDB_TABLES[kind].flatMap((t) => [...lmdbKv(store).range(t)].map((r) => [r.key, r.value])) : await storedValues(p, kind);
-    parts.push(JSON.stringify(rows));
+  const { store } = p.services;
+  if (store.engine !== 'lmdb') {
+    const tables = await postgresTables(
+      p.services.config.storage.url!,
+      kinds.flatMap((k) => POSTGRES_TABLES[k]),
+    );
+    let at = 0;
+    return kinds.map((k) => JSON.stringify(stableOrder(tables.slice(at, (at += POSTGRES_TABLES[k].length)).flat()))).join('|');
   }
-  return parts.join('|');
+  // LMDB keeps part of a record in its key (a magic link's hash, a dedup key's customer): keys count too.
+  return kinds.map((k) => JSON.stringify(LMDB_TABLES[k].flatMap((t) => [...lmdbKv(store).range(t)].map((r) => [r.key, r.value])))).join('|');
 }
 
 /** Every customer, whole (through the repository), in a stable order. */
