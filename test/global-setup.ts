@@ -14,7 +14,8 @@ import { buildAssets } from '../scripts/build-assets.ts';
 import { findPostgresBin, postgresRunAs } from './support/postgres-binaries.ts';
 import { prepareTemplate, templateCacheDir } from './support/postgres-cluster.ts';
 import { postgresDataDirsUnder, reapPostgres } from './support/postgres-processes.ts';
-import { startPostgres, type TestPostgres } from './support/postgres.ts';
+import { openPostgresStore } from '../src/store/postgres/store.ts';
+import { createDatabase, MIGRATED_TEMPLATE, startPostgres, type TestPostgres } from './support/postgres.ts';
 
 async function startSharedPostgres(runDir: string): Promise<TestPostgres> {
   const bin = findPostgresBin();
@@ -62,6 +63,14 @@ export default async function setup(project: TestProject) {
     throw assets.status === 'rejected' ? assets.reason : (started as PromiseRejectedResult).reason;
   }
   const postgres = started.value;
+  try {
+    await openPostgresStore({ url: await createDatabase(postgres.url, MIGRATED_TEMPLATE) }).then((store) => store.close());
+  } catch (err) {
+    restoreEnv();
+    await postgres.close();
+    await removeRunDir(runDir);
+    throw err;
+  }
   project.provide('postgresUrl', postgres.url); // ProvidedContext is declared in support/shared-postgres.ts
   process.env[SHARED_URL] = postgres.url;
   return async () => {

@@ -71,13 +71,25 @@ export function databaseUrl(adminUrl: string, name: string): string {
   return url.toString();
 }
 
-/** Creates an empty database on the server at `adminUrl` (a superuser URL); resolves to its URL. */
-export async function createDatabase(adminUrl: string, name = `t_${randomBytes(6).toString('hex')}`): Promise<string> {
+/**
+ * The shared server's database with every migration applied (test/global-setup.ts makes it): a test database copied
+ * from it skips migrating, which costs a Parley start on PostgreSQL about half a second on this machine.
+ */
+export const MIGRATED_TEMPLATE = 'parley_migrated';
+
+/**
+ * Creates a database on the server at `adminUrl` (a superuser URL), empty or a copy of `template`; resolves to its URL.
+ * PostgreSQL 15+ copies by files (`STRATEGY FILE_COPY`), several times faster for small databases than through WAL.
+ */
+export async function createDatabase(adminUrl: string, name = `t_${randomBytes(6).toString('hex')}`, o: { template?: string } = {}): Promise<string> {
   if (!DATABASE_NAME.test(name)) throw new Error(`database name ${JSON.stringify(name)}: use a-z, 0-9 and _ (at most 63)`);
+  if (o.template !== undefined && !DATABASE_NAME.test(o.template)) throw new Error(`template name ${JSON.stringify(o.template)}: use a-z, 0-9 and _`);
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE "${name}"`);
+    const version = Number((await client.query<{ server_version_num: string }>('SHOW server_version_num')).rows[0].server_version_num);
+    const template = o.template === undefined ? '' : ` TEMPLATE "${o.template}"`;
+    await client.query(`CREATE DATABASE "${name}"${template}${version >= 150000 ? ' STRATEGY FILE_COPY' : ''}`);
   } finally {
     await client.end();
   }

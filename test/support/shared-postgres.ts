@@ -2,7 +2,7 @@
 // test file (or test) its own empty database on it; a test that stops or kills the server starts
 // its own with startPostgres() instead, so the other files running meanwhile keep theirs.
 import { inject } from 'vitest';
-import { createDatabase } from './postgres.ts';
+import { createDatabase, MIGRATED_TEMPLATE } from './postgres.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -19,4 +19,9 @@ export function sharedPostgresUrl(): string {
 /** A new empty database on the shared server (a random name by default); resolves to its URL. */
 export function createTestDatabase(name?: string): Promise<string> {
   return createDatabase(sharedPostgresUrl(), name);
+}
+
+/** A new database on the shared server with every migration applied, as Parley leaves it at its first start. */
+export function createMigratedTestDatabase(name?: string): Promise<string> {
+  return createDatabase(sharedPostgresUrl(), name, { template: MIGRATED_TEMPLATE });
 }

@@ -7,7 +7,7 @@ import type { ConfigInput } from '../../src/config/schema.ts';
 import { openPostgresStore } from '../../src/store/postgres/store.ts';
 import type { Store } from '../../src/store/repos.ts';
 import { databaseUrl } from './postgres.ts';
-import { createTestDatabase, sharedPostgresUrl } from './shared-postgres.ts';
+import { createMigratedTestDatabase, sharedPostgresUrl } from './shared-postgres.ts';
 import { openTestStore } from './store.ts';
 
 export type TestEngine = 'lmdb' | 'postgres';
@@ -24,7 +24,7 @@ const DUPLICATE_DATABASE = '42P04';
 export async function postgresUrlFor(storagePath: string): Promise<string> {
   const name = `t_${createHash('sha256').update(storagePath).digest('hex').slice(0, 24)}`;
   try {
-    return await createTestDatabase(name);
+    return await createMigratedTestDatabase(name);
   } catch (err) {
     if ((err as { code?: string }).code === DUPLICATE_DATABASE) return databaseUrl(sharedPostgresUrl(), name);
     throw err;
