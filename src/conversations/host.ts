@@ -30,7 +30,7 @@ import { xstateClock } from '../clock.ts';
 import type { Customer } from '../customers/repo.ts';
 import type { Services } from '../services.ts';
 import { conversationIdFor } from './history.ts';
-import type { Channel, ConversationMeta, ConversationRecord, PendingConfirmation } from '../store/model.ts';
+import type { Channel, ConversationMeta, ConversationRecord, MessageRecord, PendingConfirmation } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
 import type { LiveStep } from './llm-step.ts';
@@ -195,15 +195,17 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     }
   };
 
-  /** In the persist transaction; resolves false when the output was not written (a customer message already stored). */
-  const writeOutput = async (tx: StoreRepos, a: Active, record: ConversationRecord, { o, at }: Pending): Promise<boolean> => {
+  /**
+   * In the persist transaction; resolves false when the output was not written (a customer message already stored).
+   * Its history records go to `messages`, appended with the conversation's record in one write (`conversations.save`).
+   */
+  const writeOutput = async (tx: StoreRepos, a: Active, record: ConversationRecord, messages: MessageRecord[], { o, at }: Pending): Promise<boolean> => {
     const id = a.meta.conversationId;
-    const history = tx.history;
     switch (o.type) {
       case 'customer':
-        // The authority on duplicates: reads in the transaction see every committed (and this batch's) message.
-        if (await history.seen(id, o.messageId)) return false;
-        await history.append({
+        // The authority on duplicates: every committed message, and this batch's.
+        if (messages.some((m) => m.role === 'user' && m.id === o.messageId) || (await tx.history.seen(id, o.messageId))) return false;
+        messages.push({
           id: o.messageId,
           conversationId: id,
           role: 'user',
@@ -217,12 +219,12 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         record.reviewedAt = undefined;
         break;
       case 'reply':
-        await history.append({ id: o.id, conversationId: id, role: 'assistant', text: o.text, at, turnId: o.turnId });
+        messages.push({ id: o.id, conversationId: id, role: 'assistant', text: o.text, at, turnId: o.turnId });
         record.lastMessageAt = at;
         break;
       case 'tool':
         if (o.phase === 'invoked') {
-          await history.append({
+          messages.push({
             id: `${o.callId}:invoked`,
             conversationId: id,
             role: 'tool',
@@ -234,12 +236,12 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         } else {
           const data: Record<string, unknown> = { phase: o.phase, name: o.name, ok: o.phase === 'result', content: o.content, durationMs: o.durationMs };
           if (o.error !== undefined) data.error = o.error;
-          await history.append({ id: `${o.callId}:${o.phase}`, conversationId: id, role: 'tool', text: o.error ?? '', at, turnId: o.turnId, data });
+          messages.push({ id: `${o.callId}:${o.phase}`, conversationId: id, role: 'tool', text: o.error ?? '', at, turnId: o.turnId, data });
         }
         break;
       case 'confirm':
         record.pendingConfirmation = { id: o.id, name: o.name, args: o.args, summary: o.summary };
-        await history.append({
+        messages.push({
           id: o.id,
           conversationId: id,
           role: 'confirmation',
@@ -250,7 +252,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         });
         break;
       case 'agent':
-        await history.append({ id: o.id, conversationId: id, role: 'agent', text: o.text, at, data: { author: o.author } });
+        messages.push({ id: o.id, conversationId: id, role: 'agent', text: o.text, at, data: { author: o.author } });
         record.lastMessageAt = at;
         if (record.handoff) record.handoff = Object.assign({}, record.handoff, { agent: o.author });
         break;
@@ -264,12 +266,12 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
           record.handoff = undefined;
           data.by = o.by;
         } else data.agent = o.agent;
-        await history.append({ id: o.id, conversationId: id, role: 'handoff', text: o.phase, at, data });
+        messages.push({ id: o.id, conversationId: id, role: 'handoff', text: o.phase, at, data });
         break;
       }
       case 'confirmation':
         record.pendingConfirmation = undefined;
-        await history.append({
+        messages.push({
           id: `${o.id}:${o.outcome}`,
           conversationId: id,
           role: 'confirmation',
@@ -298,7 +300,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         try {
           await store.transaction(async (tx) => {
             // Fields others write (the daemon's verdict and follow-up) are kept from the latest record.
-            const previous = await tx.conversations.lock(a.meta.conversationId);
+            const previous = await tx.conversations.lockFields(a.meta.conversationId);
             const record: ConversationRecord = Object.assign({}, previous, a.meta, {
               snapshot,
               state: stateName(value),
@@ -306,8 +308,9 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
               updatedAt: clock.now(),
             });
             written = [];
-            for (const entry of batch) if (await writeOutput(tx, a, record, entry)) written.push(entry);
-            await tx.conversations.put(record);
+            const messages: MessageRecord[] = [];
+            for (const entry of batch) if (await writeOutput(tx, a, record, messages, entry)) written.push(entry);
+            await tx.conversations.save(record, messages);
           });
         } catch (err) {
           // Keep the outputs; the next write (retried below) carries them.

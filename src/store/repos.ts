@@ -46,7 +46,14 @@ export interface ConversationStore {
   get(conversationId: string): Promise<ConversationRecord | undefined>;
   /** In a transaction: holds every other transaction that locks this conversation until this one ends (even before it exists). */
   lock(conversationId: string): Promise<ConversationRecord | undefined>;
+  /** `lock` for a writer that replaces the snapshot: the record without it (PostgreSQL does not send it). */
+  lockFields(conversationId: string): Promise<Omit<ConversationRecord, 'snapshot'> | undefined>;
   put(record: ConversationRecord): Promise<void>;
+  /**
+   * `put`, and the conversation's new history records appended in order (as `history.append` would), in one
+   * statement on PostgreSQL: a turn's writes cost one round trip each, not one per record. Call it after `lock`.
+   */
+  save(record: ConversationRecord, messages: MessageRecord[]): Promise<void>;
   /** Conversations that were mid-turn (`busy`): resumed at start. */
   busy(): Promise<ConversationMeta[]>;
   /**

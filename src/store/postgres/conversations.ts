@@ -2,7 +2,7 @@
 // the rest of the record as JSON.
 import { reviewDueAt, type Channel, type ConversationRecord, type ConversationSummary } from '../model.ts';
 import type { ConversationStore } from '../repos.ts';
-import { first, json, limitOf, prepared, type Db } from './db.ts';
+import { first, json, limitOf, prepared, text, type Db } from './db.ts';
 
 interface SummaryRow {
   conversation_id: string;
@@ -39,6 +39,18 @@ const PUT = prepared(
      last_message_at = EXCLUDED.last_message_at, last_customer_message_at = EXCLUDED.last_customer_message_at,
      reviewed_at = EXCLUDED.reviewed_at, details = EXCLUDED.details, snapshot = EXCLUDED.snapshot,
      followup_pending = EXCLUDED.followup_pending, review_due_at = EXCLUDED.review_due_at, handoff_since = EXCLUDED.handoff_since`,
+);
+const LOCK_FIELDS = prepared('conversations_lock_fields', `SELECT ${SUMMARY_COLUMNS} FROM parley_lock_conversation($1)`);
+// `put` and the appended records in one statement: data-modifying CTEs always run to completion. The records are
+// numbered after the conversation's last one, in the order given (the caller holds the conversation's lock).
+const SAVE = prepared(
+  'conversations_save',
+  `WITH put AS (${PUT.text}),
+   last AS (SELECT coalesce(max(seq), 0) AS n FROM messages WHERE conversation_id = $1)
+   INSERT INTO messages (conversation_id, seq, id, role, text, at, turn_id, proactive, data)
+   SELECT $1, last.n + m.ord, m.id, m.role, m.text, m.at, m.turn_id, m.proactive, m.data
+   FROM last, unnest($16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[], $21::boolean[], $22::json[])
+     WITH ORDINALITY AS m(id, role, text, at, turn_id, proactive, data, ord)`,
 );
 const BUSY = prepared('conversations_busy', 'SELECT conversation_id, customer_id, external_id, channel FROM conversations WHERE busy ORDER BY conversation_id');
 // review_due_at is set on every put from model.ts's reviewDueAt (the partial index conversations_due_for_review).
@@ -97,34 +109,55 @@ function toRecord(r: RecordRow | undefined): ConversationRecord | undefined {
   return Object.assign(toSummary(r), { snapshot: r.snapshot });
 }
 
+function putValues(c: ConversationRecord): unknown[] {
+  const details: Details = {
+    pendingConfirmation: c.pendingConfirmation,
+    reflection: c.reflection,
+    followupPending: c.followupPending,
+    reviewAttempt: c.reviewAttempt,
+    handoff: c.handoff,
+  };
+  return [
+    c.conversationId,
+    c.customerId,
+    c.externalId ?? null,
+    c.channel,
+    c.state,
+    c.busy,
+    c.updatedAt,
+    c.lastMessageAt ?? null,
+    c.lastCustomerMessageAt ?? null,
+    c.reviewedAt ?? null,
+    json(details),
+    json(c.snapshot),
+    c.followupPending !== undefined,
+    reviewDueAt(c) ?? null,
+    c.handoff?.since ?? null,
+  ];
+}
+
 export function postgresConversations(db: Db): ConversationStore {
   return {
     get: async (id) => toRecord(await first(db.rows<RecordRow>(GET, [id]))),
     lock: async (id) => toRecord(await first(db.rows<RecordRow>(LOCK, [id]))),
+    lockFields: async (id) => {
+      const row = await first(db.rows<SummaryRow>(LOCK_FIELDS, [id]));
+      return row && toSummary(row);
+    },
     put: async (c) => {
-      const details: Details = {
-        pendingConfirmation: c.pendingConfirmation,
-        reflection: c.reflection,
-        followupPending: c.followupPending,
-        reviewAttempt: c.reviewAttempt,
-        handoff: c.handoff,
-      };
-      await db.rows(PUT, [
-        c.conversationId,
-        c.customerId,
-        c.externalId ?? null,
-        c.channel,
-        c.state,
-        c.busy,
-        c.updatedAt,
-        c.lastMessageAt ?? null,
-        c.lastCustomerMessageAt ?? null,
-        c.reviewedAt ?? null,
-        json(details),
-        json(c.snapshot),
-        c.followupPending !== undefined,
-        reviewDueAt(c) ?? null,
-        c.handoff?.since ?? null,
+      await db.rows(PUT, putValues(c));
+    },
+    save: async (c, messages) => {
+      if (messages.some((m) => m.conversationId !== c.conversationId)) throw new Error('save: every record must belong to the conversation saved');
+      await db.rows(SAVE, [
+        ...putValues(c),
+        messages.map((m) => m.id),
+        messages.map((m) => m.role),
+        messages.map((m) => text(m.text)),
+        messages.map((m) => m.at),
+        messages.map((m) => m.turnId ?? null),
+        messages.map((m) => m.proactive ?? null),
+        messages.map((m) => json(m.data)),
       ]);
     },
     busy: async () => {

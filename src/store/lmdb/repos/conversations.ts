@@ -6,6 +6,7 @@
 import { reviewDueAt, type ConversationRecord, type ConversationSummary } from '../../model.ts';
 import type { ConversationStore } from '../../repos.ts';
 import type { Key, KvScope } from '../kv.ts';
+import { lmdbHistory } from './history.ts';
 
 export const reviewKey = (lastMessageAt: number, conversationId: string) => ['review', lastMessageAt, conversationId];
 export const followupKey = (conversationId: string) => ['followup', conversationId];
@@ -38,30 +39,43 @@ export function lmdbConversations(s: KvScope): ConversationStore {
       }
     });
   };
+  const putIn = (scope: KvScope, record: ConversationRecord) =>
+    scope.atomically(async (tx) => {
+      const previous = tx.get<ConversationRecord>('conversations', record.conversationId);
+      const id = record.conversationId;
+      const wasDue = reviewDueAt(previous);
+      const isDue = reviewDueAt(record);
+      if (wasDue !== isDue) {
+        if (wasDue !== undefined) await tx.remove('proactive', reviewKey(wasDue, id));
+        if (isDue !== undefined) await tx.put('proactive', reviewKey(isDue, id), 1);
+      }
+      const hadFollowup = previous?.followupPending !== undefined;
+      const hasFollowup = record.followupPending !== undefined;
+      if (hadFollowup && !hasFollowup) await tx.remove('proactive', followupKey(id));
+      if (!hadFollowup && hasFollowup) await tx.put('proactive', followupKey(id), 1);
+      const wasWithHuman = previous?.handoff?.since;
+      const isWithHuman = record.handoff?.since;
+      if (wasWithHuman !== isWithHuman) {
+        if (wasWithHuman !== undefined) await tx.remove('proactive', humanKey(wasWithHuman, id));
+        if (isWithHuman !== undefined) await tx.put('proactive', humanKey(isWithHuman, id), 1);
+      }
+      await tx.put('conversations', id, record);
+    });
   return {
     get,
     lock: get,
-    put: (record) =>
+    lockFields: async (id) => {
+      const record = await get(id);
+      if (!record) return undefined;
+      const { snapshot: _, ...fields } = record;
+      return fields;
+    },
+    put: (record) => putIn(s, record),
+    save: (record, messages) =>
       s.atomically(async (tx) => {
-        const previous = tx.get<ConversationRecord>('conversations', record.conversationId);
-        const id = record.conversationId;
-        const wasDue = reviewDueAt(previous);
-        const isDue = reviewDueAt(record);
-        if (wasDue !== isDue) {
-          if (wasDue !== undefined) await tx.remove('proactive', reviewKey(wasDue, id));
-          if (isDue !== undefined) await tx.put('proactive', reviewKey(isDue, id), 1);
-        }
-        const hadFollowup = previous?.followupPending !== undefined;
-        const hasFollowup = record.followupPending !== undefined;
-        if (hadFollowup && !hasFollowup) await tx.remove('proactive', followupKey(id));
-        if (!hadFollowup && hasFollowup) await tx.put('proactive', followupKey(id), 1);
-        const wasWithHuman = previous?.handoff?.since;
-        const isWithHuman = record.handoff?.since;
-        if (wasWithHuman !== isWithHuman) {
-          if (wasWithHuman !== undefined) await tx.remove('proactive', humanKey(wasWithHuman, id));
-          if (isWithHuman !== undefined) await tx.put('proactive', humanKey(isWithHuman, id), 1);
-        }
-        await tx.put('conversations', id, record);
+        const history = lmdbHistory(tx);
+        for (const m of messages) await history.append(m);
+        await putIn(tx, record);
       }),
     busy: async () => {
       const out = [];
