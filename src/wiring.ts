@@ -4,7 +4,7 @@ import { createActor, fromPromise } from 'xstate';
 import type { Services } from './services.ts';
 import type { LiveActor } from './http/diagnostics.ts';
 import { createCustomerRepo } from './customers/repo.ts';
-import { createConversationHost, type ChannelSink, type ConversationHost, type ConversationMeta, type Pending } from './conversations/host.ts';
+import { createConversationHost, type ChannelSink, type ConversationHost } from './conversations/host.ts';
 import { handoffNotice } from './conversations/handoff-notices.ts';
 import { createLlmStep } from './conversations/llm-step.ts';
 import { createWebSessions } from './channels/web-sessions.ts';
@@ -40,6 +40,7 @@ import { telemetryPlugin } from './telemetry/routes.ts';
 import { registerWebSocketSupport, routeUpgrades } from './gateways/websocket-scope.ts';
 import { createWebhooks } from './webhooks/delivery.ts';
 import { conversationEvent, telemetryEvent, type NewWebhookEvent } from './webhooks/events.ts';
+import { withAcceptedWebhook } from './webhooks/proactive-accepted.ts';
 import { webhooksPlugin } from './webhooks/routes.ts';
 
 export interface WiredComponents {
@@ -108,8 +109,16 @@ export async function wireComponents(o: {
         { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
       ),
     sinks,
+    recorders: config.webhooks.length
+      ? [
+          (tx, meta, written) =>
+            webhooks.prepare(
+              tx,
+              written.map((entry) => conversationEvent(meta, entry)).filter((e) => e !== undefined),
+            ),
+        ]
+      : [],
     observers: [
-      ...(config.webhooks.length ? [(meta: ConversationMeta, entry: Pending) => emitWebhook(conversationEvent(meta, entry))] : []),
       (meta, entry) => {
         const notice = handoffNotice(meta, entry);
         if (notice) hub.broadcast(notice);
@@ -135,7 +144,11 @@ export async function wireComponents(o: {
     customers,
     ledger,
     enabled: () => config.proactive.enabled,
-    deliver: createProactiveDelivery({ services, sessions, whatsapp: () => (config.channels.whatsapp.enabled ? whatsapp.outbound : undefined) }),
+    deliver: withAcceptedWebhook(
+      createProactiveDelivery({ services, sessions, whatsapp: () => (config.channels.whatsapp.enabled ? whatsapp.outbound : undefined) }),
+      config.webhooks.length ? webhooks : undefined,
+      clock,
+    ),
     telemetry,
   });
 

@@ -54,6 +54,7 @@ export type CustomerInput = { type: 'customer'; messageId: string; text: string;
 export type Pending = { o: ConversationOutput | CustomerInput; at: number };
 /** Sees every output (and customer message) once it is durable, in order; must not throw. */
 export type OutputObserver = (meta: ConversationMeta, entry: Pending) => void;
+export type OutputRecorder = (tx: StoreRepos, meta: ConversationMeta, written: Pending[]) => Promise<() => void>;
 
 export type HandoffResult = { ok: true; state: string } | { ok: false; code: 'not_found' | 'not_handed_off' };
 
@@ -82,8 +83,13 @@ export interface HostDeps {
     meta: ConversationMeta,
   ) => Promise<InvokeOutcome>;
   sinks: Partial<Record<Channel, ChannelSink>>;
-  /** After each commit, in order (outbound webhooks, the SDK's handoff notifications). */
+  /** After each commit, in order (the SDK's handoff notifications). */
   observers?: OutputObserver[];
+  /**
+   * Inside the persist transaction, with the outputs it writes (outbound webhook events, so that an event exists
+   * exactly when its fact does); returns what to run once committed (wake a queue). Throwing aborts the write.
+   */
+  recorders?: OutputRecorder[];
   /** Registration with the supervisor runtime (diagnostics list every live actor). */
   lifecycle?: {
     activated(meta: ConversationMeta, actor: Actor<typeof conversationMachine>): void;
@@ -297,6 +303,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         const snapshot = a.actor.getPersistedSnapshot();
         const value = a.actor.getSnapshot().value;
         let written = batch;
+        let afterCommit: (() => void)[] = [];
         try {
           await store.transaction(async (tx) => {
             // Fields others write (the daemon's verdict and follow-up) are kept from the latest record.
@@ -308,9 +315,11 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
               updatedAt: clock.now(),
             });
             written = [];
+            afterCommit = [];
             const messages: MessageRecord[] = [];
             for (const entry of batch) if (await writeOutput(tx, a, record, messages, entry)) written.push(entry);
             await tx.conversations.save(record, messages);
+            for (const recordOutputs of deps.recorders ?? []) afterCommit.push(await recordOutputs(tx, a.meta, written));
           });
         } catch (err) {
           // Keep the outputs; the next write (retried below) carries them.
@@ -340,6 +349,13 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         }
         a.failures = 0;
         a.waitingForStore = false;
+        for (const run of afterCommit) {
+          try {
+            run();
+          } catch (err) {
+            log.warn({ err }, 'after-commit step failed');
+          }
+        }
         request.resolve();
         // The acknowledgements waiting on this write (the widget's `ack`, a webhook's 200) go out first: one write can
         // carry a customer message and its reply (a fast turn while the previous write was flushing), and a reply must

@@ -8,6 +8,7 @@ import type { WebhookEvent } from '../../sdk/src/agent-api.ts';
 import { SIGNATURE_HEADER, signWebhook } from '../../sdk/src/webhook-signature.ts';
 import { createJobQueue, type DeadJob, type Job, type JobQueue } from '../jobs/queue.ts';
 import type { Services } from '../services.ts';
+import type { StoreRepos } from '../store/repos.ts';
 import type { NewWebhookEvent } from './events.ts';
 
 export interface WebhookJob {
@@ -31,6 +32,11 @@ export interface DeliveryAttempt {
 export interface Webhooks {
   /** Stores one delivery per endpoint that wants this event; resolves once durable. */
   emit(e: NewWebhookEvent): Promise<void>;
+  /**
+   * Inside the caller's transaction: stores the deliveries of these events, so they commit (or not) with the fact they
+   * report. Returns what to run after the commit (wakes the queue).
+   */
+  prepare(tx: StoreRepos, events: NewWebhookEvent[]): Promise<() => void>;
   start(): Promise<void>;
   stop(): Promise<void>;
   idle(): Promise<void>;
@@ -132,12 +138,23 @@ export function createWebhooks(services: Services): Webhooks {
     },
   });
 
+  /** One delivery per endpoint that wants the event, each with an id stable across retries. */
+  const deliveriesOf = (e: NewWebhookEvent) => {
+    const wanted = endpoints.filter((ep) => !ep.events || ep.events.includes(e.type));
+    if (wanted.length === 0) return [];
+    const event: WebhookEvent = { id: `evt_${randomUUID()}`, type: e.type, createdAt: e.createdAt, data: e.data };
+    return wanted.map((ep) => ({ payload: { url: ep.url, event }, options: { id: `wh:${event.id}:${endpointKey(ep.url)}` } }));
+  };
+
   return {
     async emit(e) {
-      const wanted = endpoints.filter((ep) => !ep.events || ep.events.includes(e.type));
-      if (wanted.length === 0) return;
-      const event: WebhookEvent = { id: `evt_${randomUUID()}`, type: e.type, createdAt: e.createdAt, data: e.data };
-      await queue.enqueueAll(wanted.map((ep) => ({ payload: { url: ep.url, event }, options: { id: `wh:${event.id}:${endpointKey(ep.url)}` } })));
+      const items = deliveriesOf(e);
+      if (items.length) await queue.enqueueAll(items);
+    },
+    async prepare(tx, events) {
+      const jobs: (Job<WebhookJob> | undefined)[] = [];
+      for (const e of events) for (const item of deliveriesOf(e)) jobs.push(await queue.prepare(tx, item.payload, item.options));
+      return () => (jobs.length ? queue.accept(jobs) : undefined);
     },
     start: () => queue.start(),
     stop: () => queue.stop(),

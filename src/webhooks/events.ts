@@ -1,6 +1,6 @@
-// Which facts become outbound webhook events, and their `data`. Conversation facts come from the conversation host
-// once durable (with the text, which telemetry may not keep); proactive sends, WhatsApp statuses and daemon verdicts
-// from the telemetry stream.
+// Which facts become outbound webhook events, and their `data`. Conversation facts are stored in the conversation's
+// write (with the text, which telemetry may not keep), an accepted proactive send in its reservation's; blocked
+// proactive requests, WhatsApp statuses and daemon verdicts come from the telemetry stream.
 import type { WebhookEventType } from '../../sdk/src/agent-api.ts';
 import type { ConversationMeta, Pending } from '../conversations/host.ts';
 import type { TelemetryEvent } from '../telemetry/types.ts';
@@ -47,7 +47,8 @@ export function conversationEvent(meta: ConversationMeta, { o, at }: Pending): N
   }
 }
 
-const FROM_TELEMETRY = new Set<string>(['proactive.accepted', 'proactive.blocked', 'whatsapp.status', 'daemon.verdict']);
+// `proactive.accepted` is stored with the reservation instead (proactive-accepted.ts): it reports a message sent.
+const FROM_TELEMETRY = new Set<string>(['proactive.blocked', 'whatsapp.status', 'daemon.verdict']);
 
 /** A telemetry event that is also a webhook event (its data and the ids it carries). */
 export function telemetryEvent(e: TelemetryEvent): NewWebhookEvent | undefined {
