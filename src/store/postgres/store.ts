@@ -23,6 +23,8 @@ import { postgresHistory } from './history.ts';
 import { createJobNotices } from './job-notices.ts';
 import { jobLeaseHolder, postgresJobs } from './jobs.ts';
 import { postgresLinks } from './links.ts';
+import { postgresNodes } from './nodes.ts';
+import { postgresOwnership } from './ownership.ts';
 import { maskedUrl } from './location.ts';
 import { APPLIED_VERSION, latestVersion, loadMigrations, migrate, migrationState } from './migrate.ts';
 import { postgresProactive } from './proactive.ts';
@@ -131,6 +133,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     proactive: postgresProactive(db),
     jobs: postgresJobs(db, holder),
     whatsapp: postgresWhatsApp(db),
+    ownership: postgresOwnership(db),
   });
 
   // Liveness and schema: one small query when nothing else has answered for a while, every second while failing.
@@ -189,6 +192,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const store: Store = Object.assign(reposOn(poolDb), {
     engine: 'postgres' as const,
     location,
+    nodes: postgresNodes(poolDb, holder),
     telemetry: postgresTelemetry(poolDb, {
       onDropped: (records: number, err: unknown) =>
         log?.error({ records, err: { message: (err as Error).message } }, 'telemetry batch refused by PostgreSQL; dropped'),
