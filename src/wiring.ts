@@ -41,11 +41,18 @@ import { registerWebSocketSupport, routeUpgrades } from './gateways/websocket-sc
 import { createWebhooks } from './webhooks/delivery.ts';
 import { conversationEvent, telemetryEvent, type NewWebhookEvent } from './webhooks/events.ts';
 import { webhooksPlugin } from './webhooks/routes.ts';
+import { createClusterMembership, type ClusterMembership } from './cluster/membership.ts';
 
 export interface WiredComponents {
   hub: ReturnType<typeof createSdkHub>;
   webhooks: ReturnType<typeof createWebhooks>;
   host: ConversationHost;
+  /**
+   * This node's lease in the cluster (joined by `Parley.start`, left at the end of `stop`). `onLost` is where the
+   * conversation host must stop every actor once ownership is fenced (issue 17, part 2); today a loss is logged, takes
+   * the node out of `/ready` until it has joined again under a new id, and nothing else.
+   */
+  cluster: ClusterMembership;
   whatsapp: WhatsAppChannel;
   /** Loud LLM failures (401/403/404): `/ready`'s `checks.llm`. */
   llmFailures: LlmFailureWatch;
@@ -125,6 +132,18 @@ export async function wireComponents(o: {
       },
     },
   });
+
+  const cluster = createClusterMembership({
+    nodes: store.nodes,
+    ownership: store.ownership,
+    clock,
+    logger,
+    nodeId: config.cluster.node_id,
+    leaseSeconds: config.cluster.lease_seconds,
+    load: () => ({ sdkConnections: hub.connectionCount(), sdkFunctions: hub.catalog().length, conversations: host!.activeCount() }),
+  });
+  // Registered first, so it runs last: the node leaves once its conversations have drained.
+  onShutdown(() => cluster.stop());
 
   const identity = createIdentity(services);
 
@@ -236,6 +255,7 @@ export async function wireComponents(o: {
     hub,
     webhooks,
     host,
+    cluster,
     whatsapp,
     llmFailures,
     liveActors: () => supervisor.liveActors(),
