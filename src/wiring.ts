@@ -26,7 +26,7 @@ import { createProactiveDelivery } from './proactive/delivery.ts';
 import { proactivePlugin } from './proactive/routes.ts';
 import { daemonMachine } from '../machines/daemon.ts';
 import { createReflectionCycle } from './daemon/reflection.ts';
-import { xstateClock } from './clock.ts';
+import { createClock, xstateClock } from './clock.ts';
 import { createOutbox, createWhatsAppChannel, type WhatsAppChannel } from './channels/whatsapp.ts';
 import { customersPlugin } from './customers/routes.ts';
 import { conversationsPlugin } from './conversations/routes.ts';
@@ -136,7 +136,9 @@ export async function wireComponents(o: {
   const cluster = createClusterMembership({
     nodes: store.nodes,
     ownership: store.ownership,
-    clock,
+    // Real time, not the services' clock: a lease is the database's real time, and a test clock (moved by an offset,
+    // or a manual one that only moves when told) must neither end it nor hold its heartbeat back.
+    clock: createClock(),
     logger,
     nodeId: config.cluster.node_id,
     leaseSeconds: config.cluster.lease_seconds,

@@ -56,6 +56,7 @@ export interface ClusterMembership {
 export interface MembershipOptions {
   nodes: NodeStore;
   ownership: Pick<OwnershipStore, 'countByNode'>;
+  /** The heartbeat's and the watchdog's timers: real time (never the test-mode clock, whose offset jumps). */
   clock: Clock;
   logger: Logger;
   /** `cluster.node_id`; generated when unset. */
