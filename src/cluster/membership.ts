@@ -122,7 +122,7 @@ export function createClusterMembership(o: MembershipOptions): ClusterMembership
     watchdog = o.clock.setTimeout(
       () => {
         if (status !== 'member') return;
-        if (overdue()) void lose('no renewal within the lease (the store did not answer in time)');
+        if (overdue()) void lose('no renewal within the lease (the store did not answer in time)', 'warn');
         else armWatchdog();
       },
       Math.max(1, leaseMs - (mono() - lastRenewSentAt)),
@@ -135,14 +135,19 @@ export function createClusterMembership(o: MembershipOptions): ClusterMembership
     armWatchdog();
   };
 
-  async function lose(reason: string) {
+  /**
+   * `error` when another instance took the id over or the lease ended unseen (something is wrong with this node or
+   * its configuration); `warn` when the store stopped answering: that outage is already reported, and the node
+   * recovers by itself once the store is back.
+   */
+  async function lose(reason: string, level: 'error' | 'warn') {
     if (status !== 'member') return;
     status = 'rejoining';
     generation++;
     o.clock.clearTimeout(watchdog);
     const lost = lease;
     lastLoss = { nodeId: lost.nodeId, reason };
-    log.error({ nodeId: lost.nodeId, reason }, 'this node lost its cluster lease: stopping its work, then joining again under a new id');
+    log[level]({ nodeId: lost.nodeId, reason }, 'this node lost its cluster lease: stopping its work, then joining again under a new id');
     for (const listener of lostListeners) {
       try {
         await listener(lastLoss);
@@ -185,7 +190,7 @@ export function createClusterMembership(o: MembershipOptions): ClusterMembership
         renewed = await o.nodes.renew(current);
       } catch (err) {
         log.warn({ err: { message: (err as Error).message } }, 'could not renew the cluster lease');
-        if (gen === generation && overdue()) await lose('the store did not answer for a whole lease');
+        if (gen === generation && overdue()) await lose('the store did not answer for a whole lease', 'warn');
       }
       if (gen === generation && status === 'member') {
         if (renewed === true) {
@@ -193,7 +198,7 @@ export function createClusterMembership(o: MembershipOptions): ClusterMembership
           armWatchdog();
           await refresh();
         } else if (renewed === false) {
-          await lose('the lease had ended, or another instance took the id over');
+          await lose('the lease had ended, or another instance took the id over', 'error');
         }
       }
     }
