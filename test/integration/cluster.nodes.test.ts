@@ -9,7 +9,7 @@ import { createParley, type Parley } from '../../src/app.ts';
 import { ConfigSchema } from '../../src/config/schema.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { LeaseLoss } from '../../src/cluster/membership.ts';
-import { startParley, TEST_SECRET, testConfig, type TestParley } from '../support/parley.ts';
+import { spawnParley, startParley, TEST_SECRET, tempDir, testConfig, type TestParley } from '../support/parley.ts';
 import { startPostgres } from '../support/postgres.ts';
 import { createTestDatabase } from '../support/shared-postgres.ts';
 
@@ -146,6 +146,20 @@ describe('cluster nodes on PostgreSQL', () => {
     expect(lossLines(a)).toEqual([{ level: 40, nodeId: 'node-a' }]);
   });
 
+  it('a node SIGKILLed is shown not alive by the others within a heartbeat or two, well before its lease ends', async () => {
+    const url = await createTestDatabase();
+    const a = await node(url, 'node-a', 5);
+    const b = await spawnParley({ storagePath: tempDir(), config: { storage: { engine: 'postgres', url }, cluster: { node_id: 'node-b', lease_seconds: 5 } } });
+    closers.push(() => b.kill('SIGKILL'));
+    const nodeB = async () => (await ready(a)).body.cluster.nodes.find((n: { nodeId: string }) => n.nodeId === 'node-b');
+    await expect.poll(async () => (await nodeB())?.alive, { timeout: 5000 }).toBe(true);
+    await b.kill('SIGKILL');
+    const killedAt = Date.now();
+    await expect.poll(async () => (await nodeB())?.alive, { timeout: 5000, interval: 50 }).toBe(false);
+    expect(Date.now() - killedAt).toBeLessThan(3000);
+    expect((await nodeB()).leaseLeftMs).toBeGreaterThan(0); // its lease had not ended: its connections were gone
+  });
+
   it('a second process configured with the node_id of a live node does not start, and says why', async () => {
     const url = await createTestDatabase();
     await node(url, 'node-a');
@@ -162,7 +176,8 @@ describe('cluster nodes on PostgreSQL', () => {
 
 describe('the cluster on LMDB', () => {
   it('is this one process: /ready lists it alone, by its configured id, or a generated one', async () => {
-    const named = await startParley({ config: { cluster: { node_id: 'solo' } } });
+    // The engine named: this file chooses its engines itself, whatever the run's (PARLEY_TEST_ENGINE).
+    const named = await startParley({ config: { storage: { engine: 'lmdb' }, cluster: { node_id: 'solo' } } });
     closers.push(() => named.close());
     const { status, body } = await ready(named);
     expect(status).toBe(200);
@@ -170,7 +185,7 @@ describe('the cluster on LMDB', () => {
     expect(body.cluster.nodes).toHaveLength(1);
     expect(body.cluster.nodes[0]).toMatchObject({ nodeId: 'solo', self: true, alive: true, sdk: { connections: 0, functions: 0 } });
 
-    const unnamed = await startParley();
+    const unnamed = await startParley({ config: { storage: { engine: 'lmdb' } } });
     closers.push(() => unnamed.close());
     expect((await ready(unnamed)).body.cluster.nodeId).toMatch(/^[A-Za-z0-9][A-Za-z0-9_-]*-[0-9a-f]{6}$/);
   });
