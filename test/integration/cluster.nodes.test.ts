@@ -160,6 +160,15 @@ describe('cluster nodes on PostgreSQL', () => {
     expect((await nodeB()).leaseLeftMs).toBeGreaterThan(0); // its lease had not ended: its connections were gone
   });
 
+  it('heartbeats do not hide a database migrated further by a newer Parley: /ready names it within the probe’s 5 s', async () => {
+    const url = await createTestDatabase();
+    const a = await node(url, 'node-a');
+    expect((await ready(a)).status).toBe(200);
+    await sql(url, `INSERT INTO parley_schema_migrations (version, name) VALUES (99, 'from_a_newer_parley')`);
+    await expect.poll(async () => (await ready(a)).body.checks.migrations, { timeout: 8000, interval: 200 }).toMatch(/^data is newer \(99\) than this build/);
+    expect((await ready(a)).status).toBe(503);
+  });
+
   it('a second process configured with the node_id of a live node does not start, and says why', async () => {
     const url = await createTestDatabase();
     await node(url, 'node-a');
