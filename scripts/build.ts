@@ -1,8 +1,9 @@
 // The production build: the browser bundles (public/build, precompressed) and the server as one ES module,
 // dist/main.js, run with plain `node` (no tsx in production). Our own code (src/, machines/, sdk/src/, the demo
 // backend) is bundled; every npm package stays external and is loaded from node_modules, so native ones (lmdb,
-// msgpackr-extract) and pino's worker-thread transports keep working. Prints each output's size.
-import { rmSync, statSync } from 'node:fs';
+// msgpackr-extract) and pino's worker-thread transports keep working. The PostgreSQL migrations are copied beside it
+// (dist/migrations). Prints each output's size.
+import { cpSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -25,7 +26,11 @@ export async function buildServer(log: (line: string) => void = (l) => process.s
     legalComments: 'none',
     logLevel: 'warning',
   });
+  // The PostgreSQL migrations are read at run time from a `migrations` directory beside the module that loads them
+  // (src/store/postgres/migrate.ts): in the bundle, that module is dist/main.js.
+  cpSync(join(ROOT, 'src/store/postgres/migrations'), join(DIST, 'migrations'), { recursive: true });
   log(`  dist/main.js   ${(statSync(join(DIST, 'main.js')).size / 1024).toFixed(1).padStart(7)} KB (+ main.js.map)`);
+  log(`  dist/migrations/ ${readdirSync(join(DIST, 'migrations')).length} PostgreSQL migrations`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

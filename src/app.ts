@@ -82,7 +82,13 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   const shutdownHooks: (() => Promise<void> | void)[] = [];
   const components = await wireComponents({ app, services, onShutdown: (fn) => shutdownHooks.push(fn) });
 
-  await app.register(healthPlugin, { services, hub: components.hub, llm: components.llmFailures, widgetBundlePath: join(PUBLIC_DIR, 'widget.js') });
+  await app.register(healthPlugin, {
+    services,
+    hub: components.hub,
+    llm: components.llmFailures,
+    cluster: components.cluster,
+    widgetBundlePath: join(PUBLIC_DIR, 'widget.js'),
+  });
   await app.register(staticAssetsPlugin, {
     dir: PUBLIC_DIR,
     assets: [
@@ -104,7 +110,13 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
       },
     ],
   });
-  await app.register(diagnosticsPlugin, { services, hub: components.hub, liveActors: components.liveActors, sections: components.diagnostics });
+  await app.register(diagnosticsPlugin, {
+    services,
+    hub: components.hub,
+    cluster: components.cluster,
+    liveActors: components.liveActors,
+    sections: components.diagnostics,
+  });
   if (services.testMode) await app.register(testModePlugin, { services, hub: components.hub });
 
   let url = '';
@@ -115,6 +127,8 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     runtime: components,
     url: () => url,
     async start() {
+      // A member of the cluster before taking any traffic (on LMDB: the one node, at once).
+      await components.cluster.start();
       const address = await app.listen({ host: config.server.host, port: config.server.port });
       const u = new URL(address);
       url = `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${u.port}`;

@@ -26,7 +26,7 @@ import { createProactiveDelivery } from './proactive/delivery.ts';
 import { proactivePlugin } from './proactive/routes.ts';
 import { daemonMachine } from '../machines/daemon.ts';
 import { createReflectionCycle } from './daemon/reflection.ts';
-import { xstateClock } from './clock.ts';
+import { createClock, xstateClock } from './clock.ts';
 import { createOutbox, createWhatsAppChannel, type WhatsAppChannel } from './channels/whatsapp.ts';
 import { customersPlugin } from './customers/routes.ts';
 import { conversationsPlugin } from './conversations/routes.ts';
@@ -42,11 +42,18 @@ import { createWebhooks } from './webhooks/delivery.ts';
 import { conversationEvent, telemetryEvent, type NewWebhookEvent } from './webhooks/events.ts';
 import { withAcceptedWebhook } from './webhooks/proactive-accepted.ts';
 import { webhooksPlugin } from './webhooks/routes.ts';
+import { createClusterMembership, type ClusterMembership } from './cluster/membership.ts';
 
 export interface WiredComponents {
   hub: ReturnType<typeof createSdkHub>;
   webhooks: ReturnType<typeof createWebhooks>;
   host: ConversationHost;
+  /**
+   * This node's lease in the cluster (joined by `Parley.start`, left at the end of `stop`). `onLost` is where the
+   * conversation host must stop every actor once ownership is fenced (issue 17, part 2); today a loss is logged, takes
+   * the node out of `/ready` until it has joined again under a new id, and nothing else.
+   */
+  cluster: ClusterMembership;
   whatsapp: WhatsAppChannel;
   /** Loud LLM failures (401/403/404): `/ready`'s `checks.llm`. */
   llmFailures: LlmFailureWatch;
@@ -134,6 +141,20 @@ export async function wireComponents(o: {
       },
     },
   });
+
+  const cluster = createClusterMembership({
+    nodes: store.nodes,
+    ownership: store.ownership,
+    // Real time, not the services' clock: a lease is the database's real time, and a test clock (moved by an offset,
+    // or a manual one that only moves when told) must neither end it nor hold its heartbeat back.
+    clock: createClock(),
+    logger,
+    nodeId: config.cluster.node_id,
+    leaseSeconds: config.cluster.lease_seconds,
+    load: () => ({ sdkConnections: hub.connectionCount(), sdkFunctions: hub.catalog().length, conversations: host!.activeCount() }),
+  });
+  // Registered first, so it runs last: the node leaves once its conversations have drained.
+  onShutdown(() => cluster.stop());
 
   const identity = createIdentity(services);
 
@@ -249,6 +270,7 @@ export async function wireComponents(o: {
     hub,
     webhooks,
     host,
+    cluster,
     whatsapp,
     llmFailures,
     liveActors: () => supervisor.liveActors(),

@@ -204,6 +204,19 @@ export const ConfigSchema = s({
     /** Keep message text in telemetry (message.in / message.out `data.text`) for the dashboard's timeline. */
     store_text: bool(z.boolean()).default(false),
   }).prefault({}),
+  /** Several nodes on one PostgreSQL (README, "Several nodes"); on LMDB the cluster is this one process. */
+  cluster: s({
+    /** This node's id; unset or empty → generated at each start (`<hostname>-<6 hex digits>`). A node that rejoins takes `<id>.2`, `.3`, … */
+    node_id: z.preprocess(
+      (v: unknown) => (v === '' ? undefined : v),
+      z
+        .string()
+        .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/, 'letters, digits, "-" and "_", starting with a letter or digit, at most 40 characters')
+        .optional(),
+    ),
+    /** A node whose lease is this old without a renewal is presumed gone; heartbeats come every fifth of it. */
+    lease_seconds: num(z.number().min(1).max(300)).default(5),
+  }).prefault({}),
   logging: s({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   }).prefault({}),

@@ -6,6 +6,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hasServiceSecret } from './auth.ts';
 import { notFound } from './errors.ts';
 import type { SdkHub, Services } from '../services.ts';
+import type { ClusterMembership } from '../cluster/membership.ts';
+import { clusterReport } from '../cluster/report.ts';
 
 export interface LiveActor {
   id: string;
@@ -17,6 +19,7 @@ export interface LiveActor {
 export interface DiagnosticsOptions {
   services: Services;
   hub: Pick<SdkHub, 'catalog' | 'connectionCount' | 'registeredCount'>;
+  cluster: Pick<ClusterMembership, 'view'>;
   liveActors: () => LiveActor[];
   /** Extra sections contributed by features (queues, daemon, …). */
   sections?: () => Promise<Record<string, unknown>> | Record<string, unknown>;
@@ -32,6 +35,7 @@ export async function diagnosticsPlugin(app: FastifyInstance, o: DiagnosticsOpti
     if (o.services.testMode && (request.query as { gc?: string }).gc === '1') (globalThis as { gc?: () => void }).gc?.();
     const m = process.memoryUsage();
     const actors = o.liveActors();
+    const view = o.cluster.view();
     return {
       version: o.services.version,
       uptimeSeconds: Math.round(process.uptime()),
@@ -45,6 +49,7 @@ export async function diagnosticsPlugin(app: FastifyInstance, o: DiagnosticsOpti
         registered: o.hub.registeredCount(),
         catalog: o.hub.catalog().map((f) => ({ name: f.name, mode: f.mode, description: f.description, connection: f.connectionId })),
       },
+      cluster: Object.assign(clusterReport(view), view.lastLoss ? { lastLoss: view.lastLoss } : {}),
       actors: { count: actors.length, list: actors },
       ...((await o.sections?.()) ?? {}),
     };

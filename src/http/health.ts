@@ -2,12 +2,15 @@
 import { existsSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { SdkHub, Services } from '../services.ts';
+import type { ClusterMembership } from '../cluster/membership.ts';
+import { clusterCheck, clusterReport } from '../cluster/report.ts';
 
 export interface HealthOptions {
   services: Services;
   hub: Pick<SdkHub, 'connectionCount' | 'registeredCount' | 'catalog'>;
   /** `ok`, or the LLM's last loud failure (src/llm/loud-failures.ts). */
   llm?: { check(): string };
+  cluster: Pick<ClusterMembership, 'view'>;
   widgetBundlePath: string;
 }
 
@@ -24,13 +27,20 @@ export async function healthPlugin(app: FastifyInstance, o: HealthOptions) {
       sdk: { connected: o.hub.registeredCount() > 0, functions: o.hub.catalog().length },
       llm: o.llm?.check() ?? 'ok',
     };
-    const failing = (['database', 'migrations', 'widget'] as const).filter((k) => checks[k] !== 'ok');
+    // The spec's checks stay as they are; the cluster is a field of its own, and a node that is not a member (it lost
+    // its lease and is joining again) takes no traffic.
+    const view = o.cluster.view();
+    const cluster = clusterReport(view);
+    const failing = (['database', 'migrations', 'widget'] as const).filter((k) => checks[k] !== 'ok').map((k) => `${k}: ${checks[k]}`);
+    const membership = clusterCheck(view);
+    if (membership !== 'ok') failing.push(`cluster: ${membership}`);
     // A failing LLM is shared by every node: degraded, but still 200 (taking this node out would help nobody).
-    if (failing.length === 0) return { status: checks.llm === 'ok' ? 'ready' : 'degraded', checks };
+    if (failing.length === 0) return { status: checks.llm === 'ok' ? 'ready' : 'degraded', checks, cluster };
     return reply.code(503).send({
       status: 'not_ready',
       checks,
-      error: { code: 'not_ready', message: failing.map((k) => `${k}: ${checks[k]}`).join('; ') },
+      cluster,
+      error: { code: 'not_ready', message: failing.join('; ') },
     });
   });
 }

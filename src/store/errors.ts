@@ -18,3 +18,25 @@ export class StoreOpenError extends Error {
 }
 
 export const isStoreUnavailable = (err: unknown): err is StoreUnavailableError => err instanceof StoreUnavailableError;
+
+/**
+ * A write for a conversation by a node that no longer owns it at the epoch it holds (another node claimed it: this
+ * one was paused, partitioned or slow). The transaction rolls back; the node must emit nothing and stop that actor.
+ */
+export class OwnershipLostError extends Error {
+  override readonly name = 'OwnershipLostError';
+  constructor(
+    readonly conversationId: string,
+    readonly nodeId: string,
+    readonly epoch: number,
+    /** The owner now, when known. */
+    readonly current?: { nodeId: string | null; epoch: number },
+  ) {
+    super(
+      `conversation ${conversationId}: node ${nodeId} lost ownership at epoch ${epoch}` +
+        (current ? ` (now ${current.nodeId ?? 'unowned'} at epoch ${current.epoch})` : ''),
+    );
+  }
+}
+
+export const isOwnershipLost = (err: unknown): err is OwnershipLostError => err instanceof OwnershipLostError;

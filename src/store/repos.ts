@@ -213,6 +213,8 @@ export interface StoreRepos {
   proactive: ProactiveStore;
   jobs: JobStore;
   whatsapp: WhatsAppStore;
+  /** Cluster block below. */
+  ownership: OwnershipStore;
 }
 
 export type TelemetryKind = 'events' | 'turnCalls';
@@ -277,6 +279,8 @@ export interface Store extends StoreRepos {
   /** Where the data is, for logs and diagnostics (a URL's password masked). */
   readonly location: string;
   readonly telemetry: TelemetryStore;
+  /** Cluster block below. */
+  readonly nodes: NodeStore;
   transaction<T>(fn: (tx: StoreRepos) => Promise<T>): Promise<T>;
   checks(): StoreChecks;
   /**
@@ -291,4 +295,103 @@ export interface Store extends StoreRepos {
   /** True when the store holds no data yet (migrations and bookkeeping aside): a target `migrate-store` may fill. */
   isEmpty(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+// ---- Cluster (issue 17): nodes and conversation ownership. Kept together in this block. ----------------------------
+//
+// Several Parley processes (nodes) may share one PostgreSQL database. Each node holds a lease on its row in `nodes`,
+// renewed by heartbeats and measured in the database's time (`now()`), so the nodes' own clocks never decide who is
+// alive. A conversation has at most one owner, recorded with an epoch (a fencing token) that every claim bumps; a
+// write for a conversation checks, inside its own transaction, that the epoch it holds is still the current one.
+// On LMDB one process holds the store: the cluster is that one node, kept in memory.
+
+/** What a node reports of itself with each heartbeat (shown by /ready and /diagnostics for every node). */
+export interface NodeLoad {
+  sdkConnections: number;
+  /** Functions in this node's SDK catalog. */
+  sdkFunctions: number;
+  /** Conversation actors active on this node. */
+  conversations: number;
+}
+
+/** One node's registration: `instance` is random per join, so that only the process that joined can renew it. */
+export interface NodeLease {
+  nodeId: string;
+  instance: string;
+  leaseMs: number;
+  load: NodeLoad;
+}
+
+export interface NodeView {
+  nodeId: string;
+  /** How long ago the lease was last renewed, in the database's time (ms). */
+  leaseAgeMs: number;
+  /** How long until the lease ends (ms; 0 once it has ended). */
+  leaseLeftMs: number;
+  /** The lease holds (on PostgreSQL also: the node's connections are still there). */
+  alive: boolean;
+  /** When the node joined (ms since the epoch, the database's time). */
+  joinedAt: number;
+  load: NodeLoad;
+}
+
+export interface NodeStore {
+  /**
+   * Registers the node with a lease of `leaseMs` from now. Resolves false when the id is held by another live
+   * instance (a second process configured with the same `cluster.node_id`); a row whose lease ended is taken over.
+   */
+  join(lease: NodeLease): Promise<boolean>;
+  /**
+   * Extends the lease by `leaseMs` from now and records the load. Resolves false when the lease has ended or the row
+   * is no longer this instance's (taken over, or removed): the node must stop its work and join again under a new id.
+   */
+  renew(lease: NodeLease): Promise<boolean>;
+  /** Every registered node, alive or not, by id. */
+  list(): Promise<NodeView[]>;
+  /** Removes the node's row (a clean stop): its conversations can be claimed at once. */
+  leave(nodeId: string, instance: string): Promise<void>;
+  /** Removes rows of nodes whose lease ended more than `olderThanMs` ago; resolves with how many. */
+  prune(olderThanMs: number): Promise<number>;
+}
+
+export interface ConversationOwner {
+  /** null: released (unowned), the epoch kept so that the next claim still moves it forward. */
+  nodeId: string | null;
+  epoch: number;
+}
+
+export type ClaimOutcome =
+  | { claimed: true; epoch: number }
+  /** `held`: another live node owns it (`owner`); `not_alive`: the claiming node has no live lease itself. */
+  | { claimed: false; reason: 'held' | 'not_alive'; owner?: ConversationOwner };
+
+export interface OrphanedConversation {
+  conversationId: string;
+  /** The owner whose lease ended. */
+  nodeId: string;
+  epoch: number;
+  /** The conversation has work waiting (mid-turn, or a follow-up pending): take these first. */
+  waiting: boolean;
+}
+
+/**
+ * Who may write a conversation. `claim` gives the conversation to `nodeId` with a new epoch when it is unowned or
+ * its owner's lease has ended; claiming a conversation the node already owns returns its current epoch unchanged.
+ * Concurrent claims (from any number of processes) give exactly one node one epoch.
+ */
+export interface OwnershipStore {
+  claim(conversationId: string, nodeId: string): Promise<ClaimOutcome>;
+  owner(conversationId: string): Promise<ConversationOwner | undefined>;
+  /**
+   * In a transaction, before its writes for the conversation: throws `OwnershipLostError` (src/store/errors.ts)
+   * unless `nodeId` owns it at `epoch`. On PostgreSQL the row stays share-locked until the transaction ends, so a
+   * claim waits for this write to commit and a write after a claim always sees the new epoch.
+   */
+  assertOwner(conversationId: string, nodeId: string, epoch: number): Promise<void>;
+  /** Conversations whose owner's lease has ended, those with work waiting first, then by id. */
+  orphaned(limit: number): Promise<OrphanedConversation[]>;
+  /** Gives the conversation up (resolves false when `nodeId` no longer owns it at `epoch`). */
+  release(conversationId: string, nodeId: string, epoch: number): Promise<boolean>;
+  /** Conversations owned per live node. */
+  countByNode(): Promise<Record<string, number>>;
 }

@@ -62,6 +62,7 @@ describe('postgres: migrations', () => {
       (t) => t.tablename,
     );
     expect(tables).toEqual([
+      'conversation_owners',
       'conversations',
       'customer_identities',
       'customers',
@@ -70,6 +71,7 @@ describe('postgres: migrations', () => {
       'jobs',
       'magic_links',
       'messages',
+      'nodes',
       'parley_schema_migrations',
       'proactive_dedup',
       'proactive_sends',

@@ -107,9 +107,12 @@ describe('config', () => {
       WA_VERIFY_TOKEN: 'verify-me',
       WA_APP_SECRET: 'app-secret-0123456789',
     };
-    // The openai profile refuses to start without a key (issue 15 part 6): give it one.
+    // The openai profile refuses to start without a key (issue 15 part 6), the cluster profile without a database: give them one.
     const load = (profile: string, env: Record<string, string>) =>
-      loadConfig(Object.assign({ SERVICE_CONFIG: profile, OPENAI_API_KEY: 'sk-test-0123456789' }, env), tmpdir()).config.channels.whatsapp;
+      loadConfig(
+        Object.assign({ SERVICE_CONFIG: profile, OPENAI_API_KEY: 'sk-test-0123456789', DATABASE_URL: 'postgres://parley@db:5432/parley' }, env),
+        tmpdir(),
+      ).config.channels.whatsapp;
 
     it('is on when WA_PHONE_ID, WA_TOKEN, WA_VERIFY_TOKEN and WA_APP_SECRET are all set, with the credentials from them', () => {
       expect(profiles.length).toBeGreaterThanOrEqual(4);

@@ -14,6 +14,7 @@ import { createClaimState, createSequences, lmdbJobs, type ClaimState, type Sequ
 import { lmdbLinks } from './repos/links.ts';
 import { lmdbProactive } from './repos/proactive.ts';
 import { lmdbWhatsApp } from './repos/whatsapp.ts';
+import { createMemoryCluster, type MemoryCluster } from './cluster.ts';
 import { lmdbTelemetry } from './telemetry/store.ts';
 
 export interface OpenLmdbOptions extends OpenKvOptions {
@@ -21,7 +22,7 @@ export interface OpenLmdbOptions extends OpenKvOptions {
   logger?: Logger;
 }
 
-function reposOn(s: KvScope, kv: Kv, sequences: Sequences, claims: ClaimState): StoreRepos {
+function reposOn(s: KvScope, kv: Kv, sequences: Sequences, claims: ClaimState, cluster: MemoryCluster): StoreRepos {
   return {
     customers: lmdbCustomers(s),
     conversations: lmdbConversations(s),
@@ -30,6 +31,7 @@ function reposOn(s: KvScope, kv: Kv, sequences: Sequences, claims: ClaimState): 
     proactive: lmdbProactive(s),
     jobs: lmdbJobs(s, kv, sequences, claims),
     whatsapp: lmdbWhatsApp(s),
+    ownership: cluster.ownership,
   };
 }
 
@@ -57,15 +59,18 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
   }
   const sequences = createSequences(kv);
   const claims = createClaimState(kv);
-  const repos = reposOn(kv.direct, kv, sequences, claims);
+  const conversations = lmdbConversations(kv.direct);
+  const cluster = createMemoryCluster({ now: Date.now, conversation: (id) => conversations.get(id) });
+  const repos = reposOn(kv.direct, kv, sequences, claims, cluster);
   const telemetry = lmdbTelemetry(kv, options.logger);
   let closed = false;
   return Object.assign(repos, {
     engine: 'lmdb' as const,
     location: options.path,
     kv,
+    nodes: cluster.nodes,
     telemetry,
-    transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => kv.transaction((tx) => fn(reposOn(tx, kv, sequences, claims))),
+    transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => kv.transaction((tx) => fn(reposOn(tx, kv, sequences, claims, cluster))),
     checks() {
       if (closed) return { database: 'closed', migrations: 'unknown' };
       try {

@@ -23,6 +23,8 @@ import { postgresHistory } from './history.ts';
 import { createJobNotices } from './job-notices.ts';
 import { jobLeaseHolder, postgresJobs } from './jobs.ts';
 import { postgresLinks } from './links.ts';
+import { postgresNodes } from './nodes.ts';
+import { postgresOwnership } from './ownership.ts';
 import { maskedUrl } from './location.ts';
 import { APPLIED_VERSION, latestVersion, loadMigrations, migrate, migrationState } from './migrate.ts';
 import { postgresProactive } from './proactive.ts';
@@ -51,7 +53,7 @@ export interface PostgresStoreOptions {
   listenRetryMs?: number;
 }
 
-/** While the database answers: how long without any answer before a probe checks it (and the schema version) again. */
+/** While the database answers: how often a probe checks it (and the schema version) again. */
 const LIVENESS_MS = 5000;
 /** While it does not: how often a probe tries. */
 const PROBE_MS = 1000;
@@ -87,7 +89,6 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const migrations = loadMigrations(options.migrationsDir);
   let migrationStatus = 'unknown';
   let closed = false;
-  let lastAnswerAt = clock.now();
   const inFlight = new Set<Promise<unknown>>();
 
   const health = createDatabaseHealth({
@@ -104,7 +105,6 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     const p = (async () => {
       try {
         const result = await work();
-        lastAnswerAt = clock.now();
         health.answered();
         return result;
       } catch (err) {
@@ -131,20 +131,21 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     proactive: postgresProactive(db),
     jobs: postgresJobs(db, holder),
     whatsapp: postgresWhatsApp(db),
+    ownership: postgresOwnership(db),
   });
 
-  // Liveness and schema: one small query when nothing else has answered for a while, every second while failing.
+  // Liveness and schema: one small query every 5 s, every second while failing. Not only when nothing else has
+  // answered for a while: the cluster's heartbeat (src/cluster/membership.ts) answers every second, and the schema
+  // version (a database migrated further by a newer Parley) would never be read again.
   let timer: ReturnType<Clock['setTimeout']> | undefined;
   const probe = async () => {
     timer = undefined;
     if (closed) return;
-    if (health.failing() || clock.now() - lastAnswerAt >= LIVENESS_MS) {
-      try {
-        const [row] = await poolDb.rows<{ version: number }>({ text: APPLIED_VERSION }, []);
-        migrationStatus = migrationState(row.version, latestVersion(migrations));
-      } catch {
-        /* health has recorded it */
-      }
+    try {
+      const [row] = await poolDb.rows<{ version: number }>({ text: APPLIED_VERSION }, []);
+      migrationStatus = migrationState(row.version, latestVersion(migrations));
+    } catch {
+      /* health has recorded it */
     }
     reschedule();
   };
@@ -189,6 +190,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const store: Store = Object.assign(reposOn(poolDb), {
     engine: 'postgres' as const,
     location,
+    nodes: postgresNodes(poolDb, holder),
     telemetry: postgresTelemetry(poolDb, {
       onDropped: (records: number, err: unknown) =>
         log?.error({ records, err: { message: (err as Error).message } }, 'telemetry batch refused by PostgreSQL; dropped'),
