@@ -17,6 +17,7 @@ const NO_ENGINE = [
   // PostgreSQL servers of their own, whatever the run's engine:
   'test/integration/postgres-outage.test.ts',
   'test/integration/jobs.postgres-cluster.test.ts',
+  'test/integration/cluster.nodes.test.ts',
 ];
 
 export default defineConfig({
