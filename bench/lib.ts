@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { startPostgres, type TestPostgres } from '../test/support/postgres.ts';
+import { alternateRounds } from './rounds.ts';
 
 export const log = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 
@@ -136,18 +137,15 @@ export function httpRateLoadInChild(o: {
   });
 }
 
-/** Runs `rounds` alternating blocks of each contender; returns all blocks per contender. */
+/** Runs `rounds` alternating blocks of each contender (ABBA), logging each; returns every contender's blocks in round order. */
+export function alternateBlocks<T extends string>(rounds: number, contenders: Record<T, () => Promise<LoadResult>>): Promise<Record<T, LoadResult[]>> {
+  return alternateRounds(rounds, contenders, (n, r, res) => log(`  round ${r + 1}/${rounds} ${n}: ${JSON.stringify(summarize(res))}`));
+}
+
+/** Runs `rounds` alternating blocks of each contender; returns all blocks per contender, merged. */
 export async function alternate<T extends string>(rounds: number, contenders: Record<T, () => Promise<LoadResult>>): Promise<Record<T, LoadResult>> {
-  const names = Object.keys(contenders) as T[];
-  const blocks = Object.fromEntries(names.map((n) => [n, [] as LoadResult[]])) as Record<T, LoadResult[]>;
-  for (let r = 0; r < rounds; r++) {
-    for (const n of r % 2 === 0 ? names : [...names].reverse()) {
-      const res = await contenders[n]();
-      blocks[n].push(res);
-      log(`  round ${r + 1}/${rounds} ${n}: ${JSON.stringify(summarize(res))}`);
-    }
-  }
-  return Object.fromEntries(names.map((n) => [n, merge(blocks[n])])) as Record<T, LoadResult>;
+  const blocks = await alternateBlocks(rounds, contenders);
+  return Object.fromEntries((Object.keys(blocks) as T[]).map((n) => [n, merge(blocks[n])])) as Record<T, LoadResult>;
 }
 
 /** The storage engine a bench measures: BENCH_ENGINE=lmdb (the default) or postgres. */
