@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { startPostgres, type TestPostgres } from '../test/support/postgres.ts';
+import { DEFAULT_DISK_RESERVE_MB } from '../src/store/lmdb/kv.ts';
 import { alternateRounds } from './rounds.ts';
 
 export const log = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
@@ -184,6 +185,19 @@ export async function benchPostgres(o: { fsync?: boolean; env?: NodeJS.ProcessEn
 export async function startBenchPostgres(o: { fsync?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<TestPostgres | undefined> {
   if (benchEngine(o.env) !== 'postgres') return undefined;
   return benchPostgres(o);
+}
+
+/**
+ * Parley's `storage` section in a bench: a fresh database on `server` (`benchStorage()`), or on LMDB the production
+ * disk reserve. The test harness keeps a 1 MB reserve (a test run opens hundreds of stores), with which a store
+ * growing at a bench's pace starts a `fallocate` process every ~0.5 MB: forking a process that maps the store took
+ * 50–90 ms of the event loop each time here, ~6% of a proactive or turn bench's CPU that production does not pay.
+ */
+export async function parleyStorage(
+  server: TestPostgres | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ engine: 'postgres'; url: string } | { disk_reserve_mb: number }> {
+  return (await benchStorage(server, env)) ?? { disk_reserve_mb: DEFAULT_DISK_RESERVE_MB };
 }
 
 /** Runs `sql` on `url` with a connection of its own. */

@@ -19,7 +19,19 @@ import { openStoreAt } from '../src/store/open.ts';
 import type { Store } from '../src/store/repos.ts';
 import { startParley, TEST_SECRET, tempDir } from '../test/support/parley.ts';
 import { startDurableProactiveRoute } from './durable-proactive-route.ts';
-import { alternateBlocks, benchStorage, httpLoad, log, logStatements, merge, onEngine, resetStatements, startBenchPostgres, summarize } from './lib.ts';
+import {
+  alternateBlocks,
+  benchStorage,
+  parleyStorage,
+  httpLoad,
+  log,
+  logStatements,
+  merge,
+  onEngine,
+  resetStatements,
+  startBenchPostgres,
+  summarize,
+} from './lib.ts';
 import { MIN_ROUNDS, perRoundRatios, ratioLine, spread } from './rounds.ts';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -29,7 +41,8 @@ const CAP = Number(process.env.BENCH_CAP ?? 1_000_000_000);
 
 const postgres = await startBenchPostgres();
 const storage = await benchStorage(postgres);
-const p = await startParley({ config: { storage, logging: { level: 'warn' }, proactive: { enabled: true, daily_cap: CAP } } });
+const parleyStorageConfig = storage ?? (await parleyStorage(postgres));
+const p = await startParley({ config: { storage: parleyStorageConfig, logging: { level: 'warn' }, proactive: { enabled: true, daily_cap: CAP } } });
 /** The same 100 customers in a store, 80 of them opted in. */
 async function seed(store: Store) {
   const customers = createCustomerRepo(store, p.services.clock);

@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { createClient } from '../sdk/src/index.ts';
 import { spawnParley, TEST_SECRET, tempDir } from '../test/support/parley.ts';
-import { benchStorage, log, onEngine, percentile, postgresCpuMs, processCpuMs, startBenchPostgres } from './lib.ts';
+import { parleyStorage, log, onEngine, percentile, postgresCpuMs, processCpuMs, startBenchPostgres } from './lib.ts';
 import { ratioLine, spread } from './rounds.ts';
 import { clients } from './widget-load.ts';
 
@@ -23,7 +23,7 @@ const AA = process.env.BENCH_AA === '1';
 const postgres = await startBenchPostgres();
 const p = await spawnParley({
   storagePath: tempDir('parley-telemetry-'),
-  config: { storage: await benchStorage(postgres), telemetry: { enabled: true }, channels: { web: { rate_limit_per_minute: 1_000_000 } } },
+  config: { storage: await parleyStorage(postgres), telemetry: { enabled: true }, channels: { web: { rate_limit_per_minute: 1_000_000 } } },
 });
 /** CPU time (ms) the server has used so far: Parley's process, and on PostgreSQL the database server's processes too. */
 const cpuMs = () => processCpuMs(p.child.pid!) + (postgres ? postgresCpuMs(postgres) : 0);

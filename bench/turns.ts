@@ -19,7 +19,7 @@ import { z } from 'zod';
 import { createClient } from '../sdk/src/index.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../test/support/parley.ts';
 import { openDurableRelayStore, type DurableRelayStore } from './durable-relay-store.ts';
-import { benchStorage, log, merge, onEngine, percentile, startBenchPostgres, type LoadResult } from './lib.ts';
+import { log, merge, onEngine, parleyStorage, percentile, startBenchPostgres, type LoadResult } from './lib.ts';
 import { alternateRounds, MIN_ROUNDS, perRoundRatios, ratioLine, spread } from './rounds.ts';
 import { clients } from './widget-load.ts';
 
@@ -78,7 +78,7 @@ const summary = (r: LoadResult) => {
 
 const postgres = await startBenchPostgres();
 const p: TestParley = await startParley({
-  config: { storage: await benchStorage(postgres), logging: { level: 'warn' }, channels: { web: { rate_limit_per_minute: 1_000_000 } } },
+  config: { storage: await parleyStorage(postgres), logging: { level: 'warn' }, channels: { web: { rate_limit_per_minute: 1_000_000 } } },
 });
 const sdk = createClient();
 sdk.expose(

@@ -22,6 +22,7 @@ import {
   logStatements,
   merge,
   onEngine,
+  parleyStorage,
   percentile,
   resetStatements,
   startBenchPostgres,
@@ -42,9 +43,10 @@ const onPostgres = benchEngine() === 'postgres';
 const target = (lmdb: string) => (onPostgres ? `(LMDB's target ${lmdb})` : `(target ${lmdb})`);
 const postgres = await startBenchPostgres();
 const storage = await benchStorage(postgres);
+const parleyStorageConfig = storage ?? (await parleyStorage(postgres));
 const p = await startParley({
   config: {
-    storage,
+    storage: parleyStorageConfig,
     logging: { level: 'warn' },
     telemetry: { enabled: false },
     channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: 'http://127.0.0.1:9/v21.0', ...WA } },
