@@ -138,14 +138,18 @@ export function httpRateLoadInChild(o: {
   });
 }
 
-/** Runs `rounds` alternating blocks of each contender (ABBA), logging each; returns every contender's blocks in round order. */
-export function alternateBlocks<T extends string>(rounds: number, contenders: Record<T, () => Promise<LoadResult>>): Promise<Record<T, LoadResult[]>> {
+/**
+ * One unmeasured warm-up block per contender (JIT, caches, first connections), then `rounds` alternating blocks of
+ * each (ABBA), logging each; returns every contender's measured blocks in round order.
+ */
+export async function alternateBlocks<T extends string>(rounds: number, contenders: Record<T, () => Promise<LoadResult>>): Promise<Record<T, LoadResult[]>> {
+  for (const n of Object.keys(contenders) as T[]) log(`  warm-up ${n}: ${JSON.stringify(summarize(await contenders[n]()))}`);
   return alternateRounds(rounds, contenders, (n, r, res) => log(`  round ${r + 1}/${rounds} ${n}: ${JSON.stringify(summarize(res))}`));
 }
 
 /** Runs `rounds` alternating blocks of each contender; returns all blocks per contender, merged. */
 export async function alternate<T extends string>(rounds: number, contenders: Record<T, () => Promise<LoadResult>>): Promise<Record<T, LoadResult>> {
-  const blocks = await alternateBlocks(rounds, contenders);
+  const blocks = await alternateRounds(rounds, contenders, (n, r, res) => log(`  round ${r + 1}/${rounds} ${n}: ${JSON.stringify(summarize(res))}`));
   return Object.fromEntries((Object.keys(blocks) as T[]).map((n) => [n, merge(blocks[n])])) as Record<T, LoadResult>;
 }
 

@@ -112,14 +112,14 @@ const durableClients = await clients(
   () => undefined,
   (f) => f.type === 'message',
 );
-const rounds = await alternateRounds(
-  ROUNDS,
-  {
-    parley: () => parleyClients.block(BLOCK_MS),
-    durable: () => durableClients.block(BLOCK_MS),
-    relay: () => relayClients.block(BLOCK_MS),
-  },
-  (name, r, block) => log(`  round ${r + 1}/${ROUNDS} ${name.padEnd(7)}: ${JSON.stringify(summary(block))}`),
+const contenders = {
+  parley: () => parleyClients.block(BLOCK_MS),
+  durable: () => durableClients.block(BLOCK_MS),
+  relay: () => relayClients.block(BLOCK_MS),
+};
+for (const [name, block] of Object.entries(contenders)) log(`  warm-up ${name.padEnd(7)}: ${JSON.stringify(summary(await block()))}`);
+const rounds = await alternateRounds(ROUNDS, contenders, (name, r, block) =>
+  log(`  round ${r + 1}/${ROUNDS} ${name.padEnd(7)}: ${JSON.stringify(summary(block))}`),
 );
 const parley = summary(merge(rounds.parley));
 const durableRelay = summary(merge(rounds.durable));
