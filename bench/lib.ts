@@ -194,8 +194,8 @@ export async function startBenchPostgres(o: { fsync?: boolean; env?: NodeJS.Proc
 /**
  * Parley's `storage` section in a bench: a fresh database on `server` (`benchStorage()`), or on LMDB the production
  * disk reserve. The test harness keeps a 1 MB reserve (a test run opens hundreds of stores), with which a store
- * growing at a bench's pace starts a `fallocate` process every ~0.5 MB: forking a process that maps the store took
- * 50–90 ms of the event loop each time here, ~6% of a proactive or turn bench's CPU that production does not pay.
+ * growing at a bench's pace starts a `fallocate` process every ~0.5 MB: starting those processes (the fork is
+ * synchronous) was ~6% of the main thread's CPU in a proactive or turn bench, which production does not pay.
  */
 export async function parleyStorage(
   server: TestPostgres | undefined,
