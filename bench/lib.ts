@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { startPostgres, type TestPostgres } from '../test/support/postgres.ts';
+import { DEFAULT_DISK_RESERVE_MB } from '../src/store/lmdb/kv.ts';
+import { alternateRounds } from './rounds.ts';
 
 export const log = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 
@@ -136,18 +138,19 @@ export function httpRateLoadInChild(o: {
   });
 }
 
-/** Runs `rounds` alternating blocks of each contender; returns all blocks per contender. */
+/**
+ * One unmeasured warm-up block per contender (JIT, caches, first connections), then `rounds` alternating blocks of
+ * each (ABBA), logging each; returns every contender's measured blocks in round order.
+ */
+export async function alternateBlocks<T extends string>(rounds: number, contenders: Record<T, () => Promise<LoadResult>>): Promise<Record<T, LoadResult[]>> {
+  for (const n of Object.keys(contenders) as T[]) log(`  warm-up ${n}: ${JSON.stringify(summarize(await contenders[n]()))}`);
+  return alternateRounds(rounds, contenders, (n, r, res) => log(`  round ${r + 1}/${rounds} ${n}: ${JSON.stringify(summarize(res))}`));
+}
+
+/** Runs `rounds` alternating blocks of each contender; returns all blocks per contender, merged. */
 export async function alternate<T extends string>(rounds: number, contenders: Record<T, () => Promise<LoadResult>>): Promise<Record<T, LoadResult>> {
-  const names = Object.keys(contenders) as T[];
-  const blocks = Object.fromEntries(names.map((n) => [n, [] as LoadResult[]])) as Record<T, LoadResult[]>;
-  for (let r = 0; r < rounds; r++) {
-    for (const n of r % 2 === 0 ? names : [...names].reverse()) {
-      const res = await contenders[n]();
-      blocks[n].push(res);
-      log(`  round ${r + 1}/${rounds} ${n}: ${JSON.stringify(summarize(res))}`);
-    }
-  }
-  return Object.fromEntries(names.map((n) => [n, merge(blocks[n])])) as Record<T, LoadResult>;
+  const blocks = await alternateRounds(rounds, contenders, (n, r, res) => log(`  round ${r + 1}/${rounds} ${n}: ${JSON.stringify(summarize(res))}`));
+  return Object.fromEntries((Object.keys(blocks) as T[]).map((n) => [n, merge(blocks[n])])) as Record<T, LoadResult>;
 }
 
 /** The storage engine a bench measures: BENCH_ENGINE=lmdb (the default) or postgres. */
@@ -186,6 +189,19 @@ export async function benchPostgres(o: { fsync?: boolean; env?: NodeJS.ProcessEn
 export async function startBenchPostgres(o: { fsync?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<TestPostgres | undefined> {
   if (benchEngine(o.env) !== 'postgres') return undefined;
   return benchPostgres(o);
+}
+
+/**
+ * Parley's `storage` section in a bench: a fresh database on `server` (`benchStorage()`), or on LMDB the production
+ * disk reserve. The test harness keeps a 1 MB reserve (a test run opens hundreds of stores), with which a store
+ * growing at a bench's pace starts a `fallocate` process every ~0.5 MB: starting those processes (the fork is
+ * synchronous) was ~6% of the main thread's CPU in a proactive or turn bench, which production does not pay.
+ */
+export async function parleyStorage(
+  server: TestPostgres | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ engine: 'postgres'; url: string } | { disk_reserve_mb: number }> {
+  return (await benchStorage(server, env)) ?? { disk_reserve_mb: DEFAULT_DISK_RESERVE_MB };
 }
 
 /** Runs `sql` on `url` with a connection of its own. */

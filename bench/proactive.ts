@@ -1,8 +1,12 @@
 // POST /proactive with durable guardrails (a mix of accepted and blocked:
-// duplicates, not opted in, unknown customers) against a bare fastify route
-// doing one LMDB write per request — same client, same process, alternating. With BENCH_ENGINE=postgres, Parley
-// runs on a PostgreSQL of the bench's own (fsync on) and the bare route does one PostgreSQL INSERT per request
-// (autocommit, on a pool of Parley's default size, in a database of its own): one durable write on the same engine.
+// duplicates, not opted in, unknown customers) against two baselines — same
+// client, same process, alternating rounds, the median of the per-round ratios:
+//  - the durable route (the judged baseline): a plain fastify route making the same store reads and the same
+//    single write transaction as Parley for each request, with no machine (bench/durable-proactive-route.ts),
+//    on a store of its own on the same engine;
+//  - the bare route (context): one durable write per request (LMDB put + flush; on PostgreSQL one autocommit
+//    INSERT on a pool of Parley's default size, in a database of its own).
+// With BENCH_ENGINE=postgres, everything runs on a PostgreSQL of the bench's own (fsync on), a database each.
 // BENCH_CAP sets proactive.daily_cap (default 1e9, so the accepted share stays as
 // designed; with a realistic cap such as 3, nearly every request soon meets the cap).
 //   npx tsx bench/proactive.ts            BENCH_CAP=3 npx tsx bench/proactive.ts
@@ -11,22 +15,46 @@ import Fastify from 'fastify';
 import { open } from 'lmdb';
 import pg from 'pg';
 import { createCustomerRepo } from '../src/customers/repo.ts';
+import { openStoreAt } from '../src/store/open.ts';
+import type { Store } from '../src/store/repos.ts';
 import { startParley, TEST_SECRET, tempDir } from '../test/support/parley.ts';
-import { alternate, benchStorage, httpLoad, log, logStatements, onEngine, resetStatements, startBenchPostgres, summarize } from './lib.ts';
+import { startDurableProactiveRoute } from './durable-proactive-route.ts';
+import {
+  alternateBlocks,
+  benchStorage,
+  parleyStorage,
+  httpLoad,
+  log,
+  logStatements,
+  merge,
+  onEngine,
+  resetStatements,
+  startBenchPostgres,
+  summarize,
+} from './lib.ts';
+import { MIN_ROUNDS, perRoundRatios, ratioLine, spread } from './rounds.ts';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 3000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? MIN_ROUNDS);
 const CAP = Number(process.env.BENCH_CAP ?? 1_000_000_000);
 
 const postgres = await startBenchPostgres();
 const storage = await benchStorage(postgres);
-const p = await startParley({ config: { storage, logging: { level: 'warn' }, proactive: { enabled: true, daily_cap: CAP } } });
-const customers = createCustomerRepo(p.services.store, p.services.clock);
-for (let i = 0; i < 100; i++) {
-  await customers.upsert({ externalId: `bench-${i}`, email: `b${i}@example.com` });
-  if (i < 80) await customers.setOptIn(`bench-${i}`, true);
+const parleyStorageConfig = storage ?? (await parleyStorage(postgres));
+const p = await startParley({ config: { storage: parleyStorageConfig, logging: { level: 'warn' }, proactive: { enabled: true, daily_cap: CAP } } });
+/** The same 100 customers in a store, 80 of them opted in. */
+async function seed(store: Store) {
+  const customers = createCustomerRepo(store, p.services.clock);
+  for (let i = 0; i < 100; i++) {
+    await customers.upsert({ externalId: `bench-${i}`, email: `b${i}@example.com` });
+    if (i < 80) await customers.setOptIn(`bench-${i}`, true);
+  }
 }
+await seed(p.services.store);
+const durableStore = await openStoreAt(postgres ? (await benchStorage(postgres))!.url : `lmdb:${tempDir('bench-durable-route-')}`);
+await seed(durableStore);
+const durable = await startDurableProactiveRoute(durableStore, { dailyCap: CAP, dedupWindowHours: p.services.config.proactive.dedup_window_hours });
 /** The bare route's one durable write, on the bench's engine. */
 async function oneWrite(): Promise<{ write: (customer: string) => Promise<unknown>; close: () => Promise<void> }> {
   if (!postgres) {
@@ -59,20 +87,29 @@ const headers = () => ({ 'content-type': 'application/json', authorization: `Bea
 
 await resetStatements(storage?.url);
 log(`POST /proactive${onEngine()}: ${ROUNDS} rounds × ${BLOCK_MS} ms per contender, ${CONCURRENCY} in flight, daily_cap ${CAP}`);
-const results = await alternate(ROUNDS, {
-  parley: () => httpLoad({ origin: p.url(), path: '/proactive', concurrency: CONCURRENCY, durationMs: BLOCK_MS, body, headers }),
-  bare: () => httpLoad({ origin: bareUrl, path: '/proactive', concurrency: CONCURRENCY, durationMs: BLOCK_MS, body, headers }),
-});
-const parley = summarize(results.parley);
-const baseline = summarize(results.bare);
+const load = (origin: string) => () => httpLoad({ origin, path: '/proactive', concurrency: CONCURRENCY, durationMs: BLOCK_MS, body, headers });
+const rounds = await alternateBlocks(ROUNDS, { parley: load(p.url()), durable: load(durable.url), bare: load(bareUrl) });
+const parley = summarize(merge(rounds.parley));
+const durableRoute = summarize(merge(rounds.durable));
+const baseline = summarize(merge(rounds.bare));
 await p.services.telemetry.flush();
 let accepted = 0;
 for await (const e of p.services.store.telemetry.window('events', { since: 0, until: Date.now() + 60_000 })) if (e.type === 'proactive.accepted') accepted++;
-log(`parley : ${JSON.stringify(parley)} (accepted ${accepted} of ${parley.requests})`);
-log(`bare   : ${JSON.stringify(baseline)}`);
-log(`throughput ratio parley/bare = ${(parley.rps / baseline.rps).toFixed(2)} (target ≥ 0.70)`);
+const rps = (b: { rps: number }) => b.rps;
+log(`parley  : ${JSON.stringify(parley)} (accepted ${accepted} of ${parley.requests})`);
+log(`durable : ${JSON.stringify(durableRoute)}`);
+log(`bare    : ${JSON.stringify(baseline)}`);
+log(
+  `per round parley/durable: ${perRoundRatios(rounds.parley, rounds.durable, rps)
+    .map((x) => x.toFixed(2))
+    .join(', ')}`,
+);
+log(ratioLine('bare route ratio', spread(perRoundRatios(rounds.parley, rounds.bare, rps)), '(context: one write per request)'));
+log(ratioLine('durable route ratio', spread(perRoundRatios(rounds.parley, rounds.durable, rps)), '(target ≥ 0.70)'));
 await logStatements(storage?.url, parley.requests, 'request');
 await bare.close();
+await durable.close();
+await durableStore.close();
 await db.close();
 await p.close();
 await postgres?.close();

@@ -4,9 +4,10 @@
 // baselines that do a whole turn / request in less time than this; BENCHMARKS.md ("The XState
 // floor") derives the best ratio those targets allow.
 //   npx tsx bench/xstate-floor.ts   (no store: the same on both engines, BENCH_ENGINE is only checked)
-import { assign, createActor, fromPromise, setup, toPromise, type AnyActorLogic } from 'xstate';
+import { assign, createActor, fromPromise, initialTransition, setup, toPromise, transition, type AnyActorLogic, type AnyEventObject } from 'xstate';
 import { conversationMachine, type LlmStepInput } from '../machines/conversation.ts';
 import { proactiveMachine } from '../machines/proactive.ts';
+import { createProactiveRunner } from '../src/proactive/run-machine.ts';
 import { benchEngine, log } from './lib.ts';
 
 const ACTORS = 1000;
@@ -87,23 +88,50 @@ await turns(
   (i) => ({ conversationId: `c${i}`, customerId: `u${i}`, channel: 'web', maxToolSteps: 5, confirmationTimeoutMs: 300_000 }),
 );
 
-const proactive = proactiveMachine.provide({ actors: { reserve: fromPromise(async () => ({ ok: true as const, messageId: 'pm_1' })) } as never });
-const customer = { customerId: 'c1', externalId: 'e1', optIn: true };
+// The three ways to run one proactive request, with an instant reservation: an actor (Parley until issue 22),
+// xstate's pure initialTransition()/transition() (each call builds a throw-away actor), and Parley's runner now
+// (the machine's own pure steps on an inert scope, src/proactive/run-machine.ts).
+const requestInput = (i: number) => ({
+  request: { customerExternalId: 'e1', channel: 'web' as const, content: 'x', dedupKey: `k${i}` },
+  enabled: true,
+  customer: { customerId: 'c1', externalId: 'e1', optIn: true },
+  whatsappEnabled: true,
+});
+const reserved = { ok: true as const, messageId: 'pm_1' };
+const runner = createProactiveRunner();
+const proactiveActor = proactiveMachine.provide({ actors: { reserve: fromPromise(async () => reserved) } as never });
+const ways: [string, (i: number) => Promise<unknown>][] = [
+  [
+    'actor per request',
+    (i) => {
+      const actor = createActor(proactiveActor, { input: requestInput(i) as never });
+      const done = toPromise(actor);
+      actor.start();
+      return done;
+    },
+  ],
+  [
+    "xstate's initialTransition/transition",
+    async (i) => {
+      const [first, actions] = initialTransition(proactiveMachine, requestInput(i));
+      const spawn = actions.find((a) => a.type === 'xstate.spawnChild') as { params: { id: string } } | undefined;
+      if (!spawn) return first.output;
+      const output = await Promise.resolve(reserved);
+      return transition(proactiveMachine, first, { type: `xstate.done.actor.${spawn.params.id}`, output } as AnyEventObject)[0].output;
+    },
+  ],
+  ['runner (pure steps, inert scope)', (i) => runner.run(requestInput(i), { reserve: async () => reserved, deliver: () => {} })],
+];
+// Alternating rounds (ABBA), CPU time of this process per request: the three ways see the same machine noise.
 for (let round = 1; round <= ROUNDS; round++) {
-  const t0 = performance.now();
-  for (let i = 0; i < REQUESTS; i++) {
-    const actor = createActor(proactive, {
-      input: {
-        request: { customerExternalId: 'e1', channel: 'web', content: 'x', dedupKey: `k${i}` },
-        enabled: true,
-        customer,
-        whatsappEnabled: true,
-      } as never,
-    });
-    const done = toPromise(actor);
-    actor.start();
-    await done;
+  for (const [name, run] of round % 2 === 1 ? ways : [...ways].reverse()) {
+    const cpu = process.cpuUsage();
+    const t0 = performance.now();
+    for (let i = 0; i < REQUESTS; i++) await run(i);
+    const used = process.cpuUsage(cpu);
+    log(
+      `proactive, ${name}: round ${round}/${ROUNDS}: ${((used.user + used.system) / REQUESTS).toFixed(1)} µs CPU, ${(((performance.now() - t0) / REQUESTS) * 1000).toFixed(1)} µs wall per request`,
+    );
   }
-  log(`proactive actor per request: round ${round}/${ROUNDS}: ${(((performance.now() - t0) / REQUESTS) * 1000).toFixed(1)} µs`);
 }
 process.exit(0);

@@ -1,23 +1,15 @@
-// Runs one `proactive` machine actor per send request: reads the customer
-// (a synchronous memory-mapped read) and hands the facts in as input, provides
-// the atomic guardrail reservation (ledger) and the after-commit delivery.
+// Runs each send request through the `proactive` machine (run-machine.ts): reads
+// the customer and hands the facts in as input, provides the atomic guardrail
+// reservation (ledger) and the after-commit delivery.
 // Also the request schemas for the routes.
-import { createActor, fromPromise, toPromise } from 'xstate';
 import { z } from 'zod';
-import {
-  proactiveMachine,
-  type ProactiveCustomerFacts,
-  type ProactiveDeliverInput,
-  type ProactiveRequest,
-  type ProactiveReservation,
-  type ProactiveReserveInput,
-  type ProactiveResult,
-} from '../../machines/proactive.ts';
-import { xstateClock, type Clock } from '../clock.ts';
+import { type ProactiveCustomerFacts, type ProactiveDeliverInput, type ProactiveRequest, type ProactiveResult } from '../../machines/proactive.ts';
+import type { Clock } from '../clock.ts';
 import type { CustomerRepo } from '../customers/repo.ts';
 import type { Store, StoreRepos } from '../store/repos.ts';
 import type { NewEvent } from '../telemetry/types.ts';
 import type { ProactiveLedger } from './ledger.ts';
+import { createProactiveRunner, type ProactiveEffects } from './run-machine.ts';
 
 export const ProactiveTemplateSchema = z.object({
   name: z.string().min(1).max(512),
@@ -79,7 +71,7 @@ export interface ProactiveService {
 }
 
 export function createProactiveService(options: ProactiveServiceOptions): ProactiveService {
-  const { clock, customers, ledger, telemetry } = options;
+  const { customers, ledger, telemetry } = options;
 
   const unavailable = (request: ProactiveRequest, customerId: string | undefined, message: string) => {
     telemetry?.event({
@@ -92,39 +84,28 @@ export function createProactiveService(options: ProactiveServiceOptions): Proact
     return new ProactiveUnavailableError(message);
   };
 
-  // What to run once a reservation (and the message written with it) has committed, by messageId.
-  const afterCommit = new Map<string, () => void>();
-  const machine = proactiveMachine.provide({
-    actors: {
-      reserve: fromPromise<ProactiveReservation, ProactiveReserveInput>(({ input }) => {
-        const { customer, request, ...check } = input;
-        let prepared: (() => void) | undefined;
-        return ledger
-          .reserve(check, async (tx, messageId) => {
-            try {
-              prepared = await options.deliver.prepare(tx, { messageId, customer, request });
-            } catch (err) {
-              throw Object.assign(new Error((err as Error).message), { name: 'DeliveryError' });
-            }
-          })
-          .then((r) => {
-            if (r.ok && prepared) afterCommit.set(r.messageId, prepared);
-            return r;
-          });
-      }),
-    },
-    actions: {
-      deliver: (_, { messageId }: ProactiveDeliverInput) => {
-        const run = afterCommit.get(messageId);
-        afterCommit.delete(messageId);
+  const runner = createProactiveRunner();
+  /** The request's effects: the reservation writes the message in its transaction; `deliver` pushes it once committed. */
+  const effectsFor = (): ProactiveEffects => {
+    let prepared: (() => void) | undefined;
+    return {
+      reserve: ({ customer, request, ...check }) =>
+        ledger.reserve(check, async (tx, messageId) => {
+          try {
+            prepared = await options.deliver.prepare(tx, { messageId, customer, request });
+          } catch (err) {
+            throw Object.assign(new Error((err as Error).message), { name: 'DeliveryError' });
+          }
+        }),
+      deliver: ({ messageId }: ProactiveDeliverInput) => {
         try {
-          run?.();
+          prepared?.();
         } catch (err) {
           options.onDeliverError?.(err, messageId);
         }
       },
-    },
-  });
+    };
+  };
 
   const lookup = async (externalId: string): Promise<ProactiveCustomerFacts | undefined> => {
     const c = await customers.findBy('ext', externalId);
@@ -150,11 +131,9 @@ export function createProactiveService(options: ProactiveServiceOptions): Proact
         throw unavailable(request, undefined, `Customer lookup failed: ${(err as Error).message}`);
       }
       const whatsappEnabled = options.deliver.whatsappEnabled?.() ?? true;
-      const actor = createActor(machine, { input: { request, enabled, customer, whatsappEnabled }, clock: xstateClock(clock) });
-      const done = toPromise(actor);
-      actor.start();
-      const result = await done;
-      if (actor.getSnapshot().value === 'failed') throw unavailable(request, customer?.customerId, result.accepted ? 'failed' : result.reason);
+      const run = await runner.run({ request, enabled, customer, whatsappEnabled }, effectsFor());
+      const result = run.output;
+      if (run.state === 'failed') throw unavailable(request, customer?.customerId, result.accepted ? 'failed' : result.reason);
       telemetry?.event({
         type: result.accepted ? 'proactive.accepted' : 'proactive.blocked',
         customerId: customer?.customerId,
