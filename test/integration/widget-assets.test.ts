@@ -76,8 +76,11 @@ describe('the demo', () => {
     const profiles = readdirSync(CONFIG_DIR).filter((f) => f.endsWith('.yaml'));
     expect(profiles).toContain('config.yaml');
     expect(profiles.length).toBeGreaterThan(1);
-    // The openai profile refuses to load without a key or an endpoint.
-    const withDemo = profiles.filter((f) => parseConfig(readFileSync(join(CONFIG_DIR, f), 'utf8'), { OPENAI_API_KEY: 'sk-test' }, f).demo.backend);
+    // The openai profile refuses to load without a key or an endpoint, the cluster profile without a database.
+    const withDemo = profiles.filter(
+      (f) =>
+        parseConfig(readFileSync(join(CONFIG_DIR, f), 'utf8'), { OPENAI_API_KEY: 'sk-test', DATABASE_URL: 'postgres://parley@db:5432/parley' }, f).demo.backend,
+    );
     expect(withDemo).toEqual(['config.yaml']);
   });
 
