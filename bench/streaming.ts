@@ -15,7 +15,7 @@ import { fork, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { spawnParley, tempDir, TEST_SECRET } from '../test/support/parley.ts';
-import { benchStorage, log, onEngine, percentile, startBenchPostgres } from './lib.ts';
+import { benchStorage, log, onEngine, percentile, processCpuMs, startBenchPostgres } from './lib.ts';
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 100);
 const TURNS = Number(process.env.BENCH_TURNS ?? 5);
@@ -145,18 +145,30 @@ log(`streaming${onEngine()}: ${CONVERSATIONS} conversations, ${TOKENS} tokens ${
 await block('warm-parley', parleyConversations, 0);
 await block('warm-relay', relayConversations, 0);
 const results: Record<'parley' | 'relay', number[]> = { parley: [], relay: [] };
+const cpuPerReply: Record<'parley' | 'relay', number[]> = { parley: [], relay: [] };
 for (let r = 1; r <= ROUNDS; r++) {
   for (const name of r % 2 ? (['parley', 'relay'] as const) : (['relay', 'parley'] as const)) {
     if (name === 'parley') await parleyLag();
+    const pid = (name === 'parley' ? parley.child : relayChild).pid!;
+    const cpuBefore = processCpuMs(pid);
     const samples = await block(name, name === 'parley' ? parleyConversations : relayConversations, r);
+    // CPU per reply (every thread, /proc): what the process costs, less sensitive to the machine's load than latency.
+    const cpu = { cpuMsPerReply: +((processCpuMs(pid) - cpuBefore) / samples.length).toFixed(2) };
     results[name].push(...samples);
-    log(`  round ${r}/${ROUNDS} ${name}: ${JSON.stringify(name === 'parley' ? Object.assign(stats(samples), await parleyLag()) : stats(samples))}`);
+    cpuPerReply[name].push(cpu.cpuMsPerReply);
+    log(`  round ${r}/${ROUNDS} ${name}: ${JSON.stringify(Object.assign(stats(samples), cpu, name === 'parley' ? await parleyLag() : {}))}`);
   }
 }
 const p = stats(results.parley);
 const b = stats(results.relay);
 log(`parley: first delta − first token ${JSON.stringify(p)} ms`);
 log(`relay : first delta − first token ${JSON.stringify(b)} ms`);
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((x, y) => x - y),
+    0.5,
+  );
+log(`CPU per reply (median of blocks): parley ${median(cpuPerReply.parley)} ms, relay ${median(cpuPerReply.relay)} ms`);
 log(
   `parley p50 ${p.p50} ms (target ≤ ${TARGET.p50}: ${p.p50 <= TARGET.p50 ? 'met' : 'missed'}), p99 ${p.p99} ms (target ≤ ${TARGET.p99}: ${p.p99 <= TARGET.p99 ? 'met' : 'missed'})`,
 );
