@@ -153,6 +153,8 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
     };
     try {
       const res = await llm.complete(req);
+      // Every piece is out before the step's output can reach a channel (the final message follows the deltas).
+      stream?.flush();
       services.telemetry.turnCall({
         provider: res.provider,
         model: res.model,
