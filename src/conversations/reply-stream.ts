@@ -10,12 +10,15 @@
 //   empties the bubble and shows the typing indicator again, and the next
 //   attempt writes from the start. The customer never sees two beginnings.
 //
-// Pieces that arrive in the same turn of the event loop (a busy process reads
-// several of the model's chunks at once) go out as one delta: the first at
-// once, so the first words are never held back, the rest together when the
-// turn ends (`defer`, setImmediate) or when the reply is final (`flush`).
-// Every delta costs a frame and a socket write per open widget; a delta no
-// one could have seen apart from its neighbour is not worth one.
+// The first words of a reply (and of an attempt after a reset) go out at
+// once: they are what the customer waits for. Every later piece waits for the
+// end of the current turn of the event loop (`defer`, setImmediate) or for the
+// reply to be final (`flush`), and the pieces gathered by then go out as one
+// delta. A busy process reads many chunks at once — the model's for this reply
+// and other conversations' — and each delta costs a frame and a socket write
+// per open widget: deferred, those writes no longer hold up the first words of
+// the other replies read in the same turn, and pieces no one could have seen
+// apart cost one write instead of several.
 
 export interface ReplyDelta {
   /** The id the final reply will have. */
@@ -46,22 +49,18 @@ export function createReplyStream(id: string, send: (delta: ReplyDelta) => void,
   let started = false;
   let held = '';
   let waiting = '';
-  /** A delta went out in this turn of the event loop: more text waits for its end. */
-  let turnOpen = false;
+  /** The end of this turn of the event loop will send what is waiting. */
+  let deferred = false;
 
-  const sendNow = (text: string) => {
+  const sendWaiting = () => {
+    if (!waiting) return;
     shown = true;
-    send({ id, text });
+    send({ id, text: waiting });
+    waiting = '';
   };
   const endTurn = () => {
-    if (!waiting) {
-      turnOpen = false;
-      return;
-    }
-    sendNow(waiting);
-    waiting = '';
-    // Still inside a burst: the next turn's pieces are gathered too.
-    defer(endTurn);
+    deferred = false;
+    sendWaiting();
   };
   return {
     append(piece) {
@@ -70,12 +69,10 @@ export function createReplyStream(id: string, send: (delta: ReplyDelta) => void,
       held = text.slice(kept.length);
       if (!kept) return;
       started = true;
-      if (turnOpen) {
-        waiting += kept;
-        return;
-      }
-      turnOpen = true;
-      sendNow(kept);
+      waiting += kept;
+      if (!shown) return sendWaiting();
+      if (deferred) return;
+      deferred = true;
       defer(endTurn);
     },
     takeBack() {
@@ -86,10 +83,6 @@ export function createReplyStream(id: string, send: (delta: ReplyDelta) => void,
       shown = false;
       send({ id, text: '', reset: true });
     },
-    flush() {
-      if (!waiting) return;
-      sendNow(waiting);
-      waiting = '';
-    },
+    flush: sendWaiting,
   };
 }

@@ -63,8 +63,8 @@ describe('reply stream', () => {
     expect(sent).toEqual([]);
   });
 
-  describe('pieces that arrive in the same turn of the event loop', () => {
-    it('the first goes out at once, the rest as one delta when the turn ends', () => {
+  describe('pieces after the first words wait for the end of the turn of the event loop', () => {
+    it('the first words go out at once, the pieces that follow in that turn as one delta when it ends', () => {
       const turns = manualTurns();
       const { sent, stream } = collect(turns.defer);
       ['Order', ' 1001', ' has', ' shipped.'].forEach(stream.append);
@@ -74,11 +74,32 @@ describe('reply stream', () => {
         { id: 't:r', text: 'Order' },
         { id: 't:r', text: ' 1001 has shipped.' },
       ]);
-      // the burst is over: nothing arrives in the next turn, so the one after starts at once again
-      turns.endTurn();
+      // one end of turn asked for per turn, and none while nothing waits
       expect(turns.pending()).toBe(0);
       stream.append(' Thanks');
-      expect(sent.at(-1)).toEqual({ id: 't:r', text: ' Thanks' });
+      stream.append(' again');
+      expect(turns.pending()).toBe(1);
+      expect(sent).toHaveLength(2);
+      turns.endTurn();
+      expect(sent.at(-1)).toEqual({ id: 't:r', text: ' Thanks again' });
+    });
+
+    it("another reply's first words, read later in the same turn, go out before this reply's later pieces", () => {
+      const turns = manualTurns();
+      const log: ReplyDelta[] = [];
+      const a = createReplyStream('a:r', (d) => log.push(d), turns.defer);
+      const b = createReplyStream('b:r', (d) => log.push(d), turns.defer);
+      a.append('Your order');
+      turns.endTurn();
+      // one turn of the event loop reads a chunk for each reply: a's continues, b's begins
+      a.append(' has shipped.');
+      b.append('Hello');
+      turns.endTurn();
+      expect(log).toEqual([
+        { id: 'a:r', text: 'Your order' },
+        { id: 'b:r', text: 'Hello' },
+        { id: 'a:r', text: ' has shipped.' },
+      ]);
     });
 
     it('a burst over several turns: one delta per turn, and the text joined is still the trimmed reply', () => {
@@ -93,7 +114,6 @@ describe('reply stream', () => {
         turn.forEach(stream.append);
         turns.endTurn();
       }
-      turns.endTurn();
       expect(sent.map((d) => d.text)).toEqual(['Your', ' refund', ' of 12 EUR', ' is on its way.']);
       expect(shown(sent)).toBe(pieces.flat().join('').trim());
     });
@@ -109,18 +129,19 @@ describe('reply stream', () => {
       expect(sent).toHaveLength(2);
     });
 
-    it('takeBack drops what waits: it was never shown, and only a reset for what was', () => {
+    it('takeBack drops what waits (it was never shown); the next attempt writes its first words at once', () => {
       const turns = manualTurns();
       const { sent, stream } = collect(turns.defer);
       ['First', ' try', ' failed'].forEach(stream.append);
       stream.takeBack();
       ['  Second', ' try.'].forEach(stream.append);
-      turns.endTurn();
       expect(sent).toEqual([
         { id: 't:r', text: 'First' },
         { id: 't:r', text: '', reset: true },
-        { id: 't:r', text: 'Second try.' },
+        { id: 't:r', text: 'Second' },
       ]);
+      turns.endTurn();
+      expect(sent.at(-1)).toEqual({ id: 't:r', text: ' try.' });
       expect(shown(sent)).toBe('Second try.');
     });
   });
