@@ -6,9 +6,9 @@
 // them. Paced, the loop reads sockets between two of them: the longest stall
 // of a burst of 100 turn starts fell from ~0.5 s to ~0.2 s on the shared,
 // loaded machine (bench/turn-burst.ts, BENCHMARKS.md); the rest is the
-// conversation actors' own transitions. The first step of a turn of the loop starts at once; the others start
-// one per later turn, in the order they asked (the work is the same, only
-// interleaved with I/O).
+// conversation actors' own transitions. The first step of a turn of the loop
+// starts at once; the others start one per later turn, in the order they
+// asked (the work is the same, only interleaved with I/O).
 
 /** Runs `fn` in the next turn of the event loop (after the I/O it polls). */
 export type NextTurn = (fn: () => void) => void;
