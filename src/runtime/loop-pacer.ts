@@ -4,7 +4,7 @@
 // request, opening it with the `openai` client and undici) would run back to
 // back: the model's chunks for replies already streaming wait behind all of
 // them. Paced, the loop reads sockets between two of them: the longest stall
-// of a burst of 100 turn starts fell from ~0.5 s to ~0.2 s on the shared,
+// of a burst of 100 turn starts on LMDB fell from ~0.5 s to ~0.2 s on the shared,
 // loaded machine (bench/turn-burst.ts, BENCHMARKS.md); the rest is the
 // conversation actors' own transitions. The first step of a turn of the loop
 // starts at once; the others start one per later turn, in the order they
