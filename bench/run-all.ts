@@ -21,6 +21,7 @@ const benches: [string, string[]][] = [
   ['proactive.ts', []],
   ['telemetry-cost.ts', []],
   ['streaming.ts', []],
+  ['turn-burst.ts', []],
 ];
 /** Runs one bench; `engine` undefined: a bench that runs both engines itself. */
 const run = (file: string, flags: string[], engine?: 'lmdb' | 'postgres') => {

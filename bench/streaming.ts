@@ -11,11 +11,13 @@
 //   npx tsx bench/streaming.ts
 //   BENCH_CONVERSATIONS=20 BENCH_TURNS=3 BENCH_ROUNDS=2 npx tsx bench/streaming.ts
 //   BENCH_ENGINE=postgres npx tsx bench/streaming.ts   (Parley's store on a PostgreSQL of the bench's own, fsync on)
+//   BENCH_BASE_CHECKOUT=/path/to/other/checkout npx tsx bench/streaming.ts   (that Parley too, in the same alternating
+//   blocks: a change against its base under the same noise; the checkout needs its node_modules)
 import { fork, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { spawnParley, tempDir, TEST_SECRET } from '../test/support/parley.ts';
-import { benchStorage, log, onEngine, percentile, startBenchPostgres } from './lib.ts';
+import { benchStorage, log, onEngine, percentile, processCpuMs, startBenchPostgres } from './lib.ts';
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 100);
 const TURNS = Number(process.env.BENCH_TURNS ?? 5);
@@ -40,17 +42,25 @@ const model = await new Promise<{ url: string }>((resolve) =>
 const wallNow = () => performance.timeOrigin + performance.now();
 
 const postgres = await startBenchPostgres();
-const parley = await spawnParley({
-  storagePath: tempDir(),
-  // BENCH_CPU_PROF=<dir>: a CPU profile of Parley, written when it stops.
-  nodeArgs: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
-  config: {
-    storage: await benchStorage(postgres),
-    llm: { provider: 'openai', base_url: model.url, model: 'fake-1' },
-    channels: { web: { rate_limit_per_minute: 1_000_000 } },
-    identity: { allow_anonymous: true },
-  },
-});
+/** A Parley from `root` (default this checkout), on a store of its own. */
+const startParleyAt = async (root: string | undefined, profileName: string) =>
+  spawnParley({
+    root,
+    storagePath: tempDir(),
+    // BENCH_CPU_PROF=<dir>: a CPU profile of Parley, written when it stops.
+    nodeArgs: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, `--cpu-prof-name=${profileName}.cpuprofile`] : [],
+    config: {
+      storage: await benchStorage(postgres),
+      llm: { provider: 'openai', base_url: model.url, model: 'fake-1' },
+      channels: { web: { rate_limit_per_minute: 1_000_000 } },
+      identity: { allow_anonymous: true },
+    },
+  });
+const parley = await startParleyAt(undefined, 'parley');
+// BENCH_BASE_CHECKOUT=<dir>: another checkout of Parley (a change's base, with its node_modules) as a third
+// contender in the same alternating blocks, so a change is compared under the same machine noise.
+const BASE_CHECKOUT = process.env.BENCH_BASE_CHECKOUT;
+const base = BASE_CHECKOUT ? await startParleyAt(BASE_CHECKOUT, 'base') : undefined;
 const relayChild = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./streaming-relay-child.ts', import.meta.url))], {
   env: { ...process.env, MODEL_URL: model.url },
   stdio: ['ignore', 'pipe', 'inherit'],
@@ -68,6 +78,8 @@ interface Conversation {
   ws: WebSocket;
   /** Sends one message and resolves with (first delta − first token) once the final message is in. */
   turn(marker: string): Promise<number>;
+  /** Delta frames received so far (pieces that reached Parley together go out as one). */
+  deltas: number;
 }
 
 async function conversation(url: string, init?: Record<string, unknown>): Promise<Conversation> {
@@ -84,12 +96,14 @@ async function conversation(url: string, init?: Record<string, unknown>): Promis
     await ready;
   }
   let n = 0;
-  return {
+  const c: Conversation = {
     ws,
+    deltas: 0,
     turn: (marker) =>
       new Promise<number>((resolve, reject) => {
         let firstDeltaAt: number | undefined;
         onFrame = (f) => {
+          if (f.type === 'delta') c.deltas++;
           if (f.type === 'delta' && firstDeltaAt === undefined) firstDeltaAt = wallNow();
           if (f.type === 'error') reject(new Error(JSON.stringify(f)));
           if (f.type !== 'message') return;
@@ -106,6 +120,7 @@ async function conversation(url: string, init?: Record<string, unknown>): Promis
         ws.send(JSON.stringify({ type: 'message', id: `m${++n}`, text: marker }));
       }),
   };
+  return c;
 }
 
 // Conversations start spread over one reply's length, as independent customers would, not all in the same millisecond.
@@ -122,9 +137,9 @@ async function block(name: string, conversations: Conversation[], round: number)
   return samples;
 }
 
-/** Parley's event-loop delay since the last scrape (ms): how late its own timers ran. */
-async function parleyLag() {
-  const text = await fetch(`${parley.url}/metrics`, { headers: { authorization: `Bearer ${TEST_SECRET}` } }).then((r) => r.text());
+/** A Parley's event-loop delay since the last scrape (ms): how late its own timers ran. */
+async function parleyLag(url: string) {
+  const text = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${TEST_SECRET}` } }).then((r) => r.text());
   const q = (quantile: string) => Number(new RegExp(`parley_event_loop_lag_seconds\\{quantile="${quantile}"\\} ([0-9.e-]+)`).exec(text)?.[1] ?? NaN) * 1000;
   return { lagP99: +q('0.99').toFixed(1), lagMax: +q('max').toFixed(1) };
 }
@@ -134,38 +149,76 @@ const stats = (samples: number[]) => {
   return { p50: +percentile(s, 0.5).toFixed(2), p99: +percentile(s, 0.99).toFixed(2), max: +s[s.length - 1].toFixed(2), replies: s.length };
 };
 
-const widgetUrl = `${parley.url.replace('http', 'ws')}/widget/ws`;
-const parleyConversations = await Promise.all(
-  Array.from({ length: CONVERSATIONS }, (_, i) => conversation(widgetUrl, { type: 'init', customerId: `bench-stream-${i}`, email: `s${i}@example.com` })),
-);
-const relayConversations = await Promise.all(Array.from({ length: CONVERSATIONS }, () => conversation(relayUrl)));
+interface Contender {
+  name: 'parley' | 'base' | 'relay';
+  pid: number;
+  /** Parley's own address, for its event-loop delay. */
+  url?: string;
+  conversations: Conversation[];
+  samples: number[];
+  cpuPerReply: number[];
+}
+const widgets = (p: { url: string }, prefix: string) =>
+  Promise.all(
+    Array.from({ length: CONVERSATIONS }, (_, i) =>
+      conversation(`${p.url.replace('http', 'ws')}/widget/ws`, { type: 'init', customerId: `${prefix}-${i}`, email: `s${i}@example.com` }),
+    ),
+  );
+const contenders: Contender[] = [
+  { name: 'parley', pid: parley.child.pid!, url: parley.url, conversations: await widgets(parley, 'bench-stream'), samples: [], cpuPerReply: [] },
+];
+if (base)
+  contenders.push({ name: 'base', pid: base.child.pid!, url: base.url, conversations: await widgets(base, 'bench-base'), samples: [], cpuPerReply: [] });
+contenders.push({
+  name: 'relay',
+  pid: relayChild.pid!,
+  conversations: await Promise.all(Array.from({ length: CONVERSATIONS }, () => conversation(relayUrl))),
+  samples: [],
+  cpuPerReply: [],
+});
 
-log(`streaming${onEngine()}: ${CONVERSATIONS} conversations, ${TOKENS} tokens ${TOKEN_GAP_MS} ms apart, ${TURNS} replies each per block, ${ROUNDS} rounds`);
+log(
+  `streaming${onEngine()}: ${CONVERSATIONS} conversations, ${TOKENS} tokens ${TOKEN_GAP_MS} ms apart, ${TURNS} replies each per block, ${ROUNDS} rounds${base ? `; base: ${BASE_CHECKOUT}` : ''}`,
+);
 // Warm-up (JIT, first LMDB writes, connection pools), not counted.
-await block('warm-parley', parleyConversations, 0);
-await block('warm-relay', relayConversations, 0);
-const results: Record<'parley' | 'relay', number[]> = { parley: [], relay: [] };
+for (const c of contenders) await block(`warm-${c.name}`, c.conversations, 0);
 for (let r = 1; r <= ROUNDS; r++) {
-  for (const name of r % 2 ? (['parley', 'relay'] as const) : (['relay', 'parley'] as const)) {
-    if (name === 'parley') await parleyLag();
-    const samples = await block(name, name === 'parley' ? parleyConversations : relayConversations, r);
-    results[name].push(...samples);
-    log(`  round ${r}/${ROUNDS} ${name}: ${JSON.stringify(name === 'parley' ? Object.assign(stats(samples), await parleyLag()) : stats(samples))}`);
+  for (const c of r % 2 ? contenders : [...contenders].reverse()) {
+    if (c.url) await parleyLag(c.url);
+    const cpuBefore = processCpuMs(c.pid);
+    const deltasBefore = c.conversations.reduce((n, w) => n + w.deltas, 0);
+    const samples = await block(c.name, c.conversations, r);
+    // CPU per reply (every thread, /proc): what the process costs, less sensitive to the machine's load than latency.
+    const cpu = {
+      cpuMsPerReply: +((processCpuMs(c.pid) - cpuBefore) / samples.length).toFixed(2),
+      deltasPerReply: +((c.conversations.reduce((n, w) => n + w.deltas, 0) - deltasBefore) / samples.length).toFixed(1),
+    };
+    c.samples.push(...samples);
+    c.cpuPerReply.push(cpu.cpuMsPerReply);
+    log(`  round ${r}/${ROUNDS} ${c.name}: ${JSON.stringify(Object.assign(stats(samples), cpu, c.url ? await parleyLag(c.url) : {}))}`);
   }
 }
-const p = stats(results.parley);
-const b = stats(results.relay);
-log(`parley: first delta − first token ${JSON.stringify(p)} ms`);
-log(`relay : first delta − first token ${JSON.stringify(b)} ms`);
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((x, y) => x - y),
+    0.5,
+  );
+const summary = Object.fromEntries(contenders.map((c) => [c.name, stats(c.samples)]));
+for (const c of contenders)
+  log(`${c.name.padEnd(6)}: first delta − first token ${JSON.stringify(summary[c.name])} ms; CPU per reply (median of blocks) ${median(c.cpuPerReply)} ms`);
+const p = summary.parley;
+const b = summary.relay;
 log(
   `parley p50 ${p.p50} ms (target ≤ ${TARGET.p50}: ${p.p50 <= TARGET.p50 ? 'met' : 'missed'}), p99 ${p.p99} ms (target ≤ ${TARGET.p99}: ${p.p99 <= TARGET.p99 ? 'met' : 'missed'})`,
 );
 log(
   `ratio parley/relay: p50 ${(p.p50 / b.p50).toFixed(2)}, p99 ${(p.p99 / b.p99).toFixed(2)}; Parley adds ${(p.p50 - b.p50).toFixed(2)} ms at p50, ${(p.p99 - b.p99).toFixed(2)} ms at p99`,
 );
+if (summary.base) log(`parley/base: p50 ${(p.p50 / summary.base.p50).toFixed(2)}, p99 ${(p.p99 / summary.base.p99).toFixed(2)}`);
 
-for (const c of [...parleyConversations, ...relayConversations]) c.ws.terminate();
+for (const c of contenders) for (const w of c.conversations) w.ws.terminate();
 relayChild.kill();
+await base?.kill('SIGTERM');
 await parley.kill('SIGTERM');
 await postgres?.close();
 modelChild.disconnect();

@@ -11,6 +11,7 @@ import type { MessageRecord } from '../store/model.ts';
 import type { HistoryStore } from '../store/repos.ts';
 import { describeAction } from './action-summary.ts';
 import { createReplyStream, type ReplyDelta } from './reply-stream.ts';
+import { createLoopPacer, type LoopPacer } from '../runtime/loop-pacer.ts';
 
 /** What a running step may do besides answering: be cancelled, and show its reply as it is written. */
 export interface LiveStep {
@@ -71,8 +72,10 @@ function transcriptToMessages(transcript: TurnEntry[]): ChatMessage[] {
   });
 }
 
-export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub: SdkHub; history: HistoryStore }) {
+export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub: SdkHub; history: HistoryStore; pacer?: LoopPacer }) {
   const { services, llm, hub, history } = deps;
+  // Many turns started by one commit open their model calls one per turn of the event loop (loop-pacer.ts).
+  const pacer = deps.pacer ?? createLoopPacer();
   const { config } = services;
 
   // The conversation as the LLM sees it: the last customer and assistant messages, kept per active
@@ -123,6 +126,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       ...past.slice(-config.session.history_window),
       ...transcriptToMessages(input.transcript),
     ];
+    await pacer.next();
     const started = services.clock.now();
     const base = { turnId: input.turnId, conversationId: input.conversationId, customerId: input.customerId, sequence: input.step, purpose: 'chat' as const };
     // Each failed attempt (a retry or the fallback follows, or the last one) is its own turn-call.
@@ -153,6 +157,8 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
     };
     try {
       const res = await llm.complete(req);
+      // Every piece is out before the step's output can reach a channel (the final message follows the deltas).
+      stream?.flush();
       services.telemetry.turnCall({
         provider: res.provider,
         model: res.model,

@@ -9,6 +9,16 @@
 //   is taken back at once with one `reset` delta (empty text): the widget
 //   empties the bubble and shows the typing indicator again, and the next
 //   attempt writes from the start. The customer never sees two beginnings.
+//
+// The first words of a reply (and of an attempt after a reset) go out at
+// once: they are what the customer waits for. Every later piece waits for the
+// end of the current turn of the event loop (`defer`, setImmediate) or for the
+// reply to be final (`flush`), and the pieces gathered by then go out as one
+// delta. A busy process reads many chunks at once — the model's for this reply
+// and other conversations' — and each delta costs a frame and a socket write
+// per open widget: deferred, those writes no longer hold up the first words of
+// the other replies read in the same turn, and pieces no one could have seen
+// apart cost one write instead of several.
 
 export interface ReplyDelta {
   /** The id the final reply will have. */
@@ -23,25 +33,56 @@ export interface ReplyStream {
   append(piece: string): void;
   /** Whatever was shown is void: send a reset if anything was. */
   takeBack(): void;
+  /** The reply is final: send the text still waiting for the end of this turn of the event loop. */
+  flush(): void;
 }
 
-export function createReplyStream(id: string, send: (delta: ReplyDelta) => void): ReplyStream {
+/** Runs `fn` once this turn of the event loop is over (after the I/O it is handling). */
+export type Defer = (fn: () => void) => void;
+
+const endOfTurn: Defer = (fn) => void setImmediate(fn);
+
+export function createReplyStream(id: string, send: (delta: ReplyDelta) => void, defer: Defer = endOfTurn): ReplyStream {
+  /** Text was sent since the last reset. */
   let shown = false;
+  /** Text was sent or is waiting to be (leading whitespace is no longer trimmed). */
+  let started = false;
   let held = '';
+  let waiting = '';
+  /** The end of this turn of the event loop will send what is waiting. */
+  let deferred = false;
+
+  const sendWaiting = () => {
+    if (!waiting) return;
+    shown = true;
+    send({ id, text: waiting });
+    waiting = '';
+  };
+  const endTurn = () => {
+    deferred = false;
+    sendWaiting();
+  };
   return {
     append(piece) {
-      const text = shown ? held + piece : (held + piece).trimStart();
+      const text = started ? held + piece : (held + piece).trimStart();
       const kept = text.trimEnd();
       held = text.slice(kept.length);
       if (!kept) return;
-      shown = true;
-      send({ id, text: kept });
+      started = true;
+      waiting += kept;
+      if (!shown) return sendWaiting();
+      if (deferred) return;
+      deferred = true;
+      defer(endTurn);
     },
     takeBack() {
       held = '';
+      waiting = '';
+      started = false;
       if (!shown) return;
       shown = false;
       send({ id, text: '', reset: true });
     },
+    flush: sendWaiting,
   };
 }

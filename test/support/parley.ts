@@ -99,14 +99,17 @@ export async function spawnParley(o: {
   port?: number;
   env?: Record<string, string>;
   nodeArgs?: string[];
+  /** Another checkout of Parley to run (benchmarks compare a change with its base); default this one. */
+  root?: string;
 }): Promise<ParleyProcess> {
   const input = await onTestEngine(testConfig(o.config, o.storagePath), o.storagePath);
   (input.server as { port: number }).port = o.port ?? 0;
   (input.logging as { level: string }).level = o.env?.PARLEY_LOG_LEVEL ?? 'info';
   const configPath = join(o.storagePath, 'test-config.yaml');
   writeFileSync(configPath, stringify(input));
-  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
-    cwd: PROJECT_ROOT,
+  const root = o.root ?? PROJECT_ROOT;
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', join(root, 'src/main.ts')], {
+    cwd: root,
     env: { ...process.env, SERVICE_CONFIG: configPath, SERVICE_TEST_MODE: '1', SERVICE_SDK_SECRET: TEST_SECRET, ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
