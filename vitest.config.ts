@@ -30,7 +30,7 @@ export default defineConfig({
     // of the run's CPU. Safe because nothing in src/ keeps module-level state, and tests restore what they mock.
     isolate: false,
     fileParallelism: true,
-    maxWorkers: 2,
+    maxWorkers: 3,
     projects: [
       { extends: true, test: { name: 'lmdb', include: ['test/**/*.test.ts', 'sdk/test/**/*.test.ts'] } },
       {
