@@ -215,6 +215,7 @@ export interface StoreRepos {
   whatsapp: WhatsAppStore;
   /** Cluster block below. */
   ownership: OwnershipStore;
+  inbox: InboxStore;
 }
 
 export type TelemetryKind = 'events' | 'turnCalls';
@@ -281,6 +282,7 @@ export interface Store extends StoreRepos {
   readonly telemetry: TelemetryStore;
   /** Cluster block below. */
   readonly nodes: NodeStore;
+  readonly bus: ClusterBus;
   transaction<T>(fn: (tx: StoreRepos) => Promise<T>): Promise<T>;
   checks(): StoreChecks;
   /**
@@ -394,4 +396,60 @@ export interface OwnershipStore {
   release(conversationId: string, nodeId: string, epoch: number): Promise<boolean>;
   /** Conversations owned per live node. */
   countByNode(): Promise<Record<string, number>>;
+}
+
+/** A conversation's event that reached a node which does not own the conversation, kept for its owner. */
+export type InboxEvent =
+  | {
+      type: 'customer';
+      customerId: string;
+      externalId?: string;
+      channel: Channel;
+      message: { messageId: string; text: string; content?: object };
+    }
+  | { type: 'confirm'; confirmationId: string; approve: boolean };
+
+export interface InboxEntry {
+  id: number;
+  conversationId: string;
+  event: InboxEvent;
+  /** When it was posted (ms). */
+  at: number;
+}
+
+/**
+ * The durable inbox of conversations owned by another node: a node posts an event (and acknowledges it once the post
+ * has committed); the owner takes the conversation's entries in order and removes them in the same transaction as
+ * the write that stores what they carried, so an entry is applied exactly once whoever owns the conversation next.
+ */
+export interface InboxStore {
+  /** Stores the event; resolves with its entry (ids grow with every post). */
+  post(conversationId: string, event: InboxEvent, at: number): Promise<InboxEntry>;
+  /** The conversation's entries, oldest first. */
+  list(conversationId: string): Promise<InboxEntry[]>;
+  /** In the owner's write transaction: removes the entries it applied. */
+  remove(ids: number[]): Promise<void>;
+  /** Conversations with entries waiting whose owner is not a live node (or that nobody owns), oldest entry first. */
+  unattended(limit: number): Promise<string[]>;
+}
+
+/** The most a bus payload carries in one notice; a longer one is stored and its id sent (the engine does it). */
+export const BUS_NOTICE_BYTES = 7000;
+
+/**
+ * Messages between the nodes that share the store (PostgreSQL: NOTIFY on one channel; LMDB: this process). Delivered
+ * to every node listening when it is sent, this one included, at most once and never stored for later: a node that
+ * was not listening (its connection was lost) misses it, and hears `resync` once it listens again. Durable work goes
+ * through the inbox or the jobs, never through the bus alone.
+ */
+export interface ClusterBus {
+  /** Resolves once sent (PostgreSQL: committed). */
+  publish(topic: string, payload: string): Promise<void>;
+  /** Returns the unsubscribe. */
+  subscribe(topic: string, listener: (payload: string) => void): () => void;
+  /** Called after the node (re)starts listening: whatever was published while it did not is lost. */
+  onResync(listener: () => void): () => void;
+  /** True while this node hears the bus. */
+  listening(): boolean;
+  close(): Promise<void>;
 }

@@ -17,6 +17,8 @@ interface NodeRow {
 export interface MemoryCluster {
   nodes: NodeStore;
   ownership: OwnershipStore;
+  /** A live node owns the conversation. */
+  attended(conversationId: string): boolean;
 }
 
 /** `conversation`: a stored conversation, for `orphaned`'s "work waiting first". */
@@ -122,5 +124,5 @@ export function createMemoryCluster(o: { now: () => number; conversation: (id: s
     },
   };
 
-  return { nodes: nodeStore, ownership };
+  return { nodes: nodeStore, ownership, attended: (conversationId) => alive(owners.get(conversationId)?.nodeId ?? null) };
 }

@@ -14,6 +14,8 @@ import { createClaimState, createSequences, lmdbJobs, type ClaimState, type Sequ
 import { lmdbLinks } from './repos/links.ts';
 import { lmdbProactive } from './repos/proactive.ts';
 import { lmdbWhatsApp } from './repos/whatsapp.ts';
+import { lmdbInbox } from './repos/inbox.ts';
+import { createProcessBus } from './bus.ts';
 import { createMemoryCluster, type MemoryCluster } from './cluster.ts';
 import { lmdbTelemetry } from './telemetry/store.ts';
 
@@ -32,6 +34,7 @@ function reposOn(s: KvScope, kv: Kv, sequences: Sequences, claims: ClaimState, c
     jobs: lmdbJobs(s, kv, sequences, claims),
     whatsapp: lmdbWhatsApp(s),
     ownership: cluster.ownership,
+    inbox: lmdbInbox(s, cluster.attended),
   };
 }
 
@@ -63,12 +66,14 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
   const cluster = createMemoryCluster({ now: Date.now, conversation: (id) => conversations.get(id) });
   const repos = reposOn(kv.direct, kv, sequences, claims, cluster);
   const telemetry = lmdbTelemetry(kv, options.logger);
+  const bus = createProcessBus();
   let closed = false;
   return Object.assign(repos, {
     engine: 'lmdb' as const,
     location: options.path,
     kv,
     nodes: cluster.nodes,
+    bus,
     telemetry,
     transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => kv.transaction((tx) => fn(reposOn(tx, kv, sequences, claims, cluster))),
     checks() {
@@ -89,6 +94,7 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
     async close() {
       if (closed) return;
       closed = true;
+      await bus.close();
       await telemetry.stop();
       await kv.close();
       lock.release();

@@ -33,6 +33,7 @@ export const TABLES = [
   'outbox',
   'sendAttempts',
   'sent',
+  'inbox',
 ] as const;
 export type TableName = (typeof TABLES)[number];
 

@@ -7,7 +7,7 @@
 // statement. Two claimers never get the same job: a row another claim has locked is skipped, and one it has leased
 // and committed fails the lease check when it is re-read. A later job of a key is never claimed while an earlier one
 // is stored. Every insert, and a finish or bury that leaves a next job for its key, NOTIFYs `parley_jobs` with
-// `<seq>:<queue>` (ids only; job-notices.ts listens).
+// `<seq>:<queue>` (ids only; listener.ts listens).
 import { randomBytes } from 'node:crypto';
 import type { DeadJob, Job } from '../model.ts';
 import type { JobStore } from '../repos.ts';

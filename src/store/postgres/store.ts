@@ -20,8 +20,10 @@ import type { Db, Statement } from './db.ts';
 import { connectAtStart } from './connect-at-start.ts';
 import { createDatabaseHealth } from './health.ts';
 import { postgresHistory } from './history.ts';
-import { createJobNotices } from './job-notices.ts';
-import { jobLeaseHolder, postgresJobs } from './jobs.ts';
+import { createListener, parseJobNotice } from './listener.ts';
+import { BUS_CHANNEL, postgresBus } from './bus.ts';
+import { postgresInbox } from './inbox.ts';
+import { JOBS_CHANNEL, jobLeaseHolder, postgresJobs } from './jobs.ts';
 import { postgresLinks } from './links.ts';
 import { postgresNodes } from './nodes.ts';
 import { postgresOwnership } from './ownership.ts';
@@ -132,6 +134,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     jobs: postgresJobs(db, holder),
     whatsapp: postgresWhatsApp(db),
     ownership: postgresOwnership(db),
+    inbox: postgresInbox(db),
   });
 
   // Liveness and schema: one small query every 5 s, every second while failing. Not only when nothing else has
@@ -178,8 +181,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   }
   reschedule();
 
-  const notices = createJobNotices({
+  const listener = createListener({
     url: options.url,
+    channels: [JOBS_CHANNEL, BUS_CHANNEL],
     applicationName: holder,
     clock,
     logger: options.logger,
@@ -191,13 +195,25 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     engine: 'postgres' as const,
     location,
     nodes: postgresNodes(poolDb, holder),
+    bus: postgresBus(poolDb, listener, options.logger),
     telemetry: postgresTelemetry(poolDb, {
       onDropped: (records: number, err: unknown) =>
         log?.error({ records, err: { message: (err as Error).message } }, 'telemetry batch refused by PostgreSQL; dropped'),
     }),
     transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => inTransaction(fn),
     checks: () => (closed ? { database: 'closed', migrations: migrationStatus } : { database: health.status(), migrations: migrationStatus }),
-    watchJobs: (listener: Parameters<Store['watchJobs']>[0]) => notices.watch(listener),
+    watchJobs: (watcher: Parameters<Store['watchJobs']>[0]) => {
+      // Registered first: the connection the watch opens announces itself to it (a rescan).
+      const stopRescans = listener.onListening(() => watcher({ rescan: true }));
+      const stopNotices = listener.on(JOBS_CHANNEL, (payload) => {
+        const notice = parseJobNotice(payload);
+        if (notice) watcher(notice);
+      });
+      return () => {
+        stopNotices();
+        stopRescans();
+      };
+    },
     onRecovered: (listener: () => void) => health.onRecovered(listener),
     flushed: async () => {
       await Promise.allSettled([...inFlight]);
@@ -217,7 +233,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       await Promise.allSettled([...inFlight]);
       closed = true;
       clock.clearTimeout(timer);
-      await notices.close();
+      await store.bus.close();
+      await listener.close();
       await pool.end();
     },
   });
