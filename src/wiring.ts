@@ -43,6 +43,10 @@ import { conversationEvent, telemetryEvent, type NewWebhookEvent } from './webho
 import { withAcceptedWebhook } from './webhooks/proactive-accepted.ts';
 import { webhooksPlugin } from './webhooks/routes.ts';
 import { createClusterMembership, type ClusterMembership } from './cluster/membership.ts';
+import { createConversationOwnership } from './cluster/conversation-ownership.ts';
+import { notifyInbox, watchInbox } from './cluster/inbox-notices.ts';
+import { createTakeover } from './cluster/takeover.ts';
+import { createWebRelay } from './cluster/web-relay.ts';
 
 export interface WiredComponents {
   hub: ReturnType<typeof createSdkHub>;
@@ -93,7 +97,15 @@ export async function wireComponents(o: {
     onAttemptFailed: llmFailures.failed,
     onAttemptSucceeded: llmFailures.succeeded,
   });
-  const sessions = createWebSessions(clock.now);
+  // `cluster` is created below; the relay asks it only when a frame is pushed.
+  const webRelay = createWebRelay({
+    bus: store.bus,
+    nodeId: () => cluster.nodeId(),
+    othersAlive: () => store.engine === 'postgres' && cluster.peersAlive(),
+    logger,
+  });
+  const sessions = createWebSessions(clock.now, webRelay.relay);
+  const stopWebRelay = store.engine === 'postgres' ? webRelay.listen((customerId, frame) => sessions.pushFromPeer(customerId, frame)) : undefined;
   const outbox = createOutbox(clock);
   const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox });
   const sinks: Partial<Record<'web' | 'whatsapp', ChannelSink>> = { web: sessions, whatsapp: whatsapp.sink };
@@ -103,6 +115,20 @@ export async function wireComponents(o: {
     if (e) void webhooks.emit(e).catch((err) => logger.error({ err, type: e.type }, 'webhook event could not be stored'));
   };
   const stopWebhookFeed = config.webhooks.length ? telemetry.subscribe({ event: (e) => emitWebhook(telemetryEvent(e)) }) : undefined;
+
+  const cluster = createClusterMembership({
+    nodes: store.nodes,
+    ownership: store.ownership,
+    // Real time, not the services' clock: a lease is the database's real time, and a test clock (moved by an offset,
+    // or a manual one that only moves when told) must neither end it nor hold its heartbeat back.
+    clock: createClock(),
+    logger,
+    nodeId: config.cluster.node_id,
+    leaseSeconds: config.cluster.lease_seconds,
+    load: () => ({ sdkConnections: hub.connectionCount(), sdkFunctions: hub.catalog().length, conversations: host?.activeCount() ?? 0 }),
+  });
+  // Registered first, so it runs last: the node leaves once its conversations have drained.
+  onShutdown(() => cluster.stop());
 
   const llmStep = createLlmStep({ services, llm, hub, history: store.history });
   host = createConversationHost({
@@ -116,6 +142,16 @@ export async function wireComponents(o: {
         { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
       ),
     sinks,
+    // Several nodes share a PostgreSQL store: claims, fencing and inboxes. On LMDB one process holds the store and
+    // owns every conversation, so nothing is claimed or checked.
+    cluster:
+      store.engine === 'postgres'
+        ? {
+            ownership: createConversationOwnership({ ownership: store.ownership, nodeId: () => cluster.nodeId() }),
+            notifyOwner: (nodeId, conversationId) => notifyInbox(store.bus, nodeId, conversationId),
+            holdsLease: () => cluster.holdsLease(),
+          }
+        : undefined,
     recorders: config.webhooks.length
       ? [
           (tx, meta, written) =>
@@ -142,19 +178,31 @@ export async function wireComponents(o: {
     },
   });
 
-  const cluster = createClusterMembership({
-    nodes: store.nodes,
+  // This node's conversations: wake-ups for their inboxes, takeover of those whose node is gone, and a stop of every
+  // actor when the lease is lost (another node may be claiming them already).
+  const takeover = createTakeover({
     ownership: store.ownership,
-    // Real time, not the services' clock: a lease is the database's real time, and a test clock (moved by an offset,
-    // or a manual one that only moves when told) must neither end it nor hold its heartbeat back.
+    inbox: store.inbox,
+    bus: store.bus,
+    host,
+    status: () => cluster.status(),
     clock: createClock(),
     logger,
-    nodeId: config.cluster.node_id,
-    leaseSeconds: config.cluster.lease_seconds,
-    load: () => ({ sdkConnections: hub.connectionCount(), sdkFunctions: hub.catalog().length, conversations: host!.activeCount() }),
+    everyMs: Math.max(200, Math.round((config.cluster.lease_seconds * 1000) / 5)),
   });
-  // Registered first, so it runs last: the node leaves once its conversations have drained.
-  onShutdown(() => cluster.stop());
+  const stopInboxWatch =
+    store.engine === 'postgres'
+      ? watchInbox(
+          store.bus,
+          () => cluster.nodeId(),
+          (id) => void host!.drainInbox(id).catch(() => undefined),
+        )
+      : undefined;
+  cluster.onLost(() => host!.relinquishAll());
+  // A node that joins says so, and the others read the cluster at once: they relay widget frames to it from then on.
+  const stopHellos = store.engine === 'postgres' ? store.bus.subscribe('hello', () => void cluster.refreshView()) : undefined;
+  const sayHello = () => (store.engine === 'postgres' ? store.bus.publish('hello', cluster.nodeId()).catch(() => undefined) : Promise.resolve());
+  cluster.onJoined(() => void sayHello());
 
   const identity = createIdentity(services);
 
@@ -228,7 +276,9 @@ export async function wireComponents(o: {
 
   const afterListen: WiredComponents['afterListen'] = [
     async () => {
+      await sayHello();
       await host!.resumeBusy();
+      if (store.engine === 'postgres') takeover.start();
       await whatsapp.start();
       await webhooks.start();
       retention.start();
@@ -250,6 +300,10 @@ export async function wireComponents(o: {
   // Runs after the HTTP server closed: drain the conversations, then stop the actors.
   onShutdown(async () => {
     clock.clearTimeout(tick);
+    stopInboxWatch?.();
+    stopWebRelay?.();
+    stopHellos?.();
+    await takeover.stop();
     await host!.stop();
     supervisor.stop();
   });

@@ -6,6 +6,10 @@
 // A reply being written is pushed as `delta` frames and kept here (memory
 // only) until its final `message` is delivered, so a widget that connects in
 // the middle is caught up with the text so far (`writing`).
+//
+// Several nodes: the customer's widgets may be open on other nodes. Every frame
+// pushed here is also handed to `relay` (the cluster's web relay), and frames
+// relayed by other nodes come in through `pushFromPeer`.
 import type { WebSocket } from 'ws';
 import type { ChannelSink, ConversationMeta } from '../conversations/host.ts';
 import type { ConversationOutput } from '../../machines/conversation.ts';
@@ -23,8 +27,10 @@ export interface WebSessions extends ChannelSink {
   /** Sends what waited for this socket, except the frames `skip` says it already has. */
   release(socket: WebSocket, skip?: (frame: Record<string, unknown>) => boolean): void;
   remove(customerId: string, socket: WebSocket): void;
-  /** Sends a frame to every open widget of the customer; returns how many got it. */
+  /** Sends a frame to every open widget of the customer (here, and relayed to other nodes); returns how many here got it. */
   push(customerId: string, frame: Record<string, unknown>): number;
+  /** A frame another node pushed for the customer: to the widgets open here only. */
+  pushFromPeer(customerId: string, frame: Record<string, unknown>): number;
   count(): number;
   stream(meta: ConversationMeta, delta: ReplyDelta): void;
   deliver(meta: ConversationMeta, output: ConversationOutput): void;
@@ -44,11 +50,21 @@ export function sendFrame(socket: WebSocket, frame: Record<string, unknown>): bo
   return true;
 }
 
-export function createWebSessions(now: () => number): WebSessions {
+export function createWebSessions(now: () => number, relay?: (customerId: string, frame: Record<string, unknown>) => void): WebSessions {
   const byCustomer = new Map<string, Set<WebSocket>>();
   const held = new Map<WebSocket, Record<string, unknown>[]>();
   const writing = new Map<string, { id: string; text: string }>();
-  const push = (customerId: string, frame: Record<string, unknown>) => {
+  /** The reply being written, followed from the frames themselves (so relayed ones count too). */
+  const follow = (customerId: string, frame: Record<string, unknown>) => {
+    if (frame.type === 'delta') {
+      const current = writing.get(customerId);
+      const text = !current || frame.reset || current.id !== frame.id ? String(frame.text) : current.text + String(frame.text);
+      if (text) writing.set(customerId, { id: String(frame.id), text });
+      else writing.delete(customerId);
+    } else if (frame.type === 'message' && frame.role === 'assistant' && writing.get(customerId)?.id === frame.id) writing.delete(customerId);
+  };
+  const pushHere = (customerId: string, frame: Record<string, unknown>) => {
+    follow(customerId, frame);
     let n = 0;
     for (const s of byCustomer.get(customerId) ?? []) {
       const waiting = held.get(s);
@@ -58,6 +74,10 @@ export function createWebSessions(now: () => number): WebSessions {
       } else if (sendFrame(s, frame)) n++;
     }
     return n;
+  };
+  const push = (customerId: string, frame: Record<string, unknown>) => {
+    relay?.(customerId, frame);
+    return pushHere(customerId, frame);
   };
   return {
     add(customerId, socket, o = {}) {
@@ -78,19 +98,15 @@ export function createWebSessions(now: () => number): WebSessions {
       if (set && set.size === 0) byCustomer.delete(customerId);
     },
     push,
+    pushFromPeer: pushHere,
     count: () => [...byCustomer.values()].reduce((n, s) => n + s.size, 0),
     writing: (customerId) => writing.get(customerId),
     stream(meta: ConversationMeta, d: ReplyDelta) {
-      const current = writing.get(meta.customerId);
-      const text = d.reset || current?.id !== d.id ? d.text : current.text + d.text;
-      if (text) writing.set(meta.customerId, { id: d.id, text });
-      else writing.delete(meta.customerId);
       push(meta.customerId, d.reset ? { type: 'delta', id: d.id, text: d.text, reset: true } : { type: 'delta', id: d.id, text: d.text });
     },
     deliver(meta: ConversationMeta, o: ConversationOutput) {
       if (o.type === 'typing') push(meta.customerId, { type: 'typing', on: o.on });
       else if (o.type === 'reply') {
-        if (writing.get(meta.customerId)?.id === o.id) writing.delete(meta.customerId);
         push(meta.customerId, { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now() });
       } else if (o.type === 'confirm') push(meta.customerId, { type: 'confirm', id: o.id, name: o.name, args: o.args, summary: o.summary });
       else if (o.type === 'confirmation') push(meta.customerId, { type: 'confirmation', id: o.id, outcome: o.outcome, at: now() });

@@ -46,6 +46,16 @@ export interface ClusterMembership {
   stop(): Promise<void>;
   nodeId(): string;
   status(): MembershipStatus;
+  /**
+   * A member whose last renewal was sent less than a lease ago (the process's monotonic time): false in the moments
+   * after a pause longer than the lease, before the watchdog has run. What is only shown live (typing, a reply being
+   * written) is not shown without it.
+   */
+  holdsLease(): boolean;
+  /** Another node was alive at the last heartbeat (cheap: asked for every frame a widget is sent). */
+  peersAlive(): boolean;
+  /** Reads the cluster's nodes now, not at the next heartbeat (another node says it joined). */
+  refreshView(): Promise<void>;
   view(): ClusterView;
   /** This node lost its lease: stop every actor and send nothing more for what it owned. Awaited before rejoining. */
   onLost(listener: (loss: LeaseLoss) => void | Promise<void>): () => void;
@@ -246,6 +256,12 @@ export function createClusterMembership(o: MembershipOptions): ClusterMembership
     },
     nodeId: () => lease.nodeId,
     status: () => status,
+    holdsLease: () => status === 'member' && !overdue(),
+    refreshView: () => refresh(),
+    peersAlive: () => {
+      const elapsed = mono() - snapshot.at;
+      return snapshot.nodes.some((n) => n.nodeId !== lease.nodeId && n.alive && n.leaseLeftMs > elapsed);
+    },
     view() {
       const elapsed = mono() - snapshot.at;
       const nodes = snapshot.nodes.map((n): ClusterNodeView => {

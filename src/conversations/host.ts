@@ -32,7 +32,9 @@ import type { Services } from '../services.ts';
 import { conversationIdFor } from './history.ts';
 import type { Channel, ConversationMeta, ConversationRecord, MessageRecord, PendingConfirmation } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
-import { isStoreUnavailable } from '../store/errors.ts';
+import { isOwnershipLost, isStoreUnavailable } from '../store/errors.ts';
+import type { ConversationOwnership } from '../cluster/conversation-ownership.ts';
+import type { InboxEntry, InboxEvent } from '../store/repos.ts';
 import type { LiveStep } from './llm-step.ts';
 import type { ReplyDelta } from './reply-stream.ts';
 
@@ -50,8 +52,11 @@ export interface ChannelSink {
 
 /** `content`: the message as structured data (a WhatsApp location, photo, flow reply…), kept in history as `data.content`. */
 export type CustomerInput = { type: 'customer'; messageId: string; text: string; content?: object };
-/** An output with the time it was produced (not the time it was committed): events and history keep the order things happened in. */
-export type Pending = { o: ConversationOutput | CustomerInput; at: number };
+/**
+ * An output with the time it was produced (not the time it was committed): events and history keep the order things
+ * happened in. `inboxId`: the inbox entry it came from, removed in the write that stores it.
+ */
+export type Pending = { o: ConversationOutput | CustomerInput; at: number; inboxId?: number };
 /** Sees every output (and customer message) once it is durable, in order; must not throw. */
 export type OutputObserver = (meta: ConversationMeta, entry: Pending) => void;
 export type OutputRecorder = (tx: StoreRepos, meta: ConversationMeta, written: Pending[]) => Promise<() => void>;
@@ -72,6 +77,19 @@ interface Active {
   resumeUntil?: number;
   /** The last write failed because the store could not write at all; retried when it recovers. */
   waitingForStore?: boolean;
+  /** The fencing epoch this node holds the conversation at (set when the host runs in a cluster). */
+  epoch?: number;
+  /** Inbox entries handed to the actor (not applied twice while their removal is being written). */
+  inboxTaken: Set<number>;
+  /** Inbox entries to remove in the next write (those that stored nothing: a message already known). */
+  inboxDone: number[];
+}
+
+/** The conversation belongs to another live node: its events go to that node's inbox. */
+class HeldElsewhere extends Error {
+  constructor(readonly owner: string) {
+    super(`the conversation is owned by node ${owner}`);
+  }
 }
 
 export interface HostDeps {
@@ -90,6 +108,17 @@ export interface HostDeps {
    * exactly when its fact does); returns what to run once committed (wake a queue). Throwing aborts the write.
    */
   recorders?: OutputRecorder[];
+  /**
+   * Several nodes on one database (issue 17): claims and fencing, and how to wake the owner of a conversation this
+   * node does not own once an event is in its inbox. Without it every conversation is this process's (tests of the
+   * host alone).
+   */
+  cluster?: {
+    ownership: ConversationOwnership;
+    notifyOwner(nodeId: string, conversationId: string): Promise<void>;
+    /** False once this node may have lost its lease: nothing live (typing, reply deltas) is shown then. */
+    holdsLease(): boolean;
+  };
   /** Registration with the supervisor runtime (diagnostics list every live actor). */
   lifecycle?: {
     activated(meta: ConversationMeta, actor: Actor<typeof conversationMachine>): void;
@@ -113,8 +142,14 @@ export interface ConversationHost {
   release(conversationId: string): Promise<HandoffResult>;
   /** An agent's reply, delivered to the customer once durable; only while a person has the conversation. */
   agentMessage(conversationId: string, message: { id: string; text: string; author: { name: string } }): Promise<HandoffResult>;
-  /** Activates every conversation that was mid-turn when the process stopped. */
+  /** Activates every conversation that was mid-turn when the process stopped (and that no other live node owns). */
   resumeBusy(): Promise<number>;
+  /** Applies the conversation's inbox entries, claiming the conversation when nobody live owns it. */
+  drainInbox(conversationId: string): Promise<void>;
+  /** Takes over a conversation whose owner is gone: claims it, resumes its turn or timers, applies its inbox. */
+  adopt(conversationId: string): Promise<boolean>;
+  /** This node lost its lease: stop every actor at once, writing and sending nothing more. */
+  relinquishAll(): void;
   passivate(conversationIds: string[]): Promise<void>;
   /** Active conversations with no event since `cutoff` (ms). */
   idleSince(cutoff: number): string[];
@@ -300,12 +335,15 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         const request = a.persistRequested;
         a.persistRequested = undefined;
         const batch = a.pending.splice(0);
+        const inboxDone = a.inboxDone.splice(0);
         const snapshot = a.actor.getPersistedSnapshot();
         const value = a.actor.getSnapshot().value;
         let written = batch;
         let afterCommit: (() => void)[] = [];
         try {
           await store.transaction(async (tx) => {
+            // Fenced: a node that lost the conversation to another writes nothing (and learns it here).
+            if (a.epoch !== undefined) await deps.cluster!.ownership.assert(tx, a.meta.conversationId, a.epoch);
             // Fields others write (the daemon's verdict and follow-up) are kept from the latest record.
             const previous = await tx.conversations.lockFields(a.meta.conversationId);
             const record: ConversationRecord = Object.assign({}, previous, a.meta, {
@@ -319,12 +357,19 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
             const messages: MessageRecord[] = [];
             for (const entry of batch) if (await writeOutput(tx, a, record, messages, entry)) written.push(entry);
             await tx.conversations.save(record, messages);
+            const taken = inboxDone.concat(batch.filter((e) => e.inboxId !== undefined).map((e) => e.inboxId!));
+            if (taken.length) await tx.inbox.remove(taken);
             for (const recordOutputs of deps.recorders ?? []) afterCommit.push(await recordOutputs(tx, a.meta, written));
           });
         } catch (err) {
           // Keep the outputs; the next write (retried below) carries them.
           a.pending.unshift(...batch);
+          a.inboxDone.unshift(...inboxDone);
           request.reject(err);
+          if (isOwnershipLost(err)) {
+            fenced(a, err);
+            break;
+          }
           if (isStoreUnavailable(err)) {
             // The whole store cannot write (a full disk, the database away): not this conversation's fault, so
             // nothing is abandoned. The write is retried when the store recovers, and on a slow timer meanwhile.
@@ -349,6 +394,8 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         }
         a.failures = 0;
         a.waitingForStore = false;
+        for (const id of inboxDone) a.inboxTaken.delete(id);
+        for (const e of batch) if (e.inboxId !== undefined) a.inboxTaken.delete(e.inboxId);
         for (const run of afterCommit) {
           try {
             run();
@@ -412,7 +459,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
   // stopped (its turn abandoned, the process stopping) nothing more is shown.
   const streamLive = (conversationId: string, delta: ReplyDelta, signal: AbortSignal) => {
     const a = active.get(conversationId);
-    if (!a || signal.aborted) return;
+    if (!a || signal.aborted || (deps.cluster && !deps.cluster.holdsLease())) return;
     try {
       deps.sinks[a.meta.channel]?.stream?.(a.meta, delta);
     } catch {
@@ -445,6 +492,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         const a = active.get(context.conversationId);
         if (!a) return;
         if (params.type === 'typing') {
+          if (deps.cluster && !deps.cluster.holdsLease()) return;
           // Live only, at once; nothing to store (it used to be delivered a second time after the commit).
           try {
             deps.sinks[a.meta.channel]?.deliver?.(a.meta, params);
@@ -481,6 +529,16 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     deps.lifecycle?.passivated(a.meta.conversationId);
   };
 
+  /** Another node claimed the conversation (this one was paused or cut off): stop its actor; write and send nothing. */
+  const fenced = (a: Active, err: { message: string }) => {
+    log.warn({ conversationId: a.meta.conversationId, epoch: a.epoch, cause: err.message }, 'conversation taken over by another node: its actor here stops');
+    a.pending = [];
+    a.inboxDone = [];
+    a.persistRequested?.reject(err);
+    a.persistRequested = undefined;
+    retire(a);
+  };
+
   /**
    * The actor's writes keep failing, or the actor itself failed: replace it with an idle one that keeps
    * its queue and the messages it has seen, drop the current turn's unwritten outputs, and answer that
@@ -499,8 +557,10 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     a.persistRequested = undefined;
     retire(a);
     const idle = logic.getPersistedSnapshot(logic.resolveState({ value: 'idle', context: Object.assign({}, context, { turn: undefined }) }));
-    const fresh = activateFrom(a.meta, { snapshot: idle, busy: false });
+    const fresh = activateFrom(a.meta, { snapshot: idle, busy: false }, a.epoch);
     fresh.failures = a.failures;
+    fresh.inboxTaken = a.inboxTaken;
+    fresh.inboxDone = a.inboxDone;
     const at = clock.now();
     fresh.pending.push(...kept, ...abandonedTurnOutputs(turn).map((o) => ({ o, at })));
     const durable = requestPersist(fresh);
@@ -546,20 +606,32 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     if (existing && !existing.stopped) return Promise.resolve(existing);
     let pending = activating.get(meta.conversationId);
     if (!pending) {
-      pending = store.conversations
-        .get(meta.conversationId)
-        .then((saved) => activateFrom(meta, saved))
-        .finally(() => activating.delete(meta.conversationId));
+      pending = (async () => {
+        // Claimed first, then read: the claim waits for the previous owner's open write, so the read sees it.
+        const acquired = deps.cluster ? await deps.cluster.ownership.acquire(meta.conversationId) : undefined;
+        if (acquired && 'heldBy' in acquired) throw new HeldElsewhere(acquired.heldBy);
+        return activateFrom(meta, await store.conversations.get(meta.conversationId), acquired?.epoch);
+      })().finally(() => activating.delete(meta.conversationId));
       activating.set(meta.conversationId, pending);
     }
     return pending;
   };
 
   /** Starts the conversation's actor from `saved` (its snapshot; none: a new conversation), unless one is live. */
-  const activateFrom = (meta: ConversationMeta, saved: { snapshot?: unknown; busy?: boolean } | undefined): Active => {
+  const activateFrom = (meta: ConversationMeta, saved: { snapshot?: unknown; busy?: boolean } | undefined, epoch: number | undefined): Active => {
     const existing = active.get(meta.conversationId);
     if (existing && !existing.stopped) return existing;
-    const a = { meta, pending: [], writing: false, failures: 0, lastActiveAt: clock.now(), stopped: false } as unknown as Active;
+    const a = {
+      meta,
+      pending: [],
+      writing: false,
+      failures: 0,
+      lastActiveAt: clock.now(),
+      stopped: false,
+      epoch,
+      inboxTaken: new Set<number>(),
+      inboxDone: [],
+    } as unknown as Active;
     if (saved?.busy) a.resumeUntil = clock.now() + config.safety.invoke_timeout_ms;
     const input = {
       conversationId: meta.conversationId,
@@ -609,17 +681,6 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     return a;
   };
 
-  /** The actor of a stored conversation (undefined: no such conversation). */
-  const activateStored = async (conversationId: string): Promise<Active | undefined> => {
-    const live = active.get(conversationId);
-    if (live && !live.stopped) return live;
-    const record = await store.conversations.get(conversationId);
-    if (!record) return undefined;
-    const a = await activate({ conversationId, customerId: record.customerId, externalId: record.externalId, channel: record.channel });
-    a.lastActiveAt = clock.now();
-    return a;
-  };
-
   const metaFor = (customer: Pick<Customer, 'customerId' | 'externalId'>, channel: Channel): ConversationMeta => ({
     conversationId: conversationIdFor(customer.customerId, channel),
     customerId: customer.customerId,
@@ -627,74 +688,256 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     channel,
   });
 
+  /** Stores the event for the conversation's owner (durable when this resolves), then wakes the owner. */
+  const toInbox = async (owner: string, conversationId: string, event: InboxEvent) => {
+    await store.inbox.post(conversationId, event, clock.now());
+    // Only a wake-up: an owner that misses it (or dies) still finds the entry (bus resync, takeover sweep).
+    void deps.cluster?.notifyOwner(owner, conversationId).catch((err: unknown) => log.debug({ err }, 'inbox notice not sent'));
+  };
+
+  const metaOfRecord = (r: ConversationRecord): ConversationMeta => ({
+    conversationId: r.conversationId,
+    customerId: r.customerId,
+    externalId: r.externalId,
+    channel: r.channel,
+  });
+
+  /** The stored conversation's actor here, or, when another live node owns it, `remote(owner, record)`. */
+  const onOwner = async <T>(
+    conversationId: string,
+    local: (a: Active) => Promise<T>,
+    remote: (owner: string, record: ConversationRecord) => Promise<T>,
+    missing: T,
+  ): Promise<T> => {
+    const live = active.get(conversationId);
+    if (live && !live.stopped) return local(live);
+    const record = await store.conversations.get(conversationId);
+    if (!record) return missing;
+    let a: Active;
+    try {
+      a = await activate(metaOfRecord(record));
+    } catch (err) {
+      if (err instanceof HeldElsewhere) return remote(err.owner, record);
+      throw err;
+    }
+    a.lastActiveAt = clock.now();
+    return local(a);
+  };
+
+  /** Applies one inbox entry to the conversation's actor (this node owns it); the entry is removed with the write. */
+  const applyEntry = async (a: Active, { id, event }: InboxEntry) => {
+    const conversationId = a.meta.conversationId;
+    const value = a.actor.getSnapshot().value;
+    const at = clock.now();
+    const taken = () => {
+      a.inboxDone.push(id);
+      void requestPersist(a).catch(() => undefined);
+    };
+    switch (event.type) {
+      case 'customer': {
+        const { messageId, text, content } = event.message;
+        if (isKnownMessage(a.actor.getSnapshot().context, messageId) || (await store.history.seen(conversationId, messageId))) return taken();
+        a.lastActiveAt = at;
+        a.pending.push({ o: { type: 'customer', messageId, text, content }, at, inboxId: id });
+        void requestPersist(a).catch(() => undefined);
+        a.actor.send({ type: 'customer.message', at, messageId, text } as never);
+        return;
+      }
+      case 'confirm': {
+        const pending = (await store.conversations.get(conversationId))?.pendingConfirmation;
+        taken();
+        if (pending?.id === event.confirmationId)
+          a.actor.send({ type: 'customer.confirm', at, confirmationId: event.confirmationId, approve: event.approve } as never);
+        return;
+      }
+      case 'handoff':
+        taken();
+        if (value !== 'withHuman') a.actor.send({ type: 'handoff.request', at, ...(event.reason === undefined ? {} : { reason: event.reason }) } as never);
+        return;
+      case 'release':
+        taken();
+        if (value === 'withHuman') a.actor.send({ type: 'handoff.release', at, by: 'agent' } as never);
+        return;
+      case 'agent':
+        taken();
+        if (value === 'withHuman')
+          a.actor.send({ type: 'agent.message', at, id: event.message.id, text: event.message.text, author: event.message.author } as never);
+        return;
+    }
+  };
+
+  const receiveHere = async (meta: ConversationMeta, message: { messageId: string; text: string; content?: object }) => {
+    const accepted = await inArrivalOrder(meta.conversationId, async () => {
+      // The actor remembers only its recent message ids: the store is the authority on older ones.
+      if (await store.history.seen(meta.conversationId, message.messageId)) return { duplicate: true };
+      const a = await activate(meta);
+      a.lastActiveAt = clock.now();
+      // Re-sent before the first copy is durable: the actor already has it (the same check as its guard);
+      // acknowledge once the write that carries the first copy has committed.
+      if (isKnownMessage(a.actor.getSnapshot().context, message.messageId)) return { duplicate: true, durable: requestPersist(a) };
+      const at = clock.now();
+      a.pending.push({ o: { type: 'customer', messageId: message.messageId, text: message.text, content: message.content }, at });
+      const durable = requestPersist(a);
+      a.actor.send({ type: 'customer.message', at, messageId: message.messageId, text: message.text } as never);
+      return { duplicate: false, durable };
+    });
+    await accepted.durable;
+    return { conversationId: meta.conversationId, duplicate: accepted.duplicate };
+  };
+
   const host: ConversationHost = {
     async receive(customer, channel, message) {
       const meta = metaFor(customer, channel);
-      const accepted = await inArrivalOrder(meta.conversationId, async () => {
-        // The actor remembers only its recent message ids: the store is the authority on older ones.
-        if (await store.history.seen(meta.conversationId, message.messageId)) return { duplicate: true };
-        const a = await activate(meta);
-        a.lastActiveAt = clock.now();
-        // Re-sent before the first copy is durable: the actor already has it (the same check as its guard);
-        // acknowledge once the write that carries the first copy has committed.
-        if (isKnownMessage(a.actor.getSnapshot().context, message.messageId)) return { duplicate: true, durable: requestPersist(a) };
-        const at = clock.now();
-        a.pending.push({ o: { type: 'customer', messageId: message.messageId, text: message.text, content: message.content }, at });
-        const durable = requestPersist(a);
-        a.actor.send({ type: 'customer.message', at, messageId: message.messageId, text: message.text } as never);
-        return { duplicate: false, durable };
-      });
-      await accepted.durable;
-      return { conversationId: meta.conversationId, duplicate: accepted.duplicate };
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await receiveHere(meta, message);
+        } catch (err) {
+          if (err instanceof HeldElsewhere) {
+            const event: InboxEvent = { type: 'customer', customerId: meta.customerId, channel, message };
+            if (meta.externalId !== undefined) event.externalId = meta.externalId;
+            await toInbox(err.owner, meta.conversationId, event);
+            return { conversationId: meta.conversationId, duplicate: false };
+          }
+          // Taken over while this message was being written (nothing was): it goes to the new owner.
+          if (isOwnershipLost(err) && attempt < 3) continue;
+          throw err;
+        }
+      }
     },
     async confirm(conversationId, confirmationId, approve) {
       const record = await store.conversations.get(conversationId);
-      if (!record) return false;
-      const a = await activate({ conversationId, customerId: record.customerId, externalId: record.externalId, channel: record.channel });
-      if (record.pendingConfirmation?.id !== confirmationId) return false;
-      const durable = requestPersist(a);
-      a.actor.send({ type: 'customer.confirm', at: clock.now(), confirmationId, approve } as never);
-      await durable;
-      return true;
+      if (!record || record.pendingConfirmation?.id !== confirmationId) return false;
+      return onOwner(
+        conversationId,
+        async (a) => {
+          const durable = requestPersist(a);
+          a.actor.send({ type: 'customer.confirm', at: clock.now(), confirmationId, approve } as never);
+          await durable;
+          return true;
+        },
+        async (owner) => {
+          await toInbox(owner, conversationId, { type: 'confirm', confirmationId, approve });
+          return true;
+        },
+        false,
+      );
     },
-    async handoff(conversationId, reason) {
-      const a = await activateStored(conversationId);
-      if (!a) return { ok: false, code: 'not_found' };
-      if (a.actor.getSnapshot().value === 'withHuman') return { ok: true, state: 'withHuman' };
-      const durable = requestPersist(a);
-      a.actor.send({ type: 'handoff.request', at: clock.now(), ...(reason === undefined ? {} : { reason }) } as never);
-      await durable;
-      return { ok: true, state: stateName(a.actor.getSnapshot().value) };
-    },
-    async release(conversationId) {
-      const a = await activateStored(conversationId);
-      if (!a) return { ok: false, code: 'not_found' };
-      if (a.actor.getSnapshot().value !== 'withHuman') return { ok: false, code: 'not_handed_off' };
-      const durable = requestPersist(a);
-      a.actor.send({ type: 'handoff.release', at: clock.now(), by: 'agent' } as never);
-      await durable;
-      return { ok: true, state: stateName(a.actor.getSnapshot().value) };
-    },
-    async agentMessage(conversationId, message) {
-      const a = await activateStored(conversationId);
-      if (!a) return { ok: false, code: 'not_found' };
-      if (a.actor.getSnapshot().value !== 'withHuman') return { ok: false, code: 'not_handed_off' };
-      const durable = requestPersist(a);
-      a.actor.send({ type: 'agent.message', at: clock.now(), id: message.id, text: message.text, author: { name: message.author.name } } as never);
-      await durable;
-      return { ok: true, state: 'withHuman' };
-    },
+    handoff: (conversationId, reason) =>
+      onOwner<HandoffResult>(
+        conversationId,
+        async (a) => {
+          if (a.actor.getSnapshot().value === 'withHuman') return { ok: true, state: 'withHuman' };
+          const durable = requestPersist(a);
+          a.actor.send({ type: 'handoff.request', at: clock.now(), ...(reason === undefined ? {} : { reason }) } as never);
+          await durable;
+          return { ok: true, state: stateName(a.actor.getSnapshot().value) };
+        },
+        async (owner, record) => {
+          await toInbox(owner, conversationId, reason === undefined ? { type: 'handoff' } : { type: 'handoff', reason });
+          // Idle: the owner hands it over at once; mid-turn: when the turn ends (the state it is in now).
+          return { ok: true, state: record.state === 'idle' || record.handoff ? 'withHuman' : record.state };
+        },
+        { ok: false, code: 'not_found' },
+      ),
+    release: (conversationId) =>
+      onOwner<HandoffResult>(
+        conversationId,
+        async (a) => {
+          if (a.actor.getSnapshot().value !== 'withHuman') return { ok: false, code: 'not_handed_off' };
+          const durable = requestPersist(a);
+          a.actor.send({ type: 'handoff.release', at: clock.now(), by: 'agent' } as never);
+          await durable;
+          return { ok: true, state: stateName(a.actor.getSnapshot().value) };
+        },
+        async (owner, record) => {
+          if (!record.handoff) return { ok: false, code: 'not_handed_off' };
+          await toInbox(owner, conversationId, { type: 'release' });
+          return { ok: true, state: 'idle' };
+        },
+        { ok: false, code: 'not_found' },
+      ),
+    agentMessage: (conversationId, message) =>
+      onOwner<HandoffResult>(
+        conversationId,
+        async (a) => {
+          if (a.actor.getSnapshot().value !== 'withHuman') return { ok: false, code: 'not_handed_off' };
+          const durable = requestPersist(a);
+          a.actor.send({ type: 'agent.message', at: clock.now(), id: message.id, text: message.text, author: { name: message.author.name } } as never);
+          await durable;
+          return { ok: true, state: 'withHuman' };
+        },
+        async (owner, record) => {
+          if (!record.handoff) return { ok: false, code: 'not_handed_off' };
+          await toInbox(owner, conversationId, { type: 'agent', message: { id: message.id, text: message.text, author: { name: message.author.name } } });
+          return { ok: true, state: 'withHuman' };
+        },
+        { ok: false, code: 'not_found' },
+      ),
     record: (conversationId) => store.conversations.get(conversationId),
     pendingConfirmation: async (conversationId) => (await store.conversations.get(conversationId))?.pendingConfirmation,
     async resumeBusy() {
       let n = 0;
       for (const meta of await store.conversations.busy()) {
         if (active.has(meta.conversationId)) continue;
-        await activate(meta);
+        try {
+          await activate(meta);
+        } catch (err) {
+          if (err instanceof HeldElsewhere) continue; // its owner is alive and has it
+          throw err;
+        }
         n++;
       }
       if (n) log.info({ resumed: n }, 'resumed conversations that were mid-turn');
       return n;
+    },
+    drainInbox: (conversationId) =>
+      inArrivalOrder(conversationId, async () => {
+        const entries = await store.inbox.list(conversationId);
+        if (!entries.length) return;
+        const record = await store.conversations.get(conversationId);
+        const first = entries.find((e) => e.event.type === 'customer')?.event;
+        const meta = record
+          ? metaOfRecord(record)
+          : first?.type === 'customer'
+            ? { conversationId, customerId: first.customerId, externalId: first.externalId, channel: first.channel }
+            : undefined;
+        if (!meta) return void log.warn({ conversationId, entries: entries.length }, 'inbox entries for a conversation that does not exist');
+        let a: Active;
+        try {
+          a = await activate(meta);
+        } catch (err) {
+          // Its owner is another live node: make sure that one looks.
+          if (err instanceof HeldElsewhere) return void deps.cluster?.notifyOwner(err.owner, conversationId).catch(() => undefined);
+          throw err;
+        }
+        for (const entry of entries) {
+          if (a.inboxTaken.has(entry.id) || a.stopped) continue;
+          a.inboxTaken.add(entry.id);
+          await applyEntry(a, entry);
+        }
+      }),
+    async adopt(conversationId) {
+      const record = await store.conversations.get(conversationId);
+      if (record && !active.has(conversationId)) {
+        try {
+          await activate(metaOfRecord(record));
+        } catch (err) {
+          if (err instanceof HeldElsewhere) return false;
+          throw err;
+        }
+      }
+      await host.drainInbox(conversationId);
+      return true;
+    },
+    relinquishAll() {
+      const lost = new Error('this node lost its cluster lease');
+      for (const a of [...active.values()]) {
+        a.pending = [];
+        a.inboxDone = [];
+        a.persistRequested?.reject(lost);
+        a.persistRequested = undefined;
+        retire(a);
+      }
     },
     async passivate(ids) {
       for (const id of ids) {
@@ -712,6 +955,8 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         a.actor.stop();
         active.delete(id);
         deps.lifecycle?.passivated(id);
+        // Given up, so that the node its next event reaches claims it (a failed release only keeps it here).
+        if (a.epoch !== undefined) await deps.cluster!.ownership.release(id, a.epoch).catch(() => undefined);
       }
     },
     idleSince: (cutoff) => [...active.values()].filter((a) => a.lastActiveAt < cutoff).map((a) => a.meta.conversationId),

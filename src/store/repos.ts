@@ -369,8 +369,8 @@ export type ClaimOutcome =
 
 export interface OrphanedConversation {
   conversationId: string;
-  /** The owner whose lease ended. */
-  nodeId: string;
+  /** The owner whose lease ended; null: released (a clean stop) while work was waiting. */
+  nodeId: string | null;
   epoch: number;
   /** The conversation has work waiting (mid-turn, or a follow-up pending): take these first. */
   waiting: boolean;
@@ -390,7 +390,10 @@ export interface OwnershipStore {
    * claim waits for this write to commit and a write after a claim always sees the new epoch.
    */
   assertOwner(conversationId: string, nodeId: string, epoch: number): Promise<void>;
-  /** Conversations whose owner's lease has ended, those with work waiting first, then by id. */
+  /**
+   * Conversations whose owner's lease has ended, and released ones with work waiting (mid-turn, or a follow-up
+   * pending: a node stopped cleanly in the middle of a turn), those with work waiting first, then by id.
+   */
   orphaned(limit: number): Promise<OrphanedConversation[]>;
   /** Gives the conversation up (resolves false when `nodeId` no longer owns it at `epoch`). */
   release(conversationId: string, nodeId: string, epoch: number): Promise<boolean>;
@@ -407,7 +410,10 @@ export type InboxEvent =
       channel: Channel;
       message: { messageId: string; text: string; content?: object };
     }
-  | { type: 'confirm'; confirmationId: string; approve: boolean };
+  | { type: 'confirm'; confirmationId: string; approve: boolean }
+  | { type: 'handoff'; reason?: string }
+  | { type: 'release' }
+  | { type: 'agent'; message: { id: string; text: string; author: { name: string } } };
 
 export interface InboxEntry {
   id: number;

@@ -182,6 +182,13 @@ export function describeClusterContract(engine: string, open: () => Promise<Stor
         { conversationId: 'c2', nodeId: 'dead', epoch: 1, waiting: false },
       ]);
       expect(await store().ownership.orphaned(1)).toEqual(orphaned.slice(0, 1));
+
+      // Released by a clean stop: listed while work waits (mid-turn), not when idle.
+      expect(await store().ownership.release('c5', 'live', 1)).toBe(true);
+      await store().conversations.put(conversation('c5'));
+      expect((await store().ownership.orphaned(10)).map((o) => o.conversationId)).toEqual(['c3', 'c4', 'c1', 'c2']);
+      await store().conversations.put(conversation('c5', { busy: true }));
+      expect((await store().ownership.orphaned(10))[2]).toEqual({ conversationId: 'c5', nodeId: null, epoch: 1, waiting: true });
     });
   });
 }

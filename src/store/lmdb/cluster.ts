@@ -104,9 +104,11 @@ export function createMemoryCluster(o: { now: () => number; conversation: (id: s
     orphaned: async (limit) => {
       const list: OrphanedConversation[] = [];
       for (const [conversationId, owner] of owners) {
-        if (owner.nodeId === null || alive(owner.nodeId)) continue;
+        if (owner.nodeId !== null && alive(owner.nodeId)) continue;
         const record = await o.conversation(conversationId);
-        list.push({ conversationId, nodeId: owner.nodeId, epoch: owner.epoch, waiting: Boolean(record?.busy || record?.followupPending) });
+        const waiting = Boolean(record?.busy || record?.followupPending);
+        if (owner.nodeId === null && !waiting) continue;
+        list.push({ conversationId, nodeId: owner.nodeId, epoch: owner.epoch, waiting });
       }
       list.sort((a, b) => Number(b.waiting) - Number(a.waiting) || (a.conversationId < b.conversationId ? -1 : a.conversationId > b.conversationId ? 1 : 0));
       return list.slice(0, Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : undefined);

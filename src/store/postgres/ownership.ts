@@ -13,7 +13,8 @@ const ORPHANED = prepared(
   'owners_orphaned',
   `SELECT o.conversation_id, o.node_id, o.epoch, coalesce(c.busy OR c.followup_pending, false) AS waiting
    FROM conversation_owners o LEFT JOIN conversations c ON c.conversation_id = o.conversation_id
-   WHERE o.node_id IS NOT NULL AND o.node_id NOT IN (SELECT node_id FROM parley_live_nodes)
+   WHERE (o.node_id IS NOT NULL AND o.node_id NOT IN (SELECT node_id FROM parley_live_nodes))
+      OR (o.node_id IS NULL AND (c.busy OR c.followup_pending))
    ORDER BY waiting DESC, o.conversation_id
    LIMIT $1`,
 );
@@ -44,7 +45,7 @@ export function postgresOwnership(db: Db): OwnershipStore {
       throw new OwnershipLostError(conversationId, nodeId, epoch, await owner(conversationId));
     },
     orphaned: async (limit) =>
-      (await db.rows<{ conversation_id: string; node_id: string; epoch: number; waiting: boolean }>(ORPHANED, [limitOf(limit)])).map(
+      (await db.rows<{ conversation_id: string; node_id: string | null; epoch: number; waiting: boolean }>(ORPHANED, [limitOf(limit)])).map(
         (r): OrphanedConversation => ({ conversationId: r.conversation_id, nodeId: r.node_id, epoch: r.epoch, waiting: r.waiting }),
       ),
     release: async (conversationId, nodeId, epoch) => (await db.rows(RELEASE, [conversationId, nodeId, epoch])).length > 0,

@@ -1,0 +1,77 @@
+// Takeover (issue 17, part 3): every sweep, a member node claims the conversations that have work waiting and no
+// live owner (their node's lease ended or it died: a turn in flight, a confirmation or handoff timer, a follow-up, or
+// inbox entries) and resumes them: the restored actor re-arms its timers and runs its turn again with the same
+// invocationId. Idle conversations of a dead node are not claimed here; their next event claims them. When the bus
+// resyncs (notices may have been missed), the inboxes of this node's active conversations are drained again.
+import type { Clock, TimerHandle } from '../clock.ts';
+import type { Logger } from '../logger.ts';
+import type { ConversationHost } from '../conversations/host.ts';
+import type { ClusterBus, InboxStore, OwnershipStore } from '../store/repos.ts';
+import type { MembershipStatus } from './membership.ts';
+
+/** Conversations looked at per sweep (those with work waiting come first). */
+const BATCH = 100;
+
+export interface TakeoverOptions {
+  ownership: Pick<OwnershipStore, 'orphaned'>;
+  inbox: Pick<InboxStore, 'unattended'>;
+  bus: Pick<ClusterBus, 'onResync'>;
+  host: Pick<ConversationHost, 'adopt' | 'drainInbox' | 'list'>;
+  status: () => MembershipStatus;
+  clock: Clock;
+  logger: Logger;
+  everyMs: number;
+}
+
+export function createTakeover(o: TakeoverOptions) {
+  const log = o.logger.child({ component: 'cluster', part: 'takeover' });
+  let timer: TimerHandle | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  let stopResync: (() => void) | undefined;
+
+  async function sweep() {
+    if (o.status() !== 'member') return;
+    const [orphans, unattended] = await Promise.all([o.ownership.orphaned(BATCH), o.inbox.unattended(BATCH)]);
+    const ids = new Set([...orphans.filter((c) => c.waiting).map((c) => c.conversationId), ...unattended]);
+    let adopted = 0;
+    for (const id of ids) {
+      if (stopped) return;
+      try {
+        if (await o.host.adopt(id)) adopted++;
+      } catch (err) {
+        log.warn({ err, conversationId: id }, 'could not take the conversation over');
+      }
+    }
+    if (adopted) log.info({ adopted }, 'took over conversations whose node is gone');
+  }
+
+  const schedule = () => {
+    if (stopped) return;
+    timer = o.clock.setTimeout(() => {
+      running = sweep()
+        .catch((err: unknown) => log.debug({ err: { message: (err as Error).message } }, 'takeover sweep failed'))
+        .finally(() => {
+          running = undefined;
+          schedule();
+        });
+    }, o.everyMs);
+  };
+
+  return {
+    start() {
+      stopResync = o.bus.onResync(() => {
+        for (const { conversationId } of o.host.list()) void o.host.drainInbox(conversationId).catch(() => undefined);
+      });
+      schedule();
+    },
+    /** One sweep now (tests, and a node that just joined). */
+    sweep: () => sweep(),
+    async stop() {
+      stopped = true;
+      stopResync?.();
+      o.clock.clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,201 @@
+// Several Parley processes on one PostgreSQL (issue 17, parts 2, 3, 5 and 8): one writer per conversation, events
+// for a conversation owned by another node through its inbox, widget frames across nodes, and takeover of a killed
+// or paused node's conversations. Real child processes on a real PostgreSQL; the model is a local OpenAI-compatible
+// server whose answers name the message they answer, so a doubled or lost answer shows in the history.
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createClient } from '../../sdk/src/index.ts';
+import { TEST_SECRET } from '../support/parley.ts';
+import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
+import { spawnParley, tempDir, type ParleyProcess } from '../support/parley.ts';
+import { createMigratedTestDatabase } from '../support/shared-postgres.ts';
+import { connectWidget, type WidgetClient } from '../support/widget-client.ts';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The last customer message of a chat-completions request. */
+const lastUserText = (body: { messages: { role: string; content: unknown }[] }) =>
+  String([...body.messages].reverse().find((m) => m.role === 'user')?.content ?? '');
+
+/** A model that answers "re: <message>"; the first request for a message containing `slowWord` hangs `slowMs`. */
+async function model(o: { slowWord?: string; slowMs?: number } = {}): Promise<FakeOpenAi> {
+  const llm = await startFakeOpenAi();
+  cleanups.push(() => llm.close());
+  let slowed = false;
+  llm.fallback((body) => {
+    const text = lastUserText(body);
+    if (o.slowWord && text.includes(o.slowWord) && !slowed) {
+      slowed = true;
+      return { text: `re: ${text}`, delayMs: o.slowMs ?? 20_000 };
+    }
+    return { text: `re: ${text}` };
+  });
+  return llm;
+}
+
+async function node(url: string, nodeId: string, llm: FakeOpenAi, leaseSeconds = 1): Promise<ParleyProcess> {
+  const p = await spawnParley({
+    storagePath: tempDir(),
+    config: {
+      storage: { engine: 'postgres', url },
+      cluster: { node_id: nodeId, lease_seconds: leaseSeconds },
+      llm: { provider: 'openai', base_url: llm.url, model: 'fake-1', timeout_ms: 60_000, max_retries: 0 },
+    },
+  });
+  cleanups.push(() => p.kill('SIGKILL'));
+  return p;
+}
+
+async function widget(url: string, customerId: string): Promise<{ w: WidgetClient; ready: Record<string, any> }> {
+  const w = await connectWidget(url);
+  cleanups.push(() => w.close());
+  w.send({ type: 'init', customerId, email: `${customerId}@example.com` });
+  return { w, ready: await w.next((f) => f.type === 'ready') };
+}
+
+async function history(url: string, conversationCustomer: string): Promise<string[]> {
+  const { w, ready } = await widget(url, conversationCustomer);
+  w.close();
+  return ready.history.map((h: { role: string; text: string }) => `${h.role}:${h.text}`);
+}
+
+async function sql<R>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query(text, values)).rows as R[];
+  } finally {
+    await c.end();
+  }
+}
+
+describe('several Parley nodes on one PostgreSQL', () => {
+  it('a widget on each node for one customer: the conversation has one owner, each message is answered once, and both widgets see every reply', async () => {
+    const db = await createMigratedTestDatabase();
+    const llm = await model();
+    const a = await node(db, 'node-a', llm);
+    const b = await node(db, 'node-b', llm);
+    const onA = await widget(a.url, 'both-1');
+    const onB = await widget(b.url, 'both-1');
+
+    for (const [i, w] of [onA.w, onB.w, onA.w, onB.w].entries()) {
+      w.send({ type: 'message', id: `m${i}`, text: `question ${i}` });
+      await w.next((f) => f.type === 'ack' && f.id === `m${i}`);
+      // Both widgets get the reply, whichever node owns the conversation.
+      await onA.w.next((f) => f.type === 'message' && f.role === 'assistant' && f.text === `re: question ${i}`, 15_000);
+      await onB.w.next((f) => f.type === 'message' && f.role === 'assistant' && f.text === `re: question ${i}`, 15_000);
+    }
+    const owners = await sql<{ node_id: string }>(db, 'SELECT node_id FROM conversation_owners');
+    expect(owners).toHaveLength(1);
+    expect(await history(b.url, 'both-1')).toEqual([0, 1, 2, 3].flatMap((i) => [`user:question ${i}`, `assistant:re: question ${i}`]));
+    expect(await sql(db, 'SELECT * FROM conversation_inbox')).toEqual([]);
+  });
+
+  it('SIGKILL of the owner in the middle of a turn: another node takes the conversation over within seconds and answers once', async () => {
+    const db = await createMigratedTestDatabase();
+    const llm = await model({ slowWord: 'slow' });
+    const a = await node(db, 'node-a', llm);
+    const b = await node(db, 'node-b', llm);
+    const { w } = await widget(a.url, 'kill-1');
+    w.send({ type: 'message', id: 'm1', text: 'a slow question' });
+    await w.next((f) => f.type === 'ack' && f.id === 'm1');
+    await expect.poll(() => llm.requests.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    const killedAt = Date.now();
+    await a.kill('SIGKILL');
+
+    // The customer's widget reconnects to the other node and gets the answer there.
+    const again = await widget(b.url, 'kill-1');
+    const inHistory = again.ready.history.find((h: { role: string }) => h.role === 'assistant');
+    const answer = inHistory ?? (await again.w.next((f) => f.type === 'message' && f.role === 'assistant', 15_000));
+    expect(answer.text).toBe('re: a slow question');
+    expect(Date.now() - killedAt).toBeLessThan(1000 + 2000 + 3000); // lease + 2 s, and room for a loaded machine
+    await sleep(500);
+    expect(await history(b.url, 'kill-1')).toEqual(['user:a slow question', 'assistant:re: a slow question']);
+    expect(await sql(db, 'SELECT node_id FROM conversation_owners')).toEqual([{ node_id: 'node-b' }]);
+  });
+
+  it('SIGSTOP of the owner past its lease: another node takes over and answers; after SIGCONT the old owner writes and sends nothing', async () => {
+    const db = await createMigratedTestDatabase();
+    const llm = await model({ slowWord: 'paused', slowMs: 4000 });
+    const a = await node(db, 'node-a', llm);
+    const b = await node(db, 'node-b', llm);
+    const onA = await widget(a.url, 'stop-1');
+    onA.w.send({ type: 'message', id: 'm1', text: 'paused question' });
+    await onA.w.next((f) => f.type === 'ack' && f.id === 'm1');
+    await expect.poll(() => llm.requests.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    a.child.kill('SIGSTOP');
+    cleanups.push(() => a.child.kill('SIGCONT'));
+
+    const onB = await widget(b.url, 'stop-1');
+    const answered =
+      onB.ready.history.find((h: { role: string }) => h.role === 'assistant') ??
+      (await onB.w.next((f) => f.type === 'message' && f.role === 'assistant', 15_000));
+    expect(answered.text).toBe('re: paused question');
+    expect(await sql(db, 'SELECT node_id FROM conversation_owners')).toEqual([{ node_id: 'node-b' }]);
+
+    // The old owner wakes up; its model call answers (the slow one) and it tries to write the reply.
+    a.child.kill('SIGCONT');
+    await expect.poll(() => /taken over by another node|lost its cluster lease/.test(a.output()), { timeout: 15_000 }).toBe(true);
+    await sleep(1000);
+    expect(await history(b.url, 'stop-1')).toEqual(['user:paused question', 'assistant:re: paused question']);
+    const replies = await sql<{ n: number }>(db, `SELECT count(*)::int AS n FROM messages WHERE role = 'assistant'`);
+    expect(replies).toEqual([{ n: 1 }]);
+  });
+
+  it('a message sent to node B for a conversation node A owns goes through A’s inbox: A answers, and the widget on B gets the reply', async () => {
+    const db = await createMigratedTestDatabase();
+    const llm = await model();
+    const a = await node(db, 'node-a', llm);
+    const b = await node(db, 'node-b', llm);
+    const onA = await widget(a.url, 'inbox-1');
+    onA.w.send({ type: 'message', id: 'm1', text: 'first' });
+    await onA.w.next((f) => f.type === 'message' && f.role === 'assistant', 15_000);
+    expect(await sql(db, 'SELECT node_id FROM conversation_owners')).toEqual([{ node_id: 'node-a' }]);
+    const onB = await widget(b.url, 'inbox-1');
+    onB.w.send({ type: 'message', id: 'm2', text: 'second, via B' });
+    await onB.w.next((f) => f.type === 'ack' && f.id === 'm2');
+    await onB.w.next((f) => f.type === 'message' && f.role === 'assistant' && f.text === 're: second, via B', 15_000);
+    expect(await sql(db, 'SELECT node_id FROM conversation_owners')).toEqual([{ node_id: 'node-a' }]);
+    expect(await sql(db, 'SELECT * FROM conversation_inbox')).toEqual([]);
+  });
+
+  it('a confirmation prompt of a conversation node A owns reaches a widget on node B, and B’s answer reaches A: the write runs once', async () => {
+    const db = await createMigratedTestDatabase();
+    const llm = await startFakeOpenAi();
+    cleanups.push(() => llm.close());
+    llm.fallback((body: { messages: { role: string }[] }) =>
+      body.messages.some((m) => m.role === 'tool') ? { text: 'Order 1001 is cancelled.' } : { toolCalls: [{ name: 'cancelOrder', args: { orderId: '1001' } }] },
+    );
+    const a = await node(db, 'node-a', llm);
+    const b = await node(db, 'node-b', llm);
+    const calls: string[] = [];
+    const sdk = createClient();
+    sdk.expose(
+      'cancelOrder',
+      { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' },
+      async (args: { orderId: string }) => {
+        calls.push(args.orderId);
+        return { status: 'cancelled' };
+      },
+    );
+    await sdk.listen({ url: a.url, secret: TEST_SECRET });
+    cleanups.push(() => sdk.close());
+
+    const onA = await widget(a.url, 'confirm-1');
+    const onB = await widget(b.url, 'confirm-1');
+    onA.w.send({ type: 'message', id: 'm1', text: 'cancel order 1001 please' });
+    const prompt = await onB.w.next((f) => f.type === 'confirm', 15_000);
+    expect(prompt).toMatchObject({ name: 'cancelOrder', args: { orderId: '1001' } });
+    expect(await sql(db, 'SELECT node_id FROM conversation_owners')).toEqual([{ node_id: 'node-a' }]);
+    onB.w.send({ type: 'confirm', id: prompt.id, approve: true });
+    await onB.w.next((f) => f.type === 'message' && f.role === 'assistant' && f.text === 'Order 1001 is cancelled.', 15_000);
+    await onA.w.next((f) => f.type === 'message' && f.role === 'assistant' && f.text === 'Order 1001 is cancelled.', 15_000);
+    expect(calls).toEqual(['1001']);
+  });
+});

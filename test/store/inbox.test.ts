@@ -1,0 +1,96 @@
+// Contract: InboxStore and ClusterBus (src/store/repos.ts, the cluster block), on every engine of engines.ts.
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { BUS_NOTICE_BYTES, type InboxEvent, type Store } from '../../src/store/repos.ts';
+import { freshStore } from './contract.ts';
+import { engines } from './engines.ts';
+
+const customerEvent = (messageId: string): InboxEvent => ({
+  type: 'customer',
+  customerId: 'cus_1',
+  externalId: 'ext_1',
+  channel: 'web',
+  message: { messageId, text: `text of ${messageId}` },
+});
+const load = { sdkConnections: 0, sdkFunctions: 0, conversations: 0 };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function describeInboxContract(engine: string, open: () => Promise<Store>, sibling: (first: Store) => Promise<Store>) {
+  describe(`${engine}: the conversation inbox`, () => {
+    const store = freshStore(open);
+
+    it('entries come back per conversation in the order posted, with growing ids; remove in a transaction takes them', async () => {
+      const a1 = await store().inbox.post('c1', customerEvent('m1'), 10);
+      const b1 = await store().inbox.post('c2', { type: 'confirm', confirmationId: 'k1', approve: true }, 11);
+      const a2 = await store().inbox.post('c1', { type: 'agent', message: { id: 'g1', text: 'hi', author: { name: 'Ann' } } }, 12);
+      expect(a1.id).toBeLessThan(b1.id);
+      expect(b1.id).toBeLessThan(a2.id);
+      expect(await store().inbox.list('c1')).toEqual([a1, a2]);
+      expect(await store().inbox.list('c2')).toEqual([b1]);
+      expect(await store().inbox.list('c3')).toEqual([]);
+
+      await expect(
+        store().transaction(async (tx) => {
+          await tx.inbox.remove([a1.id]);
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      expect(await store().inbox.list('c1')).toEqual([a1, a2]);
+      await store().transaction((tx) => tx.inbox.remove([a1.id, b1.id]));
+      expect(await store().inbox.list('c1')).toEqual([a2]);
+      expect(await store().inbox.list('c2')).toEqual([]);
+    });
+
+    it('unattended: conversations with entries and no live owner, oldest entry first', async () => {
+      const live = { nodeId: 'live', instance: randomUUID(), leaseMs: 10_000, load };
+      const dying = { nodeId: 'dying', instance: randomUUID(), leaseMs: 300, load };
+      expect(await store().nodes.join(live)).toBe(true);
+      expect(await store().nodes.join(dying)).toBe(true);
+      await store().ownership.claim('owned-live', 'live');
+      await store().ownership.claim('owned-dying', 'dying');
+      await store().inbox.post('owned-dying', customerEvent('m1'), 1);
+      await store().inbox.post('nobody', customerEvent('m2'), 2);
+      await store().inbox.post('owned-live', customerEvent('m3'), 3);
+      await store().inbox.post('owned-dying', customerEvent('m4'), 4);
+      expect(await store().inbox.unattended(10)).toEqual(['nobody']);
+      await sleep(700);
+      expect(await store().inbox.unattended(10)).toEqual(['owned-dying', 'nobody']);
+      expect(await store().inbox.unattended(1)).toEqual(['owned-dying']);
+    });
+  });
+
+  describe(`${engine}: the cluster bus`, () => {
+    const store = freshStore(open);
+
+    it('a message reaches every subscriber of its topic, on this store and on another one of the same database; long ones too', async () => {
+      const other = await sibling(store());
+      try {
+        const here: string[] = [];
+        const there: string[] = [];
+        const elsewhere: string[] = [];
+        const stops = [
+          store().bus.subscribe('t1', (p) => here.push(p)),
+          other.bus.subscribe('t1', (p) => there.push(p)),
+          other.bus.subscribe('t2', (p) => elsewhere.push(p)),
+        ];
+        await expect.poll(() => store().bus.listening() && other.bus.listening(), { timeout: 5000 }).toBe(true);
+        const long = 'é'.repeat(BUS_NOTICE_BYTES); // twice the notice limit in bytes
+        await store().bus.publish('t1', 'hello');
+        await other.bus.publish('t1', long);
+        await expect.poll(() => there.length, { timeout: 5000 }).toBe(2);
+        await expect.poll(() => here.length, { timeout: 5000 }).toBe(2);
+        expect(here).toEqual(['hello', long]);
+        expect(there).toEqual(['hello', long]);
+        expect(elsewhere).toEqual([]);
+        for (const stop of stops) stop();
+        await store().bus.publish('t1', 'after');
+        await sleep(100);
+        expect(here).toHaveLength(2);
+      } finally {
+        if (other !== store()) await other.close();
+      }
+    });
+  });
+}
+
+for (const e of engines) describeInboxContract(e.name, e.open, e.sibling);
