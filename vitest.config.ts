@@ -19,6 +19,8 @@ const NO_ENGINE = [
   'test/integration/jobs.postgres-cluster.test.ts',
   'test/integration/cluster.nodes.test.ts',
   'test/integration/cluster.takeover.test.ts',
+  'test/integration/cluster.whatsapp.test.ts',
+  'test/integration/cluster.guardrails.test.ts',
 ];
 
 export default defineConfig({

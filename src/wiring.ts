@@ -186,6 +186,7 @@ export async function wireComponents(o: {
     bus: store.bus,
     host,
     status: () => cluster.status(),
+    nodeId: () => cluster.nodeId(),
     clock: createClock(),
     logger,
     everyMs: Math.max(200, Math.round((config.cluster.lease_seconds * 1000) / 5)),

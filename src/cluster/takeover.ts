@@ -1,7 +1,8 @@
 // Takeover (issue 17, part 3): every sweep, a member node claims the conversations that have work waiting and no
 // live owner (their node's lease ended or it died: a turn in flight, a confirmation or handoff timer, a follow-up, or
 // inbox entries) and resumes them: the restored actor re-arms its timers and runs its turn again with the same
-// invocationId. Idle conversations of a dead node are not claimed here; their next event claims them. When the bus
+// invocationId. Conversations this node owns with work waiting that it is not running are picked up too. Idle
+// conversations of a dead node are not claimed here; their next event claims them. When the bus
 // resyncs (notices may have been missed), the inboxes of this node's active conversations are drained again.
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
@@ -13,11 +14,12 @@ import type { MembershipStatus } from './membership.ts';
 const BATCH = 100;
 
 export interface TakeoverOptions {
-  ownership: Pick<OwnershipStore, 'orphaned'>;
+  ownership: Pick<OwnershipStore, 'orphaned' | 'waitingOn'>;
   inbox: Pick<InboxStore, 'unattended'>;
   bus: Pick<ClusterBus, 'onResync'>;
-  host: Pick<ConversationHost, 'adopt' | 'drainInbox' | 'list'>;
+  host: Pick<ConversationHost, 'adopt' | 'drainInbox' | 'list' | 'isActive'>;
   status: () => MembershipStatus;
+  nodeId: () => string;
   clock: Clock;
   logger: Logger;
   everyMs: number;
@@ -32,8 +34,13 @@ export function createTakeover(o: TakeoverOptions) {
 
   async function sweep() {
     if (o.status() !== 'member') return;
-    const [orphans, unattended] = await Promise.all([o.ownership.orphaned(BATCH), o.inbox.unattended(BATCH)]);
-    const ids = new Set([...orphans.filter((c) => c.waiting).map((c) => c.conversationId), ...unattended]);
+    const [orphans, unattended, mine] = await Promise.all([o.ownership.orphaned(BATCH), o.inbox.unattended(BATCH), o.ownership.waitingOn(o.nodeId(), BATCH)]);
+    const ids = new Set([
+      ...orphans.filter((c) => c.waiting).map((c) => c.conversationId),
+      ...unattended,
+      // Owned here, with work waiting, and not running: its activation failed after the claim, or a notice was missed.
+      ...mine.filter((id) => !o.host.isActive(id)),
+    ]);
     let adopted = 0;
     for (const id of ids) {
       if (stopped) return;

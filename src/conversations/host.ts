@@ -154,6 +154,7 @@ export interface ConversationHost {
   /** Active conversations with no event since `cutoff` (ms). */
   idleSince(cutoff: number): string[];
   activeCount(): number;
+  isActive(conversationId: string): boolean;
   list(): { conversationId: string; state: unknown; queued: number }[];
   stop(): Promise<void>;
   /** Resolves when every requested write so far is durable. */
@@ -961,6 +962,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     },
     idleSince: (cutoff) => [...active.values()].filter((a) => a.lastActiveAt < cutoff).map((a) => a.meta.conversationId),
     activeCount: () => active.size,
+    isActive: (conversationId) => active.get(conversationId)?.stopped === false,
     list: () =>
       [...active.values()].map((a) => {
         const snap = a.actor.getSnapshot();

@@ -395,6 +395,12 @@ export interface OwnershipStore {
    * pending: a node stopped cleanly in the middle of a turn), those with work waiting first, then by id.
    */
   orphaned(limit: number): Promise<OrphanedConversation[]>;
+  /**
+   * Conversations `nodeId` owns that have work waiting (mid-turn, a follow-up pending, or inbox entries), by id: what
+   * the node must be running. One it is not running (its activation failed after the claim, a notice was missed) is
+   * picked up from this list.
+   */
+  waitingOn(nodeId: string, limit: number): Promise<string[]>;
   /** Gives the conversation up (resolves false when `nodeId` no longer owns it at `epoch`). */
   release(conversationId: string, nodeId: string, epoch: number): Promise<boolean>;
   /** Conversations owned per live node. */

@@ -148,6 +148,26 @@ describe('several Parley nodes on one PostgreSQL', () => {
     expect(replies).toEqual([{ n: 1 }]);
   });
 
+  it('a node that lost a conversation without noticing (its lease still held) writes nothing: its late reply is fenced off', async () => {
+    const db = await createMigratedTestDatabase();
+    const llm = await model({ slowWord: 'stolen', slowMs: 3000 });
+    const a = await node(db, 'node-a', llm);
+    const b = await node(db, 'node-b', llm);
+    const onA = await widget(a.url, 'fence-1');
+    onA.w.send({ type: 'message', id: 'm1', text: 'stolen question' });
+    await onA.w.next((f) => f.type === 'ack' && f.id === 'm1');
+    await expect.poll(() => llm.requests.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    // Another node claims it while A is alive and mid-turn (as after a partition that only the database saw).
+    await sql(db, `UPDATE conversation_owners SET node_id = 'node-b', epoch = epoch + 1`);
+    // B finds a conversation it owns with a turn waiting, runs it, and both widgets get B's answer.
+    await onA.w.next((f) => f.type === 'message' && f.role === 'assistant' && f.text === 're: stolen question', 15_000);
+    // A's model answers later; A's write is refused by the epoch, so it stores and sends nothing.
+    await expect.poll(() => /taken over by another node/.test(a.output()), { timeout: 15_000 }).toBe(true);
+    await sleep(500);
+    expect(await history(b.url, 'fence-1')).toEqual(['user:stolen question', 'assistant:re: stolen question']);
+    await expect(onA.w.next((f) => f.type === 'message' && f.role === 'assistant', 500)).rejects.toThrow();
+  });
+
   it('a message sent to node B for a conversation node A owns goes through A’s inbox: A answers, and the widget on B gets the reply', async () => {
     const db = await createMigratedTestDatabase();
     const llm = await model();

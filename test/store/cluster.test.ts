@@ -164,6 +164,22 @@ export function describeClusterContract(engine: string, open: () => Promise<Stor
       expect(await store().ownership.claim('c1', 'node-a')).toEqual({ claimed: true, epoch: 2 });
     });
 
+    it('waitingOn: what a node owns with work waiting (mid-turn, a follow-up, inbox entries), by id', async () => {
+      await joined(store(), 'node-a');
+      await joined(store(), 'node-b');
+      for (const id of ['c1', 'c2', 'c3', 'c4', 'c5']) expect(await store().ownership.claim(id, 'node-a')).toMatchObject({ claimed: true });
+      expect(await store().ownership.claim('c6', 'node-b')).toMatchObject({ claimed: true });
+      await store().conversations.put(conversation('c1'));
+      await store().conversations.put(conversation('c2', { busy: true }));
+      await store().conversations.put(conversation('c3', { followupPending: { content: 'x', decidedAt: 1 } }));
+      await store().inbox.post('c4', { type: 'release' }, 1);
+      await store().conversations.put(conversation('c6', { busy: true }));
+      expect(await store().ownership.waitingOn('node-a', 10)).toEqual(['c2', 'c3', 'c4']);
+      expect(await store().ownership.waitingOn('node-a', 2)).toEqual(['c2', 'c3']);
+      expect(await store().ownership.waitingOn('node-b', 10)).toEqual(['c6']);
+      expect(await store().ownership.waitingOn('node-c', 10)).toEqual([]);
+    });
+
     it('orphaned: conversations of nodes whose lease ended, those with work waiting first', async () => {
       await joined(store(), 'dead', SHORT_MS);
       await joined(store(), 'live');

@@ -22,7 +22,12 @@ export interface MemoryCluster {
 }
 
 /** `conversation`: a stored conversation, for `orphaned`'s "work waiting first". */
-export function createMemoryCluster(o: { now: () => number; conversation: (id: string) => Promise<ConversationRecord | undefined> }): MemoryCluster {
+export function createMemoryCluster(o: {
+  now: () => number;
+  conversation: (id: string) => Promise<ConversationRecord | undefined>;
+  /** The conversation has inbox entries. */
+  inboxed: (id: string) => Promise<boolean>;
+}): MemoryCluster {
   const nodes = new Map<string, NodeRow>();
   const owners = new Map<string, { nodeId: string | null; epoch: number }>();
   const alive = (nodeId: string | null) => {
@@ -112,6 +117,15 @@ export function createMemoryCluster(o: { now: () => number; conversation: (id: s
       }
       list.sort((a, b) => Number(b.waiting) - Number(a.waiting) || (a.conversationId < b.conversationId ? -1 : a.conversationId > b.conversationId ? 1 : 0));
       return list.slice(0, Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : undefined);
+    },
+    waitingOn: async (nodeId, limit) => {
+      const ids: string[] = [];
+      for (const [conversationId, owner] of owners) {
+        if (owner.nodeId !== nodeId) continue;
+        const record = await o.conversation(conversationId);
+        if (record?.busy || record?.followupPending || (await o.inboxed(conversationId))) ids.push(conversationId);
+      }
+      return ids.sort().slice(0, Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : undefined);
     },
     release: async (conversationId, nodeId, epoch) => {
       const current = owners.get(conversationId);

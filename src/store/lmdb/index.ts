@@ -63,7 +63,11 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
   const sequences = createSequences(kv);
   const claims = createClaimState(kv);
   const conversations = lmdbConversations(kv.direct);
-  const cluster = createMemoryCluster({ now: Date.now, conversation: (id) => conversations.get(id) });
+  const cluster: MemoryCluster = createMemoryCluster({
+    now: Date.now,
+    conversation: (id) => conversations.get(id),
+    inboxed: async (id) => (await lmdbInbox(kv.direct, (c) => cluster.attended(c)).list(id)).length > 0,
+  });
   const repos = reposOn(kv.direct, kv, sequences, claims, cluster);
   const telemetry = lmdbTelemetry(kv, options.logger);
   const bus = createProcessBus();

@@ -18,6 +18,13 @@ const ORPHANED = prepared(
    ORDER BY waiting DESC, o.conversation_id
    LIMIT $1`,
 );
+const WAITING_ON = prepared(
+  'owners_waiting_on',
+  `SELECT o.conversation_id FROM conversation_owners o LEFT JOIN conversations c ON c.conversation_id = o.conversation_id
+   WHERE o.node_id = $1
+     AND (coalesce(c.busy OR c.followup_pending, false) OR EXISTS (SELECT 1 FROM conversation_inbox i WHERE i.conversation_id = o.conversation_id))
+   ORDER BY o.conversation_id LIMIT $2`,
+);
 const RELEASE = prepared(
   'owners_release',
   'UPDATE conversation_owners SET node_id = NULL WHERE conversation_id = $1 AND node_id = $2 AND epoch = $3 RETURNING 1',
@@ -48,6 +55,7 @@ export function postgresOwnership(db: Db): OwnershipStore {
       (await db.rows<{ conversation_id: string; node_id: string | null; epoch: number; waiting: boolean }>(ORPHANED, [limitOf(limit)])).map(
         (r): OrphanedConversation => ({ conversationId: r.conversation_id, nodeId: r.node_id, epoch: r.epoch, waiting: r.waiting }),
       ),
+    waitingOn: async (nodeId, limit) => (await db.rows<{ conversation_id: string }>(WAITING_ON, [nodeId, limitOf(limit)])).map((r) => r.conversation_id),
     release: async (conversationId, nodeId, epoch) => (await db.rows(RELEASE, [conversationId, nodeId, epoch])).length > 0,
     countByNode: async () => Object.fromEntries((await db.rows<{ node_id: string; n: number }>(COUNT, [])).map((r) => [r.node_id, r.n])),
   };

@@ -1,0 +1,131 @@
+// WhatsApp across several Parley processes on one PostgreSQL (issue 17, parts 6 and 8): webhooks spread over two
+// nodes, one of them SIGKILLed right after acknowledging its share, and a node killed in the middle of a WhatsApp turn
+// held by a slow SDK tool. Every acknowledged message is answered exactly once, matched per message id through
+// biz_opaque_callback_data on a local stand-in for Meta's Graph API.
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createClient } from '../../sdk/src/index.ts';
+import { startFakeGraph, type FakeGraph } from '../support/fake-graph.ts';
+import { startFakeOpenAi } from '../support/fake-openai.ts';
+import { spawnParley, tempDir, TEST_SECRET, type ParleyProcess } from '../support/parley.ts';
+import { createMigratedTestDatabase } from '../support/shared-postgres.ts';
+import { postWebhook, sleep, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** out:conv_whatsapp_<customer>:wa:<wamid>:r → wamid */
+const answeredId = (callbackData: string | undefined) => /:wa:(.+):r$/.exec(callbackData ?? '')?.[1];
+const phone = (i: number) => `+1555400${String(i).padStart(4, '0')}`;
+
+async function node(db: string, nodeId: string, graph: FakeGraph, extra: Record<string, unknown> = {}): Promise<ParleyProcess> {
+  const p = await spawnParley({
+    storagePath: tempDir(),
+    config: {
+      storage: { engine: 'postgres', url: db },
+      cluster: { node_id: nodeId, lease_seconds: 1 },
+      channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA } },
+      ...extra,
+    },
+  });
+  cleanups.push(() => p.kill('SIGKILL'));
+  return p;
+}
+
+/** Waits until every id in `acked` has an answer delivered by the fake Graph API; then each must have exactly one. */
+async function expectEachAnsweredOnce(graph: FakeGraph, acked: string[], timeoutMs = 60_000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const answered = new Set(graph.delivered().map((r) => answeredId(r.body.biz_opaque_callback_data)));
+    if (acked.every((id) => answered.has(id))) break;
+    if (Date.now() > end) throw new Error(`unanswered: ${acked.filter((id) => !answered.has(id)).join(', ')}`);
+    await sleep(100);
+  }
+  await sleep(1000); // a doubled answer would come now
+  const perId = new Map<string, number>();
+  for (const r of graph.delivered()) {
+    const id = answeredId(r.body.biz_opaque_callback_data);
+    perId.set(id!, (perId.get(id!) ?? 0) + 1);
+  }
+  for (const id of acked) expect(perId.get(id), `answers to ${id}`).toBe(1);
+  expect([...perId.entries()].filter(([, n]) => n > 1)).toEqual([]);
+}
+
+describe('WhatsApp on several nodes', () => {
+  it('webhooks spread over two nodes, one SIGKILLed right after its acknowledgements: every acknowledged message is answered exactly once', async () => {
+    const graph = await startFakeGraph();
+    cleanups.push(() => graph.close());
+    const db = await createMigratedTestDatabase();
+    const a = await node(db, 'node-a', graph);
+    const b = await node(db, 'node-b', graph);
+    graph.sendStatusesTo(`${b.url}/wa/webhook`, WA.app_secret);
+    // Sends answer slowly at first, so the kill finds replies still going out.
+    graph.failNext(...Array.from({ length: 20 }, () => ({ slowMs: 300 })));
+
+    const messages = Array.from({ length: 3 }, (_, k) =>
+      Array.from({ length: 20 }, (_, i) => textMessage(phone(i), `hello ${k}`, `wamid.cluster.${i}.${k}`)),
+    ).flat();
+    const acked: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 6 }, async (_, worker) => {
+        while (next < messages.length) {
+          const m = messages[next++];
+          const target = worker % 2 === 0 ? a : b;
+          const res = await postWebhook(target.url, webhookBody([m]));
+          if (res.status === 200 && (await res.json()).queued === 1) acked.push(m.id);
+        }
+      }),
+    );
+    expect(acked).toHaveLength(messages.length);
+    await a.kill('SIGKILL');
+    await expectEachAnsweredOnce(graph, acked);
+  }, 120_000);
+
+  it('SIGKILL of the node running a WhatsApp turn while a slow SDK tool holds it: the other node answers once', async () => {
+    const graph = await startFakeGraph();
+    cleanups.push(() => graph.close());
+    const llm = await startFakeOpenAi();
+    cleanups.push(() => llm.close());
+    llm.fallback((body: { messages: { role: string }[] }) =>
+      body.messages.some((m) => m.role === 'tool') ? { text: 'Your order has shipped.' } : { toolCalls: [{ name: 'orderStatus', args: { orderId: '7' } }] },
+    );
+    const db = await createMigratedTestDatabase();
+    const extra = { llm: { provider: 'openai', base_url: llm.url, model: 'fake-1', max_retries: 0 }, safety: { invoke_timeout_ms: 20_000 } };
+    const nodes = { 'node-a': await node(db, 'node-a', graph, extra), 'node-b': await node(db, 'node-b', graph, extra) };
+    graph.sendStatusesTo(`${nodes['node-b'].url}/wa/webhook`, WA.app_secret);
+
+    // The backend's SDK, connected to both nodes; the first call is slow enough for the kill.
+    const calls: string[] = [];
+    for (const p of Object.values(nodes)) {
+      const sdk = createClient({ backoff: { initialMs: 100, maxMs: 400 } });
+      sdk.expose(
+        'orderStatus',
+        { description: 'Order status', parameters: z.object({ orderId: z.string() }) },
+        async (_args: unknown, ctx: { invocationId: string }) => {
+          calls.push(ctx.invocationId);
+          if (calls.length === 1) await sleep(15_000);
+          return { status: 'shipped' };
+        },
+      );
+      await sdk.listen({ url: p.url, secret: TEST_SECRET });
+      cleanups.push(() => sdk.close());
+    }
+
+    const m = textMessage(phone(99), 'where is my order?', 'wamid.cluster.slow');
+    expect((await postWebhook(nodes['node-a'].url, webhookBody([m]))).status).toBe(200);
+    await expect.poll(() => calls.length, { timeout: 15_000 }).toBe(1);
+    const client = new pg.Client({ connectionString: db });
+    await client.connect();
+    const [{ node_id: owner }] = (await client.query<{ node_id: 'node-a' | 'node-b' }>('SELECT node_id FROM conversation_owners')).rows;
+    await client.end();
+    await nodes[owner].kill('SIGKILL');
+
+    await expectEachAnsweredOnce(graph, [m.id], 30_000);
+    expect(graph.delivered().map((r) => r.body.text?.body)).toEqual(['Your order has shipped.']);
+    expect(new Set(calls).size).toBe(1); // the resumed turn calls again with the same invocationId
+  }, 90_000);
+});
