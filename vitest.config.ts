@@ -21,6 +21,7 @@ const NO_ENGINE = [
   'test/integration/cluster.takeover.test.ts',
   'test/integration/cluster.whatsapp.test.ts',
   'test/integration/cluster.guardrails.test.ts',
+  'test/integration/cluster.rolling-restart.test.ts',
 ];
 
 export default defineConfig({
