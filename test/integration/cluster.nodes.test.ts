@@ -2,7 +2,6 @@
 // heartbeats; /ready and /diagnostics show every node with its lease's age and what it reported of its SDK
 // connections; a node that cannot renew (its row taken over, or the database silent for a whole lease) stops its
 // work and joins again under a new id. On LMDB the cluster is the one process.
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../sdk/src/index.ts';
 import { createParley, type Parley } from '../../src/app.ts';
@@ -12,6 +11,7 @@ import type { LeaseLoss } from '../../src/cluster/membership.ts';
 import { spawnParley, startParley, TEST_SECRET, tempDir, testConfig, type TestParley } from '../support/parley.ts';
 import { startPostgres } from '../support/postgres.ts';
 import { createTestDatabase } from '../support/shared-postgres.ts';
+import { sql } from '../support/sql.ts';
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -36,15 +36,6 @@ const ready = async (p: { url(): string }) => {
   return { status: res.status, body: await res.json() };
 };
 
-async function sql(url: string, text: string, values: unknown[] = []) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 describe('cluster nodes on PostgreSQL', () => {
   it('/ready and /diagnostics on either node list both, alive, with lease ages and each node’s SDK connections; a node that stops leaves', async () => {
@@ -117,7 +108,7 @@ describe('cluster nodes on PostgreSQL', () => {
     const diagnostics = await (await fetch(`${a.url()}/diagnostics`)).json();
     expect(diagnostics.cluster.lastLoss).toEqual(losses[0]);
     expect(lossLines(a)).toEqual([{ level: 50, nodeId: 'node-a' }]); // error: something took this node's place
-    const rows = await sql(url, 'SELECT node_id, instance FROM nodes ORDER BY node_id');
+    const rows = await sql<{ node_id: string; instance: string }>(url, 'SELECT node_id, instance FROM nodes ORDER BY node_id');
     expect(rows.map((r) => r.node_id)).toEqual(['node-a', 'node-a.2']);
     expect(rows[0].instance).toBe('intruder');
   });

@@ -103,7 +103,7 @@ describe('a rolling restart of every node under load', () => {
     expect(total).toBeGreaterThan(CUSTOMERS * 10);
     const deadline = Date.now() + 30_000;
     for (const [customerId, ids] of acked) {
-      let history: string[] = [];
+      let history: string[];
       for (;;) {
         const w = await connectWidget(nodes[0].url);
         w.send({ type: 'init', customerId, email: `${customerId}@example.com` });

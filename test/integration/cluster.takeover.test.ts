@@ -2,7 +2,6 @@
 // for a conversation owned by another node through its inbox, widget frames across nodes, and takeover of a killed
 // or paused node's conversations. Real child processes on a real PostgreSQL; the model is a local OpenAI-compatible
 // server whose answers name the message they answer, so a doubled or lost answer shows in the history.
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
@@ -11,6 +10,7 @@ import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 import { spawnParley, tempDir, type ParleyProcess } from '../support/parley.ts';
 import { createMigratedTestDatabase } from '../support/shared-postgres.ts';
 import { connectWidget, type WidgetClient } from '../support/widget-client.ts';
+import { sql } from '../support/sql.ts';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -65,15 +65,6 @@ async function history(url: string, conversationCustomer: string): Promise<strin
   return ready.history.map((h: { role: string; text: string }) => `${h.role}:${h.text}`);
 }
 
-async function sql<R>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(text, values)).rows as R[];
-  } finally {
-    await c.end();
-  }
-}
 
 describe('several Parley nodes on one PostgreSQL', () => {
   it('a widget on each node for one customer: the conversation has one owner, each message is answered once, and both widgets see every reply', async () => {

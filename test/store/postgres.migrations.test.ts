@@ -4,7 +4,6 @@
 import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
 import { StoreOpenError } from '../../src/store/errors.ts';
@@ -12,16 +11,8 @@ import { loadMigrations, MIGRATIONS_DIR } from '../../src/store/postgres/migrate
 import { openPostgresStore } from '../../src/store/postgres/store.ts';
 import type { Store } from '../../src/store/repos.ts';
 import { createTestDatabase } from '../support/shared-postgres.ts';
+import { sql } from '../support/sql.ts';
 
-async function sql<R>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows as R[];
-  } finally {
-    await client.end();
-  }
-}
 
 const applied = (url: string) => sql<{ version: number; name: string }>(url, 'SELECT version, name FROM parley_schema_migrations ORDER BY version');
 
