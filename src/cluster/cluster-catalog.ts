@@ -150,10 +150,12 @@ export function createClusterCatalog(o: ClusterCatalogOptions): ClusterCatalog {
   };
 
   const parse = <T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }, payload: string): T | undefined => {
+    let json: unknown;
     try {
-      const r = schema.safeParse(JSON.parse(payload));
-      if (r.success) return r.data;
+      json = JSON.parse(payload);
     } catch {}
+    const r = schema.safeParse(json);
+    if (r.success) return r.data;
     log.warn('a cluster catalog message was refused');
     return undefined;
   };

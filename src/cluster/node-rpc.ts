@@ -84,12 +84,7 @@ export function createNodeRpc<M extends Methods>(o: NodeRpcOptions<M>): NodeRpc<
   const publish = (message: RpcMessage) => o.bus.publish(TOPICS.rpc, JSON.stringify(message));
 
   const answer = async (req: Extract<RpcMessage, { kind: 'request' }>) => {
-    const reply = (r: RpcResult<unknown>) =>
-      publish(
-        r.ok
-          ? { kind: 'response', id: req.id, to: req.from, ok: true, body: r.body }
-          : { kind: 'response', id: req.id, to: req.from, ok: false, error: r.error },
-      );
+    const reply = (outcome: RpcResult<unknown>) => publish({ kind: 'response', id: req.id, to: req.from, outcome });
     const fn = handlers.get(req.method);
     const method = Object.hasOwn(o.methods, req.method) ? o.methods[req.method] : undefined;
     let result: RpcResult<unknown>;
@@ -114,12 +109,13 @@ export function createNodeRpc<M extends Methods>(o: NodeRpcOptions<M>): NodeRpc<
   };
 
   const onMessage = (payload: string) => {
-    let parsed: ReturnType<typeof RpcMessage.safeParse>;
+    let json: unknown;
     try {
-      parsed = RpcMessage.safeParse(JSON.parse(payload));
+      json = JSON.parse(payload);
     } catch {
       return void log.warn('a cluster rpc message that is not JSON was ignored');
     }
+    const parsed = RpcMessage.safeParse(json);
     if (!parsed.success) return void log.warn({ issues: parsed.error.issues.slice(0, 3) }, 'a cluster rpc message was refused by its schema');
     const m = parsed.data;
     if (m.kind === 'request') {
@@ -128,8 +124,8 @@ export function createNodeRpc<M extends Methods>(o: NodeRpcOptions<M>): NodeRpc<
     }
     const p = pending.get(m.id);
     if (!p) return; // another node's call, or one that already timed out
-    if (!m.ok) return settle(m.id, { ok: false, error: m.error });
-    const body = p.method.response.safeParse(m.body);
+    if (!m.outcome.ok) return settle(m.id, m.outcome);
+    const body = p.method.response.safeParse(m.outcome.body);
     settle(m.id, body.success ? { ok: true, body: body.data } : fail('refused', `the response was refused: ${body.error.message}`));
   };
 

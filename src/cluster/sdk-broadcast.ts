@@ -20,12 +20,13 @@ export function createSdkBroadcastRelay(o: { bus: ClusterBus; local: Pick<SdkHub
   let unsubscribe: (() => void) | undefined;
 
   const onNotice = (payload: string) => {
-    let notice: ReturnType<typeof BroadcastNotice.safeParse>;
+    let json: unknown;
     try {
-      notice = BroadcastNotice.safeParse(JSON.parse(payload));
+      json = JSON.parse(payload);
     } catch {
       return void log.warn('a broadcast notice that is not JSON was ignored');
     }
+    const notice = BroadcastNotice.safeParse(json);
     if (!notice.success) return void log.warn({ issues: notice.error.issues.slice(0, 3) }, 'a broadcast notice was refused by its schema');
     if (notice.data.instance !== instance) o.local.broadcast(notice.data.frame);
   };

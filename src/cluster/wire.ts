@@ -36,10 +36,14 @@ export type RpcErrorCode = z.infer<typeof RpcErrorCode>;
 export const RpcError = z.object({ code: RpcErrorCode, message: z.string() });
 export type RpcError = z.infer<typeof RpcError>;
 
+export const RpcOutcome = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true), body: z.unknown() }),
+  z.object({ ok: z.literal(false), error: RpcError }),
+]);
+
 export const RpcMessage = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('request'), id: z.string(), from: nodeId, to: nodeId, method: z.string(), body: z.unknown() }),
-  z.object({ kind: z.literal('response'), id: z.string(), to: nodeId, ok: z.literal(true), body: z.unknown() }),
-  z.object({ kind: z.literal('response'), id: z.string(), to: nodeId, ok: z.literal(false), error: RpcError }),
+  z.object({ kind: z.literal('response'), id: z.string(), to: nodeId, outcome: RpcOutcome }),
 ]);
 export type RpcMessage = z.infer<typeof RpcMessage>;
 
