@@ -18,6 +18,7 @@ const NO_ENGINE = [
   'test/integration/postgres-outage.test.ts',
   'test/integration/jobs.postgres-cluster.test.ts',
   'test/integration/cluster.nodes.test.ts',
+  'test/integration/cluster.sdk.test.ts',
 ];
 
 export default defineConfig({
