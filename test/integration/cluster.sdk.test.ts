@@ -57,6 +57,37 @@ describe('the SDK across nodes (PostgreSQL)', () => {
     await expect.poll(() => functions(a), { timeout: 5000, interval: 20 }).toEqual([]);
   });
 
+  it('a node started after the SDK registered elsewhere asks, and lists its functions at once', async () => {
+    const url = await createTestDatabase();
+    const b = await node(url, 'node-b');
+    await sdk(b.url(), (c) => c.expose('getOrderStatus', { parameters: orderStatus }, async () => ({})));
+    const a = await node(url, 'node-a');
+    const started = Date.now();
+    await expect.poll(() => functions(a), { timeout: 5000, interval: 20 }).toEqual(['getOrderStatus']);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('among other nodes the most recent registration of a name wins; when it closes the next one serves', async () => {
+    const url = await createTestDatabase();
+    const a = await node(url, 'node-a');
+    const b = await node(url, 'node-b');
+    const c = await node(url, 'node-c');
+    const expose = (p: TestParley, status: string) =>
+      sdk(p.url(), (client) => client.expose('getOrderStatus', { parameters: orderStatus }, async () => ({ status })));
+    await expose(b, 'from-b');
+    await expect.poll(() => functions(a), { timeout: 5000 }).toEqual(['getOrderStatus']);
+    await new Promise((r) => setTimeout(r, 20)); // registrations are ordered by the nodes' wall clocks (ms)
+    const onC = await expose(c, 'from-c');
+    await expect
+      .poll(async () => (await a.runtime.clusterHub.invoke('getOrderStatus', { orderId: '1' }, CTX)) as unknown, { timeout: 5000 })
+      .toEqual({ ok: true, data: { status: 'from-c' } });
+    expect(a.runtime.clusterHub.catalog().map((f) => f.connectionId)).toEqual([expect.stringMatching(/^node-c\//)]);
+    await onC.close();
+    await expect
+      .poll(async () => (await a.runtime.clusterHub.invoke('getOrderStatus', { orderId: '1' }, CTX)) as unknown, { timeout: 5000 })
+      .toEqual({ ok: true, data: { status: 'from-b' } });
+  });
+
   it('an invoke on A runs B’s handler with the same invocation id and context; a widget on A gets B’s data; a local registration wins', async () => {
     const url = await createTestDatabase();
     const a = await node(url, 'node-a');
