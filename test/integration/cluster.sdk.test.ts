@@ -107,6 +107,12 @@ describe('the SDK across nodes (PostgreSQL)', () => {
     });
     expect(calls).toEqual([{ invocationId: 'inv-1', customerId: 'cust-1', args: { orderId: '1001' } }]);
     expect(await a.runtime.clusterHub.invoke('nope', {}, CTX)).toMatchObject({ ok: false, error: { code: 'unknown_function' } });
+    // Longer than a NOTIFY payload, both ways (the bus stores those): the same data back.
+    const long = 'x'.repeat(20_000);
+    expect(await a.runtime.clusterHub.invoke('getOrderStatus', { orderId: long }, CTX)).toEqual({
+      ok: true,
+      data: { orderId: long, status: 'shipped-from-b' },
+    });
 
     const w = await startWidgetSession(a.url(), { customerId: 'cust-w', email: 'cust-w@example.com' });
     closers.push(async () => w.close());
