@@ -31,7 +31,10 @@ export function lmdbInbox(s: KvScope, attended: (conversationId: string) => bool
       for (const { value } of s.range<InboxEntry>('inbox', { start: ['e'], end: ['e', '\uffff'] })) {
         if (!attended(value.conversationId) && !first.has(value.conversationId)) first.set(value.conversationId, value.id);
       }
-      return [...first].sort((a, b) => a[1] - b[1]).slice(0, Math.max(0, limit)).map(([id]) => id);
+      return [...first]
+        .sort((a, b) => a[1] - b[1])
+        .slice(0, Math.max(0, limit))
+        .map(([id]) => id);
     },
   };
 }
