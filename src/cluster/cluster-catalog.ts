@@ -74,6 +74,7 @@ export function createClusterCatalog(o: ClusterCatalogOptions): ClusterCatalog {
   let scheduled = false;
   let stopped = false;
   let retry: TimerHandle | undefined;
+  let failing = false;
 
   const alive = (nodeId: string) => {
     const r = remotes.get(nodeId);
@@ -130,8 +131,12 @@ export function createClusterCatalog(o: ClusterCatalogOptions): ClusterCatalog {
     if (stopped) return;
     try {
       await o.bus.publish(TOPICS.catalog, JSON.stringify(own(false)));
+      if (failing) log.info('the SDK catalog is announced again');
+      failing = false;
     } catch (err) {
-      log.warn({ err: { message: (err as Error).message } }, 'could not announce the SDK catalog; retrying');
+      // Once per outage (the store reports the outage itself); retried every second meanwhile.
+      log[failing ? 'debug' : 'warn']({ err: { message: (err as Error).message } }, 'could not announce the SDK catalog; retrying');
+      failing = true;
       o.clock.clearTimeout(retry);
       retry = o.clock.setTimeout(schedule, RETRY_MS);
     }
