@@ -22,6 +22,7 @@ const NO_ENGINE = [
   'test/integration/cluster.whatsapp.test.ts',
   'test/integration/cluster.guardrails.test.ts',
   'test/integration/cluster.rolling-restart.test.ts',
+  'test/integration/cluster.sdk.test.ts',
 ];
 
 export default defineConfig({

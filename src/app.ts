@@ -117,7 +117,8 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     liveActors: components.liveActors,
     sections: components.diagnostics,
   });
-  if (services.testMode) await app.register(testModePlugin, { services, hub: components.hub });
+  // Test mode lists the functions callable from this node (every node's), as the features see them.
+  if (services.testMode) await app.register(testModePlugin, { services, hub: components.clusterHub });
 
   let url = '';
   let stopped = false;

@@ -47,9 +47,13 @@ import { createConversationOwnership } from './cluster/conversation-ownership.ts
 import { notifyInbox, watchInbox } from './cluster/inbox-notices.ts';
 import { createTakeover } from './cluster/takeover.ts';
 import { createWebRelay } from './cluster/web-relay.ts';
+import { createClusterHub, type ClusterHub } from './cluster/cluster-hub.ts';
 
 export interface WiredComponents {
+  /** This node's SDK connections (the gateway, /ready, diagnostics). */
   hub: ReturnType<typeof createSdkHub>;
+  /** Every node's SDK functions and `onSend` handlers: what the features call (issue 17, part 4). */
+  clusterHub: ClusterHub;
   webhooks: ReturnType<typeof createWebhooks>;
   host: ConversationHost;
   /**
@@ -88,7 +92,16 @@ export async function wireComponents(o: {
     // The supervisor decides when; the host knows each conversation's last activity.
     passivate: (idleBefore) => host?.passivate(host.idleSince(idleBefore)),
   });
-  const hub = createSdkHub({ services, supervisor });
+  const localHub = createSdkHub({ services, supervisor });
+  // The features below reach SDK connections on every node; membership is created further down, read at each use.
+  const hub = createClusterHub({
+    local: localHub,
+    bus: store.bus,
+    membership: () => cluster,
+    clock: createClock(),
+    logger,
+    invokeTimeoutMs: config.safety.invoke_timeout_ms,
+  });
 
   const llmFailures = createLlmFailureWatch({ logger, telemetry, clock, scrub: createScrubber(configuredSecrets(config, services.secret)).text });
   const llm = createLlmFromConfig(config.llm, {
@@ -125,10 +138,12 @@ export async function wireComponents(o: {
     logger,
     nodeId: config.cluster.node_id,
     leaseSeconds: config.cluster.lease_seconds,
-    load: () => ({ sdkConnections: hub.connectionCount(), sdkFunctions: hub.catalog().length, conversations: host?.activeCount() ?? 0 }),
+    load: () => ({ sdkConnections: localHub.connectionCount(), sdkFunctions: localHub.catalog().length, conversations: host?.activeCount() ?? 0 }),
   });
   // Registered first, so it runs last: the node leaves once its conversations have drained.
   onShutdown(() => cluster.stop());
+  // Then its SDK catalog is withdrawn from the other nodes.
+  onShutdown(() => hub.stop());
 
   const llmStep = createLlmStep({ services, llm, hub, history: store.history });
   host = createConversationHost({
@@ -235,7 +250,7 @@ export async function wireComponents(o: {
   const upgrades = routeUpgrades(app.server, ['/sdk', '/widget/ws']);
   await app.register(async (scope) => {
     await registerWebSocketSupport(scope, upgrades);
-    await scope.register(sdkGatewayPlugin, { services, hub, supervisor });
+    await scope.register(sdkGatewayPlugin, { services, hub: localHub, supervisor });
     await scope.register(widgetGatewayPlugin, { services, customers, history: store.history, host, sessions, tokens: identity.tokens });
   });
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
@@ -277,6 +292,7 @@ export async function wireComponents(o: {
 
   const afterListen: WiredComponents['afterListen'] = [
     async () => {
+      hub.start();
       await sayHello();
       await host!.resumeBusy();
       if (store.engine === 'postgres') takeover.start();
@@ -322,7 +338,8 @@ export async function wireComponents(o: {
   });
 
   return {
-    hub,
+    hub: localHub,
+    clusterHub: hub,
     webhooks,
     host,
     cluster,
