@@ -65,7 +65,6 @@ async function history(url: string, conversationCustomer: string): Promise<strin
   return ready.history.map((h: { role: string; text: string }) => `${h.role}:${h.text}`);
 }
 
-
 describe('several Parley nodes on one PostgreSQL', () => {
   it('a widget on each node for one customer: the conversation has one owner, each message is answered once, and both widgets see every reply', async () => {
     const db = await createMigratedTestDatabase();
@@ -208,5 +207,47 @@ describe('several Parley nodes on one PostgreSQL', () => {
     await onB.w.next((f) => f.type === 'message' && f.role === 'assistant' && f.text === 'Order 1001 is cancelled.', 15_000);
     await onA.w.next((f) => f.type === 'message' && f.role === 'assistant' && f.text === 'Order 1001 is cancelled.', 15_000);
     expect(calls).toEqual(['1001']);
+  });
+
+  it('a widget on node A while the SDK is connected only to node B; A killed in the middle of the turn: the customer, reconnecting to B, gets exactly one answer', async () => {
+    const db = await createMigratedTestDatabase();
+    const llm = await startFakeOpenAi();
+    cleanups.push(() => llm.close());
+    llm.fallback((body: { messages: { role: string }[] }) =>
+      body.messages.some((m) => m.role === 'tool') ? { text: 'Order 7 has shipped.' } : { toolCalls: [{ name: 'orderStatus', args: { orderId: '7' } }] },
+    );
+    const a = await node(db, 'node-a', llm);
+    const b = await node(db, 'node-b', llm);
+    const invocations: string[] = [];
+    const sdk = createClient({ backoff: { initialMs: 100, maxMs: 400 } });
+    sdk.expose(
+      'orderStatus',
+      { description: 'Order status', parameters: z.object({ orderId: z.string() }) },
+      async (_args: unknown, ctx: { invocationId: string }) => {
+        invocations.push(ctx.invocationId);
+        if (invocations.length === 1) await sleep(4000); // the call A is waiting on when it dies
+        return { status: 'shipped' };
+      },
+    );
+    await sdk.listen({ url: b.url, secret: TEST_SECRET });
+    cleanups.push(() => sdk.close());
+    // A sees B's function (the catalog is cluster-wide).
+    await expect.poll(async () => (await (await fetch(`${a.url}/__test__/sdk/functions`)).json()) as string[], { timeout: 10_000 }).toContain('orderStatus');
+
+    const onA = await widget(a.url, 'judged-1');
+    onA.w.send({ type: 'message', id: 'm1', text: 'where is order 7?' });
+    await onA.w.next((f) => f.type === 'ack' && f.id === 'm1');
+    await expect.poll(() => invocations.length, { timeout: 10_000 }).toBe(1);
+    expect(await sql(db, 'SELECT node_id FROM conversation_owners')).toEqual([{ node_id: 'node-a' }]);
+    await a.kill('SIGKILL');
+
+    const onB = await widget(b.url, 'judged-1');
+    const answer =
+      onB.ready.history.find((h: { role: string }) => h.role === 'assistant') ??
+      (await onB.w.next((f) => f.type === 'message' && f.role === 'assistant', 20_000));
+    expect(answer.text).toBe('Order 7 has shipped.');
+    await sleep(4500); // the first call returns now: nothing more may come of it
+    expect(await history(b.url, 'judged-1')).toEqual(['user:where is order 7?', 'assistant:Order 7 has shipped.']);
+    expect(new Set(invocations).size).toBe(1); // the resumed turn called again with the same invocationId
   });
 });
