@@ -1,6 +1,6 @@
 // Issue 21: the production build. `npm run build` bundles the server into dist/main.js; plain `node` runs it (no
 // tsx), native lmdb stays an external package, and the built server answers /health with the package's version.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -22,6 +22,21 @@ beforeAll(() => {
 afterAll(() => {
   for (const c of children) c.kill('SIGKILL');
 });
+
+/** The URL from a child Parley's start line on stderr (`stderrSoFar` gives what it wrote); rejects if it exits or stays silent 20 s. */
+function startedAt(child: ChildProcess, stderrSoFar: () => string, exited: Promise<number | null>): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no start line in 20 s:\n${stderrSoFar()}`)), 20_000);
+    child.stderr!.on('data', () => {
+      const m = /Parley is running at (http:\/\/\S+)/.exec(stderrSoFar());
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    void exited.then((code) => reject(new Error(`exited ${code}:\n${stderrSoFar()}`)));
+  });
+}
 
 describe('npm run build', () => {
   it('dist/main.js is our code in one ES module; packages (lmdb included) are imported, not bundled; no tsx', () => {
@@ -60,17 +75,7 @@ describe('npm run build', () => {
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no start line in 20 s:\n${stderr}`)), 20_000);
-      child.stderr.on('data', () => {
-        const m = /Parley is running at (http:\/\/\S+)/.exec(stderr);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      });
-      child.on('exit', (code) => reject(new Error(`exited ${code}:\n${stderr}`)));
-    });
+    const url = await startedAt(child, () => stderr, new Promise((r) => child.on('exit', r)));
     const health = await (await fetch(`${url}/health`)).json();
     expect(health).toEqual({ status: 'ok', version: VERSION });
     const widget = await fetch(`${url}/widget.js`, { headers: { 'accept-encoding': 'br' } });
@@ -168,17 +173,7 @@ describe('the container image and the compose file (checked without Docker)', ()
     child.stderr.on('data', (d) => (stderr += d));
     child.stdout.resume();
     const exited = new Promise<number | null>((r) => child.on('exit', r));
-    const base = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no start line in 20 s:\n${stderr}`)), 20_000);
-      child.stderr.on('data', () => {
-        const m = /Parley is running at (http:\/\/\S+)/.exec(stderr);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      });
-      void exited.then((code) => reject(new Error(`exited ${code}:\n${stderr}`)));
-    });
+    const base = await startedAt(child, () => stderr, exited);
     const ready = await fetch(`${base}/ready`);
     expect(ready.status).toBe(200);
     expect((await ready.json()).cluster).toMatchObject({ nodeId: 'image-node', status: 'member', leaseSeconds: 1 });

@@ -36,7 +36,6 @@ const ready = async (p: { url(): string }) => {
   return { status: res.status, body: await res.json() };
 };
 
-
 describe('cluster nodes on PostgreSQL', () => {
   it('/ready and /diagnostics on either node list both, alive, with lease ages and each node’s SDK connections; a node that stops leaves', async () => {
     const url = await createTestDatabase();

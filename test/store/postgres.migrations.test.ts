@@ -13,7 +13,6 @@ import type { Store } from '../../src/store/repos.ts';
 import { createTestDatabase } from '../support/shared-postgres.ts';
 import { sql } from '../support/sql.ts';
 
-
 const applied = (url: string) => sql<{ version: number; name: string }>(url, 'SELECT version, name FROM parley_schema_migrations ORDER BY version');
 
 /** The shipped migrations plus `extra` ones, in a directory of their own. */
