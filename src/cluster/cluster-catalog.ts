@@ -109,7 +109,7 @@ export function createClusterCatalog(o: ClusterCatalogOptions): ClusterCatalog {
 
   const own = (withdraw: boolean): CatalogAnnouncement => {
     const base = { nodeId: o.nodeId(), instance, version: ++version };
-    if (withdraw) return { ...base, functions: [], sendProvider: null };
+    if (withdraw) return Object.assign(base, { functions: [], sendProvider: null });
     let sendProvider: number | null = null;
     for (const c of o.local.connections()) {
       const at = stamps.get(c.connectionId);
@@ -123,7 +123,7 @@ export function createClusterCatalog(o: ClusterCatalogOptions): ClusterCatalog {
       connectionId: e.connectionId,
       registeredAt: stamps.get(e.connectionId) ?? o.now(),
     }));
-    return { ...base, functions, sendProvider };
+    return Object.assign(base, { functions, sendProvider });
   };
 
   const publishOwn = async () => {

@@ -39,13 +39,14 @@ async function model(o: { slowWord?: string; slowMs?: number } = {}): Promise<Fa
   return llm;
 }
 
-async function node(url: string, nodeId: string, llm: FakeOpenAi, leaseSeconds = 1): Promise<ParleyProcess> {
+async function node(url: string, nodeId: string, llm: FakeOpenAi, extra: Record<string, unknown> = {}): Promise<ParleyProcess> {
   const p = await spawnParley({
     storagePath: tempDir(),
     config: {
       storage: { engine: 'postgres', url },
-      cluster: { node_id: nodeId, lease_seconds: leaseSeconds },
+      cluster: { node_id: nodeId, lease_seconds: 1 },
       llm: { provider: 'openai', base_url: llm.url, model: 'fake-1', timeout_ms: 60_000, max_retries: 0 },
+      ...extra,
     },
   });
   cleanups.push(() => p.kill('SIGKILL'));
@@ -249,5 +250,43 @@ describe('several Parley nodes on one PostgreSQL', () => {
     await sleep(4500); // the first call returns now: nothing more may come of it
     expect(await history(b.url, 'judged-1')).toEqual(['user:where is order 7?', 'assistant:Order 7 has shipped.']);
     expect(new Set(invocations).size).toBe(1); // the resumed turn called again with the same invocationId
+  });
+
+  it('a confirmation deadline of a killed node’s conversation fires on the node that takes it over (a stored due time, not a timer of the dead process)', async () => {
+    const db = await createMigratedTestDatabase();
+    const llm = await startFakeOpenAi();
+    cleanups.push(() => llm.close());
+    llm.fallback((body: { messages: { role: string }[] }) =>
+      body.messages.some((m) => m.role === 'tool') ? { text: 'Nothing was cancelled.' } : { toolCalls: [{ name: 'cancelOrder', args: { orderId: '9' } }] },
+    );
+    const extra = { safety: { confirmation_timeout_seconds: 4 } };
+    const a = await node(db, 'node-a', llm, extra);
+    const b = await node(db, 'node-b', llm, extra);
+    const calls: string[] = [];
+    for (const p of [a, b]) {
+      const sdk = createClient({ backoff: { initialMs: 100, maxMs: 400 } });
+      sdk.expose(
+        'cancelOrder',
+        { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' },
+        async (args: { orderId: string }) => {
+          calls.push(args.orderId);
+          return { status: 'cancelled' };
+        },
+      );
+      await sdk.listen({ url: p.url, secret: TEST_SECRET });
+      cleanups.push(() => sdk.close());
+    }
+    const onA = await widget(a.url, 'deadline-1');
+    onA.w.send({ type: 'message', id: 'm1', text: 'cancel order 9' });
+    await onA.w.next((f) => f.type === 'confirm', 15_000);
+    const askedAt = Date.now();
+    await a.kill('SIGKILL');
+
+    const onB = await widget(b.url, 'deadline-1');
+    const expired = await onB.w.next((f) => f.type === 'confirmation' && f.outcome === 'expired', 15_000);
+    expect(expired).toMatchObject({ type: 'confirmation', outcome: 'expired' });
+    expect(Date.now() - askedAt).toBeGreaterThanOrEqual(3500); // not before its deadline
+    await onB.w.next((f) => f.type === 'message' && f.role === 'assistant' && f.text === 'Nothing was cancelled.', 15_000);
+    expect(calls).toEqual([]);
   });
 });

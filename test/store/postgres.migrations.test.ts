@@ -52,6 +52,8 @@ describe('postgres: migrations', () => {
       (t) => t.tablename,
     );
     expect(tables).toEqual([
+      'bus_payloads',
+      'conversation_inbox',
       'conversation_owners',
       'conversations',
       'customer_identities',
