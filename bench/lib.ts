@@ -175,8 +175,17 @@ export const countStatements = (env: NodeJS.ProcessEnv = process.env) => env.BEN
 /** A PostgreSQL server of the bench's own, whatever BENCH_ENGINE says (bench/engines.ts runs both engines). */
 export async function benchPostgres(o: { fsync?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<TestPostgres> {
   const statements = countStatements(o.env);
-  const server = await startPostgres({ fsync: o.fsync ?? true, settings: statements ? { shared_preload_libraries: 'pg_stat_statements' } : {} });
-  log(`PostgreSQL for this bench at ${server.url} (fsync ${o.fsync === false ? 'off' : 'on'}${statements ? ', pg_stat_statements' : ''})`);
+  // BENCH_PG_SETTINGS="name=value,name=value": server settings to try (say which in BENCHMARKS.md with the figures).
+  const extra = Object.fromEntries(
+    (o.env ?? process.env).BENCH_PG_SETTINGS?.split(',')
+      .filter(Boolean)
+      .map((kv) => kv.split('=') as [string, string]) ?? [],
+  );
+  const server = await startPostgres({
+    fsync: o.fsync ?? true,
+    settings: Object.assign(statements ? { shared_preload_libraries: 'pg_stat_statements' } : {}, extra),
+  });
+  log(`PostgreSQL for this bench at ${server.url} (fsync ${o.fsync === false ? 'off' : 'on'}${statements ? ', pg_stat_statements' : ''}${Object.keys(extra).length ? `, ${JSON.stringify(extra)}` : ''})`);
   return server;
 }
 
