@@ -185,7 +185,9 @@ export async function benchPostgres(o: { fsync?: boolean; env?: NodeJS.ProcessEn
     fsync: o.fsync ?? true,
     settings: Object.assign(statements ? { shared_preload_libraries: 'pg_stat_statements' } : {}, extra),
   });
-  log(`PostgreSQL for this bench at ${server.url} (fsync ${o.fsync === false ? 'off' : 'on'}${statements ? ', pg_stat_statements' : ''}${Object.keys(extra).length ? `, ${JSON.stringify(extra)}` : ''})`);
+  log(
+    `PostgreSQL for this bench at ${server.url} (fsync ${o.fsync === false ? 'off' : 'on'}${statements ? ', pg_stat_statements' : ''}${Object.keys(extra).length ? `, ${JSON.stringify(extra)}` : ''})`,
+  );
   return server;
 }
 
