@@ -169,6 +169,25 @@ const STORE_RETRY_MS = 5000;
 const REACTIVATE_AFTER_MS = 60_000;
 const retryDelayMs = (failures: number) => Math.min(4000, 250 * 2 ** (failures - 1));
 
+/** The id of the history record an output is stored as (none: it has no record of its own). */
+function historyIdOf(o: ConversationOutput | CustomerInput): string | undefined {
+  switch (o.type) {
+    case 'customer':
+      return o.messageId;
+    case 'reply':
+    case 'confirm':
+    case 'agent':
+    case 'handoff':
+      return o.id;
+    case 'confirmation':
+      return `${o.id}:${o.outcome}`;
+    case 'tool':
+      return `${o.callId}:${o.phase}`;
+    default:
+      return undefined;
+  }
+}
+
 function stateName(value: unknown): string {
   if (typeof value === 'string') return value;
   return JSON.stringify(value);
@@ -188,6 +207,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
   // Writes that waited for the store go as soon as it writes again.
   const unsubscribeRecovery = store.onRecovered(() => {
     for (const a of active.values()) if (a.waitingForStore) void requestPersist(a).catch(() => undefined);
+    checkDoubtsIn(0);
   });
 
   // Message text reaches telemetry only with telemetry.store_text (default off): see README, "Telemetry".
@@ -371,6 +391,11 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
             fenced(a, err);
             break;
           }
+          if (isStoreUnavailable(err) && a.stopped) {
+            inDoubt.set(a.meta.conversationId, { meta: a.meta, entries: batch });
+            checkDoubtsIn(1000);
+            continue;
+          }
           if (isStoreUnavailable(err)) {
             // The whole store cannot write (a full disk, the database away): not this conversation's fault, so
             // nothing is abandoned. The write is retried when the store recovers, and on a slow timer meanwhile.
@@ -411,26 +436,71 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         if (written.some((e) => e.o.type === 'customer') && written.some((e) => e.o.type !== 'customer')) {
           await new Promise<void>((resolve) => setImmediate(resolve));
         }
-        for (const entry of written) {
-          emitTelemetry(a.meta, entry);
-          for (const observe of deps.observers ?? []) {
-            try {
-              observe(a.meta, entry);
-            } catch (err) {
-              log.warn({ err }, 'output observer failed');
-            }
-          }
-          if (entry.o.type !== 'customer') {
-            try {
-              deps.sinks[a.meta.channel]?.deliver?.(a.meta, entry.o);
-            } catch (err) {
-              log.warn({ err }, 'live delivery failed');
-            }
-          }
-        }
+        published(a.meta, written);
       }
     } finally {
       a.writing = false;
+    }
+  };
+
+  /** Outputs now durable: telemetry, observers, and live delivery, in order. */
+  const published = (meta: ConversationMeta, written: Pending[]) => {
+    for (const entry of written) {
+      emitTelemetry(meta, entry);
+      for (const observe of deps.observers ?? []) {
+        try {
+          observe(meta, entry);
+        } catch (err) {
+          log.warn({ err }, 'output observer failed');
+        }
+      }
+      if (entry.o.type !== 'customer') {
+        try {
+          deps.sinks[meta.channel]?.deliver?.(meta, entry.o);
+        } catch (err) {
+          log.warn({ err }, 'live delivery failed');
+        }
+      }
+    }
+  };
+
+  /**
+   * The last write of a stopped actor (its node lost the lease) that failed because the store did not answer may
+   * have committed all the same (the answer was lost). Its actor is gone, so nothing would show what it stored: once
+   * the store answers, look for its records and, if the write did commit (it is all or nothing), publish it. (A write
+   * that committed did so before any takeover: after one, the epoch check refuses it.)
+   */
+  const inDoubt = new Map<string, { meta: ConversationMeta; entries: Pending[] }>();
+  let doubtTimer: ReturnType<typeof clock.setTimeout> | undefined;
+  const checkDoubtsIn = (ms: number) => {
+    if (doubtTimer !== undefined || stopping || inDoubt.size === 0) return;
+    doubtTimer = clock.setTimeout(() => {
+      doubtTimer = undefined;
+      void resolveDoubts();
+    }, ms);
+  };
+  const resolveDoubts = async () => {
+    for (const [conversationId, d] of [...inDoubt]) {
+      // Taken out before the read: a second check running meanwhile must not publish it too.
+      if (inDoubt.get(conversationId) !== d) continue;
+      inDoubt.delete(conversationId);
+      let stored: Map<string, number>;
+      try {
+        stored = new Map((await store.history.recent(conversationId, 200)).map((r) => [r.id, r.at]));
+      } catch {
+        if (!inDoubt.has(conversationId)) inDoubt.set(conversationId, d);
+        return checkDoubtsIn(STORE_RETRY_MS);
+      }
+      // This write's own records: the same id *and* the time it was produced. The node that took the conversation
+      // over redoes an unstored turn under the same ids, but at its own (later) times.
+      const ours = (e: Pending) => {
+        const id = historyIdOf(e.o);
+        return id !== undefined && stored.get(id) === e.at;
+      };
+      if (d.entries.some(ours)) {
+        log.info({ conversationId, outputs: d.entries.length }, 'a write whose answer was lost had been stored: publishing what it carried');
+        published(d.meta, d.entries);
+      }
     }
   };
 
@@ -976,6 +1046,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     async stop() {
       stopping = true;
       unsubscribeRecovery();
+      clock.clearTimeout(doubtTimer);
       await host.settle();
       for (const a of active.values()) {
         a.stopped = true;
