@@ -37,6 +37,7 @@ import type { ConversationOwnership } from '../cluster/conversation-ownership.ts
 import type { InboxEntry, InboxEvent } from '../store/repos.ts';
 import type { LiveStep } from './llm-step.ts';
 import type { ReplyDelta } from './reply-stream.ts';
+import { createInDoubtWrites } from './in-doubt-writes.ts';
 
 export type { Channel, ConversationMeta, ConversationRecord, PendingConfirmation } from '../store/model.ts';
 
@@ -169,25 +170,6 @@ const STORE_RETRY_MS = 5000;
 const REACTIVATE_AFTER_MS = 60_000;
 const retryDelayMs = (failures: number) => Math.min(4000, 250 * 2 ** (failures - 1));
 
-/** The id of the history record an output is stored as (none: it has no record of its own). */
-function historyIdOf(o: ConversationOutput | CustomerInput): string | undefined {
-  switch (o.type) {
-    case 'customer':
-      return o.messageId;
-    case 'reply':
-    case 'confirm':
-    case 'agent':
-    case 'handoff':
-      return o.id;
-    case 'confirmation':
-      return `${o.id}:${o.outcome}`;
-    case 'tool':
-      return `${o.callId}:${o.phase}`;
-    default:
-      return undefined;
-  }
-}
-
 function stateName(value: unknown): string {
   if (typeof value === 'string') return value;
   return JSON.stringify(value);
@@ -204,10 +186,18 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
   let stopping = false;
 
   const log = logger.child({ component: 'conversations' });
+  // A stopped actor's write that may have committed unseen (in-doubt-writes.ts); `published` is below.
+  const inDoubt = createInDoubtWrites({
+    history: store.history,
+    clock,
+    logger: log,
+    publish: (meta, entries) => published(meta, entries),
+    retryMs: STORE_RETRY_MS,
+  });
   // Writes that waited for the store go as soon as it writes again.
   const unsubscribeRecovery = store.onRecovered(() => {
     for (const a of active.values()) if (a.waitingForStore) void requestPersist(a).catch(() => undefined);
-    checkDoubtsIn(0);
+    inDoubt.recovered();
   });
 
   // Message text reaches telemetry only with telemetry.store_text (default off): see README, "Telemetry".
@@ -392,8 +382,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
             break;
           }
           if (isStoreUnavailable(err) && a.stopped) {
-            inDoubt.set(a.meta.conversationId, { meta: a.meta, entries: batch });
-            checkDoubtsIn(1000);
+            inDoubt.note(a.meta, batch);
             continue;
           }
           if (isStoreUnavailable(err)) {
@@ -460,46 +449,6 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         } catch (err) {
           log.warn({ err }, 'live delivery failed');
         }
-      }
-    }
-  };
-
-  /**
-   * The last write of a stopped actor (its node lost the lease) that failed because the store did not answer may
-   * have committed all the same (the answer was lost). Its actor is gone, so nothing would show what it stored: once
-   * the store answers, look for its records and, if the write did commit (it is all or nothing), publish it. (A write
-   * that committed did so before any takeover: after one, the epoch check refuses it.)
-   */
-  const inDoubt = new Map<string, { meta: ConversationMeta; entries: Pending[] }>();
-  let doubtTimer: ReturnType<typeof clock.setTimeout> | undefined;
-  const checkDoubtsIn = (ms: number) => {
-    if (doubtTimer !== undefined || stopping || inDoubt.size === 0) return;
-    doubtTimer = clock.setTimeout(() => {
-      doubtTimer = undefined;
-      void resolveDoubts();
-    }, ms);
-  };
-  const resolveDoubts = async () => {
-    for (const [conversationId, d] of [...inDoubt]) {
-      // Taken out before the read: a second check running meanwhile must not publish it too.
-      if (inDoubt.get(conversationId) !== d) continue;
-      inDoubt.delete(conversationId);
-      let stored: Map<string, number>;
-      try {
-        stored = new Map((await store.history.recent(conversationId, 200)).map((r) => [r.id, r.at]));
-      } catch {
-        if (!inDoubt.has(conversationId)) inDoubt.set(conversationId, d);
-        return checkDoubtsIn(STORE_RETRY_MS);
-      }
-      // This write's own records: the same id *and* the time it was produced. The node that took the conversation
-      // over redoes an unstored turn under the same ids, but at its own (later) times.
-      const ours = (e: Pending) => {
-        const id = historyIdOf(e.o);
-        return id !== undefined && stored.get(id) === e.at;
-      };
-      if (d.entries.some(ours)) {
-        log.info({ conversationId, outputs: d.entries.length }, 'a write whose answer was lost had been stored: publishing what it carried');
-        published(d.meta, d.entries);
       }
     }
   };
@@ -1046,7 +995,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     async stop() {
       stopping = true;
       unsubscribeRecovery();
-      clock.clearTimeout(doubtTimer);
+      inDoubt.stop();
       await host.settle();
       for (const a of active.values()) {
         a.stopped = true;
