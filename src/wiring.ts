@@ -214,7 +214,9 @@ export async function wireComponents(o: {
           (id) => void host!.drainInbox(id).catch(() => undefined),
         )
       : undefined;
-  cluster.onLost(() => host!.relinquishAll());
+  // On LMDB this process is the only node, so nobody else can take its conversations over: a lease lost to a stalled
+  // event loop must not stop them (and no sweep would start them again).
+  if (store.engine === 'postgres') cluster.onLost(() => host!.relinquishAll());
   // A node that joins says so, and the others read the cluster at once: they relay widget frames to it from then on.
   const stopHellos = store.engine === 'postgres' ? store.bus.subscribe('hello', () => void cluster.refreshView()) : undefined;
   const sayHello = () => (store.engine === 'postgres' ? store.bus.publish('hello', cluster.nodeId()).catch(() => undefined) : Promise.resolve());
