@@ -27,7 +27,9 @@ async function node(db: string, nodeId: string, graph: FakeGraph, extra: Record<
     config: {
       storage: { engine: 'postgres', url: db },
       cluster: { node_id: nodeId, lease_seconds: 1 },
-      channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA } },
+      // A send cut off by the kill before Meta answered is resent only after this grace without a status webhook
+      // (exactly once over "at once"; its default, 120 s, is longer than this test waits).
+      channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, uncertain_grace_ms: 10_000, ...WA } },
       ...extra,
     },
   });
