@@ -239,6 +239,8 @@ describe('several Parley nodes on one PostgreSQL', () => {
     onA.w.send({ type: 'message', id: 'm1', text: 'where is order 7?' });
     await onA.w.next((f) => f.type === 'ack' && f.id === 'm1');
     await expect.poll(() => invocations.length, { timeout: 10_000 }).toBe(1);
+    // Killed once the call is stored with the snapshot that holds it (before that, the turn would ask the model again).
+    await expect.poll(async () => (await sql(db, `SELECT 1 FROM messages WHERE role = 'tool'`)).length, { timeout: 10_000 }).toBe(1);
     expect(await sql(db, 'SELECT node_id FROM conversation_owners')).toEqual([{ node_id: 'node-a' }]);
     await a.kill('SIGKILL');
 

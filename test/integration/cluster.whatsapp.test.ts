@@ -2,7 +2,6 @@
 // nodes, one of them SIGKILLed right after acknowledging its share, and a node killed in the middle of a WhatsApp turn
 // held by a slow SDK tool. Every acknowledged message is answered exactly once, matched per message id through
 // biz_opaque_callback_data on a local stand-in for Meta's Graph API.
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
@@ -10,6 +9,7 @@ import { startFakeGraph, type FakeGraph } from '../support/fake-graph.ts';
 import { startFakeOpenAi } from '../support/fake-openai.ts';
 import { spawnParley, tempDir, TEST_SECRET, type ParleyProcess } from '../support/parley.ts';
 import { createMigratedTestDatabase } from '../support/shared-postgres.ts';
+import { sql } from '../support/sql.ts';
 import { postWebhook, sleep, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
 
 const cleanups: (() => unknown)[] = [];
@@ -120,10 +120,10 @@ describe('WhatsApp on several nodes', () => {
     const m = textMessage(phone(99), 'where is my order?', 'wamid.cluster.slow');
     expect((await postWebhook(nodes['node-a'].url, webhookBody([m]))).status).toBe(200);
     await expect.poll(() => calls.length, { timeout: 15_000 }).toBe(1);
-    const client = new pg.Client({ connectionString: db });
-    await client.connect();
-    const [{ node_id: owner }] = (await client.query<{ node_id: 'node-a' | 'node-b' }>('SELECT node_id FROM conversation_owners')).rows;
-    await client.end();
+    // Killed once the call is stored (its `tool` record commits with the snapshot that holds it): a kill before that
+    // loses the model's decision too, and the turn asks the model again, for a new call with a new invocationId.
+    await expect.poll(async () => (await sql(db, `SELECT 1 FROM messages WHERE role = 'tool'`)).length, { timeout: 10_000 }).toBe(1);
+    const [{ node_id: owner }] = await sql<{ node_id: 'node-a' | 'node-b' }>(db, 'SELECT node_id FROM conversation_owners');
     await nodes[owner].kill('SIGKILL');
 
     await expectEachAnsweredOnce(graph, [m.id], 30_000);
