@@ -5,11 +5,10 @@
 // each node's CPU per turn of the cluster (every thread, /proc) and PostgreSQL's.
 //   npx tsx bench/cluster-turns.ts
 //   BENCH_CONNECTIONS=100 BENCH_ROUNDS=4 BENCH_BLOCK_MS=4000 npx tsx bench/cluster-turns.ts
-import { z } from 'zod';
-import { createClient } from '../sdk/src/index.ts';
-import { spawnParley, TEST_SECRET, tempDir } from '../test/support/parley.ts';
+import { spawnParley, tempDir } from '../test/support/parley.ts';
 import { benchPostgres, log, percentile, postgresCpuMs, processCpuMs } from './lib.ts';
 import { clients } from './widget-load.ts';
+import { orderStatusBackend } from './order-backend.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 200);
 const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 4000);
@@ -28,18 +27,7 @@ const start = (nodeId: string) =>
     },
   });
 const nodes = [await start('node-a'), await start('node-b')];
-const sdks = await Promise.all(
-  nodes.map(async (p) => {
-    const sdk = createClient();
-    sdk.expose(
-      'getOrderStatus',
-      { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) },
-      async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }),
-    );
-    await sdk.listen({ url: p.url, secret: TEST_SECRET });
-    return sdk;
-  }),
-);
+const sdks = await Promise.all(nodes.map((p) => orderStatusBackend(p.url)));
 const widgets = (p: (typeof nodes)[number], prefix: string, n: number) =>
   clients(
     n,

@@ -9,11 +9,10 @@
 //   BENCH_CONNECTIONS=200 BENCH_ROUNDS=2 BENCH_BLOCK_MS=2000 node --import tsx bench/engines.ts
 //   BENCH_PG_STATEMENTS=1 …   (pg_stat_statements: the statements a turn runs on PostgreSQL, counted; slows PostgreSQL a little)
 //   BENCH_CPU_PROF=<dir> …    (a CPU profile of each Parley, written when it stops)
-import { z } from 'zod';
-import { createClient } from '../sdk/src/index.ts';
-import { spawnParley, TEST_SECRET, tempDir, type ParleyProcess } from '../test/support/parley.ts';
+import { spawnParley, tempDir, type ParleyProcess } from '../test/support/parley.ts';
 import { benchPostgres, benchStorage, committedTransactions, log, logStatements, percentile, postgresCpuMs, processCpuMs, resetStatements } from './lib.ts';
 import { clients } from './widget-load.ts';
+import { orderStatusBackend } from './order-backend.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1000);
 const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 4000);
@@ -38,18 +37,7 @@ const parleys: Record<Engine, ParleyProcess> = {
   postgres: await spawnParley({ storagePath: tempDir('parley-engines-'), config: config(postgresStorage), nodeArgs: cpuProf('postgres') }),
 };
 
-const sdks = await Promise.all(
-  (['lmdb', 'postgres'] as const).map(async (engine) => {
-    const sdk = createClient();
-    sdk.expose(
-      'getOrderStatus',
-      { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) },
-      async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }),
-    );
-    await sdk.listen({ url: parleys[engine].url, secret: TEST_SECRET });
-    return sdk;
-  }),
-);
+const sdks = await Promise.all((['lmdb', 'postgres'] as const).map((engine) => orderStatusBackend(parleys[engine].url)));
 
 log(`engines: ${CONNECTIONS} connections per engine, ${ROUNDS} rounds × ${BLOCK_MS} ms per engine (offline LLM, one SDK call per turn), ABBA`);
 const load = async (engine: Engine) =>

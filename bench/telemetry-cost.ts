@@ -9,12 +9,11 @@
 //   npx tsx bench/telemetry-cost.ts          (BENCH_AA=1: off against off, the method's own noise)
 //   BENCH_ENGINE=postgres npx tsx bench/telemetry-cost.ts   (telemetry in PostgreSQL's tables, on a server of the
 //   bench's own, fsync on; the CPU figures then add the database server's CPU per turn, all its processes)
-import { z } from 'zod';
-import { createClient } from '../sdk/src/index.ts';
-import { spawnParley, TEST_SECRET, tempDir } from '../test/support/parley.ts';
+import { spawnParley, tempDir } from '../test/support/parley.ts';
 import { parleyStorage, log, onEngine, percentile, postgresCpuMs, processCpuMs, startBenchPostgres } from './lib.ts';
 import { ratioLine, spread } from './rounds.ts';
 import { clients } from './widget-load.ts';
+import { orderStatusBackend } from './order-backend.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 200);
 const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 3000);
@@ -27,13 +26,7 @@ const p = await spawnParley({
 });
 /** CPU time (ms) the server has used so far: Parley's process, and on PostgreSQL the database server's processes too. */
 const cpuMs = () => processCpuMs(p.child.pid!) + (postgres ? postgresCpuMs(postgres) : 0);
-const sdk = createClient();
-sdk.expose(
-  'getOrderStatus',
-  { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) },
-  async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }),
-);
-await sdk.listen({ url: p.url, secret: TEST_SECRET });
+const sdk = await orderStatusBackend(p.url);
 const load = await clients(
   CONNECTIONS,
   `${p.url.replace('http', 'ws')}/widget/ws`,
