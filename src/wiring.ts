@@ -81,6 +81,8 @@ export async function wireComponents(o: {
   const { config, clock, logger, telemetry, store } = services;
 
   const customers = createCustomerRepo(store, clock);
+  // Several nodes share a PostgreSQL store; LMDB is one process, the only node (nothing to claim, relay or take over).
+  const clustered = store.engine === 'postgres';
 
   let host: ConversationHost | undefined;
   const supervisor = createSupervisorRuntime({
@@ -114,11 +116,11 @@ export async function wireComponents(o: {
   const webRelay = createWebRelay({
     bus: store.bus,
     nodeId: () => cluster.nodeId(),
-    othersAlive: () => store.engine === 'postgres' && cluster.peersAlive(),
+    othersAlive: () => clustered && cluster.peersAlive(),
     logger,
   });
   const sessions = createWebSessions(clock.now, webRelay.relay);
-  const stopWebRelay = store.engine === 'postgres' ? webRelay.listen((customerId, frame) => sessions.pushFromPeer(customerId, frame)) : undefined;
+  const stopWebRelay = clustered ? webRelay.listen((customerId, frame) => sessions.pushFromPeer(customerId, frame)) : undefined;
   const outbox = createOutbox(clock);
   const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox });
   const sinks: Partial<Record<'web' | 'whatsapp', ChannelSink>> = { web: sessions, whatsapp: whatsapp.sink };
@@ -159,14 +161,13 @@ export async function wireComponents(o: {
     sinks,
     // Several nodes share a PostgreSQL store: claims, fencing and inboxes. On LMDB one process holds the store and
     // owns every conversation, so nothing is claimed or checked.
-    cluster:
-      store.engine === 'postgres'
-        ? {
-            ownership: createConversationOwnership({ ownership: store.ownership, nodeId: () => cluster.nodeId() }),
-            notifyOwner: (nodeId, conversationId) => notifyInbox(store.bus, nodeId, conversationId),
-            holdsLease: () => cluster.holdsLease(),
-          }
-        : undefined,
+    cluster: clustered
+      ? {
+          ownership: createConversationOwnership({ ownership: store.ownership, nodeId: () => cluster.nodeId() }),
+          notifyOwner: (nodeId, conversationId) => notifyInbox(store.bus, nodeId, conversationId),
+          holdsLease: () => cluster.holdsLease(),
+        }
+      : undefined,
     recorders: config.webhooks.length
       ? [
           (tx, meta, written) =>
@@ -206,20 +207,19 @@ export async function wireComponents(o: {
     logger,
     everyMs: Math.max(200, Math.round((config.cluster.lease_seconds * 1000) / 5)),
   });
-  const stopInboxWatch =
-    store.engine === 'postgres'
-      ? watchInbox(
-          store.bus,
-          () => cluster.nodeId(),
-          (id) => void host!.drainInbox(id).catch(() => undefined),
-        )
-      : undefined;
+  const stopInboxWatch = clustered
+    ? watchInbox(
+        store.bus,
+        () => cluster.nodeId(),
+        (id) => void host!.drainInbox(id).catch(() => undefined),
+      )
+    : undefined;
   // On LMDB this process is the only node, so nobody else can take its conversations over: a lease lost to a stalled
   // event loop must not stop them (and no sweep would start them again).
-  if (store.engine === 'postgres') cluster.onLost(() => host!.relinquishAll());
+  if (clustered) cluster.onLost(() => host!.relinquishAll());
   // A node that joins says so, and the others read the cluster at once: they relay widget frames to it from then on.
-  const stopHellos = store.engine === 'postgres' ? store.bus.subscribe('hello', () => void cluster.refreshView()) : undefined;
-  const sayHello = () => (store.engine === 'postgres' ? store.bus.publish('hello', cluster.nodeId()).catch(() => undefined) : Promise.resolve());
+  const stopHellos = clustered ? store.bus.subscribe('hello', () => void cluster.refreshView()) : undefined;
+  const sayHello = () => (clustered ? store.bus.publish('hello', cluster.nodeId()).catch(() => undefined) : Promise.resolve());
   cluster.onJoined(() => void sayHello());
 
   const identity = createIdentity(services);
@@ -297,7 +297,7 @@ export async function wireComponents(o: {
       hub.start();
       await sayHello();
       await host!.resumeBusy();
-      if (store.engine === 'postgres') takeover.start();
+      if (clustered) takeover.start();
       await whatsapp.start();
       await webhooks.start();
       retention.start();

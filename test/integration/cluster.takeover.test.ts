@@ -3,13 +3,11 @@
 // or paused node's conversations. Real child processes on a real PostgreSQL; the model is a local OpenAI-compatible
 // server whose answers name the message they answer, so a doubled or lost answer shows in the history.
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createClient } from '../../sdk/src/index.ts';
-import { TEST_SECRET } from '../support/parley.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 import { spawnParley, tempDir, type ParleyProcess } from '../support/parley.ts';
 import { createMigratedTestDatabase } from '../support/shared-postgres.ts';
 import { connectWidget, type WidgetClient } from '../support/widget-client.ts';
+import { callThenAnswer, orderBackend, type OrderHandler } from '../support/order-backend.ts';
 import { sql } from '../support/sql.ts';
 
 const cleanups: (() => unknown)[] = [];
@@ -18,6 +16,13 @@ afterEach(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A write that records the orders it cancelled. */
+const cancel =
+  (calls: string[]): OrderHandler =>
+  async ({ orderId }) => {
+    calls.push(orderId);
+    return { status: 'cancelled' };
+  };
 
 /** The last customer message of a chat-completions request. */
 const lastUserText = (body: { messages: { role: string; content: unknown }[] }) =>
@@ -180,23 +185,11 @@ describe('several Parley nodes on one PostgreSQL', () => {
     const db = await createMigratedTestDatabase();
     const llm = await startFakeOpenAi();
     cleanups.push(() => llm.close());
-    llm.fallback((body: { messages: { role: string }[] }) =>
-      body.messages.some((m) => m.role === 'tool') ? { text: 'Order 1001 is cancelled.' } : { toolCalls: [{ name: 'cancelOrder', args: { orderId: '1001' } }] },
-    );
+    llm.fallback(callThenAnswer('cancelOrder', { orderId: '1001' }, 'Order 1001 is cancelled.'));
     const a = await node(db, 'node-a', llm);
     const b = await node(db, 'node-b', llm);
     const calls: string[] = [];
-    const sdk = createClient();
-    sdk.expose(
-      'cancelOrder',
-      { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' },
-      async (args: { orderId: string }) => {
-        calls.push(args.orderId);
-        return { status: 'cancelled' };
-      },
-    );
-    await sdk.listen({ url: a.url, secret: TEST_SECRET });
-    cleanups.push(() => sdk.close());
+    cleanups.push(await orderBackend([a.url], 'cancelOrder', { mode: 'write', handler: cancel(calls) }));
 
     const onA = await widget(a.url, 'confirm-1');
     const onB = await widget(b.url, 'confirm-1');
@@ -214,24 +207,19 @@ describe('several Parley nodes on one PostgreSQL', () => {
     const db = await createMigratedTestDatabase();
     const llm = await startFakeOpenAi();
     cleanups.push(() => llm.close());
-    llm.fallback((body: { messages: { role: string }[] }) =>
-      body.messages.some((m) => m.role === 'tool') ? { text: 'Order 7 has shipped.' } : { toolCalls: [{ name: 'orderStatus', args: { orderId: '7' } }] },
-    );
+    llm.fallback(callThenAnswer('orderStatus', { orderId: '7' }, 'Order 7 has shipped.'));
     const a = await node(db, 'node-a', llm);
     const b = await node(db, 'node-b', llm);
     const invocations: string[] = [];
-    const sdk = createClient({ backoff: { initialMs: 100, maxMs: 400 } });
-    sdk.expose(
-      'orderStatus',
-      { description: 'Order status', parameters: z.object({ orderId: z.string() }) },
-      async (_args: unknown, ctx: { invocationId: string }) => {
-        invocations.push(ctx.invocationId);
-        if (invocations.length === 1) await sleep(4000); // the call A is waiting on when it dies
-        return { status: 'shipped' };
-      },
+    cleanups.push(
+      await orderBackend([b.url], 'orderStatus', {
+        handler: async (_args, ctx) => {
+          invocations.push(ctx.invocationId);
+          if (invocations.length === 1) await sleep(4000); // the call A is waiting on when it dies
+          return { status: 'shipped' };
+        },
+      }),
     );
-    await sdk.listen({ url: b.url, secret: TEST_SECRET });
-    cleanups.push(() => sdk.close());
     // A sees B's function (the catalog is cluster-wide).
     await expect.poll(async () => (await (await fetch(`${a.url}/__test__/sdk/functions`)).json()) as string[], { timeout: 10_000 }).toContain('orderStatus');
 
@@ -258,26 +246,12 @@ describe('several Parley nodes on one PostgreSQL', () => {
     const db = await createMigratedTestDatabase();
     const llm = await startFakeOpenAi();
     cleanups.push(() => llm.close());
-    llm.fallback((body: { messages: { role: string }[] }) =>
-      body.messages.some((m) => m.role === 'tool') ? { text: 'Nothing was cancelled.' } : { toolCalls: [{ name: 'cancelOrder', args: { orderId: '9' } }] },
-    );
+    llm.fallback(callThenAnswer('cancelOrder', { orderId: '9' }, 'Nothing was cancelled.'));
     const extra = { safety: { confirmation_timeout_seconds: 4 } };
     const a = await node(db, 'node-a', llm, extra);
     const b = await node(db, 'node-b', llm, extra);
     const calls: string[] = [];
-    for (const p of [a, b]) {
-      const sdk = createClient({ backoff: { initialMs: 100, maxMs: 400 } });
-      sdk.expose(
-        'cancelOrder',
-        { description: 'Cancel an order', parameters: z.object({ orderId: z.string() }), mode: 'write' },
-        async (args: { orderId: string }) => {
-          calls.push(args.orderId);
-          return { status: 'cancelled' };
-        },
-      );
-      await sdk.listen({ url: p.url, secret: TEST_SECRET });
-      cleanups.push(() => sdk.close());
-    }
+    cleanups.push(await orderBackend([a.url, b.url], 'cancelOrder', { mode: 'write', handler: cancel(calls) }));
     const onA = await widget(a.url, 'deadline-1');
     onA.w.send({ type: 'message', id: 'm1', text: 'cancel order 9' });
     await onA.w.next((f) => f.type === 'confirm', 15_000);

@@ -3,13 +3,12 @@
 // held by a slow SDK tool. Every acknowledged message is answered exactly once, matched per message id through
 // biz_opaque_callback_data on a local stand-in for Meta's Graph API.
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createClient } from '../../sdk/src/index.ts';
 import { startFakeGraph, type FakeGraph } from '../support/fake-graph.ts';
 import { startFakeOpenAi } from '../support/fake-openai.ts';
-import { spawnParley, tempDir, TEST_SECRET, type ParleyProcess } from '../support/parley.ts';
+import { spawnParley, tempDir, type ParleyProcess } from '../support/parley.ts';
 import { createMigratedTestDatabase } from '../support/shared-postgres.ts';
 import { sql } from '../support/sql.ts';
+import { callThenAnswer, orderBackend } from '../support/order-backend.ts';
 import { postWebhook, sleep, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
 
 const cleanups: (() => unknown)[] = [];
@@ -92,9 +91,7 @@ describe('WhatsApp on several nodes', () => {
     cleanups.push(() => graph.close());
     const llm = await startFakeOpenAi();
     cleanups.push(() => llm.close());
-    llm.fallback((body: { messages: { role: string }[] }) =>
-      body.messages.some((m) => m.role === 'tool') ? { text: 'Your order has shipped.' } : { toolCalls: [{ name: 'orderStatus', args: { orderId: '7' } }] },
-    );
+    llm.fallback(callThenAnswer('orderStatus', { orderId: '7' }, 'Your order has shipped.'));
     const db = await createMigratedTestDatabase();
     const extra = { llm: { provider: 'openai', base_url: llm.url, model: 'fake-1', max_retries: 0 }, safety: { invoke_timeout_ms: 20_000 } };
     const nodes = { 'node-a': await node(db, 'node-a', graph, extra), 'node-b': await node(db, 'node-b', graph, extra) };
@@ -102,20 +99,19 @@ describe('WhatsApp on several nodes', () => {
 
     // The backend's SDK, connected to both nodes; the first call is slow enough for the kill.
     const calls: string[] = [];
-    for (const p of Object.values(nodes)) {
-      const sdk = createClient({ backoff: { initialMs: 100, maxMs: 400 } });
-      sdk.expose(
+    cleanups.push(
+      await orderBackend(
+        Object.values(nodes).map((p) => p.url),
         'orderStatus',
-        { description: 'Order status', parameters: z.object({ orderId: z.string() }) },
-        async (_args: unknown, ctx: { invocationId: string }) => {
-          calls.push(ctx.invocationId);
-          if (calls.length === 1) await sleep(15_000);
-          return { status: 'shipped' };
+        {
+          handler: async (_args, ctx) => {
+            calls.push(ctx.invocationId);
+            if (calls.length === 1) await sleep(15_000);
+            return { status: 'shipped' };
+          },
         },
-      );
-      await sdk.listen({ url: p.url, secret: TEST_SECRET });
-      cleanups.push(() => sdk.close());
-    }
+      ),
+    );
 
     const m = textMessage(phone(99), 'where is my order?', 'wamid.cluster.slow');
     expect((await postWebhook(nodes['node-a'].url, webhookBody([m]))).status).toBe(200);
