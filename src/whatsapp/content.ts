@@ -76,6 +76,7 @@ const Interactive = z.looseObject({
   list_reply: z.looseObject({ id: str, title: str, description: optStr }).optional(),
   nfm_reply: z.looseObject({ name: optStr, body: optStr, response_json: z.string() }).optional(),
 });
+const Text = z.looseObject({ body: str });
 const Button = z.looseObject({ text: str, payload: optStr });
 const Reaction = z.looseObject({ message_id: optStr, emoji: optStr });
 const Order = z.looseObject({
@@ -110,6 +111,10 @@ const parseJson = (raw: string): unknown => {
 const stringsOnly = (o: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(o).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''));
 
+const Contacts = z.array(Contact);
+const Unsupported = z.looseObject({ type: optStr });
+const MessageErrors = z.array(z.looseObject({ title: optStr, message: optStr }));
+
 function sharedContact(c: z.infer<typeof Contact>): SharedContact {
   const name = c.name?.formatted_name || [c.name?.first_name, c.name?.last_name].filter(Boolean).join(' ') || undefined;
   return compact({
@@ -129,7 +134,7 @@ export function contentOf(m: Record<string, unknown>): WhatsAppContent {
   const unsupported = (detail?: string): WhatsAppContent => compact({ type: 'unsupported' as const, messageType: type, detail });
   switch (type) {
     case 'text': {
-      const t = z.looseObject({ body: str }).safeParse(m.text);
+      const t = Text.safeParse(m.text);
       return t.success ? { type: 'text', text: t.data.body } : unsupported();
     }
     case 'button': {
@@ -178,7 +183,7 @@ export function contentOf(m: Record<string, unknown>): WhatsAppContent {
       });
     }
     case 'contacts': {
-      const list = z.array(Contact).safeParse(m.contacts);
+      const list = Contacts.safeParse(m.contacts);
       return list.success ? { type: 'contacts', contacts: list.data.map(sharedContact) } : unsupported();
     }
     case 'order': {
@@ -200,8 +205,8 @@ export function contentOf(m: Record<string, unknown>): WhatsAppContent {
     case 'request_welcome':
       return { type: 'welcome_request' };
     case 'unsupported': {
-      const u = z.looseObject({ type: optStr }).safeParse(m.unsupported);
-      const errors = z.array(z.looseObject({ title: optStr, message: optStr })).safeParse(m.errors);
+      const u = Unsupported.safeParse(m.unsupported);
+      const errors = MessageErrors.safeParse(m.errors);
       const detail = errors.success ? (errors.data[0]?.message ?? errors.data[0]?.title) : undefined;
       return compact({ type: 'unsupported' as const, messageType: u.success && u.data.type ? u.data.type : 'unsupported', detail });
     }
