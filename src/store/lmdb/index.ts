@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import type { Logger } from '../../logger.ts';
 import { StoreOpenError } from '../errors.ts';
 import type { Store, StoreRepos } from '../repos.ts';
+import { allRepos, lazyRepos, type RepoFactories } from '../lazy-repos.ts';
 import { openKv, TABLES, type Kv, type KvScope, type OpenKvOptions } from './kv.ts';
 import { latestVersion, migrate, migrations as defaultMigrations, schemaVersion, type Migration } from './migrations.ts';
 import { lockDataDirectory } from './process-lock.ts';
@@ -24,17 +25,17 @@ export interface OpenLmdbOptions extends OpenKvOptions {
   logger?: Logger;
 }
 
-function reposOn(s: KvScope, kv: Kv, sequences: Sequences, claims: ClaimState, cluster: MemoryCluster): StoreRepos {
+function repoFactories(kv: Kv, sequences: Sequences, claims: ClaimState, cluster: MemoryCluster): RepoFactories<KvScope> {
   return {
-    customers: lmdbCustomers(s),
-    conversations: lmdbConversations(s),
-    history: lmdbHistory(s),
-    links: lmdbLinks(s),
-    proactive: lmdbProactive(s),
-    jobs: lmdbJobs(s, kv, sequences, claims),
-    whatsapp: lmdbWhatsApp(s),
-    ownership: cluster.ownership,
-    inbox: lmdbInbox(s, cluster.attended),
+    customers: lmdbCustomers,
+    conversations: lmdbConversations,
+    history: lmdbHistory,
+    links: lmdbLinks,
+    proactive: lmdbProactive,
+    jobs: (s) => lmdbJobs(s, kv, sequences, claims),
+    whatsapp: lmdbWhatsApp,
+    ownership: () => cluster.ownership,
+    inbox: (s) => lmdbInbox(s, cluster.attended),
   };
 }
 
@@ -68,7 +69,9 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
     conversation: (id) => conversations.get(id),
     inboxed: async (id) => (await lmdbInbox(kv.direct, (c) => cluster.attended(c)).list(id)).length > 0,
   });
-  const repos = reposOn(kv.direct, kv, sequences, claims, cluster);
+  const factories = repoFactories(kv, sequences, claims, cluster);
+  const repos = allRepos(factories, kv.direct);
+  const txRepos = lazyRepos(factories);
   const telemetry = lmdbTelemetry(kv, options.logger);
   const bus = createProcessBus();
   let closed = false;
@@ -79,7 +82,7 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
     nodes: cluster.nodes,
     bus,
     telemetry,
-    transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => kv.transaction((tx) => fn(reposOn(tx, kv, sequences, claims, cluster))),
+    transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => kv.transaction((tx) => fn(txRepos(tx))),
     checks() {
       if (closed) return { database: 'closed', migrations: 'unknown' };
       try {

@@ -227,6 +227,7 @@ export function openKv(options: OpenKvOptions): Kv {
     const result = await commit(() =>
       root.transaction(async () => {
         const writes = new Map<string, { table: TableName; key: Key; value: unknown }>();
+        const reads = new Map<string, unknown>();
         const bufferKey = (table: TableName, key: Key) => `${table}\u0000${JSON.stringify(key)}`;
         let open = true;
         const buffered = (table: TableName) => [...writes.values()].filter((w) => w.table === table);
@@ -236,9 +237,15 @@ export function openKv(options: OpenKvOptions): Kv {
             : withBuffered<V>(read.range<V>(table, { start: o.start, end: o.end, reverse: o.reverse }), buffered(table), o);
         const tx: KvScope = {
           get: <V>(table: TableName, key: Key) => {
-            const w = writes.get(bufferKey(table, key));
+            const k = bufferKey(table, key);
+            const w = writes.get(k);
             if (w) return w.value === DELETE ? undefined : (w.value as V);
-            return read.get<V>(table, key);
+            // Nothing else writes while this transaction holds the lock: a record read twice (a conversation's, by
+            // the host and by its repository) is decoded once.
+            if (reads.has(k)) return reads.get(k) as V;
+            const value = read.get<V>(table, key);
+            reads.set(k, value);
+            return value;
           },
           range,
           count: (table, o = {}) => {

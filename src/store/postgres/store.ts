@@ -33,6 +33,7 @@ import { postgresProactive } from './proactive.ts';
 import { postgresTelemetry } from './telemetry.ts';
 import { asStoreError, unavailability } from './unavailable.ts';
 import { postgresWhatsApp } from './whatsapp.ts';
+import { allRepos, lazyRepos, type RepoFactories } from '../lazy-repos.ts';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:5432/database` */
@@ -125,17 +126,18 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const statementOf = (s: Statement, values: unknown[]) => (s.name ? { name: s.name, text: s.text, values } : { text: s.text, values });
   const poolDb: Db = { rows: (s, values) => run(async () => (await pool.query(statementOf(s, values))).rows) };
 
-  const reposOn = (db: Db): StoreRepos => ({
-    customers: postgresCustomers(db),
-    conversations: postgresConversations(db),
-    history: postgresHistory(db),
-    links: postgresLinks(db),
-    proactive: postgresProactive(db),
-    jobs: postgresJobs(db, holder),
-    whatsapp: postgresWhatsApp(db),
-    ownership: postgresOwnership(db),
-    inbox: postgresInbox(db),
-  });
+  const repoFactories: RepoFactories<Db> = {
+    customers: postgresCustomers,
+    conversations: postgresConversations,
+    history: postgresHistory,
+    links: postgresLinks,
+    proactive: postgresProactive,
+    jobs: (db) => postgresJobs(db, holder),
+    whatsapp: postgresWhatsApp,
+    ownership: postgresOwnership,
+    inbox: postgresInbox,
+  };
+  const txRepos = lazyRepos(repoFactories);
 
   // Liveness and schema: one small query every 5 s, every second while failing. Not only when nothing else has
   // answered for a while: the cluster's heartbeat (src/cluster/membership.ts) answers every second, and the schema
@@ -191,7 +193,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     retryMs: options.listenRetryMs,
   });
 
-  const store: Store = Object.assign(reposOn(poolDb), {
+  const store: Store = Object.assign(allRepos(repoFactories, poolDb), {
     engine: 'postgres' as const,
     location,
     nodes: postgresNodes(poolDb, holder),
@@ -263,7 +265,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       await txDb.rows({ text: 'BEGIN ISOLATION LEVEL READ COMMITTED' }, []);
       let result: T;
       try {
-        result = await fn(reposOn(txDb));
+        result = await fn(txRepos(txDb));
       } catch (err) {
         await run(() => txClient.query('ROLLBACK')).catch((rollbackErr: unknown) => {
           broken ??= rollbackErr;
