@@ -14,6 +14,16 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Running, not a zombie (a killed child that init has not reaped yet is gone for our purposes). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
 function childrenOf(pid: number): number[] {
   const children: number[] = [];
   for (const entry of readdirSync('/proc')) {
@@ -39,18 +49,37 @@ function send(pid: number, signal: NodeJS.Signals) {
  * them); any other signal to the postmaster alone, which handles it (SIGTERM smart, SIGINT fast,
  * SIGQUIT immediate shutdown, SIGHUP reload).
  */
-export function signalPostgres(postmaster: number, signal: NodeJS.Signals) {
+export function signalPostgres(postmaster: number, signal: NodeJS.Signals): number[] {
   if (signal === 'SIGCONT') {
-    for (const child of childrenOf(postmaster)) send(child, signal);
+    const children = childrenOf(postmaster);
+    for (const child of children) send(child, signal);
     send(postmaster, signal);
-  } else if (signal === 'SIGKILL' || signal === 'SIGSTOP') {
+    return children;
+  }
+  if (signal === 'SIGKILL' || signal === 'SIGSTOP') {
     // Frozen first, so it forks nobody between the listing and the signal; children are listed
     // before the postmaster dies, since its death hands them to init.
     send(postmaster, 'SIGSTOP');
-    for (const child of childrenOf(postmaster)) send(child, signal);
+    const children = childrenOf(postmaster);
+    for (const child of children) send(child, signal);
     send(postmaster, signal);
-  } else {
-    send(postmaster, signal);
+    return children;
+  }
+  send(postmaster, signal);
+  return [];
+}
+
+/**
+ * Resolves once none of `pids` runs. A SIGKILLed process is not gone the moment its signal is sent: the kernel
+ * tears it down (a backend's share of the shared memory too) a little later, after its postmaster may have exited.
+ */
+export async function waitPidsGone(pids: number[], timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const left = pids.filter(running);
+    if (left.length === 0) return;
+    if (Date.now() > until) throw new Error(`PostgreSQL processes still running ${timeoutMs} ms after SIGKILL: ${left.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 10));
   }
 }
 

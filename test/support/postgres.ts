@@ -12,7 +12,7 @@ import pg from 'pg';
 import { findPostgresBin, postgresRunAs } from './postgres-binaries.ts';
 import { newCluster, postgresEnv, writeHba } from './postgres-cluster.ts';
 import { pickPostgresPort } from './postgres-port.ts';
-import { reapPostgres, signalPostgres } from './postgres-processes.ts';
+import { reapPostgres, signalPostgres, waitPidsGone } from './postgres-processes.ts';
 import { tempDir } from './tmp.ts';
 
 export interface PostgresOptions {
@@ -250,9 +250,10 @@ export async function startPostgres(o: PostgresOptions = {}): Promise<TestPostgr
       async kill(signal = 'SIGKILL') {
         const pm = current;
         if (!pm || !isRunning()) return;
-        signalPostgres(pm.child.pid!, signal);
+        const children = signalPostgres(pm.child.pid!, signal);
         if (signal === 'SIGSTOP' || signal === 'SIGCONT' || signal === 'SIGHUP') return;
         await waitGone(pm, signal);
+        if (signal === 'SIGKILL') await waitPidsGone(children, STOP_TIMEOUT_MS);
         current = undefined;
       },
       async restart() {
