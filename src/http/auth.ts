@@ -1,12 +1,12 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { unauthorized } from './errors.ts';
 
+const sha256 = (value: string) => hash('sha256', value, 'buffer');
+
 /** Constant-time comparison that does not leak the length either (both sides hashed first). */
 export function safeEqual(a: string, b: string): boolean {
-  const ha = createHash('sha256').update(a).digest();
-  const hb = createHash('sha256').update(b).digest();
-  return timingSafeEqual(ha, hb) && a.length === b.length;
+  return timingSafeEqual(sha256(a), sha256(b)) && a.length === b.length;
 }
 
 export function bearerToken(header: string | string[] | undefined): string | undefined {
@@ -16,17 +16,41 @@ export function bearerToken(header: string | string[] | undefined): string | und
   return m ? m[1] : undefined;
 }
 
-/** The service secret, as `Authorization: Bearer` or `x-service-secret`. */
-export function hasServiceSecret(headers: FastifyRequest['headers'], secret: string): boolean {
-  const candidates = [bearerToken(headers.authorization), headers['x-service-secret']].flat().filter((v): v is string => typeof v === 'string' && v.length > 0);
-  let ok = false;
-  for (const c of candidates) ok = safeEqual(c, secret) || ok; // no early exit
+/**
+ * Whether `candidate` is the secret whose SHA-256 is `digest`: the candidate's hash against the
+ * secret's, in constant time (the same comparison as `safeEqual`, with the secret's side hashed once).
+ */
+function matches(candidate: unknown, secret: string, digest: Buffer): boolean {
+  if (typeof candidate !== 'string' || candidate.length === 0) return false;
+  return timingSafeEqual(sha256(candidate), digest) && candidate.length === secret.length;
+}
+
+/**
+ * The service secret, as `Authorization: Bearer` or `x-service-secret`, against the secret whose SHA-256 is
+ * `digest`. Every candidate is compared (no early exit).
+ */
+function hasSecret(headers: FastifyRequest['headers'], secret: string, digest: Buffer): boolean {
+  let ok = matches(bearerToken(headers.authorization), secret, digest);
+  const alt = headers['x-service-secret'];
+  if (Array.isArray(alt)) for (const c of alt) ok = matches(c, secret, digest) || ok;
+  else ok = matches(alt, secret, digest) || ok;
   return ok;
 }
 
-/** A fastify onRequest hook that refuses requests without the service secret. */
+/** The service secret, as `Authorization: Bearer` or `x-service-secret`. */
+export function hasServiceSecret(headers: FastifyRequest['headers'], secret: string): boolean {
+  return hasSecret(headers, secret, sha256(secret));
+}
+
+/**
+ * A fastify onRequest hook that refuses requests without the service secret. The secret is read on every
+ * request; its hash is computed again only when it changes, so a request hashes just its own candidate.
+ */
 export function requireServiceSecret(secret: () => string) {
+  let known = { secret: '', digest: sha256('') };
   return async (request: FastifyRequest) => {
-    if (!hasServiceSecret(request.headers, secret())) throw unauthorized('Missing or invalid service secret');
+    const current = secret();
+    if (current !== known.secret) known = { secret: current, digest: sha256(current) };
+    if (!hasSecret(request.headers, current, known.digest)) throw unauthorized('Missing or invalid service secret');
   };
 }

@@ -9,7 +9,8 @@ import type { CustomerRepo } from '../customers/repo.ts';
 import type { Store, StoreRepos } from '../store/repos.ts';
 import type { NewEvent } from '../telemetry/types.ts';
 import type { ProactiveLedger } from './ledger.ts';
-import { createProactiveRunner, type ProactiveEffects } from './run-machine.ts';
+import { RequestEffects, type RequestEffectsDeps } from './request-effects.ts';
+import { createProactiveRunner } from './run-machine.ts';
 
 export const ProactiveTemplateSchema = z.object({
   name: z.string().min(1).max(512),
@@ -85,26 +86,10 @@ export function createProactiveService(options: ProactiveServiceOptions): Proact
   };
 
   const runner = createProactiveRunner();
-  /** The request's effects: the reservation writes the message in its transaction; `deliver` pushes it once committed. */
-  const effectsFor = (): ProactiveEffects => {
-    let prepared: (() => void) | undefined;
-    return {
-      reserve: ({ customer, request, ...check }) =>
-        ledger.reserve(check, async (tx, messageId) => {
-          try {
-            prepared = await options.deliver.prepare(tx, { messageId, customer, request });
-          } catch (err) {
-            throw Object.assign(new Error((err as Error).message), { name: 'DeliveryError' });
-          }
-        }),
-      deliver: ({ messageId }: ProactiveDeliverInput) => {
-        try {
-          prepared?.();
-        } catch (err) {
-          options.onDeliverError?.(err, messageId);
-        }
-      },
-    };
+  const effectsDeps: RequestEffectsDeps = {
+    ledger,
+    prepare: (tx, args) => options.deliver.prepare(tx, args),
+    onDeliverError: (err, messageId) => options.onDeliverError?.(err, messageId),
   };
 
   const lookup = async (externalId: string): Promise<ProactiveCustomerFacts | undefined> => {
@@ -131,7 +116,7 @@ export function createProactiveService(options: ProactiveServiceOptions): Proact
         throw unavailable(request, undefined, `Customer lookup failed: ${(err as Error).message}`);
       }
       const whatsappEnabled = options.deliver.whatsappEnabled?.() ?? true;
-      const run = await runner.run({ request, enabled, customer, whatsappEnabled }, effectsFor());
+      const run = await runner.run({ request, enabled, customer, whatsappEnabled }, new RequestEffects(effectsDeps));
       const result = run.output;
       if (run.state === 'failed') throw unavailable(request, customer?.customerId, result.accepted ? 'failed' : result.reason);
       telemetry?.event({
