@@ -15,6 +15,7 @@ const engines = chosen === 'both' ? (['lmdb', 'postgres'] as const) : [benchEngi
 
 const here = dirname(fileURLToPath(import.meta.url));
 const benches: [string, string[]][] = [
+  ['disk-sync.ts', []], // context for the acknowledgement tails: the disk's own sync latency
   ['sdk-invoke.ts', []],
   ['turns.ts', ['--expose-gc']],
   ['webhook.ts', []],
