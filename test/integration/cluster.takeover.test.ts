@@ -71,6 +71,22 @@ async function history(url: string, conversationCustomer: string): Promise<strin
   return ready.history.map((h: { role: string; text: string }) => `${h.role}:${h.text}`);
 }
 
+/**
+ * Two nodes on a fresh database, and a customer on node A whose message is acknowledged and whose turn is held in
+ * the model (the message contains `slowWord`): the start of every mid-turn takeover test.
+ */
+async function turnHeldOnA(o: { slowWord: string; slowMs?: number; customer: string; text: string }) {
+  const db = await createMigratedTestDatabase();
+  const llm = await model({ slowWord: o.slowWord, slowMs: o.slowMs });
+  const a = await node(db, 'node-a', llm);
+  const b = await node(db, 'node-b', llm);
+  const onA = await widget(a.url, o.customer);
+  onA.w.send({ type: 'message', id: 'm1', text: o.text });
+  await onA.w.next((f) => f.type === 'ack' && f.id === 'm1');
+  await expect.poll(() => llm.requests.length, { timeout: 10_000 }).toBeGreaterThan(0);
+  return { db, llm, a, b, onA };
+}
+
 describe('several Parley nodes on one PostgreSQL', () => {
   it('a widget on each node for one customer: the conversation has one owner, each message is answered once, and both widgets see every reply', async () => {
     const db = await createMigratedTestDatabase();
@@ -94,14 +110,7 @@ describe('several Parley nodes on one PostgreSQL', () => {
   });
 
   it('SIGKILL of the owner in the middle of a turn: another node takes the conversation over within seconds and answers once', async () => {
-    const db = await createMigratedTestDatabase();
-    const llm = await model({ slowWord: 'slow' });
-    const a = await node(db, 'node-a', llm);
-    const b = await node(db, 'node-b', llm);
-    const { w } = await widget(a.url, 'kill-1');
-    w.send({ type: 'message', id: 'm1', text: 'a slow question' });
-    await w.next((f) => f.type === 'ack' && f.id === 'm1');
-    await expect.poll(() => llm.requests.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    const { db, a, b } = await turnHeldOnA({ slowWord: 'slow', customer: 'kill-1', text: 'a slow question' });
     const killedAt = Date.now();
     await a.kill('SIGKILL');
 
@@ -117,14 +126,7 @@ describe('several Parley nodes on one PostgreSQL', () => {
   });
 
   it('SIGSTOP of the owner past its lease: another node takes over and answers; after SIGCONT the old owner writes and sends nothing', async () => {
-    const db = await createMigratedTestDatabase();
-    const llm = await model({ slowWord: 'paused', slowMs: 4000 });
-    const a = await node(db, 'node-a', llm);
-    const b = await node(db, 'node-b', llm);
-    const onA = await widget(a.url, 'stop-1');
-    onA.w.send({ type: 'message', id: 'm1', text: 'paused question' });
-    await onA.w.next((f) => f.type === 'ack' && f.id === 'm1');
-    await expect.poll(() => llm.requests.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    const { db, a, b } = await turnHeldOnA({ slowWord: 'paused', slowMs: 4000, customer: 'stop-1', text: 'paused question' });
     a.child.kill('SIGSTOP');
     cleanups.push(() => a.child.kill('SIGCONT'));
 
@@ -145,14 +147,7 @@ describe('several Parley nodes on one PostgreSQL', () => {
   });
 
   it('a node that lost a conversation without noticing (its lease still held) writes nothing: its late reply is fenced off', async () => {
-    const db = await createMigratedTestDatabase();
-    const llm = await model({ slowWord: 'stolen', slowMs: 3000 });
-    const a = await node(db, 'node-a', llm);
-    const b = await node(db, 'node-b', llm);
-    const onA = await widget(a.url, 'fence-1');
-    onA.w.send({ type: 'message', id: 'm1', text: 'stolen question' });
-    await onA.w.next((f) => f.type === 'ack' && f.id === 'm1');
-    await expect.poll(() => llm.requests.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    const { db, a, b, onA } = await turnHeldOnA({ slowWord: 'stolen', slowMs: 3000, customer: 'fence-1', text: 'stolen question' });
     // Another node claims it while A is alive and mid-turn (as after a partition that only the database saw).
     await sql(db, `UPDATE conversation_owners SET node_id = 'node-b', epoch = epoch + 1`);
     // B finds a conversation it owns with a turn waiting, runs it, and both widgets get B's answer.

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { benchEngine, benchStorage, committedTransactions, postgresCpuMs, startBenchPostgres } from '../../bench/lib.ts';
-import { reapPostgres } from '../support/postgres-processes.ts';
+import { reapPostgres, running } from '../support/postgres-processes.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 import { createTestDatabase, sharedPostgresUrl } from '../support/shared-postgres.ts';
 
@@ -53,16 +53,6 @@ function serverPids(s: TestPostgres): number[] {
     .filter(([, ppid]) => ppid === postmaster)
     .map(([pid]) => pid);
   return [postmaster, ...children];
-}
-
-/** Running (a zombie waiting for its parent to reap it is not). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 function shmIdOf(s: TestPostgres): string {
@@ -134,7 +124,7 @@ describe('a test PostgreSQL', () => {
     expect(before.length).toBeGreaterThan(3); // postmaster, checkpointer, walwriter, the held backend…
 
     await s.kill('SIGKILL');
-    expect(before.filter(alive)).toEqual([]);
+    expect(before.filter(running)).toEqual([]);
     expect(s.running()).toBe(false);
     expect((await connectError(url)).code).toBe('ECONNREFUSED');
     await held.end().catch(() => undefined);
@@ -179,7 +169,7 @@ describe('a test PostgreSQL', () => {
     await s.kill('SIGKILL');
     await s.close();
     expect(existsSync(s.dir)).toBe(false);
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter(running)).toEqual([]);
     expect(sharedMemorySegments()).not.toContain(shmid);
   });
 
@@ -188,7 +178,7 @@ describe('a test PostgreSQL', () => {
     const pids = serverPids(s);
     const shmid = shmIdOf(s);
     expect(await reapPostgres(s.dataDir)).toBe(true);
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter(running)).toEqual([]);
     expect(sharedMemorySegments()).not.toContain(shmid);
     expect(await reapPostgres(s.dataDir)).toBe(false);
   });

@@ -15,7 +15,7 @@ function alive(pid: number): boolean {
 }
 
 /** Running, not a zombie (a killed child that init has not reaped yet is gone for our purposes). */
-function running(pid: number): boolean {
+export function running(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
