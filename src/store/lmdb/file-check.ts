@@ -7,13 +7,15 @@
 // page size), the main DB's record from 96, the last page number at 144 and the transaction id at 152. Each DB
 // record ends with its root page (free DB's at 88, main DB's at 136; all ones when the DB is empty).
 //
-// The newer of the two valid metas is the current one, and both of its roots must be inside the file: they are
-// the first pages an open reads. Not every page up to the last page number: LMDB does not write the pages a
-// transaction allocated and freed again ("loose" pages go to the free list unwritten), so a file that a crash
-// left behind can legitimately end a page or more before that number (seen after a SIGKILL here).
+// The newer of the two valid metas is the current one. A file that holds every page up to its last page number is
+// whole. One that ends earlier is not necessarily damaged: LMDB does not write the pages a transaction allocated
+// and freed again ("loose" pages go to the free list unwritten), so a file a crash left behind can end a page or
+// more early (seen after a SIGKILL here). Then every page reachable from the two roots is looked up
+// (reachable-pages.ts): if all are inside the file, the missing tail is free space and the store opens.
 import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { StoreOpenError } from '../errors.ts';
+import { findMissingReachablePage } from './reachable-pages.ts';
 
 const MAGIC = 0xbeefc0de;
 const DATA_VERSION = 2;
@@ -23,6 +25,7 @@ interface Meta {
   pageSize: number;
   /** The free DB's and the main DB's root pages (those that are not empty). */
   roots: bigint[];
+  lastPage: bigint;
   txnId: bigint;
 }
 
@@ -36,7 +39,7 @@ function readMeta(buf: Buffer): Meta | undefined {
   const lastPage = buf.readBigUInt64LE(HEADER + 120);
   const roots = [buf.readBigUInt64LE(HEADER + 64), buf.readBigUInt64LE(HEADER + 112)].filter((p) => p !== EMPTY);
   if (roots.some((p) => p > lastPage)) return undefined;
-  return { pageSize, roots, txnId: buf.readBigUInt64LE(HEADER + 128) };
+  return { pageSize, roots, lastPage, txnId: buf.readBigUInt64LE(HEADER + 128) };
 }
 
 const restore = 'restore the directory from a backup (or move it away to start empty)';
@@ -60,11 +63,13 @@ export function checkLmdbDataFile(dir: string): void {
     const metas = [meta0, meta1].filter((m): m is Meta => m !== undefined);
     if (metas.length === 0) throw new StoreOpenError(`${file} is not a readable LMDB data file (both header pages are damaged or overwritten): ${restore}`);
     const current = metas.reduce((a, b) => (b.txnId > a.txnId ? b : a));
-    const lastRoot = current.roots.reduce((a, b) => (b > a ? b : a), 1n);
-    const needed = (lastRoot + 1n) * BigInt(current.pageSize);
-    if (BigInt(size) < needed) {
-      throw new StoreOpenError(`${file} is truncated (${size} bytes; its root page ends at byte ${needed}): ${restore}`);
+    const page = BigInt(current.pageSize);
+    if (BigInt(size) >= (current.lastPage + 1n) * page) return;
+    const walk = findMissingReachablePage({ fd, pageSize: current.pageSize, filePages: BigInt(size) / page, lastPage: current.lastPage, roots: current.roots });
+    if ('missing' in walk) {
+      throw new StoreOpenError(`${file} is truncated (${size} bytes; page ${walk.missing}, in use, ends at byte ${(walk.missing + 1n) * page}): ${restore}`);
     }
+    if ('damaged' in walk) throw new StoreOpenError(`${file} is damaged (${walk.damaged}): ${restore}`);
   } finally {
     closeSync(fd);
   }
