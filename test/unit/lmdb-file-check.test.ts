@@ -24,7 +24,7 @@ const pagesOf = (s: TreeStats) => BigInt(s.treeBranchPageCount + s.treeLeafPageC
 async function writtenStore(): Promise<{ dir: string; pagesInUse: bigint }> {
   const dir = tempDir();
   const db = open({ path: dir });
-  const sub = db.openDB('sub');
+  const sub = db.openDB({ name: 'sub' });
   for (let batch = 0; batch < 5; batch++) {
     await db.transaction(() => {
       for (let i = 0; i < 200; i++) {
