@@ -142,6 +142,8 @@ export async function wireComponents(o: {
     leaseSeconds: config.cluster.lease_seconds,
     load: () => ({ sdkConnections: localHub.connectionCount(), sdkFunctions: localHub.catalog().length, conversations: host?.activeCount() ?? 0 }),
   });
+  // A node that died may have committed jobs it had not announced yet (PostgreSQL announces after commit): look again.
+  cluster.onPeersGone(() => store.rescanJobs());
   // Registered first, so it runs last: the node leaves once its conversations have drained.
   onShutdown(() => cluster.stop());
   // Then its SDK catalog is withdrawn from the other nodes.

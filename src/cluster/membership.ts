@@ -61,6 +61,8 @@ export interface ClusterMembership {
   onLost(listener: (loss: LeaseLoss) => void | Promise<void>): () => void;
   /** Joined again under a new id after a loss. */
   onJoined(listener: (nodeId: string) => void): () => void;
+  /** Nodes alive at one heartbeat's look were not at the next (they died, or left). */
+  onPeersGone(listener: (nodeIds: string[]) => void): () => void;
 }
 
 export interface MembershipOptions {
@@ -113,6 +115,7 @@ export function createClusterMembership(o: MembershipOptions): ClusterMembership
   let snapshot: { nodes: NodeView[]; owned: Record<string, number>; at: number } = { nodes: [], owned: {}, at: mono() };
   const lostListeners = new Set<(loss: LeaseLoss) => void | Promise<void>>();
   const joinedListeners = new Set<(nodeId: string) => void>();
+  const peersGoneListeners = new Set<(nodeIds: string[]) => void>();
 
   const overdue = () => mono() - lastRenewSentAt >= leaseMs;
   const fresh = (nodeId: string): NodeLease => ({ nodeId, instance: randomUUID(), leaseMs, load: o.load() });
@@ -120,7 +123,11 @@ export function createClusterMembership(o: MembershipOptions): ClusterMembership
   const refresh = async () => {
     try {
       const [nodes, owned] = await Promise.all([o.nodes.list(), o.ownership.countByNode()]);
+      const alive = (list: NodeView[]) => new Set(list.filter((n) => n.alive && n.nodeId !== lease.nodeId).map((n) => n.nodeId));
+      const stillAlive = alive(nodes);
+      const gone = [...alive(snapshot.nodes)].filter((id) => !stillAlive.has(id));
       snapshot = { nodes, owned, at: mono() };
+      if (gone.length) for (const listener of peersGoneListeners) listener(gone);
     } catch (err) {
       log.debug({ err: { message: (err as Error).message } }, 'could not read the cluster view');
     }
@@ -289,6 +296,10 @@ export function createClusterMembership(o: MembershipOptions): ClusterMembership
     onJoined(listener) {
       joinedListeners.add(listener);
       return () => joinedListeners.delete(listener);
+    },
+    onPeersGone(listener) {
+      peersGoneListeners.add(listener);
+      return () => peersGoneListeners.delete(listener);
     },
   };
 }

@@ -6,7 +6,7 @@
 //   claim can take, and it stays first until it is finished or dead-lettered).
 // - The worker is woken by events, never by a polling sleep: an enqueue or a completion in this process, a job
 //   stored by another process (the store's notices: PostgreSQL's LISTEN/NOTIFY, and a re-scan after the listening
-//   connection came back), the store writing again after an outage, and one timer for the earliest time a key's
+//   connection came back or a peer node died), the store writing again after an outage, and one timer for the earliest time a key's
 //   first job becomes due or a lease ends.
 // - A claim leases the job for `leaseMs`. A handler that neither settles nor fails within it loses the lease: the
 //   job goes back with an attempt counted and runs again (handlers must be idempotent). A process that dies holding

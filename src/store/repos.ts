@@ -290,6 +290,11 @@ export interface Store extends StoreRepos {
    * process holds the store, and its queues wake themselves; nothing is ever announced). Returns the unsubscribe.
    */
   watchJobs(listener: (notice: JobNotice) => void): () => void;
+  /**
+   * Tells every job watcher to look at the store again: a peer node died, and what it committed but had not yet
+   * announced is found now (PostgreSQL announces after commit). LMDB: nothing to do.
+   */
+  rescanJobs(): void;
   /** Called when writes work again after failing (the disk has room again, the database is back). */
   onRecovered(listener: () => void): () => void;
   /** Resolves when every write so far is durable. */

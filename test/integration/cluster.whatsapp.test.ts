@@ -10,6 +10,7 @@ import { createMigratedTestDatabase } from '../support/shared-postgres.ts';
 import { sql } from '../support/sql.ts';
 import { callThenAnswer, orderBackend } from '../support/order-backend.ts';
 import { postWebhook, sleep, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
+import { parseWebhook } from '../../src/whatsapp/webhook-payload.ts';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -126,4 +127,26 @@ describe('WhatsApp on several nodes', () => {
     expect(graph.delivered().map((r) => r.body.text?.body)).toEqual(['Your order has shipped.']);
     expect(new Set(calls).size).toBe(1); // the resumed turn calls again with the same invocationId
   }, 90_000);
+
+  it('a job a node committed and died before announcing (PostgreSQL announces after commit) is run by the node that sees it die', async () => {
+    const graph = await startFakeGraph();
+    cleanups.push(() => graph.close());
+    const db = await createMigratedTestDatabase();
+    const a = await node(db, 'node-a', graph);
+    await node(db, 'node-b', graph); // the node that must see node-a die
+    // Both idle. What node A's webhook would have committed, with the notice it never sent (it died in between):
+    // the inbound job row, stored the way jobs.ts stores one.
+    const m = textMessage(phone(77), 'hello from a dying node', 'wamid.cluster.unannounced');
+    const [job] = parseWebhook(webhookBody([m])).messages;
+    await sql(
+      db,
+      `WITH claimed AS (INSERT INTO job_ids (queue, id, seq) VALUES ('wa-inbound', $1, parley_next_job_seq('wa-inbound', $2)) RETURNING seq)
+       INSERT INTO jobs (queue, id, seq, key, payload, attempts, run_at, enqueued_at) SELECT 'wa-inbound', $1, seq, $2, $3, 0, $4, $4 FROM claimed`,
+      [`wa:${m.id}`, job.from, JSON.stringify(job), Date.now()],
+    );
+    await sleep(1500); // nobody was told: nothing runs it yet
+    expect(graph.delivered()).toHaveLength(0);
+    await a.kill('SIGKILL');
+    await expectEachAnsweredOnce(graph, [m.id], 15_000);
+  }, 60_000);
 });

@@ -87,6 +87,7 @@ describe('postgres: the database goes away and comes back', () => {
           (r) => r.rows,
           (err: unknown) => Promise.reject(asStoreError(err)),
         ),
+      announce: () => undefined,
     };
     const store = await openPostgresStore({ url, clock: createManualClock(0) });
     try {

@@ -8,7 +8,9 @@ import { prepared, type Db } from './db.ts';
 
 export const BUS_CHANNEL = 'parley_bus';
 
-const NOTIFY = prepared('bus_notify', `SELECT pg_notify('${BUS_CHANNEL}', $1)`);
+// A notice alone is a wake-up with nothing stored: its commit need not wait for a flush, which it would do holding
+// the cluster-wide lock every NOTIFY takes at commit (notices.ts).
+const NOTIFY = prepared('bus_notify', `SELECT set_config('synchronous_commit', 'off', true), pg_notify('${BUS_CHANNEL}', $1)`);
 const NOTIFY_STORED = prepared(
   'bus_notify_stored',
   `WITH stored AS (INSERT INTO bus_payloads (body) VALUES ($2) RETURNING id)

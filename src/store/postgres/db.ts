@@ -9,6 +9,11 @@ export interface Statement {
 
 export interface Db {
   rows<R>(statement: Statement, values: unknown[]): Promise<R[]>;
+  /**
+   * NOTIFY `channel` with `payload` once what was written here is committed: on the pool at once (each statement
+   * commits on its own), in a transaction after its COMMIT, never after a rollback (notices.ts says why not inside).
+   */
+  announce(channel: string, payload: string): void;
 }
 
 /** A fixed statement, prepared once per connection (`name` must be unique in the store). */

@@ -6,8 +6,8 @@
 // Claims: `FOR UPDATE SKIP LOCKED` on the due heads of their keys, then the lease (token, end) written in the same
 // statement. Two claimers never get the same job: a row another claim has locked is skipped, and one it has leased
 // and committed fails the lease check when it is re-read. A later job of a key is never claimed while an earlier one
-// is stored. Every insert, and a finish or bury that leaves a next job for its key, NOTIFYs `parley_jobs` with
-// `<seq>:<queue>` (ids only; listener.ts listens).
+// is stored. Every insert, and a finish or bury that leaves a next job for its key, announces `<seq>:<queue>` on
+// `parley_jobs` once committed (ids only; notices.ts sends it, listener.ts listens).
 import { randomBytes } from 'node:crypto';
 import type { DeadJob, Job } from '../model.ts';
 import type { JobStore } from '../repos.ts';
@@ -32,18 +32,17 @@ interface DeadRow extends JobRow {
 }
 
 const COLUMNS = 'id, seq, key, payload, attempts, run_at, enqueued_at, last_error';
-const notify = (seq: string, queue: string) => `pg_notify('${JOBS_CHANNEL}', ${seq}::text || ':' || ${queue}::text)`;
 
 // The id row is claimed first: a known id (queued, or kept) stops the statement there, and a concurrent insert of
-// the same id waits for this transaction and then finds it. The notice goes out when the transaction commits.
+// the same id waits for this transaction and then finds it.
 const INSERT = prepared(
-  'jobs_insert_notify',
+  'jobs_insert',
   `WITH claimed AS (
      INSERT INTO job_ids (queue, id, seq) VALUES ($1, $2, parley_next_job_seq($1, $3)) ON CONFLICT DO NOTHING RETURNING seq
    ), job AS (
      INSERT INTO jobs (queue, ${COLUMNS}) SELECT $1, $2, seq, $3, $4, $5, $6, $7, $8 FROM claimed RETURNING seq
    )
-   SELECT job.seq FROM job CROSS JOIN LATERAL ${notify('job.seq', '$1')} AS notified`,
+   SELECT job.seq FROM job`,
 );
 const GET = prepared('jobs_get', `SELECT ${COLUMNS} FROM jobs WHERE queue = $1 AND seq = $2`);
 const PENDING = prepared('jobs_pending', `SELECT ${COLUMNS} FROM jobs WHERE queue = $1 ORDER BY seq`);
@@ -86,7 +85,7 @@ const EXPEDITE = prepared(
   'jobs_expedite',
   `WITH moved AS (UPDATE jobs SET run_at = $2 WHERE queue = $1 AND run_at > $2 RETURNING seq),
         counted AS (SELECT count(*) AS n, min(seq) AS seq FROM moved)
-   SELECT counted.n FROM counted LEFT JOIN LATERAL (SELECT ${notify('counted.seq', '$1')} WHERE counted.n > 0) notified ON true`,
+   SELECT counted.n, counted.seq FROM counted`,
 );
 // $6: the token the lease must hold (NULL: no check). The lease is given back.
 const UPDATE = prepared(
@@ -96,8 +95,7 @@ const UPDATE = prepared(
 );
 /** The next job of the removed job's key, announced so that a worker with room takes it. */
 const SUCCESSOR = `successor AS (SELECT min(n.seq) AS seq FROM jobs n, job WHERE n.queue = $1 AND n.key = job.key AND n.seq > $2)
-   SELECT (SELECT count(*) FROM job) AS n
-   FROM successor LEFT JOIN LATERAL (SELECT ${notify('successor.seq', '$1')} WHERE successor.seq IS NOT NULL) notified ON true`;
+   SELECT (SELECT count(*) FROM job) AS n, successor.seq AS successor FROM successor`;
 // $4: keep the id (as done at $5), or forget it. $6: the token.
 const FINISH = prepared(
   'jobs_finish_leased',
@@ -136,12 +134,22 @@ function toJob<P>(r: JobRow): Job<P> {
 
 export function postgresJobs(db: Db, holder: string): JobStore {
   const leased = (token: string | undefined) => (token === undefined ? null : `${holder}/${token}`);
+  const announce = (queue: string, seq: number | null) => {
+    if (seq !== null) db.announce(JOBS_CHANNEL, `${seq}:${queue}`);
+  };
+  /** A finish or bury: the removed job's key may have a next job, which a worker with room can now take. */
+  const removed = (queue: string, [row]: { n: number; successor: number | null }[]) => {
+    if (row.n > 0) announce(queue, row.successor);
+    return row.n > 0;
+  };
   return {
     insert: async (queue, job) => {
       const row = await first(
         db.rows<{ seq: number }>(INSERT, [queue, job.id, job.key, json(job.payload), job.attempts, job.runAt, job.enqueuedAt, job.lastError ?? null]),
       );
-      return row ? Object.assign({ seq: row.seq }, job) : undefined;
+      if (!row) return undefined;
+      announce(queue, row.seq);
+      return Object.assign({ seq: row.seq }, job);
     },
     get: async <P>(queue: string, seq: number) => {
       const row = await first(db.rows<JobRow>(GET, [queue, seq]));
@@ -156,12 +164,17 @@ export function postgresJobs(db: Db, holder: string): JobStore {
       const [row] = await db.rows<{ queued: number; next_at: number | null }>(OUTLOOK, [queue, now]);
       return row.next_at === null ? { queued: row.queued } : { queued: row.queued, nextAt: row.next_at };
     },
-    expedite: async (queue, now) => (await db.rows<{ n: number }>(EXPEDITE, [queue, now]))[0].n,
+    expedite: async (queue, now) => {
+      const [row] = await db.rows<{ n: number; seq: number | null }>(EXPEDITE, [queue, now]);
+      if (row.n > 0) announce(queue, row.seq);
+      return row.n;
+    },
     update: async (queue, job, o) => (await db.rows(UPDATE, [queue, job.seq, job.attempts, job.runAt, job.lastError ?? null, leased(o?.token)])).length > 0,
-    finish: async (queue, job, { keepId, at, token }) => (await db.rows<{ n: number }>(FINISH, [queue, job.seq, job.id, keepId, at, leased(token)]))[0].n > 0,
+    finish: async (queue, job, { keepId, at, token }) => removed(queue, await db.rows(FINISH, [queue, job.seq, job.id, keepId, at, leased(token)])),
     bury: async (queue, d, { keepId, token }) =>
-      (
-        await db.rows<{ n: number }>(BURY, [
+      removed(
+        queue,
+        await db.rows(BURY, [
           queue,
           d.seq,
           d.id,
@@ -175,8 +188,8 @@ export function postgresJobs(db: Db, holder: string): JobStore {
           d.error,
           keepId,
           leased(token),
-        ])
-      )[0].n > 0,
+        ]),
+      ),
     knows: async (queue, id) => (await db.rows(KNOWS, [queue, id])).length > 0,
     deadLetters: async <P>(queue: string, limit: number) =>
       (await db.rows<DeadRow>(DEAD, [queue, limitOf(limit)])).map((r): DeadJob<P> => Object.assign(toJob<P>(r), { failedAt: r.failed_at, error: r.error })),

@@ -21,6 +21,7 @@ import { connectAtStart } from './connect-at-start.ts';
 import { createDatabaseHealth } from './health.ts';
 import { postgresHistory } from './history.ts';
 import { createListener, parseJobNotice } from './listener.ts';
+import { createNoticeSender } from './notices.ts';
 import { BUS_CHANNEL, postgresBus } from './bus.ts';
 import { postgresInbox } from './inbox.ts';
 import { JOBS_CHANNEL, jobLeaseHolder, postgresJobs } from './jobs.ts';
@@ -124,7 +125,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   };
 
   const statementOf = (s: Statement, values: unknown[]) => (s.name ? { name: s.name, text: s.text, values } : { text: s.text, values });
-  const poolDb: Db = { rows: (s, values) => run(async () => (await pool.query(statementOf(s, values))).rows) };
+  const notices = createNoticeSender({ run: (s, values) => run(() => pool.query(statementOf(s, values))), clock, logger: log });
+  const poolDb: Db = {
+    rows: (s, values) => run(async () => (await pool.query(statementOf(s, values))).rows),
+    announce: (channel, payload) => notices.announce(channel, payload),
+  };
 
   const repoFactories: RepoFactories<Db> = {
     customers: postgresCustomers,
@@ -193,6 +198,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     retryMs: options.listenRetryMs,
   });
 
+  const jobWatchers = new Set<Parameters<Store['watchJobs']>[0]>();
   const store: Store = Object.assign(allRepos(repoFactories, poolDb), {
     engine: 'postgres' as const,
     location,
@@ -207,14 +213,19 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     watchJobs: (watcher: Parameters<Store['watchJobs']>[0]) => {
       // Registered first: the connection the watch opens announces itself to it (a rescan).
       const stopRescans = listener.onListening(() => watcher({ rescan: true }));
+      jobWatchers.add(watcher);
       const stopNotices = listener.on(JOBS_CHANNEL, (payload) => {
         const notice = parseJobNotice(payload);
         if (notice) watcher(notice);
       });
       return () => {
+        jobWatchers.delete(watcher);
         stopNotices();
         stopRescans();
       };
+    },
+    rescanJobs: () => {
+      for (const w of [...jobWatchers]) w({ rescan: true });
     },
     onRecovered: (listener: () => void) => health.onRecovered(listener),
     flushed: async () => {
@@ -232,6 +243,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
     close: async () => {
       if (closed) return;
+      await notices.close();
       await Promise.allSettled([...inFlight]);
       closed = true;
       clock.clearTimeout(timer);
@@ -251,6 +263,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     txClient.on('error', onError);
     let ended = false;
     let failedStatement: unknown;
+    const announcements: [channel: string, payload: string][] = [];
     const txDb: Db = {
       rows: (s, values) => {
         if (ended) return Promise.reject(new Error('a statement of a transaction that has ended (use the store, not the `tx` it gave)'));
@@ -260,6 +273,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
           throw err;
         });
       },
+      announce: (channel, payload) => void announcements.push([channel, payload]),
     };
     try {
       await txDb.rows({ text: 'BEGIN ISOLATION LEVEL READ COMMITTED' }, []);
@@ -284,6 +298,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         throw err;
       });
       if (commit.command !== 'COMMIT') throw new Error(`the transaction was rolled back (${commit.command})`);
+      for (const [channel, payload] of announcements) notices.announce(channel, payload);
       return result;
     } finally {
       ended = true;
