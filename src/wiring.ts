@@ -142,7 +142,9 @@ export async function wireComponents(o: {
     leaseSeconds: config.cluster.lease_seconds,
     load: () => ({ sdkConnections: localHub.connectionCount(), sdkFunctions: localHub.catalog().length, conversations: host?.activeCount() ?? 0 }),
   });
-  // A node that died may have committed jobs it had not announced yet (PostgreSQL announces after commit): look again.
+  // Job notices are for the other nodes; a node that died may have committed jobs it had not announced yet
+  // (PostgreSQL announces after commit, and not while it sees no other node): look again.
+  store.setJobNoticeAudience(() => cluster.peersAlive());
   cluster.onPeersGone(() => store.rescanJobs());
   // Registered first, so it runs last: the node leaves once its conversations have drained.
   onShutdown(() => cluster.stop());

@@ -295,6 +295,11 @@ export interface Store extends StoreRepos {
    * announced is found now (PostgreSQL announces after commit). LMDB: nothing to do.
    */
   rescanJobs(): void;
+  /**
+   * Whether another process may be waiting for job notices (a cluster: another node alive). While it says no,
+   * PostgreSQL sends none: this process's workers hear of its own jobs without the database. Default: always.
+   */
+  setJobNoticeAudience(othersListening: () => boolean): void;
   /** Called when writes work again after failing (the disk has room again, the database is back). */
   onRecovered(listener: () => void): () => void;
   /** Resolves when every write so far is durable. */

@@ -96,6 +96,7 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
     // One process holds the store: its queues wake themselves on their own enqueues, and nobody else stores jobs.
     watchJobs: () => () => undefined,
     rescanJobs: () => undefined,
+    setJobNoticeAudience: () => undefined,
     onRecovered: (listener: () => void) => kv.health.onRecovered(listener),
     flushed: () => kv.flushed(),
     isEmpty: async () => TABLES.every((t) => t === 'meta' || kv.count(t) === 0),

@@ -224,6 +224,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         stopRescans();
       };
     },
+    setJobNoticeAudience: (othersListening: () => boolean) => notices.setAudience(othersListening),
     rescanJobs: () => {
       for (const w of [...jobWatchers]) w({ rescan: true });
     },
