@@ -74,6 +74,21 @@ export function describeTelemetryContract(engine: string, open: () => Promise<St
       expect((await store().telemetry.turnCalls(page({}))).items).toEqual([call]);
     });
 
+    it('text with U+0000 is written, not refused with its batch (PostgreSQL keeps U+FFFD in its place); a literal "\\u0000" stays', async () => {
+      const nul = event(T0, 'message.in', { conversationId: 'conv_\u0000a', data: { text: 'a\u0000b', literal: 'x\\u0000y' } });
+      const other = event(T0 + 1, 'message.out', { conversationId: 'conv_b' });
+      const call = turnCall(T0 + 2, { ok: false, error: 'model said \u0000' });
+      await write([nul, other], [call]);
+      const kept = (s: string) => [s, s.replaceAll('\u0000', '\uFFFD')];
+      const [first, second] = (await store().telemetry.events(page({}))).items;
+      expect(kept('conv_\u0000a')).toContain(first.conversationId);
+      expect(kept('a\u0000b')).toContain((first.data as { text: string }).text);
+      expect((first.data as { literal: string }).literal).toBe('x\\u0000y');
+      expect(second).toEqual(other);
+      const [storedCall] = (await store().telemetry.turnCalls(page({}))).items;
+      expect(kept('model said \u0000')).toContain(storedCall.error);
+    });
+
     it('flushes issued together each resolve once their records are written', async () => {
       const w = store().telemetry.writer();
       w.addEvent(event(T0, 'a'));

@@ -64,46 +64,55 @@ export function toTurnCall(r: TurnCallRow): TurnCallRecord {
   return c;
 }
 
-/** The columns of a batch of events, one array each, for `unnest` (one INSERT for the whole batch). */
-export function eventColumns(events: TelemetryEvent[]): unknown[] {
-  const n = events.length;
-  const cols = Array.from({ length: 9 }, () => new Array<unknown>(n));
-  for (let i = 0; i < n; i++) {
-    const e = events[i];
-    cols[0][i] = e.id;
-    cols[1][i] = Math.round(e.at);
-    cols[2][i] = e.type;
-    cols[3][i] = e.conversationId ?? null;
-    cols[4][i] = e.customerId ?? null;
-    cols[5][i] = e.customerExternalId ?? null;
-    cols[6][i] = e.channel ?? null;
-    const turnId = (e.data as { turnId?: unknown } | undefined)?.turnId;
-    cols[7][i] = typeof turnId === 'string' ? turnId : null;
-    cols[8][i] = JSON.stringify(e.data ?? {});
-  }
-  return cols;
+/**
+ * A batch as one JSON document for `json_to_recordset` (one INSERT for the whole batch). One JSON.stringify of the
+ * batch costs ~2 µs per event; a text array per column, which node-postgres escapes element by element, cost ~6.
+ * U+0000 becomes U+FFFD: PostgreSQL's text cannot hold it, and one such record would fail its whole batch.
+ */
+export function eventsJson(events: TelemetryEvent[]): string {
+  return withoutNul(
+    JSON.stringify(
+      events.map((e) => {
+        const turnId = (e.data as { turnId?: unknown } | undefined)?.turnId;
+        return {
+          id: e.id,
+          at: Math.round(e.at),
+          type: e.type,
+          conversation_id: e.conversationId ?? null,
+          customer_id: e.customerId ?? null,
+          customer_external_id: e.customerExternalId ?? null,
+          channel: e.channel ?? null,
+          turn_id: typeof turnId === 'string' ? turnId : null,
+          data: e.data ?? {},
+        };
+      }),
+    ),
+  );
 }
 
-export function turnCallColumns(calls: TurnCallRecord[]): unknown[] {
-  const n = calls.length;
-  const cols = Array.from({ length: 15 }, () => new Array<unknown>(n));
-  for (let i = 0; i < n; i++) {
-    const c = calls[i];
-    cols[0][i] = c.id;
-    cols[1][i] = Math.round(c.at);
-    cols[2][i] = c.turnId;
-    cols[3][i] = c.conversationId;
-    cols[4][i] = c.customerId;
-    cols[5][i] = Math.round(c.sequence);
-    cols[6][i] = c.provider;
-    cols[7][i] = c.model;
-    cols[8][i] = c.purpose;
-    cols[9][i] = c.durationMs;
-    cols[10][i] = Math.round(c.promptTokens);
-    cols[11][i] = Math.round(c.completionTokens);
-    cols[12][i] = JSON.stringify(c.toolCalls ?? []);
-    cols[13][i] = c.ok;
-    cols[14][i] = c.error ?? null;
-  }
-  return cols;
+export function turnCallsJson(calls: TurnCallRecord[]): string {
+  return withoutNul(
+    JSON.stringify(
+      calls.map((c) => ({
+        id: c.id,
+        at: Math.round(c.at),
+        turn_id: c.turnId,
+        conversation_id: c.conversationId,
+        customer_id: c.customerId,
+        sequence: Math.round(c.sequence),
+        provider: c.provider,
+        model: c.model,
+        purpose: c.purpose,
+        duration_ms: c.durationMs,
+        prompt_tokens: Math.round(c.promptTokens),
+        completion_tokens: Math.round(c.completionTokens),
+        tool_calls: c.toolCalls ?? [],
+        ok: c.ok,
+        error: c.error ?? null,
+      })),
+    ),
+  );
 }
+
+/** `\u0000` escapes in JSON text (not an escaped backslash followed by "u0000") → `\ufffd`. */
+const withoutNul = (json: string) => (json.includes('\\u0000') ? json.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd') : json);

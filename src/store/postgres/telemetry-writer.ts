@@ -1,5 +1,5 @@
 // Telemetry records wait in memory and go to PostgreSQL in one statement per flush: each table's batch as one
-// multi-row INSERT … SELECT FROM unnest(column arrays), both tables in one round trip. Flushes run one after another,
+// multi-row INSERT … SELECT FROM json_to_recordset(one JSON document), both tables in one round trip. Flushes run one after another,
 // so a flush resolves only once what was added before it is written. A batch the database could not take now (it
 // is away) goes back to the front of the queue for the next flush; one it refuses (a malformed record) is dropped,
 // since retrying it would fail the same way forever. What waits is bounded (MAX_WAITING): past it, new records are
@@ -7,7 +7,7 @@
 import type { TelemetryEvent, TurnCallRecord } from '../../telemetry/types.ts';
 import type { TelemetryWriter } from '../repos.ts';
 import { prepared, type Db } from './db.ts';
-import { eventColumns, turnCallColumns } from './telemetry-rows.ts';
+import { eventsJson, turnCallsJson } from './telemetry-rows.ts';
 import { unavailability } from './unavailable.ts';
 
 // ON CONFLICT: a flush whose COMMIT was sent but whose answer was lost is written again by the next one.
@@ -15,13 +15,15 @@ const INSERT = prepared(
   'telemetry_insert',
   `WITH events AS (
      INSERT INTO telemetry_events (id, at, type, conversation_id, customer_id, customer_external_id, channel, turn_id, data)
-     SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::json[])
+     SELECT * FROM json_to_recordset($1::json) AS r(id text, at bigint, type text, conversation_id text, customer_id text,
+       customer_external_id text, channel text, turn_id text, data json)
      ON CONFLICT (id) DO NOTHING
    ), calls AS (
      INSERT INTO telemetry_turn_calls (id, at, turn_id, conversation_id, customer_id, sequence, provider, model, purpose, duration_ms,
        prompt_tokens, completion_tokens, tool_calls, ok, error)
-     SELECT * FROM unnest($10::text[], $11::bigint[], $12::text[], $13::text[], $14::text[], $15::integer[], $16::text[], $17::text[],
-       $18::text[], $19::float8[], $20::integer[], $21::integer[], $22::json[], $23::boolean[], $24::text[])
+     SELECT * FROM json_to_recordset($2::json) AS r(id text, at bigint, turn_id text, conversation_id text, customer_id text,
+       sequence integer, provider text, model text, purpose text, duration_ms float8, prompt_tokens integer, completion_tokens integer,
+       tool_calls json, ok boolean, error text)
      ON CONFLICT (id) DO NOTHING
    )
    SELECT 1`,
@@ -42,7 +44,7 @@ export function createPostgresTelemetryWriter(db: Db, o: { onDropped?: (records:
     const n = batchEvents.length + batchCalls.length;
     if (n === 0) return 0;
     try {
-      await db.rows(INSERT, [...eventColumns(batchEvents), ...turnCallColumns(batchCalls)]);
+      await db.rows(INSERT, [eventsJson(batchEvents), turnCallsJson(batchCalls)]);
       return n;
     } catch (err) {
       if (unavailability(err)) {
