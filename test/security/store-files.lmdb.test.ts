@@ -2,7 +2,7 @@
 // names the holder, and the holder keeps working), and a damaged data file stops start-up with one clear line
 // instead of SIGBUS or SIGSEGV.
 import { spawn } from 'node:child_process';
-import { openSync, closeSync, readSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { openSync, closeSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { writeFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { spawnParley, tempDir, testConfig, TEST_SECRET } from '../support/parley.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
+import { currentLmdbMeta, LMDB_PAGE } from '../support/lmdb-meta.ts';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -30,18 +31,6 @@ function startExpectingExit(storagePath: string): Promise<{ code: number | null;
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
   return new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, output })));
-}
-
-/** The current meta's main root page (the meta with the higher transaction id; offsets as file-check.ts reads them). */
-function currentMainRoot(file: string): bigint {
-  const fd = openSync(file, 'r');
-  const metas = [0, 1].map((n) => {
-    const b = Buffer.alloc(4096);
-    readSync(fd, b, 0, 4096, n * 4096);
-    return { root: b.readBigUInt64LE(136), txnId: b.readBigUInt64LE(152) };
-  });
-  closeSync(fd);
-  return metas.reduce((a, b) => (b.txnId > a.txnId ? b : a)).root;
 }
 
 /** A real store with data in it: a Parley that answered a widget turn, stopped cleanly. */
@@ -85,7 +74,7 @@ describe('a damaged data file', () => {
     const storagePath = await storeWithData();
     const file = join(storagePath, 'data.mdb');
     // Half the file, and at least the main root page: a cut that only drops free pages is a store LMDB opens.
-    truncateSync(file, Math.min(Math.floor(statSync(file).size / 2), Number(currentMainRoot(file)) * 4096));
+    truncateSync(file, Math.min(Math.floor(statSync(file).size / 2), Number(currentLmdbMeta(file).mainRoot) * LMDB_PAGE));
     const r = await startExpectingExit(storagePath);
     expect(r.signal).toBeNull();
     expect(r.code).toBe(1);

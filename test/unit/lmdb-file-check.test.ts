@@ -1,7 +1,7 @@
 // The data-file check before LMDB maps a file (src/store/lmdb/file-check.ts and reachable-pages.ts), on files
 // lmdb-js really wrote, judged against LMDB itself where that is possible.
 import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, readSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { closeSync, openSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import { describe, expect, it } from 'vitest';
@@ -9,9 +9,10 @@ import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { checkLmdbDataFile } from '../../src/store/lmdb/file-check.ts';
 import { findMissingReachablePage } from '../../src/store/lmdb/reachable-pages.ts';
 import { StoreOpenError } from '../../src/store/errors.ts';
+import { currentLmdbMeta, LMDB_PAGE } from '../support/lmdb-meta.ts';
 import { tempDir } from '../support/tmp.ts';
 
-const PAGE = 4096;
+const PAGE = LMDB_PAGE;
 
 interface TreeStats {
   treeBranchPageCount: number;
@@ -40,18 +41,6 @@ async function writtenStore(): Promise<{ dir: string; pagesInUse: bigint }> {
   return { dir, pagesInUse };
 }
 
-/** The current meta page (the one with the higher transaction id) as the documented offsets read it. */
-function currentMeta(file: string) {
-  const fd = openSync(file, 'r');
-  const metas = [0, 1].map((n) => {
-    const b = Buffer.alloc(PAGE);
-    readSync(fd, b, 0, PAGE, n * PAGE);
-    return { page: n, freeRoot: b.readBigUInt64LE(88), mainRoot: b.readBigUInt64LE(136), lastPage: b.readBigUInt64LE(144), txnId: b.readBigUInt64LE(152) };
-  });
-  closeSync(fd);
-  return metas.reduce((a, b) => (b.txnId > a.txnId ? b : a));
-}
-
 /** Opens the store in a child and reads every record of both DBs, then writes one: how LMDB itself fares. */
 function lmdbReadsEverything(dir: string) {
   const script = `
@@ -69,7 +58,7 @@ function lmdbReadsEverything(dir: string) {
 
 /** Pretends the current meta's last page number lies `extra` pages beyond the file's end. */
 function raiseLastPage(file: string, extra: bigint): void {
-  const meta = currentMeta(file);
+  const meta = currentLmdbMeta(file);
   const fd = openSync(file, 'r+');
   const last = Buffer.alloc(8);
   last.writeBigUInt64LE(BigInt(statSync(file).size / PAGE) - 1n + extra);
@@ -81,7 +70,7 @@ describe('the LMDB data-file check', () => {
   it('walks exactly the pages LMDB counts as in use: both roots, a named DB, overflow pages', async () => {
     const { dir, pagesInUse } = await writtenStore();
     const file = join(dir, 'data.mdb');
-    const meta = currentMeta(file);
+    const meta = currentLmdbMeta(file);
     expect(meta.mainRoot).toBeGreaterThan(1n);
     expect(meta.mainRoot).toBeLessThanOrEqual(meta.lastPage);
     const fd = openSync(file, 'r');
@@ -118,7 +107,7 @@ describe('the LMDB data-file check', () => {
     const file = join(dir, 'data.mdb');
     // What a crash leaves when the transaction's last allocated pages were freed again and never written.
     raiseLastPage(file, 3n);
-    expect(currentMeta(file).lastPage).toBeGreaterThan(BigInt(statSync(file).size / PAGE));
+    expect(currentLmdbMeta(file).lastPage).toBeGreaterThan(BigInt(statSync(file).size / PAGE));
     expect(() => checkLmdbDataFile(dir)).not.toThrow();
     expect(lmdbReadsEverything(dir)).toEqual({ signal: null, status: 0, records: 1750 });
   });
@@ -126,7 +115,7 @@ describe('the LMDB data-file check', () => {
   it('a file one page short of its highest page in use is refused, and LMDB dies of SIGBUS on it', async () => {
     const { dir } = await writtenStore();
     const file = join(dir, 'data.mdb');
-    const meta = currentMeta(file);
+    const meta = currentLmdbMeta(file);
     const fd = openSync(file, 'r');
     const lastInUse = (filePages: bigint) =>
       findMissingReachablePage({ fd, pageSize: PAGE, filePages, lastPage: meta.lastPage, roots: [meta.freeRoot, meta.mainRoot] });
