@@ -133,9 +133,27 @@ describe('WhatsApp on several nodes', () => {
     cleanups.push(() => graph.close());
     const db = await createMigratedTestDatabase();
     const a = await node(db, 'node-a', graph);
-    await node(db, 'node-b', graph); // the node that must see node-a die
-    // Both idle. What node A's webhook would have committed, with the notice it never sent (it died in between):
-    // the inbound job row, stored the way jobs.ts stores one.
+    const b = await node(db, 'node-b', graph); // the node that must see node-a die
+    // Both fully up first: each has answered a message (its queues run) and LISTENs. A queue that started, or a LISTEN
+    // connection that opened, after the job below was stored would find it by its own first look.
+    const warmUp = [a, b].map((p, i) => ({ p, m: textMessage(phone(70 + i), 'warming up', `wamid.cluster.warm.${i}`) }));
+    for (const { p, m: w } of warmUp) expect((await postWebhook(p.url, webhookBody([w]))).status).toBe(200);
+    await expectEachAnsweredOnce(
+      graph,
+      warmUp.map((w) => w.m.id),
+      30_000,
+    );
+    await expect
+      .poll(
+        async () =>
+          (await sql<{ n: number }>(db, `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`))[0].n,
+        {
+          timeout: 10_000,
+        },
+      )
+      .toBeGreaterThanOrEqual(2);
+    // What node A's webhook would have committed, with the notice it never sent (it died in between): the inbound
+    // job row, stored the way jobs.ts stores one.
     const m = textMessage(phone(77), 'hello from a dying node', 'wamid.cluster.unannounced');
     const [job] = parseWebhook(webhookBody([m])).messages;
     await sql(
@@ -145,7 +163,7 @@ describe('WhatsApp on several nodes', () => {
       [`wa:${m.id}`, job.from, JSON.stringify(job), Date.now()],
     );
     await sleep(1500); // nobody was told: nothing runs it yet
-    expect(graph.delivered()).toHaveLength(0);
+    expect(graph.delivered().filter((r) => answeredId(r.body.biz_opaque_callback_data) === m.id)).toHaveLength(0);
     await a.kill('SIGKILL');
     await expectEachAnsweredOnce(graph, [m.id], 15_000);
   }, 60_000);
