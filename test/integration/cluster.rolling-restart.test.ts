@@ -35,8 +35,11 @@ describe('a rolling restart of every node under load', () => {
         },
       });
       cleanups.push(() => p.kill('SIGKILL'));
+      started.push({ nodeId, p });
       return p;
     };
+    /** Every process this test started, the stopped ones too: their logs explain a failure. */
+    const started: { nodeId: string; p: ParleyProcess }[] = [];
     const nodes: ParleyProcess[] = [await start('node-a'), await start('node-b')];
     let picks = 0;
     /** The load balancer: round robin over the nodes up now. */
@@ -101,30 +104,42 @@ describe('a rolling restart of every node under load', () => {
     // Every acknowledged message answered exactly once, nothing doubled.
     const total = [...acked.values()].reduce((n, s) => n + s.size, 0);
     expect(total).toBeGreaterThan(CUSTOMERS * 10);
-    const deadline = Date.now() + 30_000;
-    for (const [customerId, ids] of acked) {
-      let history: string[];
-      for (;;) {
-        const w = await connectWidget(nodes[0].url);
-        w.send({ type: 'init', customerId, email: `${customerId}@example.com` });
-        const ready = await w.next((f) => f.type === 'ready');
-        w.close();
-        history = ready.history.map((h: { role: string; text: string }) => `${h.role}:${h.text}`);
-        const replies = history.filter((h) => h.startsWith('assistant:')).length;
-        if (replies >= ids.size || Date.now() > deadline) break;
-        await sleep(300);
+    try {
+      const deadline = Date.now() + 30_000;
+      for (const [customerId, ids] of acked) {
+        let history: string[];
+        for (;;) {
+          const w = await connectWidget(nodes[0].url);
+          w.send({ type: 'init', customerId, email: `${customerId}@example.com` });
+          const ready = await w.next((f) => f.type === 'ready');
+          w.close();
+          history = ready.history.map((h: { role: string; text: string }) => `${h.role}:${h.text}`);
+          const replies = history.filter((h) => h.startsWith('assistant:')).length;
+          if (replies >= ids.size || Date.now() > deadline) break;
+          await sleep(300);
+        }
+        for (const id of ids) {
+          expect(
+            history.filter((h) => h === `user:${customerId} ${id}`),
+            `${customerId} ${id} stored once`,
+          ).toHaveLength(1);
+          expect(
+            history.filter((h) => h === `assistant:re: ${customerId} ${id}`),
+            `${customerId} ${id} answered once`,
+          ).toHaveLength(1);
+        }
+        expect(new Set(history).size, `${customerId}: nothing doubled`).toBe(history.length);
       }
-      for (const id of ids) {
-        expect(
-          history.filter((h) => h === `user:${customerId} ${id}`),
-          `${customerId} ${id} stored once`,
-        ).toHaveLength(1);
-        expect(
-          history.filter((h) => h === `assistant:re: ${customerId} ${id}`),
-          `${customerId} ${id} answered once`,
-        ).toHaveLength(1);
-      }
-      expect(new Set(history).size, `${customerId}: nothing doubled`).toBe(history.length);
+    } catch (err) {
+      // Rare under load: the failure carries every node's warnings and errors, for the diagnosis.
+      const lines = started.flatMap(({ nodeId, p }) =>
+        p
+          .output()
+          .split('\n')
+          .filter((l) => /"level":(40|50|60)/.test(l))
+          .map((l) => `${nodeId} pid ${p.child.pid}: ${l.slice(0, 400)}`),
+      );
+      throw Object.assign(err as Error, { message: `${(err as Error).message}\nnode warnings and errors (last 80):\n${lines.slice(-80).join('\n')}` });
     }
   }, 120_000);
 });
