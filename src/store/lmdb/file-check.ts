@@ -15,7 +15,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { StoreOpenError } from '../errors.ts';
-import { findMissingReachablePage } from './reachable-pages.ts';
+import { EMPTY_ROOT, findMissingReachablePage } from './reachable-pages.ts';
 
 const MAGIC = 0xbeefc0de;
 const DATA_VERSION = 2;
@@ -29,15 +29,13 @@ interface Meta {
   txnId: bigint;
 }
 
-const EMPTY = 0xffffffffffffffffn;
-
 function readMeta(buf: Buffer): Meta | undefined {
   if (buf.length < HEADER + 136) return undefined;
   if (buf.readUInt32LE(HEADER) !== MAGIC || buf.readUInt32LE(HEADER + 4) !== DATA_VERSION) return undefined;
   const pageSize = buf.readUInt32LE(HEADER + 24);
   if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) return undefined;
   const lastPage = buf.readBigUInt64LE(HEADER + 120);
-  const roots = [buf.readBigUInt64LE(HEADER + 64), buf.readBigUInt64LE(HEADER + 112)].filter((p) => p !== EMPTY);
+  const roots = [buf.readBigUInt64LE(HEADER + 64), buf.readBigUInt64LE(HEADER + 112)].filter((p) => p !== EMPTY_ROOT);
   if (roots.some((p) => p > lastPage)) return undefined;
   return { pageSize, roots, lastPage, txnId: buf.readBigUInt64LE(HEADER + 128) };
 }

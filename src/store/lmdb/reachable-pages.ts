@@ -16,7 +16,8 @@ const P_OVERFLOW = 0x04;
 const P_LEAF2 = 0x20;
 const F_BIGDATA = 0x01;
 const F_SUBDATA = 0x02;
-const EMPTY = 0xffffffffffffffffn;
+/** The root page number of an empty DB. */
+export const EMPTY_ROOT = 0xffffffffffffffffn;
 const DB_ROOT_OFFSET = 40;
 
 export interface PageWalkInput {
@@ -37,7 +38,7 @@ export function findMissingReachablePage(input: PageWalkInput): PageWalkResult {
   const { fd, pageSize, filePages, lastPage } = input;
   const seen = new Set<bigint>();
   let overflowCount = 0n;
-  const pending = input.roots.filter((r) => r !== EMPTY);
+  const pending = input.roots.filter((r) => r !== EMPTY_ROOT);
   const page = Buffer.alloc(pageSize);
   const overflow = Buffer.alloc(HEADER);
   const inRange = (p: bigint) => p >= 2n && p <= lastPage;
@@ -75,7 +76,7 @@ export function findMissingReachablePage(input: PageWalkInput): PageWalkResult {
       } else if (nodeFlags & F_SUBDATA) {
         if (data + DB_ROOT_OFFSET + 8 > pageSize) return { ok: false, damaged: `page ${pgno} has a node outside the page` };
         const root = page.readBigUInt64LE(data + DB_ROOT_OFFSET);
-        if (root !== EMPTY) pending.push(root);
+        if (root !== EMPTY_ROOT) pending.push(root);
       }
     }
   }

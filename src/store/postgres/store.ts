@@ -125,7 +125,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   };
 
   const statementOf = (s: Statement, values: unknown[]) => (s.name ? { name: s.name, text: s.text, values } : { text: s.text, values });
-  const notices = createNoticeSender({ run: (s, values) => run(() => pool.query(statementOf(s, values))), clock, logger: log });
+  // Notices run on the pool like any statement (poolDb is read when a batch is sent, after it exists).
+  const notices = createNoticeSender({ run: (s, values) => poolDb.rows(s, values), clock, logger: log });
   const poolDb: Db = {
     rows: (s, values) => run(async () => (await pool.query(statementOf(s, values))).rows),
     announce: (channel, payload) => notices.announce(channel, payload),
