@@ -32,12 +32,12 @@ import type { Services } from '../services.ts';
 import { conversationIdFor } from './history.ts';
 import type { Channel, ConversationMeta, ConversationRecord, MessageRecord, PendingConfirmation } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
-import { isOwnershipLost, isStoreUnavailable } from '../store/errors.ts';
+import { isOwnershipLost, isStoreUnavailable, StoreUnavailableError } from '../store/errors.ts';
 import type { ConversationOwnership } from '../cluster/conversation-ownership.ts';
 import type { InboxEntry, InboxEvent } from '../store/repos.ts';
 import type { LiveStep } from './llm-step.ts';
 import type { ReplyDelta } from './reply-stream.ts';
-import { createInDoubtWrites } from './in-doubt-writes.ts';
+import { createInDoubtWrites, lookAfterWrites } from './in-doubt-writes.ts';
 
 export type { Channel, ConversationMeta, ConversationRecord, PendingConfirmation } from '../store/model.ts';
 
@@ -184,11 +184,13 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
   /** Per conversation: the last message still on its way to the actor (inArrivalOrder). */
   const arrivals = new Map<string, Promise<void>>();
   let stopping = false;
+  /** Lease losses so far: an activation that spans one was claimed for the lost lease and must not start its actor. */
+  let leaseLosses = 0;
 
   const log = logger.child({ component: 'conversations' });
   // A stopped actor's write that may have committed unseen (in-doubt-writes.ts); `published` is below.
   const inDoubt = createInDoubtWrites({
-    history: store.history,
+    history: lookAfterWrites(store),
     clock,
     logger: log,
     publish: (meta, entries) => published(meta, entries),
@@ -460,6 +462,9 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
   };
 
   function requestPersist(a: Active): Promise<void> {
+    // A stopped actor writes nothing more: its snapshot no longer follows what it was sent, so a message written with
+    // it would be stored as if answered (not busy) and acknowledged, and nobody would answer it.
+    if (a.stopped) return Promise.reject(new StoreUnavailableError('stopped', 'the conversation was stopped on this node; send it again'));
     if (!a.persistRequested) {
       let resolve!: () => void;
       let reject!: (e: unknown) => void;
@@ -627,10 +632,15 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
     let pending = activating.get(meta.conversationId);
     if (!pending) {
       pending = (async () => {
+        const losses = leaseLosses;
         // Claimed first, then read: the claim waits for the previous owner's open write, so the read sees it.
         const acquired = deps.cluster ? await deps.cluster.ownership.acquire(meta.conversationId) : undefined;
         if (acquired && 'heldBy' in acquired) throw new HeldElsewhere(acquired.heldBy);
-        return activateFrom(meta, await store.conversations.get(meta.conversationId), acquired?.epoch);
+        const saved = await store.conversations.get(meta.conversationId);
+        // relinquishAll ran meanwhile: the claim belongs to the lease that was lost.
+        if (leaseLosses !== losses)
+          throw new StoreUnavailableError('not_member', 'this node lost its cluster lease while the conversation was being activated');
+        return activateFrom(meta, saved, acquired?.epoch);
       })().finally(() => activating.delete(meta.conversationId));
       activating.set(meta.conversationId, pending);
     }
@@ -950,6 +960,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       return true;
     },
     relinquishAll() {
+      leaseLosses++;
       const lost = new Error('this node lost its cluster lease');
       for (const a of [...active.values()]) {
         a.pending = [];

@@ -3,9 +3,15 @@
 // it stored. Once the store answers, its records are looked for and, if the write did commit (it is all or nothing),
 // what it carried is published: the widget's reply, telemetry, observers. A write that committed did so before any
 // takeover: after one, the epoch check refuses it.
+//
+// The look must come after the write can no longer commit. On PostgreSQL a COMMIT sent to a server that hung (SIGSTOP,
+// a stalled disk) stays in the socket of its backend after the client gave up on it, and is carried out once the server
+// resumes, possibly after a look that found nothing. So the look runs in a transaction that first takes the
+// conversation's lock, which that write holds until it commits or aborts (`lookAfterWrites` below).
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
-import type { HistoryStore } from '../store/repos.ts';
+import type { MessageRecord } from '../store/model.ts';
+import type { Store } from '../store/repos.ts';
 import type { ConversationMeta, CustomerInput, Pending } from './host.ts';
 import type { ConversationOutput } from '../../machines/conversation.ts';
 
@@ -31,8 +37,19 @@ export function historyIdOf(o: ConversationOutput | CustomerInput): string | und
   }
 }
 
+/** The conversation's last records, read once no write that took its lock before can still commit. */
+export type SettledHistory = (conversationId: string, limit: number) => Promise<Pick<MessageRecord, 'id' | 'at'>[]>;
+
+export const lookAfterWrites =
+  (store: Pick<Store, 'transaction'>): SettledHistory =>
+  (conversationId, limit) =>
+    store.transaction(async (tx) => {
+      await tx.conversations.lockFields(conversationId);
+      return tx.history.recent(conversationId, limit);
+    });
+
 export function createInDoubtWrites(o: {
-  history: Pick<HistoryStore, 'recent'>;
+  history: SettledHistory;
   clock: Clock;
   logger: Logger;
   /** What a committed write's outputs get (host.ts `published`). */
@@ -59,7 +76,7 @@ export function createInDoubtWrites(o: {
       waiting.delete(conversationId);
       let stored: Map<string, number>;
       try {
-        stored = new Map((await o.history.recent(conversationId, LOOK_BACK)).map((r) => [r.id, r.at]));
+        stored = new Map((await o.history(conversationId, LOOK_BACK)).map((r) => [r.id, r.at]));
       } catch {
         if (!waiting.has(conversationId)) waiting.set(conversationId, d);
         return checkIn(o.retryMs);

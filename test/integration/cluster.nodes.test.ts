@@ -12,6 +12,7 @@ import { spawnParley, startParley, TEST_SECRET, tempDir, testConfig, type TestPa
 import { startPostgres } from '../support/postgres.ts';
 import { createTestDatabase } from '../support/shared-postgres.ts';
 import { sql } from '../support/sql.ts';
+import { startWidgetSession } from '../support/widget-client.ts';
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -134,6 +135,51 @@ describe('cluster nodes on PostgreSQL', () => {
     expect(a.runtime.cluster.nodeId()).toMatch(/^node-a\.\d+$/);
     // A warning, not an error: the outage is reported already, and the node recovered by itself.
     expect(lossLines(a)).toEqual([{ level: 40, nodeId: 'node-a' }]);
+  });
+
+  it('a conversation being activated when the lease is lost starts no actor and writes nothing: its message is refused, and answered once sent again', async () => {
+    const url = await createTestDatabase();
+    const a = await node(url, 'node-a');
+    const w = await startWidgetSession(a.url(), { customerId: 'span-1', email: 'span@example.com' });
+    closers.push(async () => w.close());
+    // The activation's read waits (a slow database) until this node has lost its lease and stopped its actors.
+    const conversations = a.services.store.conversations;
+    const realGet = conversations.get.bind(conversations);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let reading!: () => void;
+    const held = new Promise<void>((r) => (reading = r));
+    conversations.get = async (id) => {
+      if (id === 'conv_web_span-1') {
+        reading();
+        await gate;
+      }
+      return realGet(id);
+    };
+    // Listeners run in order: the runtime's (every actor stopped) first, then this one, which holds the rejoin.
+    let rejoin!: () => void;
+    const rejoining = new Promise<void>((r) => (rejoin = r));
+    closers.push(async () => rejoin()); // a failed assertion must not leave the node's stop waiting on this listener
+    a.runtime.cluster.onLost(async () => {
+      release();
+      await rejoining;
+    });
+
+    w.send({ type: 'message', id: 'm1', text: 'where is my order 1001?' });
+    await held;
+    await sql(url, `UPDATE nodes SET instance = 'intruder' WHERE node_id = 'node-a'`);
+    const answer = await w.next((f) => (f.type === 'ack' || f.type === 'error') && (f.id === 'm1' || f.type === 'error'), 10_000);
+    expect(answer, 'claimed under the lost lease: nothing is written, nothing acknowledged').toMatchObject({ type: 'error', code: 'unavailable' });
+    expect(a.runtime.host.isActive('conv_web_span-1')).toBe(false);
+    conversations.get = realGet;
+    rejoin();
+    await expect.poll(async () => (await ready(a)).status, { timeout: 5000 }).toBe(200);
+
+    w.send({ type: 'message', id: 'm1', text: 'where is my order 1001?' });
+    await w.next((f) => f.type === 'ack' && f.id === 'm1');
+    await w.next((f) => f.type === 'message' && f.id === 'conv_web_span-1:m1:r');
+    const stored = await sql<{ id: string }>(url, `SELECT id FROM messages WHERE conversation_id = 'conv_web_span-1' ORDER BY seq`);
+    expect(stored.map((r) => r.id)).toEqual(['m1', 'conv_web_span-1:m1:r']);
   });
 
   it('a node SIGKILLed is shown not alive by the others within a heartbeat or two, well before its lease ends', async () => {

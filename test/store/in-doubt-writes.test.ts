@@ -1,0 +1,110 @@
+// src/conversations/in-doubt-writes.ts on every engine of engines.ts, with a manual clock: a stopped actor's write that
+// failed unseen is published only if its own records (same id, same time) are in the history, only once, and only
+// once nothing that held the conversation can still commit (a COMMIT a hung PostgreSQL carries out after it resumes).
+import { afterEach, describe, expect, it } from 'vitest';
+import { createManualClock } from '../../src/clock.ts';
+import { createInDoubtWrites, lookAfterWrites } from '../../src/conversations/in-doubt-writes.ts';
+import type { ConversationMeta, Pending } from '../../src/conversations/host.ts';
+import { createLogger } from '../../src/logger.ts';
+import type { MessageRecord } from '../../src/store/model.ts';
+import type { Store } from '../../src/store/repos.ts';
+import { engines } from './engines.ts';
+
+const meta: ConversationMeta = { conversationId: 'conv_web_c1', customerId: 'c1', channel: 'web' };
+const reply = (at: number): Pending => ({ o: { type: 'reply', id: 'm1:r', text: 'hi', turnId: 't1' } as Pending['o'], at });
+const record = (at: number): MessageRecord => ({ id: 'm1:r', conversationId: meta.conversationId, role: 'assistant', text: 'hi', at, turnId: 't1' });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const flush = () => sleep(20);
+
+for (const engine of engines) {
+  describe(`in-doubt writes (${engine.name})`, () => {
+    const open: Store[] = [];
+    afterEach(async () => {
+      for (const s of open.splice(0).reverse()) await s.close();
+    });
+
+    async function setUp(stored?: MessageRecord) {
+      const store = await engine.open();
+      open.push(store);
+      if (stored) await store.transaction((tx) => tx.history.append(stored));
+      const clock = createManualClock(1000);
+      const published: Pending[][] = [];
+      const look = lookAfterWrites(store);
+      let failing = false;
+      const doubts = createInDoubtWrites({
+        history: (id, limit) => (failing ? Promise.reject(new Error('the store does not answer')) : look(id, limit)),
+        clock,
+        logger: createLogger('silent'),
+        publish: (_meta, entries) => published.push(entries),
+        retryMs: 5000,
+      });
+      return { store, clock, published, doubts, setFailing: (f: boolean) => (failing = f) };
+    }
+
+    it('a write that did commit (its record has the same id and time) is published once, even when two checks overlap', async () => {
+      const { clock, published, doubts } = await setUp(record(500));
+      doubts.note(meta, [reply(500)]);
+      clock.advance(1000); // the first check starts reading
+      doubts.recovered();
+      clock.advance(0); // a second starts while the first reads
+      await sleep(200);
+      expect(published).toEqual([[reply(500)]]);
+    });
+
+    it('a write that did not commit is not published, also when another node redid the turn under the same ids at its own time', async () => {
+      const redone = await setUp(record(900));
+      redone.doubts.note(meta, [reply(500)]);
+      redone.clock.advance(1000);
+      await sleep(200);
+      expect(redone.published).toEqual([]);
+      const none = await setUp();
+      none.doubts.note(meta, [reply(500)]);
+      none.clock.advance(1000);
+      await sleep(200);
+      expect(none.published).toEqual([]);
+    });
+
+    it('while the store does not answer, it looks again every retryMs', async () => {
+      const { clock, published, doubts, setFailing } = await setUp(record(500));
+      setFailing(true);
+      doubts.note(meta, [reply(500)]);
+      clock.advance(1000);
+      await flush();
+      expect(published).toEqual([]);
+      setFailing(false);
+      clock.advance(4999);
+      await flush();
+      expect(published).toEqual([]);
+      clock.advance(1);
+      await sleep(200);
+      expect(published).toEqual([[reply(500)]]);
+    });
+
+    it('a write that holds the conversation when the look starts and commits after it is found and published', async () => {
+      const { store, clock, published, doubts } = await setUp();
+      // The write's COMMIT is on its way (on PostgreSQL: in the socket of a backend that was stopped); another
+      // process's connection, as a zombie backend is no connection of this pool.
+      const other = await engine.sibling(store);
+      if (other !== store) open.push(other);
+      let commit!: () => void;
+      const committing = new Promise<void>((resolve) => (commit = resolve));
+      let locked!: () => void;
+      const holding = new Promise<void>((resolve) => (locked = resolve));
+      const write = other.transaction(async (tx) => {
+        await tx.conversations.lockFields(meta.conversationId);
+        await tx.history.append(record(500));
+        locked();
+        await committing;
+      });
+      await holding;
+      doubts.note(meta, [reply(500)]);
+      clock.advance(1000);
+      await sleep(300);
+      expect(published, 'nothing is concluded while the write may still commit').toEqual([]);
+      commit();
+      await write;
+      for (let i = 0; i < 50 && published.length === 0; i++) await flush();
+      expect(published).toEqual([[reply(500)]]);
+    });
+  });
+}
