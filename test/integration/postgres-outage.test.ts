@@ -125,7 +125,8 @@ async function startTraffic(parley: ParleyProcess, tag: string, widgetCount = 4)
         if (ready.status === 200 && missingWa.length === 0 && missingWidget.length === 0) return;
         expect(
           Date.now(),
-          `not settled: ready ${ready.status} ${await ready.text()}; unanswered: ${missingWa.length} WhatsApp, ${missingWidget.length} widget`,
+          `not settled: ready ${ready.status} ${await ready.text()}; unanswered: ${missingWa.length} WhatsApp, ${missingWidget.length} widget ` +
+            `${JSON.stringify([...missingWa, ...missingWidget])}\nParley's warnings and errors:\n${notableLines(parley)}`,
         ).toBeLessThan(end);
         await sleep(250);
       }
@@ -159,6 +160,15 @@ async function startTraffic(parley: ParleyProcess, tag: string, widgetCount = 4)
     },
   };
 }
+
+/** Parley's warn, error and fatal lines: what a failure message needs to be diagnosed. */
+const notableLines = (parley: ParleyProcess) =>
+  parley
+    .output()
+    .split('\n')
+    .filter((l) => /"level":(40|50|60)/.test(l))
+    .slice(-60)
+    .join('\n');
 
 function expectHealthyProcess(parley: ParleyProcess) {
   expect(parley.child.exitCode, `the process is alive:\n${parley.output().slice(-3000)}`).toBeNull();
