@@ -11,6 +11,12 @@
 // designed; with a realistic cap such as 3, nearly every request soon meets the cap).
 //   npx tsx bench/proactive.ts            BENCH_CAP=3 npx tsx bench/proactive.ts
 //   BENCH_ENGINE=postgres npx tsx bench/proactive.ts
+// BENCH_CPU_PROF=<dir>: after the rounds, one more block of Parley and one of the durable route, each under the
+// in-process profiler (the same process runs the client: the profiles hold its share too), written as
+// <dir>/proactive-parley.cpuprofile and proactive-durable.cpuprofile; `npx tsx bench/profile-shares.ts FILE` sums them.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import Fastify from 'fastify';
 import { open } from 'lmdb';
 import pg from 'pg';
@@ -112,6 +118,27 @@ log(
 log(ratioLine('bare route ratio', spread(perRoundRatios(rounds.parley, rounds.bare, rps)), '(context: one write per request)'));
 log(ratioLine('durable route ratio', spread(perRoundRatios(rounds.parley, rounds.durable, rps)), '(target ≥ 0.70)'));
 await logStatements(storage?.url, parley.requests, 'request');
+if (process.env.BENCH_CPU_PROF) {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  for (const [name, origin] of [
+    ['parley', p.url()],
+    ['durable', durable.url],
+  ] as const) {
+    await session.post('Profiler.start');
+    const cpu = process.cpuUsage();
+    const block = await load(origin)();
+    const used = process.cpuUsage(cpu);
+    const { profile } = await session.post('Profiler.stop');
+    const file = join(process.env.BENCH_CPU_PROF, `proactive-${name}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    log(
+      `profile ${name}: ${Math.round(block.requests / (BLOCK_MS / 1000))} requests/s, ${Math.round((used.user + used.system) / block.requests)} µs of CPU per request (client included) → ${file}`,
+    );
+  }
+  session.disconnect();
+}
 await bare.close();
 await durable.close();
 await durableStore.close();
