@@ -10,7 +10,8 @@
 // `parley_jobs` once committed (ids only; notices.ts sends it, listener.ts listens).
 import { randomBytes } from 'node:crypto';
 import type { DeadJob, Job } from '../model.ts';
-import type { JobStore } from '../repos.ts';
+import type { JobStore, NewJob } from '../repos.ts';
+import { createJobInsertBatcher } from './job-insert-batch.ts';
 import { first, json, limitOf, prepared, type Db } from './db.ts';
 
 /** The channel of the job notices: `<seq>:<queue>`. */
@@ -132,7 +133,8 @@ function toJob<P>(r: JobRow): Job<P> {
   return job;
 }
 
-export function postgresJobs(db: Db, holder: string): JobStore {
+/** `batchInserts`: the pool's repository, whose inserts each commit on their own, writes them in batches (job-insert-batch.ts). */
+export function postgresJobs(db: Db, holder: string, o: { batchInserts?: boolean } = {}): JobStore {
   const leased = (token: string | undefined) => (token === undefined ? null : `${holder}/${token}`);
   const announce = (queue: string, seq: number | null) => {
     if (seq !== null) db.announce(JOBS_CHANNEL, `${seq}:${queue}`);
@@ -142,14 +144,16 @@ export function postgresJobs(db: Db, holder: string): JobStore {
     if (row.n > 0) announce(queue, row.successor);
     return row.n > 0;
   };
+  const insertOne = async (queue: string, job: NewJob<unknown>) =>
+    (await first(db.rows<{ seq: number }>(INSERT, [queue, job.id, job.key, json(job.payload), job.attempts, job.runAt, job.enqueuedAt, job.lastError ?? null])))
+      ?.seq;
+  const batcher = o.batchInserts ? createJobInsertBatcher({ db, insertOne }) : undefined;
   return {
     insert: async (queue, job) => {
-      const row = await first(
-        db.rows<{ seq: number }>(INSERT, [queue, job.id, job.key, json(job.payload), job.attempts, job.runAt, job.enqueuedAt, job.lastError ?? null]),
-      );
-      if (!row) return undefined;
-      announce(queue, row.seq);
-      return Object.assign({ seq: row.seq }, job);
+      const seq = await (batcher ? batcher.insert(queue, job) : insertOne(queue, job));
+      if (seq === undefined) return undefined;
+      announce(queue, seq);
+      return Object.assign({ seq }, job);
     },
     get: async <P>(queue: string, seq: number) => {
       const row = await first(db.rows<JobRow>(GET, [queue, seq]));

@@ -201,6 +201,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
   const jobWatchers = new Set<Parameters<Store['watchJobs']>[0]>();
   const store: Store = Object.assign(allRepos(repoFactories, poolDb), {
+    // Each pool insert commits on its own: concurrent ones share a statement and a commit (job-insert-batch.ts).
+    jobs: postgresJobs(poolDb, holder, { batchInserts: true }),
     engine: 'postgres' as const,
     location,
     nodes: postgresNodes(poolDb, holder),
