@@ -208,6 +208,7 @@ export async function wireComponents(o: {
     status: () => cluster.status(),
     nodeId: () => cluster.nodeId(),
     clock: createClock(),
+    now: () => clock.now(),
     logger,
     everyMs: Math.max(200, Math.round((config.cluster.lease_seconds * 1000) / 5)),
   });

@@ -3,7 +3,9 @@
 // inbox entries) and resumes them: the restored actor re-arms its timers and runs its turn again with the same
 // invocationId. Conversations this node owns with work waiting that it is not running are picked up too. Idle
 // conversations of a dead node are not claimed here; their next event claims them. When the bus
-// resyncs (notices may have been missed), the inboxes of this node's active conversations are drained again.
+// resyncs (notices may have been missed), the inboxes of this node's active conversations are drained again, and so
+// is the inbox of an active conversation of this node whose entry has waited longer than two sweeps: its wake-up was
+// lost while the LISTEN connection stayed up (a notice whose statement failed), and nothing else would drain it.
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { ConversationHost } from '../conversations/host.ts';
@@ -15,9 +17,11 @@ const BATCH = 100;
 
 export interface TakeoverOptions {
   ownership: Pick<OwnershipStore, 'orphaned' | 'waitingOn'>;
-  inbox: Pick<InboxStore, 'unattended'>;
+  inbox: Pick<InboxStore, 'unattended' | 'overdue'>;
   bus: Pick<ClusterBus, 'onResync'>;
   host: Pick<ConversationHost, 'adopt' | 'drainInbox' | 'list' | 'isActive'>;
+  /** Real time (ms) as the inbox's entries are stamped. */
+  now: () => number;
   status: () => MembershipStatus;
   nodeId: () => string;
   clock: Clock;
@@ -34,7 +38,12 @@ export function createTakeover(o: TakeoverOptions) {
 
   async function sweep() {
     if (o.status() !== 'member') return;
-    const [orphans, unattended, mine] = await Promise.all([o.ownership.orphaned(BATCH), o.inbox.unattended(BATCH), o.ownership.waitingOn(o.nodeId(), BATCH)]);
+    const [orphans, unattended, mine, overdue] = await Promise.all([
+      o.ownership.orphaned(BATCH),
+      o.inbox.unattended(BATCH),
+      o.ownership.waitingOn(o.nodeId(), BATCH),
+      o.inbox.overdue(o.nodeId(), o.now() - 2 * o.everyMs, BATCH),
+    ]);
     const ids = new Set([
       ...orphans.filter((c) => c.waiting).map((c) => c.conversationId),
       ...unattended,
@@ -51,6 +60,12 @@ export function createTakeover(o: TakeoverOptions) {
       }
     }
     if (adopted) log.info({ adopted }, 'took over conversations whose node is gone');
+    const unheard = overdue.filter((id) => o.host.isActive(id));
+    for (const id of unheard) {
+      if (stopped) return;
+      await o.host.drainInbox(id).catch((err: unknown) => log.debug({ err: { message: (err as Error).message }, conversationId: id }, 'inbox not drained'));
+    }
+    if (unheard.length) log.warn({ conversations: unheard.length }, 'drained inboxes whose wake-up was lost');
   }
 
   const schedule = () => {

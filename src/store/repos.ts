@@ -453,6 +453,11 @@ export interface InboxStore {
   remove(ids: number[]): Promise<void>;
   /** Conversations with entries waiting whose owner is not a live node (or that nobody owns), oldest entry first. */
   unattended(limit: number): Promise<string[]>;
+  /**
+   * Conversations `nodeId` owns with an entry posted before `before` (ms) still waiting, oldest entry first: their
+   * owner's wake-up was lost on the way (a notice dropped while its LISTEN connection stayed up).
+   */
+  overdue(nodeId: string, before: number, limit: number): Promise<string[]>;
 }
 
 /** The most a bus payload carries in one notice; a longer one is stored and its id sent (the engine does it). */

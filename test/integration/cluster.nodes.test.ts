@@ -182,6 +182,26 @@ describe('cluster nodes on PostgreSQL', () => {
     expect(stored.map((r) => r.id)).toEqual(['m1', 'conv_web_span-1:m1:r']);
   });
 
+  it('an inbox entry of an active conversation whose wake-up never came is drained by the takeover sweep and answered', async () => {
+    const url = await createTestDatabase();
+    const a = await node(url, 'node-a'); // a 1 s lease: a sweep every 200 ms
+    const w = await startWidgetSession(a.url(), { customerId: 'quiet-1', email: 'quiet@example.com' });
+    closers.push(async () => w.close());
+    w.send({ type: 'message', id: 'm1', text: 'hello' });
+    await w.next((f) => f.type === 'message' && f.id === 'conv_web_quiet-1:m1:r');
+    expect(a.runtime.host.isActive('conv_web_quiet-1')).toBe(true);
+    // What another node stores when this one owns the conversation, but its notice never arrives.
+    await a.services.store.inbox.post(
+      'conv_web_quiet-1',
+      { type: 'customer', customerId: 'quiet-1', channel: 'web', message: { messageId: 'm2', text: 'are you there?' } },
+      a.services.clock.now(),
+    );
+    const answered = await w.next((f) => f.type === 'message' && f.id === 'conv_web_quiet-1:m2:r', 5000);
+    expect(answered.role).toBe('assistant');
+    expect(await a.services.store.inbox.list('conv_web_quiet-1')).toEqual([]);
+    expect(a.logs.some((l) => l.includes('drained inboxes whose wake-up was lost'))).toBe(true);
+  });
+
   it('a node SIGKILLed is shown not alive by the others within a heartbeat or two, well before its lease ends', async () => {
     const url = await createTestDatabase();
     const a = await node(url, 'node-a', 5);

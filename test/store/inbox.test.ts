@@ -57,6 +57,28 @@ export function describeInboxContract(engine: string, open: () => Promise<Store>
       expect(await store().inbox.unattended(10)).toEqual(['owned-dying', 'nobody']);
       expect(await store().inbox.unattended(1)).toEqual(['owned-dying']);
     });
+
+    it('overdue: conversations the node owns with an entry posted before the time given, oldest entry first', async () => {
+      const here = { nodeId: 'here', instance: randomUUID(), leaseMs: 10_000, load };
+      const there = { nodeId: 'there', instance: randomUUID(), leaseMs: 10_000, load };
+      expect(await store().nodes.join(here)).toBe(true);
+      expect(await store().nodes.join(there)).toBe(true);
+      for (const c of ['a', 'b', 'fresh']) await store().ownership.claim(c, 'here');
+      await store().ownership.claim('theirs', 'there');
+      await store().inbox.post('b', customerEvent('m1'), 100);
+      await store().inbox.post('theirs', customerEvent('m2'), 100);
+      await store().inbox.post('a', customerEvent('m3'), 150);
+      await store().inbox.post('b', customerEvent('m4'), 900);
+      await store().inbox.post('fresh', customerEvent('m5'), 900);
+      await store().inbox.post('nobody', customerEvent('m6'), 100);
+      expect(await store().inbox.overdue('here', 500, 10)).toEqual(['b', 'a']);
+      expect(await store().inbox.overdue('here', 500, 1)).toEqual(['b']);
+      expect(await store().inbox.overdue('here', 100, 10)).toEqual([]);
+      expect(await store().inbox.overdue('there', 500, 10)).toEqual(['theirs']);
+      const [first] = await store().inbox.list('b');
+      await store().transaction((tx) => tx.inbox.remove([first.id]));
+      expect(await store().inbox.overdue('here', 500, 10)).toEqual(['a']);
+    });
   });
 
   describe(`${engine}: the cluster bus`, () => {

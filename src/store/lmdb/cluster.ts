@@ -19,6 +19,8 @@ export interface MemoryCluster {
   ownership: OwnershipStore;
   /** A live node owns the conversation. */
   attended(conversationId: string): boolean;
+  /** The node that owns the conversation (null: released; undefined: never claimed). */
+  ownerOf(conversationId: string): string | null | undefined;
 }
 
 /** `conversation`: a stored conversation, for `orphaned`'s "work waiting first". */
@@ -140,5 +142,10 @@ export function createMemoryCluster(o: {
     },
   };
 
-  return { nodes: nodeStore, ownership, attended: (conversationId) => alive(owners.get(conversationId)?.nodeId ?? null) };
+  return {
+    nodes: nodeStore,
+    ownership,
+    attended: (conversationId) => alive(owners.get(conversationId)?.nodeId ?? null),
+    ownerOf: (conversationId) => owners.get(conversationId)?.nodeId,
+  };
 }

@@ -35,7 +35,7 @@ function repoFactories(kv: Kv, sequences: Sequences, claims: ClaimState, cluster
     jobs: (s) => lmdbJobs(s, kv, sequences, claims),
     whatsapp: lmdbWhatsApp,
     ownership: () => cluster.ownership,
-    inbox: (s) => lmdbInbox(s, cluster.attended),
+    inbox: (s) => lmdbInbox(s, cluster),
   };
 }
 
@@ -67,7 +67,8 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
   const cluster: MemoryCluster = createMemoryCluster({
     now: Date.now,
     conversation: (id) => conversations.get(id),
-    inboxed: async (id) => (await lmdbInbox(kv.direct, (c) => cluster.attended(c)).list(id)).length > 0,
+    inboxed: async (id) =>
+      (await lmdbInbox(kv.direct, { attended: (c: string) => cluster.attended(c), ownerOf: (c: string) => cluster.ownerOf(c) }).list(id)).length > 0,
   });
   const factories = repoFactories(kv, sequences, claims, cluster);
   const repos = allRepos(factories, kv.direct);

@@ -19,6 +19,13 @@ const UNATTENDED = prepared(
    GROUP BY i.conversation_id ORDER BY min(i.id) LIMIT $1`,
 );
 
+const OVERDUE = prepared(
+  'inbox_overdue',
+  `SELECT i.conversation_id FROM conversation_inbox i JOIN conversation_owners o ON o.conversation_id = i.conversation_id
+   WHERE o.node_id = $1 AND i.at < $2
+   GROUP BY i.conversation_id ORDER BY min(i.id) LIMIT $3`,
+);
+
 const entryOf = (r: InboxRow): InboxEntry => ({ id: r.id, conversationId: r.conversation_id, event: r.event, at: r.at });
 
 export function postgresInbox(db: Db): InboxStore {
@@ -32,5 +39,7 @@ export function postgresInbox(db: Db): InboxStore {
       if (ids.length) await db.rows(REMOVE, [ids]);
     },
     unattended: async (limit) => (await db.rows<{ conversation_id: string }>(UNATTENDED, [limitOf(limit)])).map((r) => r.conversation_id),
+    overdue: async (nodeId, before, limit) =>
+      (await db.rows<{ conversation_id: string }>(OVERDUE, [nodeId, before, limitOf(limit)])).map((r) => r.conversation_id),
   };
 }

@@ -3,8 +3,9 @@
 // contract all the same (test/store/inbox.test.ts runs on both engines).
 import type { InboxEntry, InboxStore } from '../../repos.ts';
 import type { KvScope } from '../kv.ts';
+import type { MemoryCluster } from '../cluster.ts';
 
-export function lmdbInbox(s: KvScope, attended: (conversationId: string) => boolean): InboxStore {
+export function lmdbInbox(s: KvScope, cluster: Pick<MemoryCluster, 'attended' | 'ownerOf'>): InboxStore {
   const entries = (conversationId: string) =>
     [...s.range<InboxEntry>('inbox', { start: ['e', conversationId, -Infinity], end: ['e', conversationId, Infinity] })].map((r) => r.value);
   return {
@@ -29,7 +30,18 @@ export function lmdbInbox(s: KvScope, attended: (conversationId: string) => bool
     unattended: async (limit) => {
       const first = new Map<string, number>();
       for (const { value } of s.range<InboxEntry>('inbox', { start: ['e'], end: ['e', '\uffff'] })) {
-        if (!attended(value.conversationId) && !first.has(value.conversationId)) first.set(value.conversationId, value.id);
+        if (!cluster.attended(value.conversationId) && !first.has(value.conversationId)) first.set(value.conversationId, value.id);
+      }
+      return [...first]
+        .sort((a, b) => a[1] - b[1])
+        .slice(0, Math.max(0, limit))
+        .map(([id]) => id);
+    },
+    overdue: async (nodeId, before, limit) => {
+      const first = new Map<string, number>();
+      for (const { value } of s.range<InboxEntry>('inbox', { start: ['e'], end: ['e', '\uffff'] })) {
+        if (value.at < before && cluster.ownerOf(value.conversationId) === nodeId && !first.has(value.conversationId))
+          first.set(value.conversationId, value.id);
       }
       return [...first]
         .sort((a, b) => a[1] - b[1])
