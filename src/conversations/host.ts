@@ -411,8 +411,7 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         }
         a.failures = 0;
         a.waitingForStore = false;
-        for (const id of inboxDone) a.inboxTaken.delete(id);
-        for (const e of batch) if (e.inboxId !== undefined) a.inboxTaken.delete(e.inboxId);
+        // The entries it removed stay in inboxTaken: a drain may hold a list it read before this commit.
         for (const run of afterCommit) {
           try {
             run();
@@ -940,6 +939,10 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
           if (err instanceof HeldElsewhere) return void deps.cluster?.notifyOwner(err.owner, conversationId).catch(() => undefined);
           throw err;
         }
+        // Taken entries that this list no longer holds were removed before it was read: forgotten now, and only now (a
+        // list read before their removal committed still holds them, and must not apply them again).
+        const listed = new Set(entries.map((e) => e.id));
+        for (const id of a.inboxTaken) if (!listed.has(id)) a.inboxTaken.delete(id);
         for (const entry of entries) {
           if (a.inboxTaken.has(entry.id) || a.stopped) continue;
           a.inboxTaken.add(entry.id);

@@ -202,6 +202,37 @@ describe('cluster nodes on PostgreSQL', () => {
     expect(a.logs.some((l) => l.includes('drained inboxes whose wake-up was lost'))).toBe(true);
   });
 
+  it('a drain that read the inbox before the previous drain’s write committed applies nothing twice (an agent’s message shown once)', async () => {
+    const url = await createTestDatabase();
+    const a = await node(url, 'node-a', 5); // sweeps far apart: only the drains below apply the entry
+    const id = 'conv_web_twice-1';
+    const w = await startWidgetSession(a.url(), { customerId: 'twice-1', email: 'twice@example.com' });
+    closers.push(async () => w.close());
+    w.send({ type: 'message', id: 'm1', text: 'hello' });
+    await w.next((f) => f.type === 'message' && f.id === `${id}:m1:r`);
+    expect((await a.runtime.host.handoff(id, 'a person, please')).ok).toBe(true);
+    await a.services.store.inbox.post(id, { type: 'agent', message: { id: 'g1', text: 'Ann here', author: { name: 'Ann' } } }, a.services.clock.now());
+
+    // The second drain's read is answered late: with what the inbox held before the first drain's write committed.
+    const inbox = a.services.store.inbox;
+    const realList = inbox.list.bind(inbox);
+    let reads = 0;
+    inbox.list = async (conversationId) => {
+      const entries = await realList(conversationId);
+      if (++reads !== 2) return entries;
+      while ((await realList(conversationId)).length) await new Promise((r) => setTimeout(r, 20));
+      return entries;
+    };
+    await Promise.all([a.runtime.host.drainInbox(id), a.runtime.host.drainInbox(id)]);
+    inbox.list = realList;
+    await a.runtime.host.settle();
+    expect(reads).toBe(2);
+    const agent = await sql<{ id: string }>(url, `SELECT id FROM messages WHERE conversation_id = '${id}' AND role = 'agent'`);
+    expect(agent.map((r) => r.id)).toEqual(['g1']);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(w.frames.filter((f) => f.type === 'message' && f.role === 'agent').map((f) => f.id)).toEqual(['g1']);
+  });
+
   it('a node SIGKILLed is shown not alive by the others within a heartbeat or two, well before its lease ends', async () => {
     const url = await createTestDatabase();
     const a = await node(url, 'node-a', 5);
