@@ -67,8 +67,7 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
   const cluster: MemoryCluster = createMemoryCluster({
     now: Date.now,
     conversation: (id) => conversations.get(id),
-    inboxed: async (id) =>
-      (await lmdbInbox(kv.direct, { attended: (c: string) => cluster.attended(c), ownerOf: (c: string) => cluster.ownerOf(c) }).list(id)).length > 0,
+    inboxed: async (id) => (await lmdbInbox(kv.direct, cluster).list(id)).length > 0,
   });
   const factories = repoFactories(kv, sequences, claims, cluster);
   const repos = allRepos(factories, kv.direct);

@@ -32,8 +32,9 @@ const INSERT_MANY = prepared(
    SELECT queue, id, seq FROM job`,
 );
 
-type Insert = { queue: string; job: NewJob<unknown> };
-interface Waiting extends Insert {
+interface Waiting {
+  queue: string;
+  job: NewJob<unknown>;
   resolve(seq: number | undefined): void;
   reject(err: unknown): void;
 }
@@ -50,8 +51,9 @@ export function createJobInsertBatcher(o: {
 
   const writeMany = async (batch: Waiting[]) => {
     // A second insert of an id already in this batch is a known id, as it would be one statement later.
+    const keys = batch.map((w) => rowKey(w.queue, w.job.id));
     const firsts = new Map<string, Waiting>();
-    for (const w of batch) if (!firsts.has(rowKey(w.queue, w.job.id))) firsts.set(rowKey(w.queue, w.job.id), w);
+    for (const [i, w] of batch.entries()) if (!firsts.has(keys[i])) firsts.set(keys[i], w);
     const rows = [...firsts.values()];
     const inserted = await o.db.rows<{ queue: string; id: string; seq: number }>(INSERT_MANY, [
       rows.map((w) => w.queue),
@@ -65,7 +67,7 @@ export function createJobInsertBatcher(o: {
       rows.map((_, i) => i),
     ]);
     const seqs = new Map(inserted.map((r) => [rowKey(r.queue, r.id), r.seq]));
-    for (const w of batch) w.resolve(firsts.get(rowKey(w.queue, w.job.id)) === w ? seqs.get(rowKey(w.queue, w.job.id)) : undefined);
+    batch.forEach((w, i) => w.resolve(firsts.get(keys[i]) === w ? seqs.get(keys[i]) : undefined));
   };
 
   /** One after another: a key's rows keep the order they were made in. */

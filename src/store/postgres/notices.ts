@@ -8,8 +8,9 @@
 // in one statement of their own, whose commit does not wait for a flush (a notice is a wake-up, not data: a crash
 // that loses it loses nothing stored). A statement per event-loop turn was not enough: under load it doubled the
 // statements and gave the gain back (0.26–0.28). And none is sent while no other node listens (`othersListening`):
-// this process's own workers hear of its jobs without the database. Listeners that may have missed notices rescan: at every (re)connection of
-// the LISTEN connection, and when a peer node dies (what it committed and had not yet announced is found then).
+// this process's own workers hear of its jobs without the database. Listeners that may have missed notices rescan:
+// at every (re)connection of the LISTEN connection, and when a peer node dies (what it committed and had not yet
+// announced is found then).
 import type { Clock, TimerHandle } from '../../clock.ts';
 import type { Logger } from '../../logger.ts';
 import { prepared, type Statement } from './db.ts';
@@ -35,11 +36,11 @@ export interface NoticeSender {
 
 export function createNoticeSender(o: { run: (statement: Statement, values: unknown[]) => Promise<unknown>; clock: Clock; logger?: Logger }): NoticeSender {
   let waiting = new Map<string, [channel: string, payload: string]>();
-  let scheduled = false;
   const sending = new Set<Promise<void>>();
   const retries = new Set<TimerHandle>();
   let closed = false;
   let othersListening = () => true;
+  /** Set while a window is open: its notices go out when it closes. */
   let windowTimer: NodeJS.Timeout | undefined;
 
   const send = (batch: [string, string][], attempt: number) => {
@@ -68,8 +69,8 @@ export function createNoticeSender(o: { run: (statement: Statement, values: unkn
   };
 
   const sendWaiting = () => {
-    scheduled = false;
     clearTimeout(windowTimer);
+    windowTimer = undefined;
     if (waiting.size === 0) return;
     const batch = [...waiting.values()];
     waiting = new Map();
@@ -80,9 +81,7 @@ export function createNoticeSender(o: { run: (statement: Statement, values: unkn
     announce(channel, payload) {
       if (!othersListening()) return;
       waiting.set(`${channel}\n${payload}`, [channel, payload]);
-      if (scheduled) return;
-      scheduled = true;
-      windowTimer = setTimeout(sendWaiting, WINDOW_MS);
+      windowTimer ??= setTimeout(sendWaiting, WINDOW_MS);
     },
     setAudience(listening) {
       othersListening = listening;

@@ -6,6 +6,17 @@ import type { KvScope } from '../kv.ts';
 import type { MemoryCluster } from '../cluster.ts';
 
 export function lmdbInbox(s: KvScope, cluster: Pick<MemoryCluster, 'attended' | 'ownerOf'>): InboxStore {
+  /** Conversations with an entry that `matches`, by their oldest such entry, at most `limit`. */
+  const oldestFirst = (matches: (entry: InboxEntry) => boolean, limit: number) => {
+    const first = new Map<string, number>();
+    for (const { value } of s.range<InboxEntry>('inbox', { start: ['e'], end: ['e', '\uffff'] })) {
+      if (!first.has(value.conversationId) && matches(value)) first.set(value.conversationId, value.id);
+    }
+    return [...first]
+      .sort((a, b) => a[1] - b[1])
+      .slice(0, Math.max(0, limit))
+      .map(([id]) => id);
+  };
   const entries = (conversationId: string) =>
     [...s.range<InboxEntry>('inbox', { start: ['e', conversationId, -Infinity], end: ['e', conversationId, Infinity] })].map((r) => r.value);
   return {
@@ -27,26 +38,7 @@ export function lmdbInbox(s: KvScope, cluster: Pick<MemoryCluster, 'attended' | 
         }
       });
     },
-    unattended: async (limit) => {
-      const first = new Map<string, number>();
-      for (const { value } of s.range<InboxEntry>('inbox', { start: ['e'], end: ['e', '\uffff'] })) {
-        if (!cluster.attended(value.conversationId) && !first.has(value.conversationId)) first.set(value.conversationId, value.id);
-      }
-      return [...first]
-        .sort((a, b) => a[1] - b[1])
-        .slice(0, Math.max(0, limit))
-        .map(([id]) => id);
-    },
-    overdue: async (nodeId, before, limit) => {
-      const first = new Map<string, number>();
-      for (const { value } of s.range<InboxEntry>('inbox', { start: ['e'], end: ['e', '\uffff'] })) {
-        if (value.at < before && cluster.ownerOf(value.conversationId) === nodeId && !first.has(value.conversationId))
-          first.set(value.conversationId, value.id);
-      }
-      return [...first]
-        .sort((a, b) => a[1] - b[1])
-        .slice(0, Math.max(0, limit))
-        .map(([id]) => id);
-    },
+    unattended: async (limit) => oldestFirst((e) => !cluster.attended(e.conversationId), limit),
+    overdue: async (nodeId, before, limit) => oldestFirst((e) => e.at < before && cluster.ownerOf(e.conversationId) === nodeId, limit),
   };
 }
