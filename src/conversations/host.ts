@@ -84,6 +84,8 @@ interface Active {
   inboxTaken: Set<number>;
   /** Inbox entries to remove in the next write (those that stored nothing: a message already known). */
   inboxDone: number[];
+  /** The record as this actor's last write left it, and its version: the next write needs no read while nobody else wrote it. */
+  written?: { fields: Omit<ConversationRecord, 'snapshot'>; version: number };
 }
 
 /** The conversation belongs to another live node: its events go to that node's inbox. */
@@ -252,13 +254,21 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
   /**
    * In the persist transaction; resolves false when the output was not written (a customer message already stored).
    * Its history records go to `messages`, appended with the conversation's record in one write (`conversations.save`).
+   * Without a transaction (the one-statement write, `conversations.saveIfUnchanged`) the store checks for stored
+   * customer messages itself, and no output needs its channel's `write` (`writesAlone`).
    */
-  const writeOutput = async (tx: StoreRepos, a: Active, record: ConversationRecord, messages: MessageRecord[], { o, at }: Pending): Promise<boolean> => {
+  const writeOutput = async (
+    tx: StoreRepos | undefined,
+    a: Active,
+    record: ConversationRecord,
+    messages: MessageRecord[],
+    { o, at }: Pending,
+  ): Promise<boolean> => {
     const id = a.meta.conversationId;
     switch (o.type) {
       case 'customer':
         // The authority on duplicates: every committed message, and this batch's.
-        if (messages.some((m) => m.role === 'user' && m.id === o.messageId) || (await tx.history.seen(id, o.messageId))) return false;
+        if (messages.some((m) => m.role === 'user' && m.id === o.messageId) || (tx && (await tx.history.seen(id, o.messageId)))) return false;
         messages.push({
           id: o.messageId,
           conversationId: id,
@@ -337,9 +347,29 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
       default:
         break;
     }
-    if (o.type !== 'customer') await deps.sinks[a.meta.channel]?.write?.(tx, a.meta, o);
+    if (tx && o.type !== 'customer') await deps.sinks[a.meta.channel]?.write?.(tx, a.meta, o);
     return true;
   };
+
+  /**
+   * Whether this write can skip the transaction: the actor's last write is known (nothing to read back), and nothing
+   * but the record and its history is written (no inbox entries to remove, no outputs to record for webhooks, none
+   * for the channel to queue).
+   */
+  const writesAlone = (a: Active, batch: Pending[], inboxDone: number[]) =>
+    a.written !== undefined &&
+    inboxDone.length === 0 &&
+    !deps.recorders?.length &&
+    batch.every((e) => e.inboxId === undefined && (e.o.type === 'customer' || !deps.sinks[a.meta.channel]?.write));
+
+  /** The record as this write leaves it: the fields others write kept from `previous`, the rest from the actor. */
+  const recordFor = (a: Active, previous: Omit<ConversationRecord, 'snapshot'> | undefined, snapshot: unknown, value: unknown): ConversationRecord =>
+    Object.assign({}, previous, a.meta, {
+      snapshot,
+      state: stateName(value),
+      busy: value !== 'idle',
+      updatedAt: clock.now(),
+    });
 
   const runWrites = async (a: Active) => {
     a.writing = true;
@@ -353,27 +383,36 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
         const value = a.actor.getSnapshot().value;
         let written = batch;
         let afterCommit: (() => void)[] = [];
+        let saved: { record: ConversationRecord; version: number } | undefined;
         try {
-          await store.transaction(async (tx) => {
-            // Fenced: a node that lost the conversation to another writes nothing (and learns it here).
-            if (a.epoch !== undefined) await deps.cluster!.ownership.assert(tx, a.meta.conversationId, a.epoch);
-            // Fields others write (the daemon's verdict and follow-up) are kept from the latest record.
-            const previous = await tx.conversations.lockFields(a.meta.conversationId);
-            const record: ConversationRecord = Object.assign({}, previous, a.meta, {
-              snapshot,
-              state: stateName(value),
-              busy: value !== 'idle',
-              updatedAt: clock.now(),
-            });
-            written = [];
-            afterCommit = [];
+          if (writesAlone(a, batch, inboxDone)) {
+            // Nobody else wrote the record since this actor did: its last write is the latest record. Checked by the
+            // store under the conversation's lock, with the owner (fenced, as below); if anything differs, nothing
+            // was written and the transaction below does the write.
+            const record = recordFor(a, a.written!.fields, snapshot, value);
             const messages: MessageRecord[] = [];
-            for (const entry of batch) if (await writeOutput(tx, a, record, messages, entry)) written.push(entry);
-            await tx.conversations.save(record, messages);
-            const taken = inboxDone.concat(batch.filter((e) => e.inboxId !== undefined).map((e) => e.inboxId!));
-            if (taken.length) await tx.inbox.remove(taken);
-            for (const recordOutputs of deps.recorders ?? []) afterCommit.push(await recordOutputs(tx, a.meta, written));
-          });
+            written = [];
+            for (const entry of batch) if (await writeOutput(undefined, a, record, messages, entry)) written.push(entry);
+            const owner = a.epoch === undefined ? undefined : { nodeId: deps.cluster!.ownership.nodeId(), epoch: a.epoch };
+            const version = await store.conversations.saveIfUnchanged(record, messages, { version: a.written!.version, owner });
+            if (version !== undefined) saved = { record, version };
+          }
+          if (!saved)
+            await store.transaction(async (tx) => {
+              // Fenced: a node that lost the conversation to another writes nothing (and learns it here).
+              if (a.epoch !== undefined) await deps.cluster!.ownership.assert(tx, a.meta.conversationId, a.epoch);
+              // Fields others write (the daemon's verdict and follow-up) are kept from the latest record.
+              const record = recordFor(a, await tx.conversations.lockFields(a.meta.conversationId), snapshot, value);
+              written = [];
+              afterCommit = [];
+              const messages: MessageRecord[] = [];
+              for (const entry of batch) if (await writeOutput(tx, a, record, messages, entry)) written.push(entry);
+              const version = await tx.conversations.save(record, messages);
+              const taken = inboxDone.concat(batch.filter((e) => e.inboxId !== undefined).map((e) => e.inboxId!));
+              if (taken.length) await tx.inbox.remove(taken);
+              for (const recordOutputs of deps.recorders ?? []) afterCommit.push(await recordOutputs(tx, a.meta, written));
+              saved = { record, version };
+            });
         } catch (err) {
           // Keep the outputs; the next write (retried below) carries them.
           a.pending.unshift(...batch);
@@ -409,6 +448,8 @@ export function createConversationHost(deps: HostDeps): ConversationHost {
           else clock.setTimeout(() => retryPersist(a), retryDelayMs(a.failures));
           continue;
         }
+        const { snapshot: _, ...fields } = saved!.record;
+        a.written = { fields, version: saved!.version };
         a.failures = 0;
         a.waitingForStore = false;
         // The entries it removed stay in inboxTaken: a drain may hold a list it read before this commit.

@@ -52,8 +52,21 @@ export interface ConversationStore {
   /**
    * `put`, and the conversation's new history records appended in order (as `history.append` would), in one
    * statement on PostgreSQL: a turn's writes cost one round trip each, not one per record. Call it after `lock`.
+   * Resolves the record's version: every write of the record (`put`, `save`) moves it on.
    */
-  save(record: ConversationRecord, messages: MessageRecord[]): Promise<void>;
+  save(record: ConversationRecord, messages: MessageRecord[]): Promise<number>;
+  /**
+   * `save` on its own (not in a transaction: one statement on PostgreSQL, where a transaction costs five), for the
+   * writer that holds the conversation: under the conversation's lock it checks that the record is still at `version`
+   * (nobody wrote it since this writer's last `save`), that `owner`, when given, still owns it (as
+   * `ownership.assertOwner`), and that no customer message (`role: 'user'`) of `messages` is stored already. Resolves
+   * the new version; undefined, with nothing written, when a check fails: write in a transaction then.
+   */
+  saveIfUnchanged(
+    record: ConversationRecord,
+    messages: MessageRecord[],
+    expected: { version: number; owner?: { nodeId: string; epoch: number } },
+  ): Promise<number | undefined>;
   /** Conversations that were mid-turn (`busy`): resumed at start. */
   busy(): Promise<ConversationMeta[]>;
   /**

@@ -46,7 +46,22 @@ async function setup() {
       if (poisoned && inCall()) throw new Error('snapshot could not be encoded');
       return r;
     });
-  return { p, w, clock, calls: () => calls, poison: () => (poisoned = true), restore: () => (store.transaction = real) };
+  // The host's other way to write (one statement, no transaction) fails the same way.
+  const realSave = store.conversations.saveIfUnchanged;
+  store.conversations.saveIfUnchanged = async (...args) => {
+    if (poisoned && inCall()) throw new Error('snapshot could not be encoded');
+    return realSave(...args);
+  };
+  const restore = () => {
+    store.transaction = real;
+    store.conversations.saveIfUnchanged = realSave;
+  };
+  /** Every write of the conversation fails at once from now on (until `restore`). */
+  const failWrites = (message: string) => {
+    store.transaction = (() => Promise.reject(new Error(message))) as typeof store.transaction;
+    store.conversations.saveIfUnchanged = () => Promise.reject(new Error(message));
+  };
+  return { p, w, clock, calls: () => calls, poison: () => (poisoned = true), failWrites, restore };
 }
 
 describe('bounded persist retries', () => {
@@ -86,13 +101,11 @@ describe('bounded persist retries', () => {
   });
 
   it('a conversation whose writes never succeed is dropped after a bounded number of attempts, and resumes later', async () => {
-    const { p, w, clock, calls, restore } = await setup();
-    const store = p.services.store;
+    const { p, w, clock, calls, failWrites, restore } = await setup();
     w.send({ type: 'message', id: 'm1', text: 'What is the status of order 1001?' });
     await w.next((f) => f.type === 'ack' && f.id === 'm1');
     while (calls() === 0) await sleep(10);
-    const failing = store.transaction;
-    store.transaction = (() => Promise.reject(new Error('MDB_MAP_FULL'))) as typeof store.transaction;
+    failWrites('MDB_MAP_FULL');
     w.send({ type: 'message', id: 'm2', text: 'thanks, bye' });
     expect(await w.next((f) => f.type === 'error')).toMatchObject({ code: 'unavailable' });
     for (let i = 0; i < 60; i++) {
@@ -102,7 +115,6 @@ describe('bounded persist retries', () => {
     expect(writeFailures(p)).toBe(2 * MAX_WRITE_ATTEMPTS);
     expect(p.runtime.host.activeCount()).toBe(0);
     expect(p.logs.filter((l) => l.includes('conversation deactivated')).length).toBe(1);
-    store.transaction = failing;
     restore();
     // Back to health: the next message reactivates the conversation from its last stored state.
     w.send({ type: 'message', id: 'm3', text: 'hello?' });
@@ -115,13 +127,11 @@ describe('bounded persist retries', () => {
   });
 
   it('a dropped conversation comes back by itself from its last stored state: what it acknowledged is not left waiting for a new message', async () => {
-    const { p, w, clock, calls, restore } = await setup();
-    const store = p.services.store;
+    const { p, w, clock, calls, failWrites, restore } = await setup();
     w.send({ type: 'message', id: 'm1', text: 'What is the status of order 1001?' });
     await w.next((f) => f.type === 'ack' && f.id === 'm1');
     while (calls() === 0) await sleep(10);
-    const failing = store.transaction;
-    store.transaction = (() => Promise.reject(new Error('snapshot could not be encoded'))) as typeof store.transaction;
+    failWrites('snapshot could not be encoded');
     w.send({ type: 'message', id: 'm2', text: 'thanks, bye' });
     expect(await w.next((f) => f.type === 'error')).toMatchObject({ code: 'unavailable' });
     for (let i = 0; i < 60 && p.runtime.host.activeCount() > 0; i++) {
@@ -129,7 +139,6 @@ describe('bounded persist retries', () => {
       await sleep(10);
     }
     expect(p.runtime.host.activeCount()).toBe(0);
-    store.transaction = failing;
     restore();
     // No new message: a minute later the conversation is back, resuming m1's turn (the same tool call).
     clock.advance(61_000);

@@ -1,6 +1,6 @@
 // Contract: ConversationStore (src/store/repos.ts), on every engine of engines.ts.
 import { describe, expect, it } from 'vitest';
-import type { ConversationRecord } from '../../src/store/model.ts';
+import type { ConversationRecord, MessageRecord } from '../../src/store/model.ts';
 import type { Store } from '../../src/store/repos.ts';
 import { concurrently, freshStore, warmUp } from './contract.ts';
 import { engines } from './engines.ts';
@@ -188,6 +188,101 @@ export function describeConversationsContract(engine: string, open: () => Promis
       await store().conversations.put(conversation('b'));
       await store().conversations.put(handed('a', 400));
       expect(await ids({ limit: 10 })).toEqual(['a', 'd', 'c']);
+    });
+
+    const message = (conversationId: string, id: string, role: MessageRecord['role'] = 'assistant'): MessageRecord => ({
+      id,
+      conversationId,
+      role,
+      text: `text of ${id}`,
+      at: 100,
+    });
+    const historyIds = async (id: string) => (await store().history.since(id, 0)).map(({ seq, record }) => `${seq}:${record.id}`);
+
+    it('every write moves the version on; saveIfUnchanged writes only at the version last written, after any append', async () => {
+      const v1 = await store().transaction(async (tx) => {
+        await tx.conversations.lockFields('c1');
+        return tx.conversations.save(conversation('c1', { updatedAt: 1 }), [message('c1', 'm1', 'user')]);
+      });
+      // Another writer appends under the lock without touching the record (a proactive message): the version holds.
+      await store().transaction(async (tx) => {
+        await tx.conversations.lock('c1');
+        await tx.history.append(message('c1', 'p1'));
+      });
+      const next = conversation('c1', { updatedAt: 2, lastMessageAt: 2, snapshot: { n: 2 } });
+      const v2 = await store().conversations.saveIfUnchanged(next, [message('c1', 'r1'), message('c1', 'm2', 'user')], { version: v1 });
+      expect(v2).toBeGreaterThan(v1);
+      expect(await store().conversations.get('c1')).toEqual(next);
+      expect(await historyIds('c1')).toEqual(['1:m1', '2:p1', '3:r1', '4:m2']);
+      expect(await store().history.seen('c1', 'm2')).toBe(true);
+
+      // At a version it no longer is: nothing written.
+      const stale = conversation('c1', { updatedAt: 3 });
+      expect(await store().conversations.saveIfUnchanged(stale, [message('c1', 'r2')], { version: v1 })).toBeUndefined();
+      // Another writer's put moves it on too.
+      const theirs = conversation('c1', { updatedAt: 4, reviewedAt: 4 });
+      await store().conversations.put(theirs);
+      expect(await store().conversations.saveIfUnchanged(stale, [message('c1', 'r2')], { version: v2! })).toBeUndefined();
+      expect(await store().conversations.get('c1')).toEqual(theirs);
+      expect(await historyIds('c1')).toEqual(['1:m1', '2:p1', '3:r1', '4:m2']);
+      // Not written yet at all: no version to be at.
+      expect(await store().conversations.saveIfUnchanged(conversation('c2'), [], { version: 1 })).toBeUndefined();
+      expect(await store().conversations.get('c2')).toBeUndefined();
+    });
+
+    it('saveIfUnchanged refuses a customer message already stored (another role may repeat an id)', async () => {
+      const v1 = await store().conversations.save(conversation('c1'), [message('c1', 'm1', 'user'), message('c1', 'call-1')]);
+      const again = conversation('c1', { updatedAt: 7 });
+      expect(await store().conversations.saveIfUnchanged(again, [message('c1', 'r1'), message('c1', 'm1', 'user')], { version: v1 })).toBeUndefined();
+      expect(await historyIds('c1')).toEqual(['1:m1', '2:call-1']);
+      expect(await store().conversations.saveIfUnchanged(again, [message('c1', 'call-1'), message('c1', 'm2', 'user')], { version: v1 })).toBeGreaterThan(v1);
+      expect(await historyIds('c1')).toEqual(['1:m1', '2:call-1', '3:call-1', '4:m2']);
+    });
+
+    it('saveIfUnchanged with an owner writes only while that node holds the conversation at that epoch', async () => {
+      expect(
+        await store().nodes.join({ nodeId: 'node-a', instance: 'i-a', leaseMs: 10_000, load: { sdkConnections: 0, sdkFunctions: 0, conversations: 0 } }),
+      ).toBe(true);
+      const claim = await store().ownership.claim('c1', 'node-a');
+      if (!claim.claimed) throw new Error('node-a could not claim c1');
+      const v1 = await store().conversations.save(conversation('c1'), []);
+      const owner = { nodeId: 'node-a', epoch: claim.epoch };
+      expect(
+        await store().conversations.saveIfUnchanged(conversation('c1'), [], { version: v1, owner: { nodeId: 'node-b', epoch: claim.epoch } }),
+      ).toBeUndefined();
+      expect(
+        await store().conversations.saveIfUnchanged(conversation('c1'), [], { version: v1, owner: { nodeId: 'node-a', epoch: claim.epoch + 1 } }),
+      ).toBeUndefined();
+      const v2 = await store().conversations.saveIfUnchanged(conversation('c1', { updatedAt: 5 }), [message('c1', 'r1')], { version: v1, owner });
+      expect(v2).toBeGreaterThan(v1);
+      await store().ownership.release('c1', 'node-a', claim.epoch);
+      expect(await store().conversations.saveIfUnchanged(conversation('c1', { updatedAt: 6 }), [], { version: v2!, owner })).toBeUndefined();
+      expect((await store().conversations.get('c1'))?.updatedAt).toBe(5);
+    });
+
+    it('saveIfUnchanged waits for a writer that holds the lock, and then refuses: that writer moved the record on', async () => {
+      const v1 = await store().conversations.save(conversation('c1'), []);
+      let fast: Promise<number | undefined> | undefined;
+      await store().transaction(async (tx) => {
+        await tx.conversations.lockFields('c1');
+        fast = store().conversations.saveIfUnchanged(conversation('c1', { updatedAt: 9 }), [message('c1', 'late')], { version: v1 });
+        // Long enough for the statement to reach the lock on PostgreSQL; LMDB runs one write at a time anyway.
+        await new Promise((r) => setTimeout(r, 100));
+        await tx.conversations.put(conversation('c1', { updatedAt: 8, reviewedAt: 8 }));
+      });
+      expect(await fast).toBeUndefined();
+      expect(await store().conversations.get('c1')).toMatchObject({ updatedAt: 8, reviewedAt: 8 });
+      expect(await historyIds('c1')).toEqual([]);
+    });
+
+    it('20 concurrent saveIfUnchanged at the same version: exactly one writes', async () => {
+      await warmUp(store());
+      const v1 = await store().conversations.save(conversation('c1'), []);
+      const outcomes = await concurrently(20, (i) =>
+        store().conversations.saveIfUnchanged(conversation('c1', { updatedAt: i }), [message('c1', `r${i}`)], { version: v1 }),
+      );
+      expect(outcomes.filter((v) => v !== undefined)).toHaveLength(1);
+      expect(await store().history.lastSeq('c1')).toBe(1);
     });
 
     it('lock holds even before the conversation exists: 30 concurrent create-or-increment give 30', async () => {

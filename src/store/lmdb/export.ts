@@ -4,6 +4,7 @@ import type { Channel, ConversationRecord, Customer, DeadJob, DeliveryRecord, Ea
 import type { StoreRecord } from '../transfer.ts';
 import type { TelemetryEvent, TurnCallRecord } from '../../telemetry/types.ts';
 import type { Kv } from './kv.ts';
+import { fromStored } from './repos/conversations.ts';
 import { eventCodec, turnCallCodec } from './telemetry/codec.ts';
 import { readRange } from './telemetry/segment-reader.ts';
 
@@ -11,7 +12,7 @@ type IdEntry = number | { doneAt: number };
 
 export async function* exportLmdb(kv: Kv): AsyncGenerator<StoreRecord> {
   for (const { value } of kv.range<Customer>('customers')) yield { kind: 'customer', value };
-  for (const { value } of kv.range<ConversationRecord>('conversations')) yield { kind: 'conversation', value };
+  for (const { value } of kv.range<ConversationRecord>('conversations')) yield { kind: 'conversation', value: fromStored(value) };
   // ['m', conversationId, seq]: per conversation, in sequence order.
   for (const { value } of kv.range<MessageRecord>('messages', { start: ['m'], end: ['m', '\uffff'] })) yield { kind: 'message', value };
   for (const { key, value } of kv.range<MagicLink>('magicLinks')) yield { kind: 'magicLink', value: { tokenHash: key as string, link: value } };

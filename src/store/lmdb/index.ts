@@ -28,7 +28,7 @@ export interface OpenLmdbOptions extends OpenKvOptions {
 function repoFactories(kv: Kv, sequences: Sequences, claims: ClaimState, cluster: MemoryCluster): RepoFactories<KvScope> {
   return {
     customers: lmdbCustomers,
-    conversations: lmdbConversations,
+    conversations: (s) => lmdbConversations(s, cluster.ownership.owner),
     history: lmdbHistory,
     links: lmdbLinks,
     proactive: lmdbProactive,

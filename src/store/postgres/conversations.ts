@@ -1,6 +1,6 @@
 // Conversation records on PostgreSQL: the columns the daemon, the host and the dashboard query, the XState snapshot and
 // the rest of the record as JSON.
-import { reviewDueAt, type Channel, type ConversationRecord, type ConversationSummary } from '../model.ts';
+import { reviewDueAt, type Channel, type ConversationRecord, type ConversationSummary, type MessageRecord } from '../model.ts';
 import type { ConversationStore } from '../repos.ts';
 import { first, json, limitOf, prepared, text, type Db } from './db.ts';
 
@@ -38,7 +38,9 @@ const PUT = prepared(
      channel = EXCLUDED.channel, state = EXCLUDED.state, busy = EXCLUDED.busy, updated_at = EXCLUDED.updated_at,
      last_message_at = EXCLUDED.last_message_at, last_customer_message_at = EXCLUDED.last_customer_message_at,
      reviewed_at = EXCLUDED.reviewed_at, details = EXCLUDED.details, snapshot = EXCLUDED.snapshot,
-     followup_pending = EXCLUDED.followup_pending, review_due_at = EXCLUDED.review_due_at, handoff_since = EXCLUDED.handoff_since`,
+     followup_pending = EXCLUDED.followup_pending, review_due_at = EXCLUDED.review_due_at, handoff_since = EXCLUDED.handoff_since,
+     version = conversations.version + 1
+   RETURNING version`,
 );
 const LOCK_FIELDS = prepared('conversations_lock_fields', `SELECT ${SUMMARY_COLUMNS} FROM parley_lock_conversation($1)`);
 // `put` and the appended records in one statement: data-modifying CTEs always run to completion. The records are
@@ -46,11 +48,19 @@ const LOCK_FIELDS = prepared('conversations_lock_fields', `SELECT ${SUMMARY_COLU
 const SAVE = prepared(
   'conversations_save',
   `WITH put AS (${PUT.text}),
-   last AS (SELECT coalesce(max(seq), 0) AS n FROM messages WHERE conversation_id = $1)
-   INSERT INTO messages (conversation_id, seq, id, role, text, at, turn_id, proactive, data)
-   SELECT $1, last.n + m.ord, m.id, m.role, m.text, m.at, m.turn_id, m.proactive, m.data
-   FROM last, unnest($16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[], $21::boolean[], $22::json[])
-     WITH ORDINALITY AS m(id, role, text, at, turn_id, proactive, data, ord)`,
+   last AS (SELECT coalesce(max(seq), 0) AS n FROM messages WHERE conversation_id = $1),
+   appended AS (
+     INSERT INTO messages (conversation_id, seq, id, role, text, at, turn_id, proactive, data)
+     SELECT $1, last.n + m.ord, m.id, m.role, m.text, m.at, m.turn_id, m.proactive, m.data
+     FROM last, unnest($16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[], $21::boolean[], $22::json[])
+       WITH ORDINALITY AS m(id, role, text, at, turn_id, proactive, data, ord))
+   SELECT version FROM put`,
+);
+// `save` as one statement of its own (migration 007 says how): the new version, or NULL when it wrote nothing.
+const SAVE_UNCHANGED = prepared(
+  'conversations_save_unchanged',
+  `SELECT parley_save_conversation_unchanged($23, $24, $25, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+     $16, $17, $18, $19, $20, $21, $22) AS version`,
 );
 const BUSY = prepared('conversations_busy', 'SELECT conversation_id, customer_id, external_id, channel FROM conversations WHERE busy ORDER BY conversation_id');
 // review_due_at is set on every put from model.ts's reviewDueAt (the partial index conversations_due_for_review).
@@ -136,6 +146,20 @@ function putValues(c: ConversationRecord): unknown[] {
   ];
 }
 
+function saveValues(c: ConversationRecord, messages: MessageRecord[]): unknown[] {
+  if (messages.some((m) => m.conversationId !== c.conversationId)) throw new Error('save: every record must belong to the conversation saved');
+  return [
+    ...putValues(c),
+    messages.map((m) => m.id),
+    messages.map((m) => m.role),
+    messages.map((m) => text(m.text)),
+    messages.map((m) => m.at),
+    messages.map((m) => m.turnId ?? null),
+    messages.map((m) => m.proactive ?? null),
+    messages.map((m) => json(m.data)),
+  ];
+}
+
 export function postgresConversations(db: Db): ConversationStore {
   return {
     get: async (id) => toRecord(await first(db.rows<RecordRow>(GET, [id]))),
@@ -148,17 +172,17 @@ export function postgresConversations(db: Db): ConversationStore {
       await db.rows(PUT, putValues(c));
     },
     save: async (c, messages) => {
-      if (messages.some((m) => m.conversationId !== c.conversationId)) throw new Error('save: every record must belong to the conversation saved');
-      await db.rows(SAVE, [
-        ...putValues(c),
-        messages.map((m) => m.id),
-        messages.map((m) => m.role),
-        messages.map((m) => text(m.text)),
-        messages.map((m) => m.at),
-        messages.map((m) => m.turnId ?? null),
-        messages.map((m) => m.proactive ?? null),
-        messages.map((m) => json(m.data)),
+      const [row] = await db.rows<{ version: number }>(SAVE, saveValues(c, messages));
+      return Number(row.version);
+    },
+    saveIfUnchanged: async (c, messages, { version, owner }) => {
+      const [row] = await db.rows<{ version: number | null }>(SAVE_UNCHANGED, [
+        ...saveValues(c, messages),
+        version,
+        owner?.nodeId ?? null,
+        owner?.epoch ?? null,
       ]);
+      return row.version === null ? undefined : Number(row.version);
     },
     busy: async () => {
       const rows = await db.rows<Pick<SummaryRow, 'conversation_id' | 'customer_id' | 'external_id' | 'channel'>>(BUSY, []);

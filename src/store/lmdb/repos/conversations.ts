@@ -3,8 +3,8 @@
 //   ['review', lastMessageAt, conversationId] → 1   due for review (model.ts reviewDueAt)
 //   ['followup', conversationId]              → 1   a follow-up decided and not yet settled
 //   ['human', handoff.since, conversationId]  → 1   a person has it (the agent inbox)
-import { reviewDueAt, type ConversationRecord, type ConversationSummary } from '../../model.ts';
-import type { ConversationStore } from '../../repos.ts';
+import { reviewDueAt, type ConversationRecord, type ConversationSummary, type MessageRecord } from '../../model.ts';
+import type { ConversationStore, OwnershipStore } from '../../repos.ts';
 import type { Key, KvScope } from '../kv.ts';
 import { lmdbHistory } from './history.ts';
 
@@ -16,13 +16,26 @@ export const humanKey = (since: number, conversationId: string) => ['human', sin
 /** With telemetry persistence off there is no activity list to go by: read at most this many conversations. */
 const MAX_SCANNED = 2000;
 
-const summary = (r: ConversationRecord): ConversationSummary => {
-  const { snapshot: _, ...rest } = r;
+/** As stored: the record and its version (repos.ts `save`), which reads leave out. */
+type Stored = ConversationRecord & { version?: number };
+
+/** The record without the version it is stored with. */
+export function fromStored(stored: Stored): ConversationRecord {
+  const { version: _, ...record } = stored;
+  return record;
+}
+
+const summary = (r: Stored): ConversationSummary => {
+  const { snapshot: _, version: __, ...rest } = r;
   return rest;
 };
 
-export function lmdbConversations(s: KvScope): ConversationStore {
-  const get = async (id: string) => s.get<ConversationRecord>('conversations', id);
+/** `ownerOf`: who owns a conversation now (the cluster's ownership), for `saveIfUnchanged`'s owner check. */
+export function lmdbConversations(s: KvScope, ownerOf?: OwnershipStore['owner']): ConversationStore {
+  const get = async (id: string) => {
+    const stored = s.get<Stored>('conversations', id);
+    return stored && fromStored(stored);
+  };
   /**
    * Every put keeps the index in step, but a key that disagrees with its record (the record moved on or is gone:
    * data from an older build, or a bug) would otherwise be listed, and fill the work list, forever. Dropped where
@@ -41,7 +54,7 @@ export function lmdbConversations(s: KvScope): ConversationStore {
   };
   const putIn = (scope: KvScope, record: ConversationRecord) =>
     scope.atomically(async (tx) => {
-      const previous = tx.get<ConversationRecord>('conversations', record.conversationId);
+      const previous = tx.get<Stored>('conversations', record.conversationId);
       const id = record.conversationId;
       const wasDue = reviewDueAt(previous);
       const isDue = reviewDueAt(record);
@@ -59,23 +72,39 @@ export function lmdbConversations(s: KvScope): ConversationStore {
         if (wasWithHuman !== undefined) await tx.remove('proactive', humanKey(wasWithHuman, id));
         if (isWithHuman !== undefined) await tx.put('proactive', humanKey(isWithHuman, id), 1);
       }
-      await tx.put('conversations', id, record);
+      const version = (previous?.version ?? 0) + 1;
+      await tx.put('conversations', id, Object.assign({}, record, { version }));
+      return version;
+    });
+  const saveIn = (scope: KvScope, record: ConversationRecord, messages: MessageRecord[]) =>
+    scope.atomically(async (tx) => {
+      const history = lmdbHistory(tx);
+      for (const m of messages) await history.append(m);
+      return putIn(tx, record);
     });
   return {
     get,
     lock: get,
     lockFields: async (id) => {
-      const record = await get(id);
-      if (!record) return undefined;
-      const { snapshot: _, ...fields } = record;
-      return fields;
+      const stored = s.get<Stored>('conversations', id);
+      return stored && summary(stored);
     },
-    put: (record) => putIn(s, record),
-    save: (record, messages) =>
+    put: async (record) => {
+      await putIn(s, record);
+    },
+    save: (record, messages) => saveIn(s, record, messages),
+    saveIfUnchanged: (record, messages, { version, owner }) =>
       s.atomically(async (tx) => {
+        const id = record.conversationId;
+        if (tx.get<Stored>('conversations', id)?.version !== version) return undefined;
+        if (owner) {
+          if (!ownerOf) throw new Error('saveIfUnchanged: this scope cannot check an owner');
+          const current = await ownerOf(id);
+          if (current?.nodeId !== owner.nodeId || current.epoch !== owner.epoch) return undefined;
+        }
         const history = lmdbHistory(tx);
-        for (const m of messages) await history.append(m);
-        await putIn(tx, record);
+        for (const m of messages) if (m.role === 'user' && (await history.seen(id, m.id))) return undefined;
+        return saveIn(tx, record, messages);
       }),
     busy: async () => {
       const out = [];
@@ -127,13 +156,13 @@ export function lmdbConversations(s: KvScope): ConversationStore {
       if (ids) {
         const out: ConversationSummary[] = [];
         for (const id of ids.slice(0, limit)) {
-          const r = s.get<ConversationRecord>('conversations', id);
+          const r = s.get<Stored>('conversations', id);
           if (r) out.push(summary(r));
         }
         return out;
       }
       const all: ConversationSummary[] = [];
-      for (const { value } of s.range<ConversationRecord>('conversations', { limit: MAX_SCANNED })) all.push(summary(value));
+      for (const { value } of s.range<Stored>('conversations', { limit: MAX_SCANNED })) all.push(summary(value));
       all.sort((a, b) => (b.lastMessageAt ?? b.updatedAt) - (a.lastMessageAt ?? a.updatedAt));
       return all.slice(0, limit);
     },

@@ -1,0 +1,85 @@
+// The conversation host's writes: an active conversation's next write goes out as one statement
+// (`conversations.saveIfUnchanged`, no transaction) while nobody else wrote its record, and falls back to the
+// transaction, keeping what the other writer wrote, when somebody did.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/repos.ts';
+import { startParley, type TestParley } from '../support/parley.ts';
+import { historyOf } from '../support/store.ts';
+import { startWidgetSession, type WidgetClient } from '../support/widget-client.ts';
+
+const open: { close(): unknown }[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+});
+
+/** Every outcome of `saveIfUnchanged` from now on: the version written, or undefined when the store refused. */
+function watchOneStatementWrites(store: Store): (number | undefined)[] {
+  const outcomes: (number | undefined)[] = [];
+  const original = store.conversations.saveIfUnchanged.bind(store.conversations);
+  store.conversations.saveIfUnchanged = async (...args) => {
+    const outcome = await original(...args);
+    outcomes.push(outcome);
+    return outcome;
+  };
+  return outcomes;
+}
+
+async function turn(w: WidgetClient, id: string, text: string) {
+  w.send({ type: 'message', id, text });
+  await w.next((f) => f.type === 'ack' && f.id === id);
+  await w.next((f) => f.type === 'message');
+}
+
+async function session(): Promise<{ p: TestParley; w: WidgetClient; conversationId: string }> {
+  const p = await startParley();
+  open.push(p);
+  const w = await startWidgetSession(p.url(), { customerId: 'writer-1', email: 'w@example.com' });
+  open.push(w);
+  return { p, w, conversationId: 'conv_web_writer-1' };
+}
+
+describe('the conversation host writes', () => {
+  it("an active conversation's writes are single statements: the first turn reads the record, the next ones do not", async () => {
+    const { p, w, conversationId } = await session();
+    const outcomes = watchOneStatementWrites(p.services.store);
+    await turn(w, 'm1', 'hello');
+    // The actor was new: its first write read the record in a transaction; the later ones of the turn did not.
+    const firstTurn = outcomes.length;
+    await turn(w, 'm2', 'hello again');
+    const secondTurn = outcomes.slice(firstTurn);
+    // The customer message's write and the reply's, each saved by one statement at the version the last one left.
+    expect(secondTurn.length).toBeGreaterThanOrEqual(2);
+    expect(secondTurn.every((v) => v !== undefined)).toBe(true);
+    for (let i = 1; i < secondTurn.length; i++) expect(secondTurn[i]).toBe(secondTurn[i - 1]! + 1);
+    expect((await historyOf(p.services.store, conversationId)).map((r) => `${r.role}:${r.role === 'user' ? r.id : ''}`)).toEqual([
+      'user:m1',
+      'assistant:',
+      'user:m2',
+      'assistant:',
+    ]);
+  });
+
+  it("another writer's fields survive the next turn: the one-statement write is refused and the transaction keeps them", async () => {
+    const { p, w, conversationId } = await session();
+    const store = p.services.store;
+    await turn(w, 'm1', 'hello');
+    // The reflection daemon's way of writing: lock, read, put with its verdict.
+    const reflection = { verdict: 'unresolved' as const, summary: 'still waiting for a refund', at: 123 };
+    await store.transaction(async (tx) => {
+      const current = await tx.conversations.lock(conversationId);
+      await tx.conversations.put(Object.assign({}, current!, { reflection, reviewedAt: 123 }));
+    });
+    const outcomes = watchOneStatementWrites(store);
+    await turn(w, 'm2', 'any news?');
+    // Refused once (the record moved on), then written in a transaction; the writes after it are single statements again.
+    expect(outcomes[0]).toBeUndefined();
+    expect(outcomes.slice(1).length).toBeGreaterThanOrEqual(1);
+    expect(outcomes.slice(1).every((v) => v !== undefined)).toBe(true);
+    const record = await store.conversations.get(conversationId);
+    expect(record?.reflection).toEqual(reflection);
+    // The customer's new message clears the verdict's time (it is due for review again), as the transaction does.
+    expect(record?.reviewedAt).toBeUndefined();
+    expect(record?.lastCustomerMessageAt).toBeGreaterThan(0);
+    expect((await historyOf(store, conversationId)).filter((r) => r.role === 'user').map((r) => r.id)).toEqual(['m1', 'm2']);
+  });
+});
