@@ -9,6 +9,7 @@
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { ConversationHost } from '../conversations/host.ts';
+import { isStoreUnavailable } from '../store/errors.ts';
 import type { ClusterBus, InboxStore, OwnershipStore } from '../store/repos.ts';
 import type { MembershipStatus } from './membership.ts';
 
@@ -56,7 +57,9 @@ export function createTakeover(o: TakeoverOptions) {
       try {
         if (await o.host.adopt(id)) adopted++;
       } catch (err) {
-        log.warn({ err, conversationId: id }, 'could not take the conversation over');
+        // The store away, or this node rejoining after a lost lease: the next sweep tries again, nothing to debug.
+        const cause = isStoreUnavailable(err) ? { message: err.message, code: err.code } : err;
+        log.warn({ err: cause, conversationId: id }, 'could not take the conversation over');
       }
     }
     if (adopted) log.info({ adopted }, 'took over conversations whose node is gone');
