@@ -124,7 +124,9 @@ describe('job queues of two processes on one PostgreSQL database', () => {
 
   it('jobs stored while a worker’s LISTEN connection was cut (pg_terminate_backend) are run after it reconnects', async () => {
     const a = await open();
-    const b = await open({ listenRetryMs: 1500 });
+    // Long enough that the three inserts below end before b reconnects, also on a loaded machine (1.5 s was not: in
+    // a CI run b was back, and had rescanned, before the third insert).
+    const b = await open({ listenRetryMs: 4000 });
     const ran: number[] = [];
     const qb = queueOn<Payload>(b, 'rescan', async (p) => void ran.push(p.n));
     const before = new Set(await listeners());
@@ -133,10 +135,10 @@ describe('job queues of two processes on one PostgreSQL database', () => {
     expect(await until(async () => (mine = (await listeners()).filter((pid) => !before.has(pid))).length === 1, 5000)).toBe(true);
     await admin.query('SELECT pg_terminate_backend($1)', [mine[0]]);
     expect(await until(async () => !(await listeners()).includes(mine[0]), 5000)).toBe(true);
-    // Nobody hears these notices: b is reconnecting (1.5 s), and a has no worker for the queue.
+    // Nobody hears these notices: b is reconnecting (4 s), and a has no worker for the queue.
     for (let n = 1; n <= 3; n++) await a.jobs.insert('rescan', newJob('rescan', n));
     expect(ran).toEqual([]);
-    expect(await until(() => ran.length === 3, 10_000)).toBe(true);
+    expect(await until(() => ran.length === 3, 15_000)).toBe(true);
     expect(ran).toEqual([1, 2, 3]);
     expect((await listeners()).filter((pid) => !before.has(pid))).toHaveLength(1); // listening again
   });
