@@ -173,7 +173,7 @@ export function postgresConversations(db: Db): ConversationStore {
     },
     save: async (c, messages) => {
       const [row] = await db.rows<{ version: number }>(SAVE, saveValues(c, messages));
-      return Number(row.version);
+      return row.version;
     },
     saveIfUnchanged: async (c, messages, { version, owner }) => {
       const [row] = await db.rows<{ version: number | null }>(SAVE_UNCHANGED, [
@@ -182,7 +182,7 @@ export function postgresConversations(db: Db): ConversationStore {
         owner?.nodeId ?? null,
         owner?.epoch ?? null,
       ]);
-      return row.version === null ? undefined : Number(row.version);
+      return row.version ?? undefined;
     },
     busy: async () => {
       const rows = await db.rows<Pick<SummaryRow, 'conversation_id' | 'customer_id' | 'external_id' | 'channel'>>(BUSY, []);
