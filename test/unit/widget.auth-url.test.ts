@@ -158,10 +158,10 @@ describe('createRenewal', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect(result).toBe(false);
     expect(lines).toEqual([
-      '[parley] auth URL answered 401: no fresh session token',
-      '[parley] auth URL answered no session token (expected the token as text, or JSON {"token": "…"})',
-      '[parley] auth URL failed: Failed to fetch',
-      '[parley] auth URL failed: aborted',
+      '[parley] auth URL: no token (401; expected the token as text or JSON {"token"})',
+      '[parley] auth URL: no token (200; expected the token as text or JSON {"token"})',
+      '[parley] auth URL: TypeError: Failed to fetch',
+      '[parley] auth URL: Error: aborted',
     ]);
   });
 
@@ -190,7 +190,7 @@ describe('createRenewal', () => {
     expect(await third).toBe(true);
     expect(got).toEqual(['v1.from.hook', 'v1.from.url', 'v1.from.url']);
     expect(f.calls).toHaveLength(2);
-    expect(lines).toEqual(['[parley] onAuthExpired failed: backend down']);
+    expect(lines).toEqual(['[parley] onAuthExpired failed: Error: backend down']);
   });
 
   it('neither onAuthExpired nor an auth URL: no hooks (the session ends as it always did)', () => {
@@ -278,7 +278,7 @@ describe('the controller with an auth URL', () => {
     await vi.advanceTimersByTimeAsync(10 * 60_000);
     expect(calls).toHaveLength(2);
     expect(FakeSocket.all).toHaveLength(1);
-    expect(lines).toContain('[parley] auth URL answered 503: no fresh session token');
+    expect(lines).toContain('[parley] auth URL: no token (503; expected the token as text or JSON {"token"})');
   });
 
   it('an auth URL that fails at the start: connects without a token all the same; its refusal ends the session without another fetch', async () => {

@@ -30,7 +30,8 @@ export function parseAuthResponse(body: string): FetchedAuth | undefined {
   const o = json as Record<string, unknown>;
   const token = typeof o.token === 'string' ? o.token : o.sessionToken;
   if (typeof token !== 'string' || !TOKEN.test(token)) return undefined;
-  return typeof o.customerId === 'string' && o.customerId ? { token, customerId: o.customerId } : { token };
+  const customerId = o.customerId;
+  return typeof customerId === 'string' && customerId ? { token, customerId } : { token };
 }
 
 /** Renewals closer together than this (the last fetch was under a minute ago) wait longer each time. */
@@ -67,30 +68,22 @@ export interface RenewalOptions {
   log: (line: string) => void;
   fetchImpl?: typeof fetch;
   now?: () => number;
-  setTimer?: (fn: () => void, ms: number) => unknown;
+  setTimer?: Timer;
 }
 
+type Timer = (fn: () => void, ms: number) => unknown;
+
 /** The cookies of the integrator's page go with the request: its backend knows who is signed in. */
-async function fetchAuth(url: string, o: RenewalOptions): Promise<FetchedAuth | undefined> {
-  const setTimer = o.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
-  const abort = typeof AbortController === 'function' ? new AbortController() : undefined;
-  setTimer(() => abort?.abort(), AUTH_FETCH_TIMEOUT_MS);
+async function fetchAuth(url: string, o: RenewalOptions, setTimer: Timer): Promise<FetchedAuth | undefined> {
+  const abort = new AbortController();
+  setTimer(() => abort.abort(), AUTH_FETCH_TIMEOUT_MS);
   try {
-    const res = await (o.fetchImpl ?? fetch)(url, {
-      credentials: 'include',
-      cache: 'no-store',
-      headers: { accept: 'application/json, text/plain' },
-      signal: abort?.signal,
-    });
-    if (!res.ok) {
-      o.log(`[parley] auth URL answered ${res.status}: no fresh session token`);
-      return undefined;
-    }
-    const auth = parseAuthResponse(await res.text());
-    if (!auth) o.log('[parley] auth URL answered no session token (expected the token as text, or JSON {"token": "…"})');
+    const res = await (o.fetchImpl || fetch)(url, { credentials: 'include', cache: 'no-store', signal: abort.signal });
+    const auth = res.ok ? parseAuthResponse(await res.text()) : undefined;
+    if (!auth) o.log(`[parley] auth URL: no token (${res.status}; expected the token as text or JSON {"token"})`);
     return auth;
   } catch (err) {
-    o.log(`[parley] auth URL failed: ${(err as Error)?.message ?? String(err)}`);
+    o.log(`[parley] auth URL: ${err}`);
     return undefined;
   }
 }
@@ -101,13 +94,12 @@ async function fetchAuth(url: string, o: RenewalOptions): Promise<FetchedAuth | 
  * Each resolves true once a fresh token is in place.
  */
 export function createRenewal(o: RenewalOptions) {
-  const now = o.now ?? Date.now;
-  const setTimer = o.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
-  const pacer = createRenewalPacer(now);
+  const setTimer: Timer = o.setTimer || setTimeout;
+  const pacer = createRenewalPacer(o.now || Date.now);
   const fromUrl = async (url: string) => {
     const wait = pacer.next();
     if (wait > 0) await new Promise<void>((resolve) => setTimer(resolve, wait));
-    const auth = await fetchAuth(url, o);
+    const auth = await fetchAuth(url, o, setTimer);
     if (auth) o.setAuth(auth);
     return !!auth;
   };
@@ -117,7 +109,7 @@ export function createRenewal(o: RenewalOptions) {
       if (fresh) o.setAuth({ token: fresh });
       return !!fresh;
     } catch (err) {
-      o.log(`[parley] onAuthExpired failed: ${(err as Error)?.message ?? String(err)}`);
+      o.log(`[parley] onAuthExpired failed: ${err}`);
       return false;
     }
   };
