@@ -46,15 +46,26 @@ const page = (sid: string) => `<!doctype html><html lang="en"><head><meta charse
 <script src="${attr(parley.url())}/widget.js" data-server-url="${attr(proxy.url)}" data-customer-id="${attr(customerId)}" data-auth-url="/parley-token"></script>
 </body></html>`;
 
-/** The site: `/` signs the shopper in (a cookie); `/parley-token` answers the token (text the first time, then JSON). */
+/** The same page with `Parley.init({ authUrl })` from its own script, and no customer id (the auth URL names it). */
+const initPage = (sid: string) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title></head><body><h1>Shop</h1>
+<script>window.shopPageId = ${JSON.stringify(sid)};</script>
+<script src="${attr(parley.url())}/widget.js"></script>
+<script>window.Parley.init({ serverUrl: ${JSON.stringify(proxy.url)}, authUrl: '/parley-token?with=customer' });</script>
+</body></html>`;
+
+/**
+ * The site: `/` (and `/init`) signs the shopper in (a cookie); `/parley-token` answers the token: text the first
+ * time, then JSON {token}; with `?with=customer` always JSON {token, customerId}.
+ */
 function siteHandler(req: IncomingMessage, res: import('node:http').ServerResponse) {
-  if (req.url === '/') {
+  if (req.url === '/' || req.url === '/init') {
     shop.pages++;
     const sid = `s-${shop.pages}-${Date.now()}`;
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'set-cookie': `shop_session=${sid}; HttpOnly; Path=/; SameSite=Lax` });
-    return res.end(page(sid));
+    return res.end(req.url === '/' ? page(sid) : initPage(sid));
   }
-  if (req.url === '/parley-token') {
+  if (req.url?.startsWith('/parley-token')) {
+    const withCustomer = req.url === '/parley-token?with=customer';
     const sid = cookieOf(req);
     if (!sid) return res.writeHead(401, { 'content-type': 'text/plain' }).end('not signed in');
     const n = (shop.tokenCalls.get(sid) ?? 0) + 1;
@@ -62,7 +73,8 @@ function siteHandler(req: IncomingMessage, res: import('node:http').ServerRespon
     if (shop.failing) return res.writeHead(503, { 'content-type': 'text/plain' }).end('backend down');
     void mintSession().then(
       (s) => {
-        if (n === 1) res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end(s.sessionToken);
+        if (withCustomer) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token: s.sessionToken, customerId: s.customerId }));
+        else if (n === 1) res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end(s.sessionToken);
         else res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify({ token: s.sessionToken }));
       },
       (err: Error) => res.writeHead(500).end(err.message),
@@ -173,6 +185,21 @@ describe('a script-tag widget with data-auth-url', () => {
       expect(await calls(p)).toBe(2);
       expect(proxy.cutAll()).toBe(0);
       expect(cutBefore).toBe(0);
+    });
+    shop.failing = false;
+    await p.close();
+  });
+
+  it('Parley.init({ authUrl }) without a customer id: the JSON answer {token, customerId} names the customer', async () => {
+    shop.failing = false; // whatever the test before left
+    const p = await browser.newPage();
+    await withScreenshotOnFailure(p, 'widget-auth-url-init', async () => {
+      await p.goto(`${siteUrl}/init`);
+      await p.locator('[data-testid=launcher]').click();
+      await expect.poll(() => status(p).textContent(), { timeout: 15_000 }).toBe('Connected');
+      expect(await calls(p)).toBe(1);
+      const before = await p.locator('[data-testid=message][data-role=assistant]').count();
+      await ask(p, 'What is the status of order 1001?', before + 1, /1001/);
     });
     await p.close();
   });
