@@ -1,8 +1,10 @@
 // Parley's embeddable widget. One script tag:
 //   <script src="https://parley.example.com/widget.js" data-server-url="…"
 //           data-customer-id="…" data-auth-token="…" data-accent="#0a7" data-locale="es"></script>
-// or window.Parley.init({ serverUrl, customerId, authToken, theme, locale, strings, onAuthExpired }).
+// (or data-auth-url="/parley-token" instead of data-auth-token: sessions that renew themselves, see auth-url.ts)
+// or window.Parley.init({ serverUrl, customerId, authToken, authUrl, theme, locale, strings, onAuthExpired }).
 import type { WidgetClientFrame } from '../../sdk/src/widget-protocol.ts';
+import { createRenewal } from './auth-url.ts';
 import { createController } from './controller.ts';
 import { initialState } from './state.ts';
 import { createStrings, pickLocale, type Strings } from './strings.ts';
@@ -13,8 +15,15 @@ export type { Strings, Theme };
 
 export interface InitOptions {
   serverUrl: string;
-  customerId: string;
+  /** Required unless the auth URL's JSON answer names it (`{token, customerId}`). */
+  customerId?: string;
   authToken?: string;
+  /**
+   * A URL of your own site that answers a fresh session token for the signed-in customer (as text, or JSON
+   * `{token}`), fetched with the page's cookies when the widget starts without a token and whenever Parley refuses
+   * the one it has (expired); the widget then reconnects without a reload.
+   */
+  authUrl?: string;
   /** Anonymous development mode only (identity.allow_anonymous). */
   email?: string;
   container?: HTMLElement;
@@ -54,6 +63,7 @@ export function init(o: InitOptions): WidgetHandle {
   const warn = (line: string) => console.warn(line);
   const locale = pickLocale(o.locale ?? (document.documentElement.lang || navigator.language));
   let authToken = o.authToken;
+  let customerId = o.customerId ?? '';
   const view = createView(
     o.container,
     {
@@ -63,18 +73,26 @@ export function init(o: InitOptions): WidgetHandle {
     },
     { strings: createStrings(locale, o.strings), locale, theme: resolveTheme(o.theme, warn) },
   );
-  const initFrame = (): WidgetClientFrame =>
-    authToken ? { type: 'init', customerId: o.customerId, authToken } : { type: 'init', customerId: o.customerId, email: o.email };
-  const refreshAuth = o.onAuthExpired
-    ? async () => {
-        const fresh = await o.onAuthExpired!();
-        if (!fresh) return false;
-        authToken = fresh;
-        return true;
-      }
-    : undefined;
+  const initFrame = (): WidgetClientFrame => (authToken ? { type: 'init', customerId, authToken } : { type: 'init', customerId, email: o.email });
+  const renewal = createRenewal({
+    authUrl: o.authUrl,
+    onAuthExpired: o.onAuthExpired,
+    setAuth: (auth) => {
+      authToken = auth.token;
+      if (auth.customerId) customerId = auth.customerId;
+    },
+    log: warn,
+  });
   view.render(initialState);
-  const controller = createController({ url: wsUrl(o.serverUrl), init: initFrame, render: view.render, newId, refreshAuth, log: warn });
+  const controller = createController({
+    url: wsUrl(o.serverUrl),
+    init: initFrame,
+    render: view.render,
+    newId,
+    refreshAuth: renewal.refreshAuth,
+    firstAuth: authToken ? undefined : renewal.firstAuth,
+    log: warn,
+  });
   if (o.open) view.open();
   return {
     open: view.open,
@@ -101,8 +119,9 @@ export function optionsFromDataset(d: DOMStringMap, scriptSrc: string): InitOpti
   if (d.colorScheme === 'light' || d.colorScheme === 'dark' || d.colorScheme === 'auto') theme.colorScheme = d.colorScheme;
   return {
     serverUrl: d.serverUrl || new URL(scriptSrc, location.href).origin,
-    customerId: d.customerId ?? '',
+    customerId: d.customerId,
     authToken: d.authToken,
+    authUrl: d.authUrl,
     email: d.email,
     locale: d.locale,
     open: d.open === 'true',
@@ -118,4 +137,4 @@ declare global {
 
 const script = document.currentScript as HTMLScriptElement | null;
 window.Parley = { init };
-if (script?.dataset.customerId) window.Parley.instance = init(optionsFromDataset(script.dataset, script.src));
+if (script?.dataset.customerId || script?.dataset.authUrl) window.Parley.instance = init(optionsFromDataset(script.dataset, script.src));
