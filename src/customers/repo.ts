@@ -9,9 +9,6 @@ import type { CustomerStore, Store } from '../store/repos.ts';
 
 export type { Customer, IdentityKind } from '../store/model.ts';
 
-/** WhatsApp's free-form window after the customer's last inbound message (`lastInboundAt.whatsapp`). */
-export const WHATSAPP_WINDOW_MS = 24 * 3_600_000;
-
 export type LinkResult =
   { ok: true; customer: Customer } | { ok: false; reason: 'unknown_customer' } | { ok: false; reason: 'conflict'; ownerExternalId: string };
 
