@@ -1,8 +1,8 @@
 // The floors of the house: imports go down the layers listed in src/README.md ("## Layers"), never up; no circle of
-// files (in src/, machines/, sdk/src/ and bench/) nor of folders of src/; machines/ imports only xstate; sdk/src/ only ws, zod and node: modules; nothing
-// outside src/store/ imports an engine (src/store/lmdb/, src/store/postgres/). The layer list is read from the
-// README, so the documented list is the rule. Every import is read with the TypeScript parser: import and
-// export … from, import type, dynamic import() and import('…') types.
+// files (in src/, machines/, sdk/src/ and bench/) nor of folders of src/; machines/ imports only xstate; sdk/src/
+// only ws, zod and node: modules; nothing outside src/store/ imports an engine (src/store/lmdb/, src/store/postgres/).
+// The layer list is read from the README, so the documented list is the rule. Every import is read with the
+// TypeScript parser: import and export … from, import type, dynamic import() and import('…') types.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import ts from 'typescript';
