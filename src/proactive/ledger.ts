@@ -12,8 +12,6 @@ import type { StoreRepos, Store } from '../store/repos.ts';
 export const HOUR_MS = 3_600_000;
 /** The daily cap is a sliding 24-hour window. */
 export const CAP_WINDOW_MS = 24 * HOUR_MS;
-// Re-exported for src/conversations/routes.ts until it imports it from customers/whatsapp-window.ts (after the merge).
-export { WHATSAPP_WINDOW_MS };
 
 export type ReserveFailure = 'duplicate' | 'cap' | 'window';
 export type ReserveResult = { ok: true; messageId: string } | { ok: false; failed: ReserveFailure };
