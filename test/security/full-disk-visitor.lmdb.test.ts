@@ -5,7 +5,8 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawnParley } from '../support/parley.ts';
+import WebSocket from 'ws';
+import { spawnParley, TEST_SECRET } from '../support/parley.ts';
 import { fillUp, isRoot, mountTmpfs } from '../support/tmpfs.ts';
 import { connectWidget, startWidgetSession } from '../support/widget-client.ts';
 import { sleep } from '../support/whatsapp.ts';
@@ -32,7 +33,10 @@ describe('a new visitor on a full disk', () => {
     const dir = mountTmpfs(48, (fn) => cleanups.push(fn));
     const storagePath = join(dir, 'data');
     mkdirSync(storagePath);
-    const parley = await spawnParley({ storagePath, config: { storage: { disk_reserve_mb: 1 }, channels: { web: { rate_limit_per_minute: 100_000 } } } });
+    const parley = await spawnParley({
+      storagePath,
+      config: { storage: { disk_reserve_mb: 1 }, channels: { web: { rate_limit_per_minute: 100_000 }, whatsapp: { enabled: true, provider: 'sdk' } } },
+    });
     cleanups.push(() => parley.kill());
     const writers = await Promise.all([0, 1, 2, 3].map((i) => startWidgetSession(parley.url, { customerId: `writer-${i}`, email: `writer-${i}@example.com` })));
     for (const w of writers) cleanups.push(() => w.close());
@@ -54,11 +58,30 @@ describe('a new visitor on a full disk', () => {
       }
     }
     const refused = await initVisitor(parley.url, 'new-visitor');
+    // A WhatsApp message the SDK ingests (provider sdk): a negative ack saying unavailable, not "ingest failed".
+    const sdk = new WebSocket(`${parley.url.replace('http', 'ws')}/sdk`, { headers: { authorization: `Bearer ${TEST_SECRET}` } });
+    cleanups.push(() => sdk.close());
+    const sdkAck = new Promise<Record<string, any>>((resolve) =>
+      sdk.on('message', (d) => {
+        const f = JSON.parse(d.toString());
+        if (f.type === 'ack' && f.id === 'full-ingest') resolve(f);
+      }),
+    );
+    await new Promise((resolve, reject) => sdk.once('open', resolve).once('error', reject));
+    sdk.send(JSON.stringify({ type: 'ingest', id: 'full-ingest', channel: 'whatsapp', from: '+15550009999', text: 'hello' }));
+    expect(await sdkAck).toMatchObject({ ok: false, error: expect.stringMatching(/^unavailable: Parley cannot store this now \(ENOSPC\)/) });
     expect(refused).toMatchObject({ type: 'error', code: 'unavailable' });
+    // Both refusals are logged at warn, with the cause and no stack (the child's output may lag its frames).
+    const logged = Date.now() + 10_000;
+    while (!/ingest not stored: the store cannot write/.test(parley.output())) {
+      expect(Date.now(), 'the ingest refusal was never logged').toBeLessThan(logged);
+      await sleep(50);
+    }
     const out = parley.output();
+    expect(out).toMatch(/"level":40[^\n]*"code":"ENOSPC"[^\n]*widget frame not handled: the store cannot write/);
+    expect(out).toMatch(/"level":40[^\n]*"code":"ENOSPC"[^\n]*ingest not stored: the store cannot write/);
     expect(out).not.toMatch(/"level":50/);
-    expect(out).not.toMatch(/\\n\s+at /); // a stack, as JSON logs carry it
-    expect(out).toMatch(/"level":40[^\n]*"code":"ENOSPC"[^\n]*the store cannot write/);
+    expect(out).not.toMatch(/"stack"|\\n\s+at /);
 
     rmSync(join(dir, 'ballast'));
     const settled = Date.now() + 60_000;
