@@ -1,7 +1,7 @@
 // The data-file check before LMDB maps a file (src/store/lmdb/file-check.ts and reachable-pages.ts), on files
 // lmdb-js really wrote, judged against LMDB itself where that is possible.
 import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import { describe, expect, it } from 'vitest';
@@ -162,7 +162,23 @@ describe('pages in use are checked whatever the size of the file', () => {
     const fd = openSync(file, 'r+');
     writeSync(fd, Buffer.from([0xf0, 0xff]), 0, 2, page * PAGE + 24); // the first node's offset
     closeSync(fd);
-    expect(() => checkLmdbDataFile(dir)).toThrow(new RegExp(`page ${page}, in use: a node at byte \\d+ lies outside the page`));
+    expect(() => checkLmdbDataFile(dir)).toThrow(new RegExp(`page ${page}, in use: a node at byte \\d+ lies outside the page's nodes`));
+  });
+
+  it('a leaf in use whose header and node offsets are whole but whose data size runs past the page is refused (LMDB dies of SIGSEGV on it)', async () => {
+    const { dir } = await writtenStore();
+    const file = join(dir, 'data.mdb');
+    const buf = readFileSync(file);
+    // A leaf page (not LEAF2) in use, and its first node holding plain data (no overflow, no sub-DB).
+    const leaf = lmdbPagesInUse(file).tree.find((p) => (buf.readUInt16LE(p * PAGE + 18) & 0x22) === 0x02)!;
+    const node = PAGE * leaf + 24 + buf.readUInt16LE(PAGE * leaf + 24);
+    expect(buf.readUInt16LE(node + 4)).toBe(0);
+    const fd = openSync(file, 'r+');
+    writeSync(fd, Buffer.from([0xff, 0xff]), 0, 2, node + 2); // the data size's high half
+    closeSync(fd);
+    expect(() => checkLmdbDataFile(dir)).toThrow(new RegExp(`page ${leaf}, in use: the data of the node at byte \\d+ runs past the page`));
+    // What LMDB itself does with that store: it reads the value past its page and dies of a signal (SIGSEGV here).
+    expect(['SIGSEGV', 'SIGBUS']).toContain(lmdbReadsEverything(dir).signal);
   });
 
   it('free pages may hold anything: every free page overwritten, the check passes and LMDB reads and writes everything', async () => {

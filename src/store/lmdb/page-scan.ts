@@ -45,7 +45,10 @@ export interface PageIndex {
 
 const u64 = (buf: Buffer, at: number) => buf.readUInt32LE(at) + buf.readUInt32LE(at + 4) * 0x1_0000_0000;
 
-/** The links of one branch or leaf page (at `base` in `buf`), or what is wrong with it. */
+/**
+ * The links of one branch or leaf page (at `base` in `buf`), or what is wrong with it. LMDB places nodes from the end
+ * of the page down to `upper`: each node, its key and (on a leaf) its data must lie between `upper` and the page's end.
+ */
 function linksOf(buf: Buffer, base: number, pageSize: number, flags: number): { children: number[]; overflows: number[] } | string {
   const children: number[] = [];
   const overflows: number[] = [];
@@ -55,20 +58,22 @@ function linksOf(buf: Buffer, base: number, pageSize: number, flags: number): { 
   const count = lower >> 1;
   for (let i = 0; i < count; i++) {
     const at = HEADER + buf.readUInt16LE(base + HEADER + 2 * i);
-    if (at + 8 > pageSize) return `a node at byte ${at} lies outside the page`;
+    if (at < HEADER + upper || at + 8 > pageSize) return `a node at byte ${at} lies outside the page's nodes`;
     const lo = buf.readUInt16LE(base + at);
     const hi = buf.readUInt16LE(base + at + 2);
     const nodeFlags = buf.readUInt16LE(base + at + 4);
+    const data = at + 8 + buf.readUInt16LE(base + at + 6);
+    if (data > pageSize) return `the key of the node at byte ${at} runs past the page`;
     if (flags & P_BRANCH) {
       children.push(lo + hi * 0x1_0000 + nodeFlags * 0x1_0000_0000);
       continue;
     }
-    const data = at + 8 + buf.readUInt16LE(base + at + 6);
-    if (nodeFlags & F_BIGDATA) {
-      if (data + 8 > pageSize) return `a node's data at byte ${data} lies outside the page`;
-      overflows.push(u64(buf, base + data));
-    } else if (nodeFlags & F_SUBDATA) {
-      if (data + DB_ROOT_OFFSET + 8 > pageSize) return `a node's data at byte ${data} lies outside the page`;
+    // On a leaf, lo | hi << 16 is the data's size: kept in the page unless it is on overflow pages (F_BIGDATA).
+    const inPage = nodeFlags & F_BIGDATA ? 8 : lo + hi * 0x1_0000;
+    if (data + inPage > pageSize) return `the data of the node at byte ${at} runs past the page`;
+    if (nodeFlags & F_BIGDATA) overflows.push(u64(buf, base + data));
+    else if (nodeFlags & F_SUBDATA) {
+      if (data + DB_ROOT_OFFSET + 8 > pageSize) return `the data of the node at byte ${at} runs past the page`;
       const root = buf.readBigUInt64LE(base + data + DB_ROOT_OFFSET);
       children.push(root === 0xffffffffffffffffn ? EMPTY_CHILD : Number(root));
     }
