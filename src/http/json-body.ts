@@ -1,6 +1,9 @@
 // The JSON body parser for every route: prototype-poisoning keys refused
 // (secure-json-parse, as fastify does) and nesting bounded, so a hostile body
-// can't make validation or logging recurse without limit.
+// can't make validation or logging recurse without limit; bytes that are not
+// UTF-8 and strings that are not valid Unicode refused, so what is stored is
+// what was sent.
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import sjson from 'secure-json-parse';
 import { HttpError } from './errors.ts';
@@ -70,8 +73,10 @@ export const illFormedMessage = (path: string) =>
 
 export function installJsonBodyParser(app: FastifyInstance) {
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = body as string;
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    // Bytes that are not UTF-8 would be decoded with replacement characters: the text stored would not be the text sent.
+    if (!isUtf8(body as Buffer)) return done(new HttpError(400, 'bad_request', 'Body is not valid UTF-8'), undefined);
+    const text = (body as Buffer).toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     let json: unknown;
     try {

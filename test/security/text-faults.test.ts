@@ -109,7 +109,7 @@ describe('the SDK socket', () => {
 });
 
 describe('HTTP routes that take text', () => {
-  it('a body with a lone surrogate is a 400 naming the field, before anything is stored', async () => {
+  it('a body with a lone surrogate is a 400 naming the field, before anything is stored; bytes that are not UTF-8 likewise', async () => {
     const post = (path: string, body: string) =>
       fetch(`${p.url()}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_SECRET}` }, body });
     const proactive = await post('/proactive', `{"customerId":"nobody","channel":"web","text":${LONE}}`);
@@ -120,5 +120,12 @@ describe('HTTP routes that take text', () => {
     expect((await agent.json()).error.message).toMatch(/^text: text is not valid Unicode/);
     const nested = await post('/proactive', `{"items":[1,{"name":${LONE}}]}`);
     expect((await nested.json()).error.message).toMatch(/^items\.1\.name: /);
+    const bytes = await fetch(`${p.url()}/proactive`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_SECRET}` },
+      body: Buffer.concat([Buffer.from('{"customerId":"nobody","channel":"web","text":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]),
+    });
+    expect(bytes.status).toBe(400);
+    expect((await bytes.json()).error).toEqual({ code: 'bad_request', message: 'Body is not valid UTF-8' });
   });
 });
