@@ -141,7 +141,7 @@ describe('a damaged store is refused at start, whatever its size (issue 34 part 
         /data\.mdb is empty \(0 bytes\), but .* holds files of an earlier run \(lock\.mdb\).*Restore the directory from a backup, or move it away/,
       ),
     ]);
-  }, 60_000);
+  }, 120_000);
 
   it('a healthy store written by many turns still starts, and keeps what it held', async () => {
     const storagePath = await storeWithData(16);
