@@ -10,11 +10,11 @@
 // 1 and the flushed meta are taken as they are, so a damaged one with a high transaction id would be followed.
 // Every one of them is therefore judged, and each tree they point at is walked.
 import { HEADER } from './page-scan.ts';
+import { EMPTY_ROOT } from './reachable-pages.ts';
 
 const MAGIC = 0xbeefc0de;
 const DATA_VERSION = 2;
 const P_META = 0x08;
-const EMPTY_ROOT = 0xffffffffffffffffn;
 
 export interface Meta {
   /** Where it was read: `header page 0`, `header page 1`, or `the flushed meta in header page 0`. */
