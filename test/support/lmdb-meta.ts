@@ -1,6 +1,6 @@
 // The current meta page of an LMDB data file (the one with the higher transaction id), read at the offsets
 // src/store/lmdb/file-check.ts documents: tests that cut or alter a store's file aim with it.
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync, truncateSync } from 'node:fs';
 
 export const LMDB_PAGE = 4096;
 
@@ -53,4 +53,10 @@ export function lmdbPagesInUse(file: string): { tree: number[]; overflow: Set<nu
     }
   }
   return { tree: [...found].sort((a, b) => a - b), overflow };
+}
+
+/** Pads a data file LMDB left shorter than its last page (free pages it never wrote) with zeros up to that page. */
+export function wholeLength(file: string): void {
+  const whole = Number(currentLmdbMeta(file).lastPage + 1n) * LMDB_PAGE;
+  if (statSync(file).size < whole) truncateSync(file, whole);
 }
