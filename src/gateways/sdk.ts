@@ -73,8 +73,9 @@ export function parseClientFrame(data: RawData, isBinary: boolean): Parsed {
   const refuse = (message: string): Parsed => ({ ok: false, message, ...(type === 'result' && typeof id === 'string' ? { resultId: id } : {}) });
   // Bounded like HTTP bodies: deeper data would make validation, logging and storage recurse without limit.
   if (jsonDepth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return refuse(`${type} frame nested deeper than ${MAX_JSON_DEPTH} levels`);
-  // Lone surrogates would be stored or passed on changed (UTF-8 cannot hold them): refused before anything is acknowledged.
-  const illFormed = illFormedTextAt(raw);
+  // An ingested message with lone surrogates would be acknowledged and then stored changed (UTF-8 cannot hold them):
+  // refused before the ack. Other frames (a tool's result) pass as before: a cut emoji must not fail a tool call.
+  const illFormed = type === 'ingest' ? illFormedTextAt(raw) : undefined;
   if (illFormed !== undefined) return refuse(`${type} frame: ${illFormedMessage(illFormed)}`);
   const r = schema.safeParse(raw);
   if (!r.success) {
