@@ -256,7 +256,7 @@ export async function wireComponents(o: {
   // The WebSocket routes in their own scope: only they pay for @fastify/websocket's per-request hooks.
   const upgrades = routeUpgrades(app.server, ['/sdk', '/widget/ws']);
   await app.register(async (scope) => {
-    await registerWebSocketSupport(scope, upgrades);
+    await registerWebSocketSupport(scope, upgrades, services.logger.child({ component: 'websocket' }));
     await scope.register(sdkGatewayPlugin, { services, hub: localHub, supervisor });
     await scope.register(widgetGatewayPlugin, { services, customers, history: store.history, host, sessions, tokens: identity.tokens });
   });

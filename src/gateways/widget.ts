@@ -1,4 +1,5 @@
 // GET /widget/ws — the widget protocol (sdk/src/widget-protocol.ts).
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES } from '../../sdk/src/widget-protocol.ts';
@@ -8,7 +9,7 @@ import type { ConversationHost } from '../conversations/host.ts';
 import { conversationIdFor } from '../conversations/history.ts';
 import type { HistoryStore } from '../store/repos.ts';
 import { sendError } from '../http/errors.ts';
-import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
+import { illFormedMessage, illFormedTextAt, jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
 import { createRateLimiter } from '../limits/rate-limiter.ts';
 import type { Services } from '../services.ts';
 import { sendFrame, type WebSessions } from '../channels/web-sessions.ts';
@@ -67,6 +68,11 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
       let customer: Customer | undefined;
       let conversationId = '';
       const error = (code: string, message: string) => sendFrame(socket, { type: 'error', code, message });
+      /** A frame no client of ours sends (bad bytes): answered, and logged without a stack at debug. */
+      const clientFault = (message: string) => {
+        log.debug({ reason: message }, 'widget frame refused');
+        error('bad_frame', message);
+      };
       const initTimer = clock.setTimeout(() => {
         if (!customer) {
           error('init_timeout', 'Send init first');
@@ -138,7 +144,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
           const ok = await host.confirm(conversationId, frame.id, frame.approve);
           if (!ok) error('unknown_confirmation', 'Nothing is waiting for this confirmation');
         } catch (err) {
-          log.error({ err }, 'confirmation not stored');
+          if (!isStoreUnavailable(err)) log.error({ err }, 'confirmation not stored');
           error('unavailable', 'Your answer could not be stored; please try again');
         }
       };
@@ -147,13 +153,19 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
         if (size > WIDGET_MAX_FRAME_BYTES) return socket.close(1009, 'frame too large');
         if (isBinary) return error('bad_frame', 'Frames are JSON text');
+        // ws does not check UTF-8 (skipUTF8Validation, websocket-scope.ts): it would close the socket without a word.
+        const text = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+        if (!isUtf8(text)) return clientFault('Frame is not valid UTF-8 text');
         let json: unknown;
         try {
-          json = JSON.parse(data.toString());
+          json = JSON.parse(text.toString());
         } catch {
           return error('bad_frame', 'Frame is not valid JSON');
         }
         if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return error('bad_frame', `Frame nested deeper than ${MAX_JSON_DEPTH} levels`);
+        // Lone surrogates would be acknowledged and then stored changed (UTF-8 cannot hold them): refused before the ack.
+        const illFormed = illFormedTextAt(json);
+        if (illFormed !== undefined) return clientFault(illFormedMessage(illFormed));
         const parsed = WidgetClientFrame.safeParse(json);
         if (!parsed.success) {
           return error('bad_frame', parsed.error.issues.map((i) => `${i.path.join('.') || 'frame'}: ${i.message}`).join('; '));
@@ -161,6 +173,11 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         const frame = parsed.data;
         const work = frame.type === 'init' ? init(frame) : frame.type === 'message' ? onMessage(frame) : onConfirm(frame);
         work.catch((err) => {
+          // A store that cannot write (a full disk, PostgreSQL away) is the environment, not a bug: no stack.
+          if (isStoreUnavailable(err)) {
+            log.warn({ code: err.code, frame: frame.type }, 'widget frame not handled: the store cannot write');
+            return error('unavailable', 'Parley cannot store this now; please try again shortly');
+          }
           log.error({ err }, 'widget frame failed');
           error('internal', 'Something went wrong');
         });
@@ -169,7 +186,8 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         clock.clearTimeout(initTimer);
         if (customer) sessions.remove(customer.customerId, socket);
       });
-      socket.on('error', (err) => log.debug({ err }, 'widget socket error'));
+      // A connection lost or a client breaking the protocol: noise any client can cause, so no stack.
+      socket.on('error', (err: NodeJS.ErrnoException) => log.debug({ code: err.code, reason: err.message }, 'widget socket error'));
     },
   });
 }

@@ -11,6 +11,7 @@ import type { CatalogEntry, InvokeOutcome, SdkHub, Services } from '../services.
 import type { TimerHandle } from '../clock.ts';
 import type { SdkConnectionEffectHandlers, SupervisorRuntime } from './supervisor.ts';
 import type { SdkFunctionDeclaration, SdkInfo } from '../../machines/sdkConnection.ts';
+import { isStoreUnavailable } from '../store/errors.ts';
 
 /** How the hub reaches one socket (the gateway supplies it). */
 export interface SdkTransport {
@@ -263,6 +264,11 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
         const r = await ingestHandler(frame, connectionId);
         return { ok: r.ok, ...(r.error ? { error: r.error } : {}) };
       } catch (err) {
+        // A store that cannot write (a full disk, PostgreSQL away) is the environment, not a bug: no stack; sent again later.
+        if (isStoreUnavailable(err)) {
+          log.warn({ connectionId, code: err.code }, 'ingest not stored: the store cannot write');
+          return { ok: false, error: `unavailable: Parley cannot store this now (${err.code}); send it again` };
+        }
         log.error({ err, connectionId }, 'ingest handler failed');
         return { ok: false, error: 'ingest failed' };
       }
