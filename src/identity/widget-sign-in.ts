@@ -55,7 +55,7 @@ export function createWidgetSignIn(d: WidgetSignInDeps) {
 
   const byIdentityToken = async (token: string, frame: WidgetInitFrame): Promise<SignInResult> => {
     const v = d.identityTokens.verify(token);
-    if (!v.ok) return refuse(`identity token: ${v.reason}`, v.reason === 'expired' ? 'Identity token expired' : REFUSED);
+    if (!v.ok) return refuse(`identity token: ${v.reason}`);
     const { externalId, email, phone } = v.claims;
     if (isAnonymousExternalId(externalId) || isVisitorExternalId(externalId)) return refuse('identity token: reserved sub');
     let customerId = known.get(externalId);
