@@ -89,7 +89,7 @@ function withIdentitySecretDefault(doc: Record<string, unknown>): Record<string,
   const identity = doc.identity;
   if (identity !== undefined && (typeof identity !== 'object' || identity === null || Array.isArray(identity))) return doc;
   if (identity && 'jwt_secret' in identity) return doc;
-  return { ...doc, identity: { jwt_secret: '${SERVICE_IDENTITY_SECRET}', ...(identity as object | undefined) } };
+  return Object.assign({}, doc, { identity: Object.assign({ jwt_secret: '${SERVICE_IDENTITY_SECRET}' }, identity) });
 }
 
 export function parseConfig(text: string, env: NodeJS.ProcessEnv, source = 'config'): Config {

@@ -79,7 +79,8 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
     if (index) return index;
     index = new Map();
     const bySeq = [...registrations.entries()].sort((a, b) => a[1].seq - b[1].seq);
-    for (const [connectionId, r] of bySeq) for (const f of r.functions) index.set(f.name, Object.assign({}, f, { visitors: f.visitors ?? false, connectionId }));
+    for (const [connectionId, r] of bySeq)
+      for (const f of r.functions) index.set(f.name, Object.assign({}, f, { visitors: f.visitors ?? false, connectionId }));
     return index;
   };
 
@@ -190,7 +191,7 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
         ok: false,
         error: { code: 'timeout', message: `The SDK function "${name}" did not answer in time` },
       });
-      const frame: ServerFrame = { type: 'invoke', id, name, args: args ?? {}, context: { ...context, verified: context.verified ?? false } };
+      const frame: ServerFrame = { type: 'invoke', id, name, args: args ?? {}, context: Object.assign({}, context, { verified: context.verified ?? false }) };
       if (!sendTo(entry.connectionId, frame)) {
         clock.clearTimeout(p.timer);
         pendingInvokes.delete(id);
