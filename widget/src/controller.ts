@@ -1,6 +1,6 @@
 // The widget without its DOM: state, socket, re-sending, a fresh session token when the old one is refused.
 // index.ts hands it a render function; unit tests hand it a fake WebSocket and fake timers.
-import type { WidgetClientFrame } from '../../sdk/src/widget-protocol.ts';
+import type { WidgetClientFrame, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 import { connect, type ConnectionOptions } from './connection.ts';
 import { initialState, reduce, unacknowledged, type Action, type WidgetState } from './state.ts';
 
@@ -17,6 +17,8 @@ export interface ControllerOptions {
   refreshAuth?: () => Promise<boolean>;
   /** Where error codes and the server's developer text go (the customer reads plain words instead). */
   log?: (line: string) => void;
+  /** Every frame from the server, before it is shown (the visitor token is kept from `ready`). */
+  onServerFrame?: (frame: WidgetServerFrame) => void;
   WebSocketImpl?: ConnectionOptions['WebSocketImpl'];
   setTimer?: ConnectionOptions['setTimer'];
 }
@@ -52,6 +54,7 @@ export function createController(o: ControllerOptions) {
     onFrame: (frame) => {
       if (frame.type === 'error') log(`[parley] ${frame.code}: ${frame.message}`);
       if (frame.type === 'ready') refreshTried = false;
+      o.onServerFrame?.(frame);
       dispatch({ type: 'frame', frame, at: now() });
     },
     onStatus: (status) => {

@@ -1,19 +1,23 @@
 // Parley's embeddable widget. One script tag:
 //   <script src="https://parley.example.com/widget.js" data-server-url="…"
 //           data-customer-id="…" data-auth-token="…" data-accent="#0a7" data-locale="es"></script>
+// (data-auth-token alone with an identity token; data-visitors="true" alone for a visitor)
 // or window.Parley.init({ serverUrl, customerId, authToken, theme, locale, strings, onAuthExpired }).
-import type { WidgetClientFrame } from '../../sdk/src/widget-protocol.ts';
+import type { WidgetClientFrame, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 import { createController } from './controller.ts';
 import { initialState } from './state.ts';
 import { createStrings, pickLocale, type Strings } from './strings.ts';
 import { resolveTheme, type Theme } from './theme.ts';
 import { createView } from './view.ts';
+import { visitorMemory } from './visitor.ts';
 
 export type { Strings, Theme };
 
 export interface InitOptions {
   serverUrl: string;
-  customerId: string;
+  /** Needed with a session token; optional with an identity token (a JWT) and for visitors. */
+  customerId?: string;
+  /** A session token (magic link) or an identity token (a JWT your backend signs); none: a visitor (`identity.visitors`). */
   authToken?: string;
   /** Anonymous development mode only (identity.allow_anonymous). */
   email?: string;
@@ -63,8 +67,9 @@ export function init(o: InitOptions): WidgetHandle {
     },
     { strings: createStrings(locale, o.strings), locale, theme: resolveTheme(o.theme, warn) },
   );
+  const visitor = visitorMemory(o.serverUrl);
   const initFrame = (): WidgetClientFrame =>
-    authToken ? { type: 'init', customerId: o.customerId, authToken } : { type: 'init', customerId: o.customerId, email: o.email };
+    visitor.init(authToken ? { type: 'init', customerId: o.customerId, authToken } : { type: 'init', customerId: o.customerId, email: o.email });
   const refreshAuth = o.onAuthExpired
     ? async () => {
         const fresh = await o.onAuthExpired!();
@@ -74,7 +79,8 @@ export function init(o: InitOptions): WidgetHandle {
       }
     : undefined;
   view.render(initialState);
-  const controller = createController({ url: wsUrl(o.serverUrl), init: initFrame, render: view.render, newId, refreshAuth, log: warn });
+  const onServerFrame = (frame: WidgetServerFrame) => visitor.onFrame(frame, !!authToken);
+  const controller = createController({ url: wsUrl(o.serverUrl), init: initFrame, render: view.render, newId, refreshAuth, log: warn, onServerFrame });
   if (o.open) view.open();
   return {
     open: view.open,
@@ -101,7 +107,7 @@ export function optionsFromDataset(d: DOMStringMap, scriptSrc: string): InitOpti
   if (d.colorScheme === 'light' || d.colorScheme === 'dark' || d.colorScheme === 'auto') theme.colorScheme = d.colorScheme;
   return {
     serverUrl: d.serverUrl || new URL(scriptSrc, location.href).origin,
-    customerId: d.customerId ?? '',
+    customerId: d.customerId,
     authToken: d.authToken,
     email: d.email,
     locale: d.locale,
@@ -118,4 +124,6 @@ declare global {
 
 const script = document.currentScript as HTMLScriptElement | null;
 window.Parley = { init };
-if (script?.dataset.customerId) window.Parley.instance = init(optionsFromDataset(script.dataset, script.src));
+// A customer (customer id or token), or a visitor (`data-visitors="true"`, with identity.visitors on the server).
+const start = script && (script.dataset.customerId || script.dataset.authToken || script.dataset.visitors === 'true');
+if (start) window.Parley.instance = init(optionsFromDataset(script.dataset, script.src));
