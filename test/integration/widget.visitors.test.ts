@@ -96,6 +96,21 @@ describe('visitors', () => {
     expect(stored.map((r) => r.text)).toEqual(['my own earlier question', 'hello, I am just looking', 'do you ship abroad?', 'thanks']);
   });
 
+  it('two sign-ins at once with one visitor token join the conversation once', async () => {
+    const p = await start();
+    const v = await init(p, {});
+    await say(v.w, 'v1', 'first question');
+    await say(v.w, 'v2', 'second question');
+    const token = await identityToken('racer-1');
+    const [a, b] = await Promise.all([
+      init(p, { authToken: token, visitorToken: v.first.visitorToken }),
+      init(p, { authToken: token, visitorToken: v.first.visitorToken }),
+    ]);
+    expect(a.first.customerId).toBe(b.first.customerId);
+    const stored = await p.services.store.history.recent(a.first.conversationId, 100, ['user']);
+    expect(stored.map((r) => r.text)).toEqual(['first question', 'second question']);
+  });
+
   it('an unknown or forged visitor token starts a new visitor; without identity.visitors a tokenless init is refused', async () => {
     const p = await start();
     const a = await init(p, {});
