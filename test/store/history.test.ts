@@ -8,7 +8,7 @@ import { engines } from './engines.ts';
 const message = (conversationId: string, n: number, role: MessageRole = 'user', extra: Partial<MessageRecord> = {}): MessageRecord =>
   Object.assign({ id: `m${n}`, conversationId, role, text: `text ${n}`, at: 1000 + n }, extra);
 
-export function describeHistoryContract(engine: string, open: () => Promise<Store>) {
+export function describeHistoryContract(engine: string, open: () => Promise<Store>, sibling: (first: Store) => Promise<Store>) {
   describe(`${engine}: history`, () => {
     const store = freshStore(open);
 
@@ -77,8 +77,8 @@ export function describeHistoryContract(engine: string, open: () => Promise<Stor
     });
 
     /** Moves in one transaction that locked both conversations, as a visitor's sign-in does. */
-    const move = (from: string, into: string) =>
-      store().transaction(async (tx) => {
+    const move = (from: string, into: string, on: Store = store()) =>
+      on.transaction(async (tx) => {
         await tx.conversations.lock(from);
         await tx.conversations.lock(into);
         return tx.history.move(from, into);
@@ -119,6 +119,19 @@ export function describeHistoryContract(engine: string, open: () => Promise<Stor
       expect((await store().history.since('into', 0)).map((p) => p.record.id)).toEqual(['m1', 'm2', 'm3', 'm4']);
     });
 
+    it('move: two nodes (two stores of one database; one store for LMDB) moving one conversation at once move each record once', async () => {
+      const other = await sibling(store());
+      try {
+        await warmUp(store());
+        await append(...[1, 2, 3, 4, 5].map((n) => message('from', n)));
+        const counts = await concurrently(6, (i) => move('from', 'into', i % 2 ? other : store()));
+        expect(counts.sort()).toEqual([0, 0, 0, 0, 0, 5]);
+        expect((await other.history.since('into', 0)).map((p) => p.record.id)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+      } finally {
+        if (other !== store()) await other.close();
+      }
+    });
+
     it('concurrent appends to one conversation under its lock get distinct numbers 1 … 20', async () => {
       await warmUp(store());
       const seqs = await concurrently(20, (i) => append(message('a', i)));
@@ -128,4 +141,4 @@ export function describeHistoryContract(engine: string, open: () => Promise<Stor
   });
 }
 
-for (const e of engines) describeHistoryContract(e.name, e.open);
+for (const e of engines) describeHistoryContract(e.name, e.open, e.sibling);
