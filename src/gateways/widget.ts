@@ -80,7 +80,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
 
       const refuse = (code: string, message: string) => {
         error(code, message);
-        socket.close(4001, code);
+        socket.close(code === 'rate_limited' ? 4029 : 4001, code);
       };
 
       const init = async (frame: Extract<WidgetClientFrame, { type: 'init' }>) => {

@@ -140,6 +140,7 @@ describe('visitors', () => {
     expect(made.map((m) => m.first.type)).toEqual(['ready', 'ready', 'ready']);
     const fourth = await init(p, {});
     expect(fourth.first).toMatchObject({ type: 'error', code: 'rate_limited' });
+    expect((await fourth.w.closed).code).toBe(4029);
     const back = await init(p, { visitorToken: made[0].first.visitorToken });
     expect(back.first).toMatchObject({ type: 'ready', customerId: made[0].first.customerId });
 
