@@ -20,7 +20,7 @@ import { createIdentity } from './identity/index.ts';
 import { identityPlugin } from './identity/routes.ts';
 import { createAuthLimits } from './identity/limits.ts';
 import { createWidgetSignIn } from './identity/widget-sign-in.ts';
-import { createVisitors } from './customers/visitors.ts';
+import { createVisitors } from './identity/visitors.ts';
 import { isVerifiedCustomer, isVisitorCustomerId } from './store/model.ts';
 import { demoPlugin } from './demo/routes.ts';
 import { createProactiveLedger } from './proactive/ledger.ts';

@@ -7,12 +7,13 @@
 import type { WidgetInitFrame } from '../../sdk/src/widget-protocol.ts';
 import { isAnonymousExternalId, resumeAnonymous } from '../customers/anonymous.ts';
 import type { Customer, CustomerRepo } from '../customers/repo.ts';
-import { isVisitorExternalId, type Visitors } from '../customers/visitors.ts';
+import { isVisitorExternalId } from '../store/model.ts';
 import { createRateLimiter } from '../limits/rate-limiter.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { looksLikeJwt, type IdentityTokens } from './identity-token.ts';
 import type { VisitorTokens } from './visitor-token.ts';
+import type { Visitors } from './visitors.ts';
 
 export type SignedIn = Pick<Customer, 'customerId' | 'externalId'>;
 

@@ -28,10 +28,11 @@ export type IdentityKind = 'ext' | 'email' | 'phone' | 'bsuid';
 /** Anonymous widget visitors' externalIds (src/customers/anonymous.ts). */
 export const ANONYMOUS_PREFIX = 'anon:';
 
-/** Visitors (`identity.visitors`, src/customers/visitors.ts): externalId `visitor:<uuid>`, customerId `vis_<uuid>`. */
+/** Visitors (`identity.visitors`, src/identity/visitors.ts): externalId `visitor:<uuid>`, customerId `vis_<uuid>`. */
 export const VISITOR_PREFIX = 'visitor:';
 export const VISITOR_ID_PREFIX = 'vis_';
 export const isVisitorCustomerId = (customerId: string) => customerId.startsWith(VISITOR_ID_PREFIX);
+export const isVisitorExternalId = (externalId: string) => externalId.startsWith(VISITOR_PREFIX);
 
 /**
  * Whether the customer proved who they are (an identity or session token, a WhatsApp number): not a visitor, and not

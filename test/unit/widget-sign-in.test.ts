@@ -6,7 +6,7 @@ import { signIdentity } from '../../sdk/src/index.ts';
 import { createManualClock } from '../../src/clock.ts';
 import { ConfigSchema } from '../../src/config/schema.ts';
 import { createCustomerRepo, type CustomerRepo } from '../../src/customers/repo.ts';
-import { createVisitors } from '../../src/customers/visitors.ts';
+import { createVisitors } from '../../src/identity/visitors.ts';
 import { createIdentity } from '../../src/identity/index.ts';
 import { createWidgetSignIn } from '../../src/identity/widget-sign-in.ts';
 import { createLogger } from '../../src/logger.ts';

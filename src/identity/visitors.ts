@@ -4,11 +4,9 @@
 // one transaction that locks both conversations, so it happens once however many tabs or nodes sign in at once.
 import { randomUUID } from 'node:crypto';
 import { conversationIdFor } from '../conversations/history.ts';
-import { isVisitorCustomerId, VISITOR_ID_PREFIX, VISITOR_PREFIX } from '../store/model.ts';
+import type { Customer, CustomerRepo } from '../customers/repo.ts';
+import { isVisitorCustomerId, isVisitorExternalId, VISITOR_ID_PREFIX, VISITOR_PREFIX } from '../store/model.ts';
 import type { Store } from '../store/repos.ts';
-import type { Customer, CustomerRepo } from './repo.ts';
-
-export const isVisitorExternalId = (externalId: string) => externalId.startsWith(VISITOR_PREFIX);
 
 export interface Visitors {
   create(): Promise<Customer>;
