@@ -4,7 +4,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config/schema.ts';
 import type { Logger } from './logger.ts';
 import type { Store } from './store/repos.ts';
-import type { Telemetry } from './telemetry/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from './store/telemetry-records.ts';
 import type { FunctionDeclaration, InvokeContextInput, ServerFrame } from '../sdk/src/protocol.ts';
 
 export interface Paths {
@@ -43,6 +43,23 @@ export interface SdkHub {
   broadcast(frame: Extract<ServerFrame, { type: 'handoff' | 'customer_message' }>): number;
   /** Listen for catalog changes (register / close). */
   onChange(listener: () => void): () => void;
+}
+
+export type NewEvent = Omit<TelemetryEvent, 'id' | 'at' | 'data'> & { data?: Record<string, unknown>; at?: number };
+export type NewTurnCall = Omit<TurnCallRecord, 'id' | 'at'> & { at?: number };
+
+/** The telemetry recorder (src/telemetry/recorder.ts makes it). */
+export interface Telemetry {
+  /** Record a fact. Never throws, never waits: writes are batched off the hot path. */
+  event(e: NewEvent): void;
+  turnCall(r: NewTurnCall): void;
+  /** Called synchronously for each recorded event/turn call (metrics, live views). */
+  subscribe(listener: { event?(e: TelemetryEvent): void; turnCall?(r: TurnCallRecord): void }): () => void;
+  /** Persist records or not from now on (listeners are called either way); the cost benchmark compares both in one process. */
+  setPersisting?(on: boolean): void;
+  /** Resolves once everything recorded so far is durable. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
 }
 
 export interface Services {

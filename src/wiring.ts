@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createActor, fromPromise } from 'xstate';
 import type { Services } from './services.ts';
-import type { LiveActor } from './http/diagnostics.ts';
+import type { LiveActor } from './runtime/supervisor.ts';
 import { createCustomerRepo } from './customers/repo.ts';
 import { createConversationHost, type ChannelSink, type ConversationHost } from './conversations/host.ts';
 import { handoffNotice } from './conversations/handoff-notices.ts';
@@ -34,7 +34,7 @@ import { createOutbox, createWhatsAppChannel, type WhatsAppChannel } from './cha
 import { customersPlugin } from './customers/routes.ts';
 import { conversationsPlugin } from './conversations/routes.ts';
 import { normalizePhone } from './whatsapp/phone.ts';
-import { whatsappTestPlugin } from './http/test-mode.ts';
+import { whatsappTestPlugin } from './ops/test-mode.ts';
 import { whatsappMediaPlugin } from './whatsapp/media.ts';
 import { DEFAULT_GRAPH_URL } from './config/schema.ts';
 import { createMetrics } from './telemetry/metrics.ts';

@@ -26,7 +26,7 @@ import type {
   MessageRecord,
   MessageRole,
 } from './model.ts';
-import type { TelemetryEvent, TurnCallRecord } from '../telemetry/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from './telemetry-records.ts';
 
 export interface CustomerStore {
   get(customerId: string): Promise<Customer | undefined>;

@@ -11,6 +11,8 @@ export interface ConnectionOptions {
   onReady: () => void;
   WebSocketImpl?: typeof WebSocket;
   setTimer?: (fn: () => void, ms: number) => unknown;
+  /** Open the first socket only on `restart()` (a session token is being fetched first). */
+  deferred?: boolean;
 }
 
 export interface Connection {
@@ -67,7 +69,7 @@ export function connect(o: ConnectionOptions): Connection {
   };
 
   o.onStatus('Connecting');
-  open();
+  if (!o.deferred) open();
 
   return {
     send(frame) {

@@ -15,6 +15,11 @@ export interface ControllerOptions {
    * in place (the widget then connects again), false to give up (the widget shows that the session ended).
    */
   refreshAuth?: () => Promise<boolean>;
+  /**
+   * Before the first connect (the page gave no token but an auth URL): resolves true once a token is in place. False:
+   * the widget connects without one all the same, and a refusal then ends the session without asking again.
+   */
+  firstAuth?: () => Promise<boolean>;
   /** Where error codes and the server's developer text go (the customer reads plain words instead). */
   log?: (line: string) => void;
   /** Every frame from the server, before it is shown (the visitor token is kept from `ready`). */
@@ -66,7 +71,18 @@ export function createController(o: ControllerOptions) {
     },
     WebSocketImpl: o.WebSocketImpl,
     setTimer: o.setTimer,
+    deferred: !!o.firstAuth,
   });
+  if (o.firstAuth) {
+    void o
+      .firstAuth()
+      .catch(() => false)
+      .then(() => {
+        // Whether a token came or not, its refusal before `ready` ends the session (like a refreshed one's).
+        refreshTried = true;
+        connection.restart();
+      });
+  }
   return {
     state: () => state,
     send(text: string) {

@@ -1,9 +1,11 @@
 // Parley's embeddable widget. One script tag:
 //   <script src="https://parley.example.com/widget.js" data-server-url="…"
 //           data-customer-id="…" data-auth-token="…" data-accent="#0a7" data-locale="es"></script>
-// (data-auth-token alone with an identity token; data-visitors="true" alone for a visitor)
-// or window.Parley.init({ serverUrl, customerId, authToken, theme, locale, strings, onAuthExpired }).
+// (or data-auth-url="/parley-token" instead of data-auth-token: sessions that renew themselves, see auth-url.ts;
+// data-auth-token alone with an identity token; data-visitors="true" alone for a visitor)
+// or window.Parley.init({ serverUrl, customerId, authToken, authUrl, theme, locale, strings, onAuthExpired }).
 import type { WidgetClientFrame, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
+import { createRenewal } from './auth-url.ts';
 import { createController } from './controller.ts';
 import { initialState } from './state.ts';
 import { createStrings, pickLocale, type Strings } from './strings.ts';
@@ -15,10 +17,19 @@ export type { Strings, Theme };
 
 export interface InitOptions {
   serverUrl: string;
-  /** Needed with a session token; optional with an identity token (a JWT) and for visitors. */
+  /**
+   * Needed with a session token unless the auth URL's JSON answer names it (`{token, customerId}`); optional with an
+   * identity token (a JWT) and for visitors.
+   */
   customerId?: string;
   /** A session token (magic link) or an identity token (a JWT your backend signs); none: a visitor (`identity.visitors`). */
   authToken?: string;
+  /**
+   * A URL of your own site that answers a fresh session token for the signed-in customer (as text, or JSON
+   * `{token}`), fetched with the page's cookies when the widget starts without a token and whenever Parley refuses
+   * the one it has (expired); the widget then reconnects without a reload.
+   */
+  authUrl?: string;
   /** Anonymous development mode only (identity.allow_anonymous). */
   email?: string;
   container?: HTMLElement;
@@ -58,6 +69,7 @@ export function init(o: InitOptions): WidgetHandle {
   const warn = (line: string) => console.warn(line);
   const locale = pickLocale(o.locale ?? (document.documentElement.lang || navigator.language));
   let authToken = o.authToken;
+  let customerId = o.customerId ?? '';
   const view = createView(
     o.container,
     {
@@ -68,19 +80,27 @@ export function init(o: InitOptions): WidgetHandle {
     { strings: createStrings(locale, o.strings), locale, theme: resolveTheme(o.theme, warn) },
   );
   const visitor = visitorMemory(o.serverUrl);
-  const initFrame = (): WidgetClientFrame =>
-    visitor.init(authToken ? { type: 'init', customerId: o.customerId, authToken } : { type: 'init', customerId: o.customerId, email: o.email });
-  const refreshAuth = o.onAuthExpired
-    ? async () => {
-        const fresh = await o.onAuthExpired!();
-        if (!fresh) return false;
-        authToken = fresh;
-        return true;
-      }
-    : undefined;
+  const initFrame = (): WidgetClientFrame => visitor.init(authToken ? { type: 'init', customerId, authToken } : { type: 'init', customerId, email: o.email });
+  const renewal = createRenewal({
+    authUrl: o.authUrl,
+    onAuthExpired: o.onAuthExpired,
+    setAuth: (auth) => {
+      authToken = auth.token;
+      if (auth.customerId) customerId = auth.customerId;
+    },
+    log: warn,
+  });
   view.render(initialState);
-  const onServerFrame = (frame: WidgetServerFrame) => visitor.onFrame(frame, !!authToken);
-  const controller = createController({ url: wsUrl(o.serverUrl), init: initFrame, render: view.render, newId, refreshAuth, log: warn, onServerFrame });
+  const controller = createController({
+    url: wsUrl(o.serverUrl),
+    init: initFrame,
+    render: view.render,
+    newId,
+    refreshAuth: renewal.refreshAuth,
+    firstAuth: authToken ? undefined : renewal.firstAuth,
+    log: warn,
+    onServerFrame: (frame: WidgetServerFrame) => visitor.onFrame(frame, !!authToken),
+  });
   if (o.open) view.open();
   return {
     open: view.open,
@@ -109,6 +129,7 @@ export function optionsFromDataset(d: DOMStringMap, scriptSrc: string): InitOpti
     serverUrl: d.serverUrl || new URL(scriptSrc, location.href).origin,
     customerId: d.customerId,
     authToken: d.authToken,
+    authUrl: d.authUrl,
     email: d.email,
     locale: d.locale,
     open: d.open === 'true',
@@ -124,6 +145,6 @@ declare global {
 
 const script = document.currentScript as HTMLScriptElement | null;
 window.Parley = { init };
-// A customer (customer id or token), or a visitor (`data-visitors="true"`, with identity.visitors on the server).
-const start = script && (script.dataset.customerId || script.dataset.authToken || script.dataset.visitors === 'true');
-if (start) window.Parley.instance = init(optionsFromDataset(script.dataset, script.src));
+// A customer (customer id, token or auth URL), or a visitor (`data-visitors="true"`, with identity.visitors on the server).
+const d = script?.dataset;
+if (script && d && (d.customerId || d.authToken || d.authUrl || d.visitors === 'true')) window.Parley.instance = init(optionsFromDataset(d, script.src));
