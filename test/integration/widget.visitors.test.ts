@@ -152,6 +152,20 @@ describe('visitors', () => {
     await say(made[1].w, 'o1', 'mine');
   });
 
+  it("visitors' messages from one address are limited together", async () => {
+    const p = await start({ identity: { visitor_messages_per_ip_per_minute: 3 } });
+    const a = await init(p, {});
+    const b = await init(p, {});
+    await say(a.w, 'a1', 'one');
+    await say(b.w, 'b1', 'two');
+    await say(a.w, 'a2', 'three');
+    b.w.send({ type: 'message', id: 'b2', text: 'four' });
+    expect(await b.w.next((f) => f.type === 'error' || (f.type === 'ack' && f.id === 'b2'), 30_000)).toMatchObject({ type: 'error', code: 'rate_limited' });
+    // A signed-in customer from the same address is not a visitor: not limited with them.
+    const customer = await init(p, { authToken: await identityToken('same-address') });
+    await say(customer.w, 'c1', 'five');
+  });
+
   it("a visitor's turn is offered only read functions exposed with visitors: true; a function it names anyway is not run", async () => {
     const llm = await startFakeOpenAi();
     open.push(llm);
