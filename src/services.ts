@@ -5,7 +5,7 @@ import type { Config } from './config/schema.ts';
 import type { Logger } from './logger.ts';
 import type { Store } from './store/repos.ts';
 import type { TelemetryEvent, TurnCallRecord } from './store/telemetry-records.ts';
-import type { FunctionDeclaration, InvokeContext, ServerFrame } from '../sdk/src/protocol.ts';
+import type { FunctionDeclaration, InvokeContextInput, ServerFrame } from '../sdk/src/protocol.ts';
 
 export interface Paths {
   config: string;
@@ -31,7 +31,7 @@ export interface SdkHub {
    * Never rejects: failures (unknown function, timeout, disconnect, handler error) come back as `ok:false`
    * with code `unknown_function` | `timeout` | `disconnected` | the handler's code.
    */
-  invoke(name: string, args: unknown, context: InvokeContext, options?: { invocationId?: string; timeoutMs?: number }): Promise<InvokeOutcome>;
+  invoke(name: string, args: unknown, context: InvokeContextInput, options?: { invocationId?: string; timeoutMs?: number }): Promise<InvokeOutcome>;
   /** True when a registered connection declared `sendProvider`. */
   canSend(): boolean;
   /** Deliver an outbound message through an SDK `onSend` handler (provider `sdk`). */

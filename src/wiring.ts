@@ -6,7 +6,7 @@ import type { LiveActor } from './runtime/supervisor.ts';
 import { createCustomerRepo } from './customers/repo.ts';
 import { createConversationHost, type ChannelSink, type ConversationHost } from './conversations/host.ts';
 import { handoffNotice } from './conversations/handoff-notices.ts';
-import { createLlmStep } from './conversations/llm-step.ts';
+import { createLlmStep, visitorMayUse } from './conversations/llm-step.ts';
 import { createWebSessions } from './channels/web-sessions.ts';
 import { widgetGatewayPlugin } from './gateways/widget.ts';
 import { sdkGatewayPlugin } from './gateways/sdk.ts';
@@ -19,6 +19,9 @@ import { configuredSecrets } from './secret.ts';
 import { createIdentity } from './identity/index.ts';
 import { identityPlugin } from './identity/routes.ts';
 import { createAuthLimits } from './identity/limits.ts';
+import { createWidgetSignIn } from './identity/widget-sign-in.ts';
+import { createVisitors } from './identity/visitors.ts';
+import { isVerifiedCustomer, isVisitorCustomerId } from './store/model.ts';
 import { demoPlugin } from './demo/routes.ts';
 import { createProactiveLedger } from './proactive/ledger.ts';
 import { createProactiveService } from './proactive/service.ts';
@@ -156,12 +159,21 @@ export async function wireComponents(o: {
     services,
     llmStep,
     invokeTool: (input, meta) =>
-      hub.invoke(
-        input.name,
-        input.args,
-        { customerId: meta.customerId, externalId: meta.externalId, channel: meta.channel, conversationId: meta.conversationId },
-        { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
-      ),
+      // A visitor's turn calls only what it was offered, whatever name the model writes.
+      isVisitorCustomerId(meta.customerId) && !hub.catalog().some((f) => f.name === input.name && visitorMayUse(f))
+        ? Promise.resolve({ ok: false, error: { code: 'sign_in_required', message: `"${input.name}" needs the customer to sign in first` } })
+        : hub.invoke(
+            input.name,
+            input.args,
+            {
+              customerId: meta.customerId,
+              externalId: meta.externalId,
+              channel: meta.channel,
+              conversationId: meta.conversationId,
+              verified: isVerifiedCustomer(meta),
+            },
+            { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
+          ),
     sinks,
     // Several nodes share a PostgreSQL store: claims, fencing and inboxes. On LMDB one process holds the store and
     // owns every conversation, so nothing is claimed or checked.
@@ -258,7 +270,15 @@ export async function wireComponents(o: {
   await app.register(async (scope) => {
     await registerWebSocketSupport(scope, upgrades, services.logger.child({ component: 'websocket' }));
     await scope.register(sdkGatewayPlugin, { services, hub: localHub, supervisor });
-    await scope.register(widgetGatewayPlugin, { services, customers, history: store.history, host, sessions, tokens: identity.tokens });
+    const signIn = createWidgetSignIn({
+      services,
+      customers,
+      sessionTokens: identity.tokens,
+      identityTokens: identity.identityTokens,
+      visitorTokens: identity.visitorTokens,
+      visitors: createVisitors({ store, customers }),
+    });
+    await scope.register(widgetGatewayPlugin, { services, history: store.history, host, sessions, signIn });
   });
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
   await app.register(proactivePlugin, { services, proactive });

@@ -3,8 +3,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES } from '../../sdk/src/widget-protocol.ts';
-import { resumeAnonymous } from '../customers/anonymous.ts';
-import type { CustomerRepo, Customer } from '../customers/repo.ts';
+import type { SignedIn, WidgetSignIn } from '../identity/widget-sign-in.ts';
 import type { ConversationHost } from '../conversations/host.ts';
 import { conversationIdFor } from '../conversations/history.ts';
 import type { HistoryStore } from '../store/repos.ts';
@@ -17,17 +16,12 @@ import { withinDeadline } from '../store/deadline.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
 import { toWidgetHistory } from '../channels/widget-history.ts';
 
-export interface SessionTokenVerifier {
-  verify(token: string, customerId: string): { ok: true } | { ok: false; reason: string };
-}
-
 export interface WidgetGatewayOptions {
   services: Services;
-  customers: CustomerRepo;
   history: HistoryStore;
   host: ConversationHost;
   sessions: WebSessions;
-  tokens: SessionTokenVerifier;
+  signIn: WidgetSignIn;
 }
 
 const INIT_TIMEOUT_MS = 10_000;
@@ -41,14 +35,23 @@ export function originAllowed(origin: string | undefined, allowed: string[]): bo
 }
 
 export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGatewayOptions) {
-  const { services, customers, history, host, sessions } = o;
+  const { services, history, host, sessions } = o;
   const { clock, config, logger } = services;
   const limiter = createRateLimiter({
     perMinute: config.channels.web.rate_limit_per_minute,
     burst: Math.max(5, Math.ceil(config.channels.web.rate_limit_per_minute / 3)),
     now: clock.now,
   });
+  // Visitors have not signed in: their messages are limited per visitor and per client address as well.
+  const perVisitor = createRateLimiter({ perMinute: config.identity.visitor_messages_per_minute, now: clock.now });
+  const perVisitorIp = createRateLimiter({ perMinute: config.identity.visitor_messages_per_ip_per_minute, now: clock.now });
   const log = logger.child({ component: 'widget' });
+
+  const visitorAllowance = (customerId: string, ip: string) => {
+    const mine = perVisitor.take(customerId);
+    const theirs = perVisitorIp.take(ip);
+    return !mine.ok ? mine : theirs;
+  };
 
   const onRequest = async (request: FastifyRequest, reply: import('fastify').FastifyReply) => {
     if (!config.channels.web.enabled) return sendError(reply, 404, 'not_found', 'The web channel is disabled');
@@ -64,8 +67,9 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
     onRequest,
     handler: (_request, reply) =>
       sendError(reply.header('upgrade', 'websocket'), 426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'),
-    wsHandler: (socket: WebSocket) => {
-      let customer: Customer | undefined;
+    wsHandler: (socket: WebSocket, request: FastifyRequest) => {
+      let customer: SignedIn | undefined;
+      let visitor = false;
       let conversationId = '';
       const error = (code: string, message: string) => sendFrame(socket, { type: 'error', code, message });
       /** A frame no client of ours sends (bad bytes): answered, and logged without a stack at debug. */
@@ -82,27 +86,17 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
 
       const refuse = (code: string, message: string) => {
         error(code, message);
-        socket.close(4001, code);
+        socket.close(code === 'rate_limited' ? 4029 : 4001, code);
       };
 
       const init = async (frame: Extract<WidgetClientFrame, { type: 'init' }>) => {
         if (customer) return error('already_initialized', 'init was already accepted on this connection');
-        let found: Customer | undefined;
-        if (frame.authToken) {
-          const v = o.tokens.verify(frame.authToken, frame.customerId);
-          if (!v.ok) return refuse('unauthorized', `Session token refused (${v.reason})`);
-          found = await customers.get(frame.customerId);
-          if (!found) return refuse('unauthorized', 'Unknown customer');
-        } else if (config.identity.allow_anonymous) {
-          if (!frame.email) return refuse('unauthorized', 'Anonymous init needs customerId and email');
-          const anonymous = await resumeAnonymous(customers, { customerId: frame.customerId, email: frame.email });
-          if (!anonymous.ok) return refuse('unauthorized', anonymous.reason);
-          found = anonymous.customer;
-        } else {
-          return refuse('unauthorized', 'authToken is required (anonymous widget sessions are disabled)');
-        }
+        const signedIn = await o.signIn.signIn(frame, request.ip);
+        if (!signedIn.ok) return refuse(signedIn.code, signedIn.message);
+        const found = signedIn.customer;
         clock.clearTimeout(initTimer);
         customer = found;
+        visitor = signedIn.visitor;
         conversationId = conversationIdFor(found.customerId, 'web');
         // Added before the history is read (nothing committed in between is missed), held until `ready` is out.
         sessions.add(found.customerId, socket, { hold: true });
@@ -113,6 +107,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         const pending = record?.pendingConfirmation;
         const entries = toWidgetHistory(records);
         const ready: Record<string, unknown> = { type: 'ready', customerId: found.customerId, conversationId, history: entries };
+        if (signedIn.visitorToken) ready.visitorToken = signedIn.visitorToken;
         if (record?.handoff) ready.status = record.handoff.agent ? { mode: 'human', agent: record.handoff.agent } : { mode: 'human' };
         sendFrame(socket, ready);
         // A reply being written: the text so far, then its deltas and its final message like every open widget.
@@ -127,7 +122,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
 
       const onMessage = async (frame: Extract<WidgetClientFrame, { type: 'message' }>) => {
         if (!customer) return error('not_initialized', 'Send init first');
-        const allowed = limiter.take(customer.customerId);
+        const allowed = visitor ? visitorAllowance(customer.customerId, request.ip) : limiter.take(customer.customerId);
         if (!allowed.ok) return error('rate_limited', `Too many messages; try again in ${Math.ceil(allowed.retryAfterMs / 1000)} s`);
         try {
           await withinDeadline(host.receive(customer, 'web', { messageId: frame.id, text: frame.text }));

@@ -6,7 +6,7 @@
 // recent registration; when that connection closes, the name falls back to the
 // next most recent connection still offering it.
 import { randomUUID } from 'node:crypto';
-import type { AckFrame, IngestFrame, InvokeContext, ResultFrame, SentFrame, ServerFrame } from '../../sdk/src/protocol.ts';
+import type { AckFrame, IngestFrame, InvokeContextInput, ResultFrame, SentFrame, ServerFrame } from '../../sdk/src/protocol.ts';
 import type { CatalogEntry, InvokeOutcome, SdkHub, Services } from '../services.ts';
 import type { TimerHandle } from '../clock.ts';
 import type { SdkConnectionEffectHandlers, SupervisorRuntime } from './supervisor.ts';
@@ -80,7 +80,8 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
     if (index) return index;
     index = new Map();
     const bySeq = [...registrations.entries()].sort((a, b) => a[1].seq - b[1].seq);
-    for (const [connectionId, r] of bySeq) for (const f of r.functions) index.set(f.name, Object.assign({}, f, { connectionId }));
+    for (const [connectionId, r] of bySeq)
+      for (const f of r.functions) index.set(f.name, Object.assign({}, f, { visitors: f.visitors ?? false, connectionId }));
     return index;
   };
 
@@ -180,7 +181,7 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
     connectionCount: () => transports.size,
     registeredCount: () => registrations.size,
 
-    invoke(name: string, args: unknown, context: InvokeContext, options: { invocationId?: string; timeoutMs?: number } = {}): Promise<InvokeOutcome> {
+    invoke(name: string, args: unknown, context: InvokeContextInput, options: { invocationId?: string; timeoutMs?: number } = {}): Promise<InvokeOutcome> {
       const entry = catalogIndex().get(name);
       if (!entry) return Promise.resolve({ ok: false, error: { code: 'unknown_function', message: `No SDK function named "${name}" is registered` } });
       const id = options.invocationId ?? randomUUID();
@@ -191,7 +192,7 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
         ok: false,
         error: { code: 'timeout', message: `The SDK function "${name}" did not answer in time` },
       });
-      const frame: ServerFrame = { type: 'invoke', id, name, args: args ?? {}, context };
+      const frame: ServerFrame = { type: 'invoke', id, name, args: args ?? {}, context: Object.assign({}, context, { verified: context.verified ?? false }) };
       if (!sendTo(entry.connectionId, frame)) {
         clock.clearTimeout(p.timer);
         pendingInvokes.delete(id);
