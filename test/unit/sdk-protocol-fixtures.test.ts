@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import * as protocol from '../../sdk/src/protocol.ts';
+import { signWebhook, verifyWebhook } from '../../sdk/src/webhook-signature.ts';
 
 const DIR = join(import.meta.dirname, '../fixtures/protocol');
 
@@ -45,4 +46,12 @@ describe('protocol fixtures shared with the Python SDK', () => {
       }
     });
   }
+});
+
+describe('signature fixtures shared with the Python SDK', () => {
+  it('webhook-signature.json: signWebhook reproduces the header and verifyWebhook accepts it', () => {
+    const f = JSON.parse(readFileSync(join(DIR, 'signatures/webhook-signature.json'), 'utf8')) as { secret: string; t: number; body: string; header: string };
+    expect(signWebhook(f.secret, f.body, f.t)).toBe(f.header);
+    expect(verifyWebhook(f.body, f.header, f.secret, { now: f.t * 1000 }).id).toBe('evt_1');
+  });
 });

@@ -23,7 +23,7 @@ MAX_FRAME_BYTES = 1024 * 1024
 
 class _Frame(BaseModel):
     # Unknown keys are dropped, as zod's objects do: a newer server's extra fields never break an older SDK.
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
 
 
 class FunctionDeclaration(_Frame):
@@ -95,7 +95,7 @@ class IngestFrame(_Frame):
     text: Annotated[str, Field(min_length=1, max_length=8000)]
     messageId: Annotated[str, Field(max_length=256)] | None = None
 
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True, populate_by_name=True)
 
 
 # server → SDK
@@ -140,7 +140,7 @@ class HandoffNotice(_Frame):
     reason: str | None = None
     source: Literal["model", "api"] | None = None
     by: Literal["agent", "idle"] | None = None
-    at: float
+    at: int | float  # ms since the epoch (a JSON number: kept as sent)
 
 
 class CustomerMessageNotice(_Frame):
@@ -152,7 +152,7 @@ class CustomerMessageNotice(_Frame):
     channel: Channel
     messageId: str
     text: str
-    at: float
+    at: int | float  # ms since the epoch (a JSON number: kept as sent)
 
 
 class HandoffFrame(HandoffNotice):
@@ -212,7 +212,7 @@ def parse_client_frame(value: Any) -> ClientFrame:
     return frame
 
 
-def dump(frame: _Frame) -> dict[str, Any]:
+def dump(frame: BaseModel) -> dict[str, Any]:
     """The frame as sent on the wire: aliases (``from``), no unset optional fields (zod's optional is not nullable)."""
     out = frame.model_dump(mode="json", by_alias=True, exclude_none=True)
     if isinstance(frame, ResultOkFrame):

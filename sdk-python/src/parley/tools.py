@@ -150,6 +150,21 @@ def _is_context(name: str, annotation: Any) -> bool:
     return Context in typing.get_args(annotation)
 
 
+def _parameter_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The parameters' type hints, resolved (``from __future__ import annotations`` makes them strings). The return
+    annotation is left out: a tool's result needs no schema, and it may name a type only the function's scope has."""
+    raw = dict(getattr(fn, "__annotations__", {}))
+    raw.pop("return", None)
+
+    def shim() -> None: ...
+
+    shim.__annotations__ = raw
+    try:
+        return typing.get_type_hints(shim, globalns=getattr(fn, "__globals__", None), include_extras=True)
+    except NameError as err:
+        raise TypeError(f"{getattr(fn, '__name__', fn)}: {err} (define a tool's parameter types at module level)") from None
+
+
 def make_tool(
     fn: Callable[..., Any],
     *,
@@ -160,7 +175,7 @@ def make_tool(
 ) -> Tool:
     """Builds the declaration and the argument model of ``fn`` from its signature and docstring."""
     summary, docs = parse_docstring(fn.__doc__)
-    hints = typing.get_type_hints(fn, include_extras=True)
+    hints = _parameter_hints(fn)
     fields: dict[str, Any] = {}
     context_parameter: str | None = None
     for param in inspect.signature(fn).parameters.values():
@@ -174,7 +189,8 @@ def make_tool(
             continue
         default = ... if param.default is inspect.Parameter.empty else param.default
         kind = Any if annotation is inspect.Parameter.empty else annotation
-        fields[param.name] = (kind, Field(default, description=docs.get(param.name)))
+        doc = docs.get(param.name)
+        fields[param.name] = (kind, Field(default, description=doc) if doc else default)
     arguments = create_model(
         f"{fn.__name__}_arguments", __config__=ConfigDict(extra="ignore"), **fields
     )
