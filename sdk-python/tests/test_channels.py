@@ -130,3 +130,15 @@ async def test_the_agent_api_refusals_are_errors_with_status_and_code(
     with pytest.raises(parley.ParleyApiError) as refused:
         await wrong.conversations.with_human()
     assert refused.value.status == 401
+
+
+async def test_download_media_reports_parleys_refusal_with_its_status_and_code(server: ParleyServer) -> None:
+    client = parley.Client(url=server.url, secret=SECRET)
+    # With provider sdk there is no Graph API to download from, so no media route: Parley's 404 with its code.
+    with pytest.raises(parley.ParleyMediaError) as refused:
+        await client.download_media("1234567890")
+    assert (refused.value.status, refused.value.code) == (404, "not_found")
+    unreachable = parley.Client(url="http://127.0.0.1:9", secret=SECRET)
+    with pytest.raises(parley.ParleyMediaError) as down:
+        await unreachable.download_media("1234567890", timeout=30)
+    assert (down.value.status, down.value.code) == (0, "network_error")

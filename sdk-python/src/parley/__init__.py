@@ -12,6 +12,7 @@ from .conversations import (
     ParleyApiError,
 )
 from .identity import IdentityFields, sign_identity
+from .media import DownloadedMedia, ParleyMediaError
 from .protocol import AckFrame, CustomerMessageNotice, HandoffNotice
 from .tools import Context, ToolError
 from .webhook import (
@@ -33,11 +34,13 @@ __all__ = [
     "ConversationView",
     "Conversations",
     "CustomerMessageNotice",
+    "DownloadedMedia",
     "HandoffNotice",
     "IdentityFields",
     "OutboundMessage",
     "ParleyApiError",
     "ParleyConnectionError",
+    "ParleyMediaError",
     "ToolError",
     "WebhookEvent",
     "WebhookVerificationError",

@@ -21,6 +21,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
 from ._version import __version__ as _version
 from .backoff import backoff_delays
 from .conversations import Conversations
+from .media import DownloadedMedia, download_media
 from .protocol import (
     MAX_FRAME_BYTES,
     AckFrame,
@@ -286,6 +287,11 @@ class Client:
             return AckFrame(type="ack", id=frame.id, ok=False, error="timeout")
         finally:
             self._ingests.pop(frame.id, None)
+
+    async def download_media(self, media_id: str, *, timeout: float = 60.0) -> DownloadedMedia:
+        """A file a customer sent on WhatsApp (the ``mediaId`` of a media message's content), downloaded by Parley from
+        Meta with the channel's token. Raises ``ParleyMediaError``."""
+        return await download_media(self._url, self._secret, media_id, timeout)
 
     # The connection ---------------------------------------------------------------------------------------------
 
