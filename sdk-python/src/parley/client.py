@@ -44,7 +44,7 @@ from .protocol import (
     dump,
     parse_server_frame,
 )
-from .tools import Context, Tool, describe_validation_error, make_tool
+from .tools import Context, ResultNotJson, Tool, describe_validation_error, make_tool
 from .tools import ToolError as ToolFailure
 
 log = logging.getLogger("parley")
@@ -413,10 +413,8 @@ class Client:
             data = await tool.run(frame.args, Context.of(frame.id, frame.context))
         except ValidationError as err:
             return _failure(frame.id, "invalid_args", describe_validation_error(err))
-        except TypeError as err:
-            if str(err).startswith("The tool's result is not JSON"):
-                return _failure(frame.id, "unserializable_result", str(err))
-            return _failure(frame.id, "handler_error", str(err))
+        except ResultNotJson as err:
+            return _failure(frame.id, "unserializable_result", str(err))
         except Exception as err:  # noqa: BLE001 (a tool's failure is reported to the model, never a crash)
             code = err.code if isinstance(err, ToolFailure) else getattr(err, "code", None)
             return _failure(frame.id, code if isinstance(code, str) else "handler_error", str(err) or type(err).__name__)

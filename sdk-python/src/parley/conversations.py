@@ -141,7 +141,7 @@ class Conversations:
 
     async def _call(self, model: type[A], method: str, path: str, body: dict[str, Any] | None = None) -> A:
         status, payload = await asyncio.to_thread(self._request, method, path, body)
-        if status >= 400 or status == 0:
+        if status >= 400:
             error = payload.get("error") if isinstance(payload, dict) else None
             error = error if isinstance(error, dict) else {}
             message, code = error.get("message"), error.get("code")

@@ -43,6 +43,10 @@ class Context:
         )
 
 
+class ResultNotJson(TypeError):
+    """A tool returned a value pydantic cannot turn into JSON."""
+
+
 class ToolError(Exception):
     """Raise it from a tool to fail the call with a message the assistant is told (and a machine-readable code)."""
 
@@ -128,7 +132,7 @@ class Tool:
 
     async def run(self, args: Any, ctx: Context) -> Any:
         """Validates ``args`` (raises ``ValidationError``), runs the handler (a sync one in a worker thread) and
-        returns its result as JSON-able data (raises ``TypeError`` when it is not)."""
+        returns its result as JSON-able data (raises ``ResultNotJson`` when it is not)."""
         parsed = self.arguments.model_validate({} if args is None else args)
         kwargs = {name: getattr(parsed, name) for name in type(parsed).model_fields}
         if self.context_parameter:
@@ -140,7 +144,7 @@ class Tool:
         try:
             return to_jsonable_python(result)
         except PydanticSerializationError as err:
-            raise TypeError(f"The tool's result is not JSON: {err}") from None
+            raise ResultNotJson(f"The tool's result is not JSON: {err}") from None
 
 
 def _is_context(name: str, annotation: Any) -> bool:
