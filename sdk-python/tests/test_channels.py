@@ -65,10 +65,12 @@ async def test_a_failed_delivery_is_retried_with_the_same_id(
     assert attempts[1] == attempts[0]
 
 
-async def test_ingest_without_a_connection_says_so_instead_of_raising() -> None:
+async def test_ingest_without_a_connection_or_with_a_frame_the_protocol_refuses_says_so_instead_of_raising() -> None:
     client = parley.Client(url="http://127.0.0.1:9", secret=SECRET)
     ack = await client.ingest(channel="whatsapp", from_="+15550001111", text="hello")
     assert (ack.ok, ack.error) == (False, "not connected")
+    empty = await client.ingest(channel="whatsapp", from_="+15550001111", text="")
+    assert empty.ok is False and empty.error == "text: String should have at least 1 character"
 
 
 async def test_handoff_helpers_hand_over_reply_as_a_person_read_list_and_release(

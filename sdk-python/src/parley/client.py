@@ -242,7 +242,8 @@ class Client:
 
     async def start(self, timeout: float | None = 30.0) -> None:
         """Runs ``listen()`` in the background and returns once Parley acknowledged the registration (for an
-        application's start-up, e.g. FastAPI's lifespan). Raises what ``listen()`` raised, or ``TimeoutError``."""
+        application's start-up, e.g. FastAPI's lifespan). Raises what ``listen()`` raised, or ``TimeoutError`` (then
+        ``listen()`` goes on trying in the background: ``close()`` stops it)."""
         task = asyncio.get_running_loop().create_task(self.listen())
         self._listener = task
         waiter = asyncio.ensure_future(self._registered.wait())
@@ -276,7 +277,11 @@ class Client:
     async def ingest(self, *, channel: Literal["web", "whatsapp"], from_: str, text: str, message_id: str | None = None) -> AckFrame:
         """Hands an inbound message your own webhook received to Parley (provider ``sdk``). Never raises: the ack
         says ``ok=False`` with ``error`` ``not connected``, ``timeout``, ``disconnected`` or Parley's reason."""
-        frame = IngestFrame(type="ingest", id=str(uuid.uuid4()), channel=channel, from_=from_, text=text, messageId=message_id)
+        ingest_id = str(uuid.uuid4())
+        try:
+            frame = IngestFrame(type="ingest", id=ingest_id, channel=channel, from_=from_, text=text, messageId=message_id)
+        except ValidationError as err:
+            return AckFrame(type="ack", id=ingest_id, ok=False, error=describe_validation_error(err))
         future: asyncio.Future[AckFrame] = asyncio.get_running_loop().create_future()
         self._ingests[frame.id] = future
         try:
