@@ -5,6 +5,8 @@ Mirrors ``spawnParley`` in test/support/parley.ts."""
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import json
 import os
 import re
@@ -38,6 +40,15 @@ def config_for(storage: Path, port: int, extra: dict[str, Any] | None = None) ->
     return config
 
 
+def _die_with_parent() -> None:
+    """Linux: the server gets SIGKILL when the test process dies, even killed (no Parley left running)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class ParleyServer:
     def __init__(self, workdir: Path, *, port: int = 0, extra: dict[str, Any] | None = None) -> None:
         self.workdir = workdir
@@ -65,6 +76,7 @@ class ParleyServer:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            preexec_fn=_die_with_parent,
         )
         self._process = process
 

@@ -11,11 +11,12 @@ const ROOT = join(import.meta.dirname, '../..');
 const SDK = join(ROOT, 'sdk-python');
 const PYTHON = join(SDK, '.venv/bin/python');
 
-function run(args: string[]): Promise<{ code: number | null; output: string }> {
+/** Runs the venv's python; killed after `timeoutMs` (its Parley servers die with it: see tests/parley_server.py). */
+function run(args: string[], timeoutMs: number): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env, PYTHONDONTWRITEBYTECODE: '1' };
     delete env.PARLEY_TEST_ENGINE;
-    const child = spawn(PYTHON, args, { cwd: SDK, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(PYTHON, args, { cwd: SDK, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs, killSignal: 'SIGKILL' });
     let output = '';
     child.stdout.on('data', (d) => (output += d.toString()));
     child.stderr.on('data', (d) => (output += d.toString()));
@@ -30,14 +31,14 @@ describe('the Python SDK', () => {
   });
 
   it('passes its pytest suite against real Parley servers', { timeout: 900_000 }, async () => {
-    const { code, output } = await run(['-m', 'pytest', '-q', '-p', 'no:cacheprovider']);
+    const { code, output } = await run(['-m', 'pytest', '-q', '-p', 'no:cacheprovider'], 840_000);
     expect(code, output).toBe(0);
     expect(output).toMatch(/\d+ passed/);
     expect(output).not.toMatch(/skipped|xfail/);
   });
 
   it('is clean under mypy --strict', { timeout: 600_000 }, async () => {
-    const { code, output } = await run(['-m', 'mypy']);
+    const { code, output } = await run(['-m', 'mypy'], 540_000);
     expect(code, output).toBe(0);
     expect(output).toMatch(/Success: no issues found/);
   });
