@@ -4,7 +4,7 @@ of backends does not reconnect in step. The same function as the Node SDK's ``sd
 from __future__ import annotations
 
 import random as _random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 
 
 def backoff_delay(
@@ -21,7 +21,7 @@ def backoff_delay(
 
 def backoff_delays(
     *, initial: float = 0.5, maximum: float = 30.0, random: Callable[[], float] = _random.random
-) -> Iterator[float]:
+) -> Generator[float, None, None]:
     """The delays of one series of failed attempts, endless (the shape websockets' ``reconnect_delays`` takes)."""
     attempt = 0
     while True:

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar, overload
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
 
 from ._version import __version__ as _version
@@ -44,6 +44,7 @@ from .protocol import (
     dump,
     parse_server_frame,
 )
+from .reconnect import connections
 from .tools import Context, ResultNotJson, Tool, describe_validation_error, make_tool
 from .tools import ToolError as ToolFailure
 
@@ -51,7 +52,6 @@ log = logging.getLogger("parley")
 
 F = TypeVar("F", bound=Callable[..., Any])
 SDK_NAME = "parley-sdk"
-_RECONNECT_DELAYS = "reconnect_delays" in inspect.signature(connect.__init__).parameters
 
 
 @dataclass(frozen=True)
@@ -218,18 +218,15 @@ class Client:
         await self._runner
 
     async def _connect_loop(self) -> None:
-        options: dict[str, Any] = {}
-        if _RECONNECT_DELAYS:
-            initial, maximum = self._backoff
-            options["reconnect_delays"] = lambda: backoff_delays(initial=initial, maximum=maximum)
-        attempts = connect(
+        initial, maximum = self._backoff
+        attempts = connections(
             self._url,
+            delays=lambda: backoff_delays(initial=initial, maximum=maximum),
+            process_exception=self._retryable,
             additional_headers={"Authorization": f"Bearer {self._secret}"},
             user_agent_header=f"{self._sdk.name}/{self._sdk.version} (python)",
             max_size=MAX_FRAME_BYTES,
             open_timeout=self._open_timeout,
-            process_exception=self._retryable,
-            **options,
         )
         try:
             async for ws in attempts:
@@ -239,6 +236,8 @@ class Client:
         except asyncio.CancelledError:
             if not self._closed:
                 raise
+        finally:
+            await attempts.aclose()
 
     async def start(self, timeout: float | None = 30.0) -> None:
         """Runs ``listen()`` in the background and returns once Parley acknowledged the registration (for an
