@@ -79,7 +79,7 @@ export interface ConversationStore {
    *   others write (model.ts `keepOthersFields`): `othersWrote` says so;
    * - `channelWrites` run in the same transaction after the record is written (an outbound job, inbox removals):
    *   throwing aborts the whole write.
-   * Resolves the record's new version.
+   * Resolves the record's new version and the record as written.
    */
   persist(
     record: ConversationRecord,
@@ -105,8 +105,11 @@ export interface ConversationStore {
   withHuman(o: { before?: HandoffCursor; limit: number }): Promise<ConversationSummary[]>;
 }
 
-/** What `conversations.persist` did: wrote the record at `version`, or nothing because these customer messages are stored. */
-export type PersistOutcome = { version: number; othersWrote: boolean } | { seen: string[] };
+/**
+ * What `conversations.persist` did: wrote `record` (the one given, or with the fields others write kept when
+ * `othersWrote`) at `version`; or nothing, because these customer messages are stored already.
+ */
+export type PersistOutcome = { version: number; othersWrote: boolean; record: ConversationRecord } | { seen: string[] };
 
 export interface HandoffCursor {
   since: number;

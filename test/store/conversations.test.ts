@@ -289,11 +289,11 @@ export function describeConversationsContract(engine: string, open: () => Promis
     it("persist: the writer's record and records, at the version it last wrote; another writer's fields survive; a stored customer message writes nothing", async () => {
       // Never written: nothing to be at, nobody else wrote it.
       const first = await store().conversations.persist(conversation('c1', { updatedAt: 1 }), [message('c1', 'm1', 'user')], {});
-      expect(first).toEqual({ version: expect.any(Number), othersWrote: false });
+      expect(first).toMatchObject({ version: expect.any(Number), othersWrote: false });
       const v1 = (first as { version: number }).version;
       const mine = conversation('c1', { updatedAt: 2, lastMessageAt: 2, reviewedAt: 1, snapshot: { n: 2 } });
       const second = await store().conversations.persist(mine, [message('c1', 'r1')], { version: v1 });
-      expect(second).toEqual({ version: v1 + 1, othersWrote: false });
+      expect(second).toEqual({ version: v1 + 1, othersWrote: false, record: mine });
       expect(await store().conversations.get('c1')).toEqual(mine);
       // The reflection daemon writes its verdict: the writer's next record keeps it (and the verdict's time).
       const reflection = { verdict: 'resolved' as const, summary: 'done', at: 3 };
@@ -303,7 +303,8 @@ export function describeConversationsContract(engine: string, open: () => Promis
       });
       const stale = conversation('c1', { updatedAt: 4, lastMessageAt: 4, reviewedAt: 1, snapshot: { n: 4 } });
       const third = await store().conversations.persist(stale, [message('c1', 'r2')], { version: v1 + 1 });
-      expect(third).toEqual({ version: v1 + 3, othersWrote: true });
+      expect(third).toMatchObject({ version: v1 + 3, othersWrote: true });
+      expect((third as { record: ConversationRecord }).record).toEqual(await store().conversations.get('c1'));
       expect(await store().conversations.get('c1')).toEqual(
         conversation('c1', { updatedAt: 4, lastMessageAt: 4, reviewedAt: 3, reflection, followupPending: { content: 'hi', decidedAt: 3 }, snapshot: { n: 4 } }),
       );
@@ -342,10 +343,12 @@ export function describeConversationsContract(engine: string, open: () => Promis
           store().conversations.persist(conversation('c1', { updatedAt: 3 }), [message('c1', 'x')], { version: first.version, owner: wrong }),
         ).rejects.toSatisfy(isOwnershipLost);
       }
-      expect(await store().conversations.persist(conversation('c1', { updatedAt: 5 }), [message('c1', 'r1')], { version: first.version, owner })).toEqual({
-        version: first.version + 1,
-        othersWrote: false,
-      });
+      expect(await store().conversations.persist(conversation('c1', { updatedAt: 5 }), [message('c1', 'r1')], { version: first.version, owner })).toMatchObject(
+        {
+          version: first.version + 1,
+          othersWrote: false,
+        },
+      );
       await store().ownership.release('c1', 'node-a', claim.epoch);
       await expect(store().conversations.persist(conversation('c1', { updatedAt: 6 }), [], { version: first.version + 1, owner })).rejects.toSatisfy(
         isOwnershipLost,
@@ -365,7 +368,7 @@ export function describeConversationsContract(engine: string, open: () => Promis
           await tx.customers.save({ customerId: 'cus_written', externalId: 'ext-written', createdAt: 1 });
         },
       );
-      expect(outcome).toEqual({ version: first.version + 1, othersWrote: false });
+      expect(outcome).toMatchObject({ version: first.version + 1, othersWrote: false });
       expect(await store().customers.get('cus_written')).toMatchObject({ externalId: 'ext-written' });
       const refused = store().conversations.persist(conversation('c1', { updatedAt: 3 }), [message('c1', 'r2')], { version: first.version + 1 }, async (tx) => {
         await tx.customers.save({ customerId: 'cus_lost', externalId: 'ext-lost', createdAt: 1 });

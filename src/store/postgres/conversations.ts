@@ -209,9 +209,10 @@ async function persistInTransaction(
   for (const m of messages) if (m.role === 'user' && (await tx.history.seen(id, m.id))) seen.push(m.id);
   if (seen.length) return { seen };
   const othersWrote = stored !== undefined && stored.version !== version;
-  const [row] = await db.rows<{ version: number }>(SAVE, saveValues(othersWrote ? keepOthersFields(toSummary(stored), record, messages) : record, messages));
+  const toWrite = othersWrote ? keepOthersFields(toSummary(stored), record, messages) : record;
+  const [row] = await db.rows<{ version: number }>(SAVE, saveValues(toWrite, messages));
   if (channelWrites) await channelWrites(tx);
-  return { version: row.version, othersWrote };
+  return { version: row.version, othersWrote, record: toWrite };
 }
 
 /** `transaction`: given on the pool's repositories (`persist` runs its own), not on a transaction's. */
@@ -241,7 +242,7 @@ export function postgresConversations(db: Db, transaction?: PgTransaction): Conv
       // sorted out in the transaction, where each case has its answer.
       if (!channelWrites && expected.version !== undefined) {
         const version = await saveUnchanged(record, messages, { version: expected.version, owner: expected.owner });
-        if (version !== undefined) return { version, othersWrote: false };
+        if (version !== undefined) return { version, othersWrote: false, record };
       }
       return transaction((tx, txDb) => persistInTransaction(tx, txDb, record, messages, expected, channelWrites));
     },

@@ -125,12 +125,13 @@ export function lmdbConversations(s: KvScope, ownerOf?: OwnershipStore['owner'],
         if (seen.length) return { seen };
         const stored = tx.get<Stored>('conversations', id);
         const othersWrote = stored !== undefined && stored.version !== version;
-        const written = await saveIn(tx, othersWrote ? keepOthersFields(summary(stored), record, messages) : record, messages);
+        const toWrite = othersWrote ? keepOthersFields(summary(stored), record, messages) : record;
+        const written = await saveIn(tx, toWrite, messages);
         if (channelWrites) {
           if (!reposOn) throw new Error('persist: this scope cannot run channel writes');
           await channelWrites(reposOn(tx));
         }
-        return { version: written, othersWrote };
+        return { version: written, othersWrote, record: toWrite };
       }),
     busy: async () => {
       const out = [];
