@@ -170,7 +170,7 @@ function actorFailed(rt: Runtime, a: Active, err: unknown): void {
       a.writes.abandon();
     } catch (e) {
       rt.log.error({ err: e, conversationId }, 'conversation could not be recovered');
-      deactivate(rt, a, 0);
+      deactivate(rt, a, a.writes.queued);
     }
   });
 }
