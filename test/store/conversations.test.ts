@@ -327,6 +327,32 @@ export function describeConversationsContract(engine: string, open: () => Promis
       expect(await historyIds('c1')).toEqual(['1:m1', '2:r1', '3:r2', '4:m2']);
     });
 
+    it('persist keeps every field of the records it appends and of the record, U+0000 included, on its fastest way too', async () => {
+      const first = (await store().conversations.persist(conversation('c1', { snapshot: { said: 'a\u0000b' } }), [], {})) as { version: number };
+      const records: MessageRecord[] = [
+        { id: 'u1', conversationId: 'c1', role: 'user', text: 'hello\u0000there', at: 2, turnId: 't1', data: { content: [{ type: 'text', v: 'x\u0000' }] } },
+        { id: 'call:invoked', conversationId: 'c1', role: 'tool', text: '', at: 3, turnId: 't1', data: { phase: 'invoked', args: { a: [1, null] } } },
+        { id: 'p1', conversationId: 'c1', role: 'assistant', text: 'offer', at: 4, proactive: true },
+      ];
+      const next = conversation('c1', {
+        externalId: 'e1',
+        busy: true,
+        state: '{"turn":"thinking"}',
+        updatedAt: 5,
+        lastMessageAt: 4,
+        lastCustomerMessageAt: 2,
+        pendingConfirmation: { id: 'cf', name: 'refund', args: { n: 1 }, summary: 'Refund' },
+        handoff: { since: 3, source: 'api', reason: 'asked' },
+        snapshot: { said: 'c\u0000d', n: 1.5 },
+      });
+      expect(await store().conversations.persist(next, records, { version: first.version })).toMatchObject({ othersWrote: false });
+      expect(await store().conversations.get('c1')).toEqual(next);
+      const stored = (await store().history.since('c1', 0)).map((r) => r.record);
+      // PostgreSQL's text cannot hold U+0000 (db.ts `text`): U+FFFD stands for it there.
+      expect(stored.map((r) => Object.assign({}, r, { text: r.text.replace('\uFFFD', '\u0000') }))).toEqual(records);
+      expect(await store().history.seen('c1', 'u1')).toBe(true);
+    });
+
     it('persist is fenced: with an owner it writes only while that node holds the conversation at that epoch, else throws', async () => {
       expect(
         await store().nodes.join({ nodeId: 'node-a', instance: 'i-a', leaseMs: 10_000, load: { sdkConnections: 0, sdkFunctions: 0, conversations: 0 } }),

@@ -56,9 +56,12 @@ const SAVE = prepared(
        WITH ORDINALITY AS m(id, role, text, at, turn_id, proactive, data, ord))
    SELECT version FROM put`,
 );
-// `save` as one statement of its own (migrations 007 and 008 say how), its arguments one JSON document (`writeDocument`):
-// the new version, or NULL when it wrote nothing.
-const PERSIST_UNCHANGED = prepared('conversations_persist_unchanged', 'SELECT parley_persist_conversation($1::json) AS version');
+// `save` as one statement of its own (migrations 007 and 008 say how), its arguments one JSON document (`writeDocument`)
+// and, beside it, the JSON values stored as they are: the new version, or NULL when it wrote nothing.
+const PERSIST_UNCHANGED = prepared(
+  'conversations_persist_unchanged',
+  'SELECT parley_persist_conversation($1::json, $2::json, $3::json, $4::json[]) AS version',
+);
 // `lockFields` with the version the record is at (persist's transaction).
 const LOCK_VERSION = prepared('conversations_lock_version', `SELECT ${SUMMARY_COLUMNS}, version FROM parley_lock_conversation($1)`);
 const BUSY = prepared('conversations_busy', 'SELECT conversation_id, customer_id, external_id, channel FROM conversations WHERE busy ORDER BY conversation_id');
@@ -161,10 +164,14 @@ function saveValues(c: ConversationRecord, messages: MessageRecord[]): unknown[]
   ];
 }
 
-/** The one-statement write's argument (migration 008): the record's columns by name, the checks, the new records. */
-function writeDocument(c: ConversationRecord, messages: MessageRecord[], expected: { version: number; owner?: { nodeId: string; epoch: number } }): string {
+/**
+ * The one-statement write's arguments (migration 008): the record's columns by name, the checks and the new records in
+ * one JSON document; the snapshot, the details and each record's data beside it (a \u0000 escape in them would make
+ * PostgreSQL refuse the whole document).
+ */
+function writeArguments(c: ConversationRecord, messages: MessageRecord[], expected: { version: number; owner?: { nodeId: string; epoch: number } }): unknown[] {
   if (messages.some((m) => m.conversationId !== c.conversationId)) throw new Error('save: every record must belong to the conversation saved');
-  return JSON.stringify({
+  const document = JSON.stringify({
     expected: expected.version,
     owner_node: expected.owner?.nodeId,
     owner_epoch: expected.owner?.epoch,
@@ -178,13 +185,12 @@ function writeDocument(c: ConversationRecord, messages: MessageRecord[], expecte
     last_message_at: c.lastMessageAt,
     last_customer_message_at: c.lastCustomerMessageAt,
     reviewed_at: c.reviewedAt,
-    details: detailsOf(c),
-    snapshot: c.snapshot,
     followup_pending: c.followupPending !== undefined,
     review_due_at: reviewDueAt(c),
     handoff_since: c.handoff?.since,
-    messages: messages.map((m) => ({ id: m.id, role: m.role, text: text(m.text), at: m.at, turn_id: m.turnId, proactive: m.proactive, data: m.data })),
+    messages: messages.map((m) => ({ id: m.id, role: m.role, text: text(m.text), at: m.at, turn_id: m.turnId, proactive: m.proactive })),
   });
+  return [document, json(c.snapshot), json(detailsOf(c)), messages.map((m) => json(m.data))];
 }
 
 /** A transaction on the pool that also hands its callback the transaction's Db (store.ts `inTransaction`). */
@@ -218,7 +224,7 @@ async function persistInTransaction(
 /** `transaction`: given on the pool's repositories (`persist` runs its own), not on a transaction's. */
 export function postgresConversations(db: Db, transaction?: PgTransaction): ConversationStore {
   const saveUnchanged = async (c: ConversationRecord, messages: MessageRecord[], expected: { version: number; owner?: { nodeId: string; epoch: number } }) => {
-    const [row] = await db.rows<{ version: number | null }>(PERSIST_UNCHANGED, [writeDocument(c, messages, expected)]);
+    const [row] = await db.rows<{ version: number | null }>(PERSIST_UNCHANGED, writeArguments(c, messages, expected));
     return row.version ?? undefined;
   };
   return {
