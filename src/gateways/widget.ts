@@ -124,10 +124,20 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         if (!customer) return error('not_initialized', 'Send init first');
         const allowed = visitor ? visitorAllowance(customer.customerId, request.ip) : limiter.take(customer.customerId);
         if (!allowed.ok) return error('rate_limited', `Too many messages; try again in ${Math.ceil(allowed.retryAfterMs / 1000)} s`);
-        try {
-          await withinDeadline(host.receive(customer, 'web', { messageId: frame.id, text: frame.text }));
+        // Sent once: by the web sink with the write that stores the message (ahead of any reply in that write), or
+        // here once it is known durable (a copy already stored, one handed to the owner node's inbox).
+        let answered = false;
+        const ack = () => {
+          if (answered) return;
+          answered = true;
           sendFrame(socket, { type: 'ack', id: frame.id });
+        };
+        try {
+          await withinDeadline(host.receive(customer, 'web', { messageId: frame.id, text: frame.text }, ack));
+          ack();
         } catch (err) {
+          if (answered) return;
+          answered = true;
           if (!isStoreUnavailable(err)) log.error({ err }, 'message not stored');
           error('unavailable', 'Your message could not be stored; please send it again');
         }

@@ -102,6 +102,27 @@ export interface HandoffInfo {
 /** A conversation record without its snapshot (lists, the dashboard). */
 export type ConversationSummary = Omit<ConversationRecord, 'snapshot'>;
 
+/**
+ * The record the conversation's writer (the host) writes when another writer (the reflection daemon) wrote it since:
+ * the fields that writer sets — its verdict, follow-up and review attempt, and `reviewedAt` unless this write stores a
+ * new customer message (which clears it) — are kept from `stored`; the rest is the writer's.
+ */
+export function keepOthersFields(
+  stored: ConversationSummary | undefined,
+  record: ConversationRecord,
+  messages: Pick<MessageRecord, 'role'>[],
+): ConversationRecord {
+  if (!stored) return record;
+  const { reflection: _r, followupPending: _f, reviewAttempt: _a, reviewedAt, ...own } = record;
+  const merged: ConversationRecord = own;
+  if (stored.reflection !== undefined) merged.reflection = stored.reflection;
+  if (stored.followupPending !== undefined) merged.followupPending = stored.followupPending;
+  if (stored.reviewAttempt !== undefined) merged.reviewAttempt = stored.reviewAttempt;
+  const kept = messages.some((m) => m.role === 'user') ? reviewedAt : stored.reviewedAt;
+  if (kept !== undefined) merged.reviewedAt = kept;
+  return merged;
+}
+
 /** `agent`: a person of the integrator's team wrote (`data.author`); `handoff`: handed over or back (`data`). */
 export type MessageRole = 'user' | 'assistant' | 'tool' | 'confirmation' | 'agent' | 'handoff';
 

@@ -134,7 +134,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
   const repoFactories: RepoFactories<Db> = {
     customers: postgresCustomers,
-    conversations: postgresConversations,
+    conversations: (db) => postgresConversations(db, db === poolDb ? inTransaction : undefined),
     history: postgresHistory,
     links: postgresLinks,
     proactive: postgresProactive,
@@ -257,7 +257,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
   });
 
-  async function inTransaction<T>(fn: (tx: StoreRepos) => Promise<T>): Promise<T> {
+  async function inTransaction<T>(fn: (tx: StoreRepos, db: Db) => Promise<T>): Promise<T> {
     const txClient = await run(() => pool.connect());
     // While checked out the client is ours to watch: a connection that breaks between statements emits 'error'.
     let broken: unknown;
@@ -283,7 +283,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       await txDb.rows({ text: 'BEGIN ISOLATION LEVEL READ COMMITTED' }, []);
       let result: T;
       try {
-        result = await fn(txRepos(txDb));
+        result = await fn(txRepos(txDb), txDb);
       } catch (err) {
         await run(() => txClient.query('ROLLBACK')).catch((rollbackErr: unknown) => {
           broken ??= rollbackErr;
