@@ -1,7 +1,7 @@
 // Pure: what a conversation's durable outputs become — the stored record and its history records (one write of the
 // write loop), and the telemetry events published once they are durable. No store, no clock, no I/O: unit-tested in
 // test/unit/conversation.records.test.ts.
-import type { NewEvent } from '../telemetry/types.ts';
+import type { NewEvent } from '../services.ts';
 import type { ConversationMeta, ConversationRecord, MessageRecord } from '../store/model.ts';
 import type { Pending } from './types.ts';
 
