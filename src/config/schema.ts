@@ -89,10 +89,7 @@ export const ConfigSchema = s({
     system_prompt: z.string().optional(),
     /** Per model, prices per million tokens in `telemetry.currency` (README, "What it cost"): each call's cost is recorded with it. */
     prices: z
-      .record(
-        z.string().min(1),
-        s({ prompt: num(z.number().min(0)), cached_prompt: num(z.number().min(0)).optional(), completion: num(z.number().min(0)) }),
-      )
+      .record(z.string().min(1), s({ prompt: num(z.number().min(0)), cached_prompt: num(z.number().min(0)).optional(), completion: num(z.number().min(0)) }))
       .default({}),
     fallback: s({
       provider: z.enum(['offline', 'openai']),

@@ -34,6 +34,18 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
     registers: [registry],
   });
   const llmTokens = new Counter({ name: 'parley_llm_tokens_total', help: 'LLM tokens', labelNames: ['model', 'kind'], registers: [registry] });
+  const llmCost = new Counter({
+    name: 'parley_llm_cost_total',
+    help: 'What LLM calls cost, in telemetry.currency (llm.prices); calls of a model without a price are not counted',
+    labelNames: ['model'],
+    registers: [registry],
+  });
+  const whatsappCost = new Counter({
+    name: 'parley_whatsapp_cost_total',
+    help: 'What billable WhatsApp messages cost, in telemetry.currency (channels.whatsapp.prices), by Meta pricing category',
+    labelNames: ['category'],
+    registers: [registry],
+  });
   const llmCalls = new Counter({ name: 'parley_llm_calls_total', help: 'LLM calls', labelNames: ['model', 'purpose', 'outcome'], registers: [registry] });
   const tools = new Counter({ name: 'parley_tool_calls_total', help: 'SDK tool calls', labelNames: ['name', 'outcome'], registers: [registry] });
   const proactive = new Counter({ name: 'parley_proactive_total', help: 'Proactive requests', labelNames: ['outcome', 'reason'], registers: [registry] });
@@ -161,8 +173,11 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
       } else if (type === 'tool.result' || type === 'tool.failed') child(tools, 't', String(d.name), type === 'tool.result' ? 'ok' : 'failed').inc();
       else if (type === 'proactive.accepted') child(proactive, 'p', 'accepted', '').inc();
       else if (type === 'proactive.blocked' || type === 'proactive.failed') child(proactive, 'p', type.slice(10), String(d.reason ?? '')).inc();
-      else if (type === 'whatsapp.status') child(delivery, 'd', String(d.status)).inc();
-      else if (type === 'whatsapp.outbound' && (d.status === 'accepted' || d.status === 'failed')) child(delivery, 'd', String(d.status)).inc();
+      else if (type === 'whatsapp.status') {
+        child(delivery, 'd', String(d.status)).inc();
+        if (typeof d.cost === 'number' && d.cost > 0)
+          child(whatsappCost, 'wc', String((d.pricing as { category?: unknown } | undefined)?.category ?? 'unknown')).inc(d.cost);
+      } else if (type === 'whatsapp.outbound' && (d.status === 'accepted' || d.status === 'failed')) child(delivery, 'd', String(d.status)).inc();
       else if (type === 'whatsapp.unusable') child(unusable, 'u', String(d.part), String(d.partType)).inc(typeof d.count === 'number' ? d.count : 1);
       else if (type === 'whatsapp.event') child(waEvents, 'we', String(d.event)).inc();
       else if (type === 'whatsapp.identity') child(waEvents, 'we', 'identity').inc();
@@ -175,6 +190,8 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
       child(llmCalls, 'calls', c.model, c.purpose, c.ok ? 'ok' : 'error').inc();
       if (c.promptTokens) child(llmTokens, 'tok', c.model, 'prompt').inc(c.promptTokens);
       if (c.completionTokens) child(llmTokens, 'tok', c.model, 'completion').inc(c.completionTokens);
+      if (c.cachedPromptTokens) child(llmTokens, 'tok', c.model, 'cached_prompt').inc(c.cachedPromptTokens);
+      if (c.cost) child(llmCost, 'cost', c.model).inc(c.cost);
     },
   });
 

@@ -5,6 +5,7 @@ import type { CustomerRepo } from '../customers/repo.ts';
 import { requireServiceSecret } from '../http/auth.ts';
 import { parseOr400 } from '../http/errors.ts';
 import type { Services } from '../services.ts';
+import { costReport } from './costs.ts';
 import { TelemetryQuerySchema, toFilter } from './query.ts';
 import { recentConversations } from './recent-conversations.ts';
 import { summarize } from './summary.ts';
@@ -13,6 +14,14 @@ const SummaryQuery = z.strictObject({
   since: z.string().regex(/^\d+$/).transform(Number).optional(),
   until: z.string().regex(/^\d+$/).transform(Number).optional(),
   bucketMs: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1000).max(86_400_000)).optional(),
+});
+const CostsQuery = z.strictObject({
+  since: z.string().regex(/^\d+$/).transform(Number).optional(),
+  until: z.string().regex(/^\d+$/).transform(Number).optional(),
+  by: z.enum(['turn', 'conversation', 'customer', 'day']).default('day'),
+  conversationId: z.string().min(1).max(256).optional(),
+  customerId: z.string().min(1).max(256).optional(),
+  limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(1000)).optional(),
 });
 const ConversationsQuery = z.strictObject({
   limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(500)).optional(),
@@ -48,7 +57,17 @@ export async function telemetryPlugin(app: FastifyInstance, o: { services: Servi
     await services.telemetry.flush();
     const until = q.until ?? services.clock.now();
     const since = q.since ?? until - 24 * 3600_000;
-    return summarize(services.store.telemetry, { since, until, bucketMs: q.bucketMs });
+    return Object.assign(await summarize(services.store.telemetry, { since, until, bucketMs: q.bucketMs }), {
+      currency: services.config.telemetry.currency,
+    });
+  });
+
+  app.get('/api/v1/telemetry/costs', { onRequest }, async (request) => {
+    const q = parseOr400(CostsQuery, request.query, 'query');
+    await services.telemetry.flush();
+    const until = q.until ?? services.clock.now();
+    const since = q.since ?? until - 30 * 24 * 3600_000;
+    return costReport(services.store.telemetry, Object.assign({}, q, { since, until, currency: services.config.telemetry.currency }));
   });
 
   app.get('/api/v1/telemetry/conversations', { onRequest }, async (request) => {

@@ -1,6 +1,7 @@
 // Pre-aggregated series for the dashboard, computed from one range scan of
 // the window (bounded), so the browser draws charts without raw records.
 import type { TelemetryStore } from '../store/repos.ts';
+import { roundCost } from './pricing.ts';
 
 export interface Summary {
   since: number;
@@ -17,6 +18,8 @@ export interface Summary {
   toolFailures: number[];
   whatsappStatuses: Record<string, number>;
   confirmations: Record<string, number>;
+  /** What the window cost (README, "What it cost"): LLM calls by model, WhatsApp messages by pricing category, per bucket. */
+  cost: { total: number; llm: number; whatsapp: number; series: number[]; byModel: Record<string, number>; byCategory: Record<string, number> };
   totals: { events: number; turnCalls: number; conversations: number; turns: number; messagesIn: number; messagesOut: number; truncated: boolean };
 }
 
@@ -25,6 +28,15 @@ const MAX_RECORDS = 200_000;
 function percentile(sorted: number[], p: number): number | null {
   if (sorted.length === 0) return null;
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+function roundCosts(c: Summary['cost']) {
+  c.llm = roundCost(c.llm);
+  c.whatsapp = roundCost(c.whatsapp);
+  c.total = roundCost(c.llm + c.whatsapp);
+  c.series = c.series.map(roundCost);
+  for (const k of Object.keys(c.byModel)) c.byModel[k] = roundCost(c.byModel[k]);
+  for (const k of Object.keys(c.byCategory)) c.byCategory[k] = roundCost(c.byCategory[k]);
 }
 
 export async function summarize(telemetry: TelemetryStore, o: { since: number; until: number; bucketMs?: number }): Promise<Summary> {
@@ -48,6 +60,7 @@ export async function summarize(telemetry: TelemetryStore, o: { since: number; u
     toolFailures: zeros(),
     whatsappStatuses: {},
     confirmations: {},
+    cost: { total: 0, llm: 0, whatsapp: 0, series: zeros(), byModel: {}, byCategory: {} },
     totals: { events: 0, turnCalls: 0, conversations: 0, turns: 0, messagesIn: 0, messagesOut: 0, truncated: false },
   };
   const conversations = new Set<string>();
@@ -94,6 +107,12 @@ export async function summarize(telemetry: TelemetryStore, o: { since: number; u
       }
       case 'whatsapp.status':
         s.whatsappStatuses[String(d.status)] = (s.whatsappStatuses[String(d.status)] ?? 0) + 1;
+        if (typeof d.cost === 'number') {
+          const category = String((d.pricing as { category?: unknown } | undefined)?.category ?? 'unknown');
+          s.cost.whatsapp += d.cost;
+          s.cost.byCategory[category] = (s.cost.byCategory[category] ?? 0) + d.cost;
+          s.cost.series[b] += d.cost;
+        }
         break;
       case 'whatsapp.outbound':
         if (d.status === 'failed') s.whatsappStatuses.failed = (s.whatsappStatuses.failed ?? 0) + 1;
@@ -120,7 +139,13 @@ export async function summarize(telemetry: TelemetryStore, o: { since: number; u
     t.completion += c.completionTokens;
     t.calls++;
     (s.tokenSeries[c.model] ??= zeros())[b] += c.promptTokens + c.completionTokens;
+    if (c.cost !== undefined) {
+      s.cost.llm += c.cost;
+      s.cost.byModel[c.model] = (s.cost.byModel[c.model] ?? 0) + c.cost;
+      s.cost.series[b] += c.cost;
+    }
   }
+  roundCosts(s.cost);
   for (const l of latencies) {
     l.sort((a, b) => a - b);
     s.llm.p50.push(percentile(l, 0.5));
