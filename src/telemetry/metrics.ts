@@ -2,9 +2,10 @@
 // the telemetry stream plus gauges read at scrape time.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createHealthMetrics, type HealthGauges } from './health-metrics.ts';
 import type { Telemetry } from './types.ts';
 
-export interface MetricsGauges {
+export interface MetricsGauges extends HealthGauges {
   activeConversations?(): number;
   sdkConnections?(): number;
   whatsappQueueDepth?(): { inbound: number; outbound: number };
@@ -12,10 +13,13 @@ export interface MetricsGauges {
   withHuman?(): number;
   /** Outbound webhook deliveries since start, and deliveries waiting or running. */
   webhooks?(): { delivered: number; failedAttempts: number; dead: number; depth: number };
+  /** The clock handoff waits are measured with (the injected one). */
+  now?(): number;
 }
 
 export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) {
   const registry = new Registry();
+  const health = createHealthMetrics(registry, { now: gauges.now ?? Date.now, gauges });
   // The process metrics every Node exporter has (CPU, resident memory, heap, GC, handles, open fds, start time).
   collectDefaultMetrics({ register: registry });
   const turns = new Counter({ name: 'parley_turns_total', help: 'Conversation turns completed', labelNames: ['channel'], registers: [registry] });
@@ -163,6 +167,7 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
   };
   const unsubscribe = telemetry.subscribe({
     event(e) {
+      health.event(e);
       const d = e.data as Record<string, unknown>;
       const type = e.type;
       if (type === 'message.in' || type === 'message.out') child(messages, 'm', e.channel ?? 'unknown', type.slice(8)).inc();
@@ -186,6 +191,7 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
       else if (type === 'error') errors.inc();
     },
     turnCall(c) {
+      health.turnCall(c);
       child(llmDuration, 'ld', c.model, c.purpose).observe(c.durationMs / 1000);
       child(llmCalls, 'calls', c.model, c.purpose, c.ok ? 'ok' : 'error').inc();
       if (c.promptTokens) child(llmTokens, 'tok', c.model, 'prompt').inc(c.promptTokens);
