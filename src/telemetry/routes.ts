@@ -8,12 +8,16 @@ import type { Services } from '../services.ts';
 import { costReport } from './costs.ts';
 import { TelemetryQuerySchema, toFilter } from './query.ts';
 import { recentConversations } from './recent-conversations.ts';
+import { fitWindow } from './summary-window.ts';
 import { summarize } from './summary.ts';
 
 const SummaryQuery = z.strictObject({
   since: z.string().regex(/^\d+$/).transform(Number).optional(),
   until: z.string().regex(/^\d+$/).transform(Number).optional(),
   bucketMs: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1000).max(86_400_000)).optional(),
+  /** `1`: start the window at its first record, with a bucket from that span (no larger than `bucketMs`). */
+  fit: z.enum(['0', '1']).optional(),
+  channel: z.enum(['web', 'whatsapp']).optional(),
 });
 const CostsQuery = z.strictObject({
   since: z.string().regex(/^\d+$/).transform(Number).optional(),
@@ -25,6 +29,7 @@ const CostsQuery = z.strictObject({
 });
 const ConversationsQuery = z.strictObject({
   limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(500)).optional(),
+  channel: z.enum(['web', 'whatsapp']).optional(),
 });
 
 export async function telemetryPlugin(app: FastifyInstance, o: { services: Services; customers: CustomerRepo; metricsText: () => Promise<string> }) {
@@ -56,8 +61,9 @@ export async function telemetryPlugin(app: FastifyInstance, o: { services: Servi
     const q = parseOr400(SummaryQuery, request.query, 'query');
     await services.telemetry.flush();
     const until = q.until ?? services.clock.now();
-    const since = q.since ?? until - 24 * 3600_000;
-    return Object.assign(await summarize(services.store.telemetry, { since, until, bucketMs: q.bucketMs }), {
+    const asked = { since: q.since ?? until - 24 * 3600_000, until, bucketMs: q.bucketMs };
+    const window = q.fit === '1' ? await fitWindow(services.store.telemetry, { since: asked.since, until, maxBucketMs: q.bucketMs }) : asked;
+    return Object.assign(await summarize(services.store.telemetry, Object.assign(window, { channel: q.channel })), {
       currency: services.config.telemetry.currency,
     });
   });
@@ -73,7 +79,13 @@ export async function telemetryPlugin(app: FastifyInstance, o: { services: Servi
   app.get('/api/v1/telemetry/conversations', { onRequest }, async (request) => {
     const q = parseOr400(ConversationsQuery, request.query, 'query');
     await services.telemetry.flush();
-    return { items: await recentConversations(services.store, q.limit ?? 50) };
+    return {
+      items: await recentConversations(services.store, q.limit ?? 50, {
+        customer: (id) => o.customers.get(id),
+        withText: services.config.telemetry.store_text,
+        channel: q.channel,
+      }),
+    };
   });
 
   const metricsOpts = services.config.telemetry.metrics_public ? {} : { onRequest };

@@ -39,7 +39,8 @@ function roundCosts(c: Summary['cost']) {
   for (const k of Object.keys(c.byCategory)) c.byCategory[k] = roundCost(c.byCategory[k]);
 }
 
-export async function summarize(telemetry: TelemetryStore, o: { since: number; until: number; bucketMs?: number }): Promise<Summary> {
+/** `channel`: only that channel's records (LLM calls by their conversation's channel, `conv_<channel>_…`). */
+export async function summarize(telemetry: TelemetryStore, o: { since: number; until: number; bucketMs?: number; channel?: string }): Promise<Summary> {
   const span = Math.max(1, o.until - o.since);
   const bucketMs = o.bucketMs ?? Math.max(60_000, Math.ceil(span / 48 / 60_000) * 60_000);
   const n = Math.max(1, Math.ceil(span / bucketMs));
@@ -70,6 +71,7 @@ export async function summarize(telemetry: TelemetryStore, o: { since: number; u
       s.totals.truncated = true;
       break;
     }
+    if (o.channel && e.channel !== o.channel) continue;
     const b = idx(e.at);
     if (e.conversationId) conversations.add(e.conversationId);
     const d = e.data as Record<string, unknown>;
@@ -131,6 +133,7 @@ export async function summarize(telemetry: TelemetryStore, o: { since: number; u
       s.totals.truncated = true;
       break;
     }
+    if (o.channel && !c.conversationId.startsWith(`conv_${o.channel}_`)) continue;
     const b = idx(c.at);
     s.llm.calls[b]++;
     latencies[b].push(c.durationMs);
