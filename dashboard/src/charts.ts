@@ -98,7 +98,8 @@ export function timeSeries(title: string, xs: number[], series: Series, o: Serie
         value: (_u: uPlot, v: number | null) => (v === null || v === undefined ? '–' : fmt(v)),
       })),
     ],
-    axes: [{}, { values: (_u, vals) => vals.map((v) => `${v}${unit}`), size: 56 }],
+    // x ticks far enough apart that a tick with its date (the first, each new day) does not run into the next
+    axes: [{ space: 90 }, { values: (_u, vals) => vals.map((v) => `${v}${unit}`), size: 56 }],
     legend: { show: true, live: true },
     hooks: {
       // What uPlot actually drew: non-empty points inside each series' visible index range.
