@@ -1,6 +1,7 @@
 // Pre-aggregated series for the dashboard, computed from one range scan of
 // the window (bounded), so the browser draws charts without raw records.
 import type { TelemetryStore } from '../store/repos.ts';
+import type { TelemetryEvent, TurnCallRecord } from '../store/telemetry-records.ts';
 import { roundCost } from './pricing.ts';
 
 export interface Summary {
@@ -39,6 +40,76 @@ function roundCosts(c: Summary['cost']) {
   for (const k of Object.keys(c.byCategory)) c.byCategory[k] = roundCost(c.byCategory[k]);
 }
 
+/** One event into the summary `s`, in bucket `b`. */
+function addEvent(s: Summary, e: TelemetryEvent, b: number, zeros: () => number[]) {
+  const d = e.data as Record<string, unknown>;
+  switch (e.type) {
+    case 'message.in':
+    case 'message.out': {
+      const dir = e.type === 'message.in' ? 'in' : 'out';
+      const key = `${e.channel ?? 'unknown'} ${dir}`;
+      (s.messages[key] ??= zeros())[b]++;
+      if (dir === 'in') s.totals.messagesIn++;
+      else s.totals.messagesOut++;
+      break;
+    }
+    case 'turn.ended':
+      s.totals.turns++;
+      break;
+    case 'tool.invoked':
+    case 'tool.failed': {
+      const t = (s.tools[String(d.name)] ??= { invoked: 0, failed: 0 });
+      if (e.type === 'tool.invoked') t.invoked++;
+      else {
+        t.failed++;
+        s.toolFailures[b]++;
+      }
+      break;
+    }
+    case 'proactive.accepted':
+      s.proactive.accepted[b]++;
+      break;
+    case 'proactive.blocked': {
+      const reason = String(d.reason ?? 'unknown');
+      s.proactive.blockedByReason[reason] = (s.proactive.blockedByReason[reason] ?? 0) + 1;
+      (s.proactive.blockedSeries[reason] ??= zeros())[b]++;
+      break;
+    }
+    case 'whatsapp.status':
+      s.whatsappStatuses[String(d.status)] = (s.whatsappStatuses[String(d.status)] ?? 0) + 1;
+      if (typeof d.cost === 'number') {
+        const category = String((d.pricing as { category?: unknown } | undefined)?.category ?? 'unknown');
+        s.cost.whatsapp += d.cost;
+        s.cost.byCategory[category] = (s.cost.byCategory[category] ?? 0) + d.cost;
+        s.cost.series[b] += d.cost;
+      }
+      break;
+    case 'whatsapp.outbound':
+      if (d.status === 'failed') s.whatsappStatuses.failed = (s.whatsappStatuses.failed ?? 0) + 1;
+      break;
+    default:
+      if (e.type.startsWith('confirmation.')) {
+        const outcome = e.type.slice('confirmation.'.length);
+        s.confirmations[outcome] = (s.confirmations[outcome] ?? 0) + 1;
+      }
+  }
+}
+
+/** One LLM call into the summary `s`, in bucket `b`. */
+function addTurnCall(s: Summary, c: TurnCallRecord, b: number, zeros: () => number[]) {
+  s.llm.calls[b]++;
+  const t = (s.tokens[c.model] ??= { prompt: 0, completion: 0, calls: 0 });
+  t.prompt += c.promptTokens;
+  t.completion += c.completionTokens;
+  t.calls++;
+  (s.tokenSeries[c.model] ??= zeros())[b] += c.promptTokens + c.completionTokens;
+  if (c.cost !== undefined) {
+    s.cost.llm += c.cost;
+    s.cost.byModel[c.model] = (s.cost.byModel[c.model] ?? 0) + c.cost;
+    s.cost.series[b] += c.cost;
+  }
+}
+
 /** `channel`: only that channel's records (LLM calls by their conversation's channel, `conv_<channel>_…`). */
 export async function summarize(telemetry: TelemetryStore, o: { since: number; until: number; bucketMs?: number; channel?: string }): Promise<Summary> {
   const span = Math.max(1, o.until - o.since);
@@ -74,57 +145,7 @@ export async function summarize(telemetry: TelemetryStore, o: { since: number; u
     if (o.channel && e.channel !== o.channel) continue;
     const b = idx(e.at);
     if (e.conversationId) conversations.add(e.conversationId);
-    const d = e.data as Record<string, unknown>;
-    switch (e.type) {
-      case 'message.in':
-      case 'message.out': {
-        const dir = e.type === 'message.in' ? 'in' : 'out';
-        const key = `${e.channel ?? 'unknown'} ${dir}`;
-        (s.messages[key] ??= zeros())[b]++;
-        if (dir === 'in') s.totals.messagesIn++;
-        else s.totals.messagesOut++;
-        break;
-      }
-      case 'turn.ended':
-        s.totals.turns++;
-        break;
-      case 'tool.invoked':
-      case 'tool.failed': {
-        const t = (s.tools[String(d.name)] ??= { invoked: 0, failed: 0 });
-        if (e.type === 'tool.invoked') t.invoked++;
-        else {
-          t.failed++;
-          s.toolFailures[b]++;
-        }
-        break;
-      }
-      case 'proactive.accepted':
-        s.proactive.accepted[b]++;
-        break;
-      case 'proactive.blocked': {
-        const reason = String(d.reason ?? 'unknown');
-        s.proactive.blockedByReason[reason] = (s.proactive.blockedByReason[reason] ?? 0) + 1;
-        (s.proactive.blockedSeries[reason] ??= zeros())[b]++;
-        break;
-      }
-      case 'whatsapp.status':
-        s.whatsappStatuses[String(d.status)] = (s.whatsappStatuses[String(d.status)] ?? 0) + 1;
-        if (typeof d.cost === 'number') {
-          const category = String((d.pricing as { category?: unknown } | undefined)?.category ?? 'unknown');
-          s.cost.whatsapp += d.cost;
-          s.cost.byCategory[category] = (s.cost.byCategory[category] ?? 0) + d.cost;
-          s.cost.series[b] += d.cost;
-        }
-        break;
-      case 'whatsapp.outbound':
-        if (d.status === 'failed') s.whatsappStatuses.failed = (s.whatsappStatuses.failed ?? 0) + 1;
-        break;
-      default:
-        if (e.type.startsWith('confirmation.')) {
-          const outcome = e.type.slice('confirmation.'.length);
-          s.confirmations[outcome] = (s.confirmations[outcome] ?? 0) + 1;
-        }
-    }
+    addEvent(s, e, b, zeros);
   }
   s.totals.conversations = conversations.size;
   const latencies: number[][] = Array.from({ length: n }, () => []);
@@ -135,18 +156,8 @@ export async function summarize(telemetry: TelemetryStore, o: { since: number; u
     }
     if (o.channel && !c.conversationId.startsWith(`conv_${o.channel}_`)) continue;
     const b = idx(c.at);
-    s.llm.calls[b]++;
     latencies[b].push(c.durationMs);
-    const t = (s.tokens[c.model] ??= { prompt: 0, completion: 0, calls: 0 });
-    t.prompt += c.promptTokens;
-    t.completion += c.completionTokens;
-    t.calls++;
-    (s.tokenSeries[c.model] ??= zeros())[b] += c.promptTokens + c.completionTokens;
-    if (c.cost !== undefined) {
-      s.cost.llm += c.cost;
-      s.cost.byModel[c.model] = (s.cost.byModel[c.model] ?? 0) + c.cost;
-      s.cost.series[b] += c.cost;
-    }
+    addTurnCall(s, c, b, zeros);
   }
   roundCosts(s.cost);
   for (const l of latencies) {
