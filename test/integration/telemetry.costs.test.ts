@@ -1,7 +1,10 @@
 // Issue 39 part 3: what conversations cost. A fake OpenAI endpoint reports a known number of tokens for each call;
 // at the configured prices, the telemetry API (per turn, conversation, customer, day, and the summary) and /metrics
 // show the exact cost. WhatsApp messages are priced from the category Meta reports in their `sent` status.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { ConfigSchema } from '../../src/config/schema.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { parsePrometheusText } from '../support/prom-text.ts';
@@ -103,5 +106,17 @@ describe('what it cost', () => {
       expect(status, q).toBe(400);
       expect(body.error.code, q).toEqual(expect.any(String));
     }
+  });
+});
+
+describe('the README', () => {
+  it('"What it cost" configures prices the schema accepts', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('### What it cost'));
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(yaml).toContain('prices');
+    const config = ConfigSchema.parse(parse(yaml!));
+    expect(config.llm.prices['gpt-4o-mini']).toEqual({ prompt: 0.15, cached_prompt: 0.075, completion: 0.6 });
+    expect(config.channels.whatsapp.prices.marketing).toBe(0.025);
   });
 });
