@@ -87,7 +87,12 @@ describe('what it cost', () => {
     ]);
     expect(byTurn.total.cost).toBe(0.0108);
     const byDay = (await get('/api/v1/telemetry/costs?by=day')).body;
-    expect(byDay.groups).toEqual([expect.objectContaining({ key: new Date().toISOString().slice(0, 10), cost: 0.0122 })]);
+    const days = (await get('/api/v1/telemetry/turn-calls')).body.items.map((c: any) => new Date(c.at).toISOString().slice(0, 10));
+    // (the three calls fall on one UTC day unless the test ran across midnight)
+    const perDay = [...new Set<string>(days)].map((day) => days.filter((d: string) => d === day).length);
+    expect(byDay.groups.map((g: any) => g.key)).toEqual([...new Set(days)]);
+    expect(byDay.groups.map((g: any) => g.calls)).toEqual(perDay);
+    expect(byDay.total.cost).toBe(0.0122);
   });
 
   it('the summary and /metrics show the same cost', async () => {
