@@ -55,7 +55,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   const store = await openStore(config.storage, { logger, clock });
   const { secret, generated, file: secretFile } = resolveSecret(config.secret, config.storage.path);
   addLogSecrets(logger, [secret]); // a generated one is known only now
-  const telemetry = createTelemetryRecorder({ store, clock, logger, enabled: config.telemetry.enabled });
+  const telemetry = createTelemetryRecorder({ store, clock, logger, enabled: config.telemetry.enabled, prices: config.llm.prices });
   const services: Services = {
     config,
     clock,

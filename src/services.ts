@@ -46,7 +46,7 @@ export interface SdkHub {
 }
 
 export type NewEvent = Omit<TelemetryEvent, 'id' | 'at' | 'data'> & { data?: Record<string, unknown>; at?: number };
-export type NewTurnCall = Omit<TurnCallRecord, 'id' | 'at'> & { at?: number };
+export type NewTurnCall = Omit<TurnCallRecord, 'id' | 'at' | 'cost'> & { at?: number };
 
 /** The telemetry recorder (src/telemetry/recorder.ts makes it). */
 export interface Telemetry {

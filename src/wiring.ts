@@ -149,6 +149,9 @@ export async function wireComponents(o: {
   // (PostgreSQL announces after commit, and not while it sees no other node): look again.
   store.setJobNoticeAudience(() => cluster.peersAlive());
   cluster.onPeersGone(() => store.rescanJobs());
+  // Recorded for the dashboard and counted by /metrics (parley_cluster_nodes_lost_total, the "node lost" alert).
+  cluster.onPeersGone((nodes) => telemetry.event({ type: 'cluster.peers_gone', data: { nodes } }));
+  cluster.onLost((loss) => telemetry.event({ type: 'cluster.lease_lost', data: { nodeId: loss.nodeId, reason: loss.reason } }));
   // Registered first, so it runs last: the node leaves once its conversations have drained.
   onShutdown(() => cluster.stop());
   // Then its SDK catalog is withdrawn from the other nodes.
@@ -290,6 +293,9 @@ export async function wireComponents(o: {
     whatsappQueueDepth: () => ({ inbound: whatsapp.inbound.depth(), outbound: whatsapp.outboundQueue.depth() }),
     withHuman: () => host!.list().filter((c) => c.state === 'withHuman').length,
     webhooks: () => webhooks.counters(),
+    storeDatabase: () => store.checks().database,
+    clusterNodes: () => cluster.view().nodes.length,
+    now: () => clock.now(),
   });
   const retention = createRetentionPruner({ store, clock, retentionDays: config.telemetry.retention_days, logger });
   await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text() });

@@ -25,7 +25,7 @@ import type { WhatsAppOutbound } from '../proactive/ports.ts';
 import type { SdkHub, Services } from '../services.ts';
 import { createGraphClient } from '../whatsapp/graph-client.ts';
 import { createMockSender, createOutbox, type Outbox } from '../whatsapp/mock-sender.ts';
-import { advanceStatus } from '../whatsapp/delivery-status.ts';
+import { advanceStatus, pricingData } from '../whatsapp/delivery-status.ts';
 import { backoffDelay, type OutboundWhatsApp, type WhatsAppSender } from '../whatsapp/outbound.ts';
 import { createSdkSender } from '../whatsapp/sdk-sender.ts';
 import { verifySignature } from '../whatsapp/signature.ts';
@@ -495,6 +495,7 @@ export function createWhatsAppChannel(deps: {
           applied,
           ...(s.callbackData ? { jobId: s.callbackData } : {}),
           ...(s.errors.length ? { errors: s.errors } : {}),
+          ...pricingData(s, wa.prices),
         },
       });
     }

@@ -87,6 +87,10 @@ export const ConfigSchema = s({
     offline_delta_delay_ms: num(z.number().int().min(0).max(5000)).default(0),
     temperature: num(z.number().min(0).max(2)).optional(),
     system_prompt: z.string().optional(),
+    /** Per model, prices per million tokens in `telemetry.currency` (README, "What it cost"): each call's cost is recorded with it. */
+    prices: z
+      .record(z.string().min(1), s({ prompt: num(z.number().min(0)), cached_prompt: num(z.number().min(0)).optional(), completion: num(z.number().min(0)) }))
+      .default({}),
     fallback: s({
       provider: z.enum(['offline', 'openai']),
       model: z.string().default('offline-1'),
@@ -175,6 +179,8 @@ export const ConfigSchema = s({
       sdk_wait_ms: num(z.number().int().positive()).default(15 * 60_000),
       /** Webhook de-dup records, delivery records and dead letters are kept this long. */
       retention_days: num(z.number().positive()).default(7),
+      /** Per pricing category Meta reports in statuses (`marketing`, `utility`, `authentication`, `service`, …): the price of one billable message, in `telemetry.currency`. */
+      prices: z.record(z.string().min(1), num(z.number().min(0))).default({}),
     })
       .transform((wa) =>
         Object.assign(wa, { enabled: wa.enabled === 'auto' ? Boolean(wa.phone_id && wa.token && wa.verify_token && wa.app_secret) : wa.enabled }),
@@ -219,6 +225,8 @@ export const ConfigSchema = s({
     metrics_public: bool(z.boolean()).default(false),
     /** Keep message text in telemetry (message.in / message.out `data.text`) for the dashboard's timeline. */
     store_text: bool(z.boolean()).default(false),
+    /** The currency of `llm.prices` and `channels.whatsapp.prices` (a label: costs are reported in it, never converted). */
+    currency: z.string().min(1).max(8).default('USD'),
   }).prefault({}),
   /** Several nodes on one PostgreSQL (README, "Several nodes"); on LMDB the cluster is this one process. */
   cluster: s({

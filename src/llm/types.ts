@@ -35,7 +35,8 @@ export interface LlmRequest {
 export interface LlmResponse {
   text: string | null;
   toolCalls: { id: string; name: string; args: unknown }[];
-  usage: { promptTokens: number; completionTokens: number };
+  /** `promptTokens` counts every prompt token; `cachedPromptTokens` (when the provider says) is the part of them it read from its prompt cache. */
+  usage: { promptTokens: number; completionTokens: number; cachedPromptTokens?: number };
   provider: string;
   model: string;
   durationMs: number;

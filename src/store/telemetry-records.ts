@@ -26,6 +26,10 @@ export interface TurnCallRecord {
   durationMs: number;
   promptTokens: number;
   completionTokens: number;
+  /** The part of `promptTokens` the provider read from its prompt cache, when it says. */
+  cachedPromptTokens?: number;
+  /** What the call cost, in the configured currency (`llm.prices`); absent when its model has no price. */
+  cost?: number;
   toolCalls: string[];
   ok: boolean;
   error?: string;

@@ -7,6 +7,7 @@ import type { Logger } from '../logger.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
 import type { Store } from '../store/repos.ts';
 import { timeOrderedId } from '../store/telemetry-records.ts';
+import { llmCost, type PriceTable } from './pricing.ts';
 import type { NewEvent, NewTurnCall, Telemetry, TelemetryEvent, TurnCallRecord } from './types.ts';
 
 export { timeOrderedId } from '../store/telemetry-records.ts';
@@ -21,6 +22,8 @@ export interface RecorderOptions {
   enabled?: boolean;
   flushIntervalMs?: number;
   maxBatch?: number;
+  /** `llm.prices`: each LLM call's cost is computed from it when the call is recorded. */
+  prices?: PriceTable;
 }
 
 export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
@@ -172,6 +175,8 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
         durationMs: r.durationMs,
         promptTokens: r.promptTokens,
         completionTokens: r.completionTokens,
+        cachedPromptTokens: r.cachedPromptTokens,
+        cost: o.prices ? llmCost(o.prices, r) : undefined,
         toolCalls: r.toolCalls,
         ok: r.ok,
         error: r.error,

@@ -70,6 +70,9 @@ export const turnCallCodec = (): RecordCodec<TurnCallRecord> =>
       r.toolCalls,
       r.ok,
       r.error,
+      // Appended (records written before have no such elements: they decode as absent).
+      r.cachedPromptTokens,
+      r.cost,
     ],
     (t) => ({
       id: t[0] as string,
@@ -87,6 +90,8 @@ export const turnCallCodec = (): RecordCodec<TurnCallRecord> =>
       toolCalls: t[12] as string[],
       ok: t[13] as boolean,
       error: t[14] as string | undefined,
+      cachedPromptTokens: t[15] as number | undefined,
+      cost: t[16] as number | undefined,
     }),
   );
 
