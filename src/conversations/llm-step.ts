@@ -175,6 +175,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
         durationMs: res.durationMs,
         promptTokens: res.usage.promptTokens,
         completionTokens: res.usage.completionTokens,
+        cachedPromptTokens: res.usage.cachedPromptTokens,
         toolCalls: res.toolCalls.map((c) => c.name),
         ok: true,
         ...base,

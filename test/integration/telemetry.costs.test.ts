@@ -22,7 +22,7 @@ const PRICES = { 'fake-model': { prompt: 2, cached_prompt: 0.5, completion: 8 } 
 const SNAPSHOT = 'fake-model-2026-01-01';
 // Per turn: (prompt × 2 + completion × 8) / 1e6.
 const A1 = 0.004; // 1000 prompt, 250 completion
-const A2 = 0.0068; // 3000 prompt, 100 completion
+const A2 = 0.0038; // 3000 prompt of which 2000 cached, 100 completion
 const B1 = 0.0014; // 500 prompt, 50 completion
 
 async function turn(customerId: string, id: string, text: string) {
@@ -39,7 +39,7 @@ beforeAll(async () => {
   llm = await startFakeOpenAi();
   llm.script(
     { text: 'One.', model: SNAPSHOT, usage: { prompt: 1000, completion: 250 } },
-    { text: 'Two.', model: SNAPSHOT, usage: { prompt: 3000, completion: 100 } },
+    { text: 'Two.', model: SNAPSHOT, usage: { prompt: 3000, completion: 100, cached: 2000 } },
     { text: 'Three.', model: SNAPSHOT, usage: { prompt: 500, completion: 50 } },
   );
   p = await startParley({
@@ -73,36 +73,36 @@ describe('what it cost', () => {
   it('the costs API sums them per customer, conversation, turn and day, exactly, in the configured currency', async () => {
     const byCustomer = (await get('/api/v1/telemetry/costs?by=customer')).body;
     expect(byCustomer.currency).toBe('EUR');
-    expect(byCustomer.total).toMatchObject({ cost: 0.0122, llm: 0.0122, whatsapp: 0, calls: 3, unpricedCalls: 0, promptTokens: 4500, completionTokens: 400 });
+    expect(byCustomer.total).toMatchObject({ cost: 0.0092, llm: 0.0092, whatsapp: 0, calls: 3, unpricedCalls: 0, promptTokens: 4500, completionTokens: 400 });
     expect(byCustomer.groups.map((g: any) => [g.key, g.cost])).toEqual([
-      ['cost-a', 0.0108],
+      ['cost-a', 0.0078],
       ['cost-b', B1],
     ]);
     const byConversation = (await get('/api/v1/telemetry/costs?by=conversation')).body;
-    expect(byConversation.groups.map((g: any) => g.cost)).toEqual([0.0108, B1]);
+    expect(byConversation.groups.map((g: any) => g.cost)).toEqual([0.0078, B1]);
     const byTurn = (await get('/api/v1/telemetry/costs?by=turn&customerId=cost-a')).body;
     expect(byTurn.groups.map((g: any) => [g.key.split(':').pop(), g.cost])).toEqual([
-      ['a2', A2],
       ['a1', A1],
+      ['a2', A2],
     ]);
-    expect(byTurn.total.cost).toBe(0.0108);
+    expect(byTurn.total.cost).toBe(0.0078);
     const byDay = (await get('/api/v1/telemetry/costs?by=day')).body;
     const days = (await get('/api/v1/telemetry/turn-calls')).body.items.map((c: any) => new Date(c.at).toISOString().slice(0, 10));
     // (the three calls fall on one UTC day unless the test ran across midnight)
     const perDay = [...new Set<string>(days)].map((day) => days.filter((d: string) => d === day).length);
     expect(byDay.groups.map((g: any) => g.key)).toEqual([...new Set(days)]);
     expect(byDay.groups.map((g: any) => g.calls)).toEqual(perDay);
-    expect(byDay.total.cost).toBe(0.0122);
+    expect(byDay.total.cost).toBe(0.0092);
   });
 
   it('the summary and /metrics show the same cost', async () => {
     const summary = (await get('/api/v1/telemetry/summary')).body;
     expect(summary.currency).toBe('EUR');
-    expect(summary.cost).toMatchObject({ total: 0.0122, llm: 0.0122, whatsapp: 0, byModel: { [SNAPSHOT]: 0.0122 } });
-    expect(summary.cost.series.reduce((a: number, b: number) => a + b, 0)).toBeCloseTo(0.0122, 12);
+    expect(summary.cost).toMatchObject({ total: 0.0092, llm: 0.0092, whatsapp: 0, byModel: { [SNAPSHOT]: 0.0092 } });
+    expect(summary.cost.series.reduce((a: number, b: number) => a + b, 0)).toBeCloseTo(0.0092, 12);
     const res = await fetch(`${p.url()}/metrics`, { headers: { authorization: `Bearer ${TEST_SECRET}` } });
     const cost = parsePrometheusText(await res.text()).get('parley_llm_cost_total');
-    expect(cost?.samples).toEqual([{ name: 'parley_llm_cost_total', labels: { model: SNAPSHOT }, value: expect.closeTo(0.0122, 12) }]);
+    expect(cost?.samples).toEqual([{ name: 'parley_llm_cost_total', labels: { model: SNAPSHOT }, value: expect.closeTo(0.0092, 12) }]);
   });
 
   it('a bad query is answered 400 with its code, not 500', async () => {
