@@ -48,6 +48,8 @@ import { notifyInbox, watchInbox } from './cluster/inbox-notices.ts';
 import { createTakeover } from './cluster/takeover.ts';
 import { createWebRelay } from './cluster/web-relay.ts';
 import { createClusterHub, type ClusterHub } from './cluster/cluster-hub.ts';
+import { withToolSources } from './runtime/tool-source.ts';
+import { createMcpManager, type McpManager } from './mcp/manager.ts';
 
 export interface WiredComponents {
   /** This node's SDK connections (the gateway, /ready, diagnostics). */
@@ -55,6 +57,8 @@ export interface WiredComponents {
   /** Every node's SDK functions and `onSend` handlers: what the features call (issue 17, part 4). */
   clusterHub: ClusterHub;
   webhooks: ReturnType<typeof createWebhooks>;
+  /** The MCP servers of `tools.mcp` (their tools join the SDK's in the catalogue the model sees). */
+  mcp: McpManager;
   host: ConversationHost;
   /**
    * This node's lease in the cluster (joined by `Parley.start`, left at the end of `stop`). `onLost` is where the
@@ -151,12 +155,16 @@ export async function wireComponents(o: {
   // Then its SDK catalog is withdrawn from the other nodes.
   onShutdown(() => hub.stop());
 
-  const llmStep = createLlmStep({ services, llm, hub, history: store.history });
+  // The tools the model sees and calls: every node's SDK functions and the MCP servers' tools (one seam).
+  const mcp = createMcpManager({ servers: config.tools.mcp, clock, logger, version: services.version });
+  const tools = withToolSources(hub, [mcp]);
+  onShutdown(() => mcp.stop());
+  const llmStep = createLlmStep({ services, llm, hub: tools, history: store.history });
   host = createConversationHost({
     services,
     llmStep,
     invokeTool: (input, meta) =>
-      hub.invoke(
+      tools.invoke(
         input.name,
         input.args,
         { customerId: meta.customerId, externalId: meta.externalId, channel: meta.channel, conversationId: meta.conversationId },
@@ -299,6 +307,7 @@ export async function wireComponents(o: {
 
   const afterListen: WiredComponents['afterListen'] = [
     async () => {
+      mcp.start(); // in the background: a server that is slow or down never holds the start back
       hub.start();
       await sayHello();
       await host!.resumeBusy();
@@ -348,6 +357,7 @@ export async function wireComponents(o: {
     hub: localHub,
     clusterHub: hub,
     webhooks,
+    mcp,
     host,
     cluster,
     whatsapp,
@@ -358,6 +368,7 @@ export async function wireComponents(o: {
       web: { openWidgets: sessions.count() },
       whatsapp: await whatsapp.diagnostics(),
       webhooks: webhooks.counters(),
+      mcp: { servers: mcp.report(), tools: mcp.catalog().map((f) => ({ name: f.name, mode: f.mode, server: f.connectionId })) },
       daemon: daemon ? { state: daemon.getSnapshot().value, ...daemon.getSnapshot().context } : { enabled: false },
     }),
     afterListen,
