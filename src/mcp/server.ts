@@ -66,6 +66,8 @@ export function createMcpServer(o: McpServerOptions): McpServer {
   let connections = 0;
   let retry: TimerHandle | undefined;
   let ping: TimerHandle | undefined;
+  /** Connections whose session the server forgot: their calls failed before the server ran them. */
+  const forgotten = new WeakSet<Client>();
 
   const setTools = (next: McpCatalogueEntry[]) => {
     const changed = next.length !== tools.length || next.some((t, i) => JSON.stringify(t) !== JSON.stringify(tools[i]));
@@ -119,7 +121,9 @@ export function createMcpServer(o: McpServerOptions): McpServer {
     client = c;
     c.onclose = () => lost(c, 'the connection closed');
     c.onerror = (err) => {
-      if (isSessionGone(err)) lost(c, 'the server no longer knows the session (404)');
+      if (!isSessionGone(err)) return;
+      forgotten.add(c);
+      lost(c, 'the server no longer knows the session');
     };
     c.setNotificationHandler(ToolListChangedNotificationSchema, () =>
       listTools(c).catch((err: unknown) => log.warn({ err: { message: message(err) } }, 'could not list the changed tools')),
@@ -184,9 +188,10 @@ export function createMcpServer(o: McpServerOptions): McpServer {
         } catch (err) {
           if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
             return failure('timeout', `The MCP tool "${tool}" did not answer within ${config.timeout_ms} ms`);
-          if (isSessionGone(err) && attempt === 0) {
+          // (Closing the forgotten session rejects the call with "connection closed" before its own 404 arrives.)
+          if ((isSessionGone(err) || forgotten.has(c)) && attempt === 0) {
             // The server never saw this call (it did not know the session): a new session, then the call once more.
-            lost(c, 'the server no longer knows the session (404)');
+            lost(c, 'the server no longer knows the session');
             clock.clearTimeout(retry);
             retry = undefined;
             connect();

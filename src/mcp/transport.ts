@@ -30,5 +30,9 @@ export function createTransport(config: McpServerConfig, onStderr: StderrSink): 
   return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
 }
 
-/** The server no longer knows this client's session (it restarted, or expired it): connect again for a new one. */
-export const isSessionGone = (err: unknown) => err instanceof StreamableHTTPError && err.code === 404;
+/**
+ * The server no longer knows this client's session (it restarted, or expired it): connect again for a new one. The
+ * protocol says 404; some servers (server-everything among them) answer 400 "No valid session ID provided". Either
+ * way the server refused the request before running it, so it can be sent again on a new session.
+ */
+export const isSessionGone = (err: unknown) => err instanceof StreamableHTTPError && (err.code === 404 || (err.code === 400 && /session/i.test(err.message)));
