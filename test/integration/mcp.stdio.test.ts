@@ -36,10 +36,11 @@ const toolMessage = (req: any) => req.messages.filter((m: any) => m.role === 'to
 
 describe('MCP tools over stdio', () => {
   it('server-everything answers a customer through a turn; its child keeps PATH and gets nothing else of Parley’s environment', async () => {
+    process.env.PARLEY_TEST_CANARY = 'must-not-leak'; // in Parley's environment before the child starts
+    open.push({ close: () => delete process.env.PARLEY_TEST_CANARY });
     const { p, llm } = await parleyWith([{ id: 'every', command: process.execPath, args: [EVERYTHING, 'stdio'], env: { GREETING: 'hi' } }]);
     const report = await connected(p, 'every');
     expect(report.tools).toBeGreaterThan(5);
-    process.env.PARLEY_TEST_CANARY = 'must-not-leak';
     llm.script({ toolCalls: [{ name: 'every__get-sum', args: { a: 20, b: 22 } }] }, (req) => ({
       text: `The total is ${toolMessage(req).match(/(\d+)\D*$/)?.[1]}.`,
     }));
@@ -58,7 +59,6 @@ describe('MCP tools over stdio', () => {
     expect(env.PATH).toBe(process.env.PATH);
     expect(env.GREETING).toBe('hi');
     expect(env.PARLEY_TEST_CANARY).toBeUndefined();
-    delete process.env.PARLEY_TEST_CANARY;
   });
 
   it('an unannotated (destructive) tool asks the customer first: a decline never runs it, an approve runs it once with the invocation id in _meta', async () => {
