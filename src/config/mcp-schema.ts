@@ -56,3 +56,13 @@ export const ToolsSchema = s({
       });
     }),
 }).prefault({});
+
+const SECRET_NAME = /key|token|secret|passw|auth|cookie|credential/i;
+
+/** Values to scrub from every log line: header and `env` values whose names look secret (8+ characters). */
+export function mcpSecrets(servers: McpServerConfig[]): string[] {
+  return servers.flatMap((srv) => {
+    const pairs = Object.entries('url' in srv ? srv.headers : srv.env);
+    return pairs.filter(([name, value]) => value.length >= 8 && SECRET_NAME.test(name)).map(([, value]) => value);
+  });
+}

@@ -1,10 +1,12 @@
 // Issue 37: the MCP catalogue mapping (names, modes, allow/deny), results as tool outcomes, the `tools.mcp` schema, and
 // the one seam that merges MCP tools with the SDK's.
 import { describe, expect, it } from 'vitest';
-import { McpServerSchema, ToolsSchema } from '../../src/config/mcp-schema.ts';
+import { mcpSecrets, McpServerSchema, ToolsSchema } from '../../src/config/mcp-schema.ts';
 import { catalogueFor, modeFromAnnotations, modelName } from '../../src/mcp/catalogue.ts';
 import { toOutcome } from '../../src/mcp/results.ts';
 import { childEnv } from '../../src/mcp/transport.ts';
+import { ConfigSchema } from '../../src/config/schema.ts';
+import { configuredSecrets } from '../../src/secret.ts';
 import { offeredToVisitors, withToolSources, type ToolSource } from '../../src/runtime/tool-source.ts';
 import type { CatalogEntry, SdkHub } from '../../src/services.ts';
 
@@ -141,5 +143,19 @@ describe('the tool seam', () => {
     expect(offeredToVisitors(entry('acme__b', { connectionId: 'mcp:acme', mode: 'write' }))).toBe(false);
     expect(offeredToVisitors(entry('acme__c', { connectionId: 'mcp:acme', mode: 'destructive' }))).toBe(false);
     expect(offeredToVisitors(entry('cancel', { mode: 'destructive' }))).toBe(true);
+  });
+});
+
+describe('MCP secrets in the logs', () => {
+  it('header and env values with secret-looking names are scrubbed by value; ordinary ones are not', () => {
+    const servers = ToolsSchema.parse({
+      mcp: [
+        { id: 'a', url: 'http://h/mcp', headers: { Authorization: 'Bearer abc123456', Accept: 'application/json' } },
+        { id: 'b', command: 'x', env: { CRM_API_KEY: 'k-0123456789', MODE: 'production-mode', DB_PASSWORD: 'short' } },
+      ],
+    }).mcp;
+    expect(mcpSecrets(servers)).toEqual(['Bearer abc123456', 'k-0123456789']);
+    const config = ConfigSchema.parse({ tools: { mcp: [{ id: 'a', url: 'http://h/mcp', headers: { 'X-Api-Key': 'xk-0123456789' } }] } });
+    expect(configuredSecrets(config, 'service-secret-0123456789')).toContain('xk-0123456789');
   });
 });
