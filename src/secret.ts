@@ -25,6 +25,8 @@ export function configuredSecrets(config: Config, serviceSecret: string): string
   return [
     serviceSecret,
     config.identity.token_secret,
+    config.identity.jwt_secret,
+    config.identity.jwt_previous_secret,
     wa.token,
     wa.app_secret,
     wa.verify_token,

@@ -2,11 +2,11 @@
 import type { FastifyInstance } from 'fastify';
 import { createActor, fromPromise } from 'xstate';
 import type { Services } from './services.ts';
-import type { LiveActor } from './http/diagnostics.ts';
+import type { LiveActor } from './runtime/supervisor.ts';
 import { createCustomerRepo } from './customers/repo.ts';
 import { createConversationHost, type ChannelSink, type ConversationHost } from './conversations/host.ts';
 import { handoffNotice } from './conversations/handoff-notices.ts';
-import { createLlmStep } from './conversations/llm-step.ts';
+import { createLlmStep, visitorMayUse } from './conversations/llm-step.ts';
 import { createWebSessions } from './channels/web-sessions.ts';
 import { widgetGatewayPlugin } from './gateways/widget.ts';
 import { sdkGatewayPlugin } from './gateways/sdk.ts';
@@ -19,6 +19,9 @@ import { configuredSecrets } from './secret.ts';
 import { createIdentity } from './identity/index.ts';
 import { identityPlugin } from './identity/routes.ts';
 import { createAuthLimits } from './identity/limits.ts';
+import { createWidgetSignIn } from './identity/widget-sign-in.ts';
+import { createVisitors } from './identity/visitors.ts';
+import { isVerifiedCustomer, isVisitorCustomerId } from './store/model.ts';
 import { demoPlugin } from './demo/routes.ts';
 import { createProactiveLedger } from './proactive/ledger.ts';
 import { createProactiveService } from './proactive/service.ts';
@@ -31,7 +34,7 @@ import { createOutbox, createWhatsAppChannel, type WhatsAppChannel } from './cha
 import { customersPlugin } from './customers/routes.ts';
 import { conversationsPlugin } from './conversations/routes.ts';
 import { normalizePhone } from './whatsapp/phone.ts';
-import { whatsappTestPlugin } from './http/test-mode.ts';
+import { whatsappTestPlugin } from './ops/test-mode.ts';
 import { whatsappMediaPlugin } from './whatsapp/media.ts';
 import { DEFAULT_GRAPH_URL } from './config/schema.ts';
 import { createMetrics } from './telemetry/metrics.ts';
@@ -164,12 +167,21 @@ export async function wireComponents(o: {
     services,
     llmStep,
     invokeTool: (input, meta) =>
-      tools.invoke(
-        input.name,
-        input.args,
-        { customerId: meta.customerId, externalId: meta.externalId, channel: meta.channel, conversationId: meta.conversationId },
-        { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
-      ),
+      // A visitor's turn calls only what it was offered, whatever name the model writes.
+      isVisitorCustomerId(meta.customerId) && !tools.catalog().some((f) => f.name === input.name && visitorMayUse(f))
+        ? Promise.resolve({ ok: false, error: { code: 'sign_in_required', message: `"${input.name}" needs the customer to sign in first` } })
+        : tools.invoke(
+            input.name,
+            input.args,
+            {
+              customerId: meta.customerId,
+              externalId: meta.externalId,
+              channel: meta.channel,
+              conversationId: meta.conversationId,
+              verified: isVerifiedCustomer(meta),
+            },
+            { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
+          ),
     sinks,
     // Several nodes share a PostgreSQL store: claims, fencing and inboxes. On LMDB one process holds the store and
     // owns every conversation, so nothing is claimed or checked.
@@ -264,9 +276,17 @@ export async function wireComponents(o: {
   // The WebSocket routes in their own scope: only they pay for @fastify/websocket's per-request hooks.
   const upgrades = routeUpgrades(app.server, ['/sdk', '/widget/ws']);
   await app.register(async (scope) => {
-    await registerWebSocketSupport(scope, upgrades);
+    await registerWebSocketSupport(scope, upgrades, services.logger.child({ component: 'websocket' }));
     await scope.register(sdkGatewayPlugin, { services, hub: localHub, supervisor });
-    await scope.register(widgetGatewayPlugin, { services, customers, history: store.history, host, sessions, tokens: identity.tokens });
+    const signIn = createWidgetSignIn({
+      services,
+      customers,
+      sessionTokens: identity.tokens,
+      identityTokens: identity.identityTokens,
+      visitorTokens: identity.visitorTokens,
+      visitors: createVisitors({ store, customers }),
+    });
+    await scope.register(widgetGatewayPlugin, { services, history: store.history, host, sessions, signIn });
   });
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
   await app.register(proactivePlugin, { services, proactive });

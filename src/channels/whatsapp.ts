@@ -21,7 +21,7 @@ import { HttpError, sendError } from '../http/errors.ts';
 import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
 import sjson from 'secure-json-parse';
 import { createJobQueue, type Job, type JobQueue } from '../jobs/queue.ts';
-import type { WhatsAppOutbound } from '../proactive/delivery.ts';
+import type { WhatsAppOutbound } from '../proactive/ports.ts';
 import type { SdkHub, Services } from '../services.ts';
 import { createGraphClient } from '../whatsapp/graph-client.ts';
 import { createMockSender, createOutbox, type Outbox } from '../whatsapp/mock-sender.ts';

@@ -109,6 +109,22 @@ export const ConfigSchema = s({
     rate_limit_per_ip_per_minute: num(z.number().int().positive()).default(30),
     /** /auth/magic-link requests per email address per minute. */
     rate_limit_per_email_per_minute: num(z.number().int().positive()).default(5),
+    /** HS256 key of identity tokens (JWTs) the integrator's backend signs; defaults to ${SERVICE_IDENTITY_SECRET}. Empty: none accepted. */
+    jwt_secret: sharedSecret('identity.jwt_secret'),
+    /** The previous key, still accepted during a rotation. */
+    jwt_previous_secret: sharedSecret('identity.jwt_previous_secret'),
+    /** An identity token whose `exp` is further ahead than this is refused. */
+    jwt_max_lifetime_hours: num(z.number().positive()).default(24),
+    /** Visitors: a widget may start with no token; Parley creates a visitor customer and gives it a `visitorToken`. */
+    visitors: bool(z.boolean()).default(false),
+    /** How long a visitor token is accepted after it was issued. */
+    visitor_token_ttl_days: num(z.number().positive()).default(365),
+    /** Messages one visitor may send per minute. */
+    visitor_messages_per_minute: num(z.number().int().positive()).default(10),
+    /** Messages all visitors from one client IP may send per minute. */
+    visitor_messages_per_ip_per_minute: num(z.number().int().positive()).default(60),
+    /** New visitors one client IP may create per minute (a returning visitor's token creates none). */
+    visitor_creations_per_ip_per_minute: num(z.number().int().positive()).default(10),
   }).prefault({}),
   /** Human handoff (README, "Human handoff"). */
   handoff: s({

@@ -68,6 +68,8 @@ export function catalogueFor(server: Pick<McpServerConfig, 'id' | 'allow' | 'den
         parameters: objectSchema(t.inputSchema),
         mode: server.modes[t.name] ?? modeFromAnnotations(t.annotations),
         connectionId: `${MCP_CONNECTION_PREFIX}${server.id}`,
+        // An MCP server knows nothing of the customer: its tools are never offered to visitors (who have not signed in).
+        visitors: false,
       },
     });
   }

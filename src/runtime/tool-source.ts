@@ -1,7 +1,7 @@
 // The one seam between the tool catalogue the model sees and where tools run. The SDK hub is one source; other
 // `ToolSource`s (MCP servers, src/mcp/) join it here: the catalogue is their union, and an invoke goes to the source
 // that owns the name. Names a source owns hide an SDK function of the same name (MCP names are `<id>__<tool>`).
-import type { InvokeContext } from '../../sdk/src/protocol.ts';
+import type { InvokeContextInput } from '../../sdk/src/protocol.ts';
 import type { CatalogEntry, InvokeOutcome, SdkHub } from '../services.ts';
 
 /** A catalogue of tools besides the SDK's, invoked like SDK functions (same idempotency key, same timeout rules). */
@@ -10,21 +10,12 @@ export interface ToolSource {
   /** True when `name` is one of this source's tools (whether or not it is reachable right now). */
   owns(name: string): boolean;
   /** Never rejects: failures come back as `ok: false` (`unknown_function` | `timeout` | `disconnected` | `tool_error`). */
-  invoke(name: string, args: unknown, context: InvokeContext, options: { invocationId?: string; timeoutMs?: number }): Promise<InvokeOutcome>;
+  invoke(name: string, args: unknown, context: InvokeContextInput, options: { invocationId?: string; timeoutMs?: number }): Promise<InvokeOutcome>;
   onChange(listener: () => void): () => void;
 }
 
 /** Catalogue entries from an MCP server have `connectionId` `mcp:<server id>`. */
 export const MCP_CONNECTION_PREFIX = 'mcp:';
-
-export const isMcpEntry = (e: Pick<CatalogEntry, 'connectionId'>) => e.connectionId.startsWith(MCP_CONNECTION_PREFIX);
-
-/**
- * Whether a tool may be offered to someone who has not proven who they are (a visitor): SDK functions decide for
- * themselves (the integrator sees the context), but an MCP server knows nothing of the customer, so visitors get its
- * read tools only. Hook: filter the catalogue with it in src/conversations/llm-step.ts once turns carry the flag.
- */
-export const offeredToVisitors = (e: Pick<CatalogEntry, 'connectionId' | 'mode'>) => !isMcpEntry(e) || e.mode === 'read';
 
 /** The SDK hub with other tool sources merged into its catalogue and invoke path; everything else is the hub's. */
 export function withToolSources(sdk: SdkHub, sources: ToolSource[]): SdkHub {

@@ -28,6 +28,19 @@ export type IdentityKind = 'ext' | 'email' | 'phone' | 'bsuid';
 /** Anonymous widget visitors' externalIds (src/customers/anonymous.ts). */
 export const ANONYMOUS_PREFIX = 'anon:';
 
+/** Visitors (`identity.visitors`, src/identity/visitors.ts): externalId `visitor:<uuid>`, customerId `vis_<uuid>`. */
+export const VISITOR_PREFIX = 'visitor:';
+export const VISITOR_ID_PREFIX = 'vis_';
+export const isVisitorCustomerId = (customerId: string) => customerId.startsWith(VISITOR_ID_PREFIX);
+export const isVisitorExternalId = (externalId: string) => externalId.startsWith(VISITOR_PREFIX);
+
+/**
+ * Whether the customer proved who they are (an identity or session token, a WhatsApp number): not a visitor, and not
+ * an anonymous development session (it claims an id nobody checked). Tools see it as `context.verified`.
+ */
+export const isVerifiedCustomer = (c: { customerId: string; externalId?: string }) =>
+  !isVisitorCustomerId(c.customerId) && !(c.externalId ?? '').startsWith(ANONYMOUS_PREFIX);
+
 /**
  * The identities that lead to a customer, by kind: its externalId, email, phone and BSUID. An anonymous visitor's
  * email is a claim nobody verified: it stays out of the shared index. Both engines index exactly these.

@@ -26,7 +26,7 @@ import type {
   MessageRecord,
   MessageRole,
 } from './model.ts';
-import type { TelemetryEvent, TurnCallRecord } from '../telemetry/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from './telemetry-records.ts';
 
 export interface CustomerStore {
   get(customerId: string): Promise<Customer | undefined>;
@@ -106,6 +106,13 @@ export interface HistoryStore {
   lastSeq(conversationId: string): Promise<number>;
   /** Up to `limit` records before sequence number `before` (the newest when absent), oldest first. */
   page(conversationId: string, o: { before?: number; limit: number }): Promise<{ seq: number; record: MessageRecord }[]>;
+  /**
+   * Moves every record of `from` to the end of `into`, in order (each keeps its id, role, text, time and data; its
+   * `conversationId` becomes `into`, its sequence number the next of `into`); `from` is left without records, and
+   * `seen` answers for the moved customer messages in `into` only; `from` is numbered from 1 again. Resolves with how many moved: a second move of the
+   * same conversation moves nothing. Call it in a transaction that locked both conversations (a visitor signing in).
+   */
+  move(from: string, into: string): Promise<number>;
 }
 
 export interface MagicLinkStore {

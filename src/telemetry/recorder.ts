@@ -6,10 +6,10 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
 import type { Store } from '../store/repos.ts';
-import { timeOrderedId } from './ids.ts';
+import { timeOrderedId } from '../store/telemetry-records.ts';
 import type { NewEvent, NewTurnCall, Telemetry, TelemetryEvent, TurnCallRecord } from './types.ts';
 
-export { timeOrderedId } from './ids.ts';
+export { timeOrderedId } from '../store/telemetry-records.ts';
 
 /** While the store cannot write: how soon what it kept is tried again when nothing new is recorded. */
 const STORE_RETRY_MS = 1000;

@@ -2,7 +2,7 @@
 // the telemetry API, cursor pages in both orders, the dashboard's window and recent conversations, retention.
 import { describe, expect, it } from 'vitest';
 import type { Store, TelemetryFilter } from '../../src/store/repos.ts';
-import { timeOrderedId } from '../../src/telemetry/ids.ts';
+import { timeOrderedId } from '../../src/store/telemetry-records.ts';
 import type { TelemetryEvent, TurnCallRecord } from '../../src/telemetry/types.ts';
 import { freshStore } from './contract.ts';
 import { engines } from './engines.ts';

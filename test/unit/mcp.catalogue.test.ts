@@ -7,7 +7,8 @@ import { toOutcome } from '../../src/mcp/results.ts';
 import { childEnv } from '../../src/mcp/transport.ts';
 import { ConfigSchema } from '../../src/config/schema.ts';
 import { configuredSecrets } from '../../src/secret.ts';
-import { offeredToVisitors, withToolSources, type ToolSource } from '../../src/runtime/tool-source.ts';
+import { withToolSources, type ToolSource } from '../../src/runtime/tool-source.ts';
+import { visitorMayUse } from '../../src/conversations/llm-step.ts';
 import type { CatalogEntry, SdkHub } from '../../src/services.ts';
 
 const MODEL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -108,7 +109,7 @@ describe('tools.mcp schema', () => {
 
 describe('the tool seam', () => {
   const entry = (name: string, o: Partial<CatalogEntry> = {}): CatalogEntry =>
-    Object.assign({ name, description: '', parameters: {}, mode: 'read' as const, connectionId: 'c1' }, o);
+    Object.assign({ name, description: '', parameters: {}, mode: 'read' as const, connectionId: 'c1', visitors: false }, o);
   const fakeSdk = (entries: CatalogEntry[], calls: string[]): SdkHub =>
     ({
       catalog: () => entries,
@@ -138,11 +139,15 @@ describe('the tool seam', () => {
     expect(calls).toEqual(['mcp:acme__lookup', 'mcp:acme__gone', 'sdk:getOrder']);
   });
 
-  it('visitors are offered an MCP server’s read tools only, and every SDK function', () => {
-    expect(offeredToVisitors(entry('acme__a', { connectionId: 'mcp:acme', mode: 'read' }))).toBe(true);
-    expect(offeredToVisitors(entry('acme__b', { connectionId: 'mcp:acme', mode: 'write' }))).toBe(false);
-    expect(offeredToVisitors(entry('acme__c', { connectionId: 'mcp:acme', mode: 'destructive' }))).toBe(false);
-    expect(offeredToVisitors(entry('cancel', { mode: 'destructive' }))).toBe(true);
+  it('visitors (not signed in) are never offered an MCP tool, whatever its mode', () => {
+    const tools = catalogueFor(server({ modes: { b: 'write' } }), [
+      { name: 'a', inputSchema: {}, annotations: { readOnlyHint: true } },
+      { name: 'b', inputSchema: {} },
+      { name: 'c', inputSchema: {} },
+    ]);
+    expect(tools.map((t) => visitorMayUse(t.entry))).toEqual([false, false, false]);
+    // An SDK function that opts in is (main's rule, issue 32): the MCP entries are held to it like the SDK's.
+    expect(visitorMayUse(entry('getHours', { visitors: true }))).toBe(true);
   });
 });
 

@@ -1,5 +1,5 @@
 // Telemetry records ↔ rows of telemetry_events and telemetry_turn_calls.
-import type { TelemetryEvent, TurnCallRecord } from '../../telemetry/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from '../telemetry-records.ts';
 
 export interface EventRow {
   id: string;

@@ -4,7 +4,7 @@
 // is away) goes back to the front of the queue for the next flush; one it refuses (a malformed record) is dropped,
 // since retrying it would fail the same way forever. What waits is bounded (MAX_WAITING): past it, new records are
 // dropped, so a long outage cannot grow memory without end; the oldest are kept (they show how the outage began).
-import type { TelemetryEvent, TurnCallRecord } from '../../telemetry/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from '../telemetry-records.ts';
 import type { TelemetryWriter } from '../repos.ts';
 import { prepared, type Db } from './db.ts';
 import { eventsJson, turnCallsJson } from './telemetry-rows.ts';

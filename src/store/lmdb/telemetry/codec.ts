@@ -2,7 +2,7 @@
 // so a record costs its values only, and a segment is decoded in one pass or at
 // one record's byte offset. Changing a tuple means a new segment version (segment.ts).
 import { Packr, Unpackr } from 'msgpackr';
-import type { TelemetryEvent, TurnCallRecord } from '../../../telemetry/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from '../../telemetry-records.ts';
 
 export interface RecordCodec<T extends { id: string }> {
   /** The record's bytes; valid until the next `encode` of any msgpackr user, so copy them at once. */
