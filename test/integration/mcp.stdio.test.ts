@@ -162,6 +162,32 @@ describe('MCP tools over stdio', () => {
     expect((await w.next((f) => f.type === 'message', 30_000)).text).toBe('Customer c-9 is on the Gold plan (renews 2027-01-31).');
   }, 120_000);
 
+  it('a visitor (not signed in) is offered no MCP tool, and one the model names anyway never runs', async () => {
+    const fx = fixtureServer('acme');
+    const llm = await startFakeOpenAi();
+    open.push(llm);
+    const p = await startParley({
+      config: {
+        llm: { provider: 'openai', base_url: llm.url, model: 'fake-1', api_key: 'k' },
+        tools: { mcp: [fx.config] as never },
+        identity: { jwt_secret: 'identity-secret-0123456789abcdef', visitors: true, allow_anonymous: false },
+      },
+    });
+    open.push(p);
+    await connected(p, 'acme');
+    llm.script({ toolCalls: [{ name: 'acme__lookup_plan', args: { customer: 'c-1' } }] }, { text: 'Please sign in first.' });
+    const w = await connectWidget(p.url());
+    open.push(w);
+    w.send({ type: 'init' });
+    const ready = await w.next((f) => f.type === 'ready', 30_000);
+    expect(ready.customerId).toMatch(/^vis_/);
+    w.send({ type: 'message', id: 'm1', text: 'what plan am I on?' });
+    expect((await w.next((f) => f.type === 'message', 30_000)).text).toBe('Please sign in first.');
+    expect((llm.requests[0].tools ?? []).map((t: any) => t.function.name).filter((n: string) => n.startsWith('acme__'))).toEqual([]);
+    expect(toolMessage(llm.requests[1])).toMatch(/^Error \(sign_in_required\)/);
+    expect(fx.calls()).toEqual([]);
+  });
+
   it('a server that cannot start leaves Parley ready (degraded) and answering', async () => {
     const { p, llm } = await parleyWith([{ id: 'ghost', command: '/nonexistent/mcp-server' }]);
     const body = await until(async () => {
