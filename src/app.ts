@@ -86,6 +86,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     services,
     hub: components.hub,
     llm: components.llmFailures,
+    mcp: components.mcp,
     cluster: components.cluster,
     widgetBundlePath: join(PUBLIC_DIR, 'widget.js'),
   });

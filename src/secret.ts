@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config/schema.ts';
+import { mcpSecrets } from './config/mcp-schema.ts';
 
 export function resolveSecret(configured: string, storagePath: string): { secret: string; generated: boolean; file?: string } {
   if (configured) return { secret: configured, generated: false };
@@ -32,5 +33,6 @@ export function configuredSecrets(config: Config, serviceSecret: string): string
     config.llm.api_key,
     config.llm.fallback?.api_key ?? '',
     ...config.webhooks.map((w) => w.secret),
+    ...mcpSecrets(config.tools.mcp),
   ].filter(Boolean);
 }

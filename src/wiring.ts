@@ -51,6 +51,8 @@ import { notifyInbox, watchInbox } from './cluster/inbox-notices.ts';
 import { createTakeover } from './cluster/takeover.ts';
 import { createWebRelay } from './cluster/web-relay.ts';
 import { createClusterHub, type ClusterHub } from './cluster/cluster-hub.ts';
+import { withToolSources } from './runtime/tool-source.ts';
+import { createMcpManager, type McpManager } from './mcp/manager.ts';
 
 export interface WiredComponents {
   /** This node's SDK connections (the gateway, /ready, diagnostics). */
@@ -58,6 +60,8 @@ export interface WiredComponents {
   /** Every node's SDK functions and `onSend` handlers: what the features call (issue 17, part 4). */
   clusterHub: ClusterHub;
   webhooks: ReturnType<typeof createWebhooks>;
+  /** The MCP servers of `tools.mcp` (their tools join the SDK's in the catalogue the model sees). */
+  mcp: McpManager;
   host: ConversationHost;
   /**
    * This node's lease in the cluster (joined by `Parley.start`, left at the end of `stop`). `onLost` is where the
@@ -157,15 +161,19 @@ export async function wireComponents(o: {
   // Then its SDK catalog is withdrawn from the other nodes.
   onShutdown(() => hub.stop());
 
-  const llmStep = createLlmStep({ services, llm, hub, history: store.history });
+  // The tools the model sees and calls: every node's SDK functions and the MCP servers' tools (one seam).
+  const mcp = createMcpManager({ servers: config.tools.mcp, clock, logger, version: services.version });
+  const tools = withToolSources(hub, [mcp]);
+  onShutdown(() => mcp.stop());
+  const llmStep = createLlmStep({ services, llm, hub: tools, history: store.history });
   host = createConversationHost({
     services,
     llmStep,
     invokeTool: (input, meta) =>
       // A visitor's turn calls only what it was offered, whatever name the model writes.
-      isVisitorCustomerId(meta.customerId) && !hub.catalog().some((f) => f.name === input.name && visitorMayUse(f))
+      isVisitorCustomerId(meta.customerId) && !tools.catalog().some((f) => f.name === input.name && visitorMayUse(f))
         ? Promise.resolve({ ok: false, error: { code: 'sign_in_required', message: `"${input.name}" needs the customer to sign in first` } })
-        : hub.invoke(
+        : tools.invoke(
             input.name,
             input.args,
             {
@@ -325,6 +333,7 @@ export async function wireComponents(o: {
 
   const afterListen: WiredComponents['afterListen'] = [
     async () => {
+      mcp.start(); // in the background: a server that is slow or down never holds the start back
       hub.start();
       await sayHello();
       await host!.resumeBusy();
@@ -374,6 +383,7 @@ export async function wireComponents(o: {
     hub: localHub,
     clusterHub: hub,
     webhooks,
+    mcp,
     host,
     cluster,
     whatsapp,
@@ -384,6 +394,7 @@ export async function wireComponents(o: {
       web: { openWidgets: sessions.count() },
       whatsapp: await whatsapp.diagnostics(),
       webhooks: webhooks.counters(),
+      mcp: { servers: mcp.report(), tools: mcp.catalog().map((f) => ({ name: f.name, mode: f.mode, server: f.connectionId })) },
       daemon: daemon ? { state: daemon.getSnapshot().value, ...daemon.getSnapshot().context } : { enabled: false },
     }),
     afterListen,

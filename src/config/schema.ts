@@ -2,6 +2,7 @@
 // (strictObject everywhere) so a typo never passes silently.
 import { z } from 'zod';
 import { WEBHOOK_EVENT_TYPES } from '../../sdk/src/agent-api.ts';
+import { ToolsSchema } from './mcp-schema.ts';
 
 const s = z.strictObject;
 
@@ -145,6 +146,8 @@ export const ConfigSchema = s({
     confirmation_timeout_seconds: num(z.number().positive()).default(300),
     invoke_timeout_ms: num(z.number().int().positive()).default(10_000),
   }).prefault({}),
+  /** Tools besides the SDK's: MCP servers (README, "Tools from MCP servers"). */
+  tools: ToolsSchema,
   channels: s({
     web: s({
       enabled: bool(z.boolean()).default(true),
