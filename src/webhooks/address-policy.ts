@@ -50,7 +50,7 @@ export function isPrivateAddress(address: string, ranges: BlockList = privateRan
 
 /** The URL's host when it is a literal address in a refused range (`localhost` counts as loopback), else undefined. */
 export function privateLiteral(url: string, ranges: BlockList = privateRanges()): string | undefined {
-  const host = bare(new URL(url).hostname).toLowerCase();
+  const host = bare(new URL(url).hostname).toLowerCase().replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return host;
   return isPrivateAddress(host, ranges) ? host : undefined;
 }
@@ -70,7 +70,11 @@ export function guardedLookup(ranges: BlockList = privateRanges(), resolve: type
       const allowed = addresses.filter((a) => !isPrivateAddress(a.address, ranges));
       if (allowed.length === 0) {
         const list = addresses.map((a) => a.address).join(', ');
-        return callback(new PrivateAddressError(`${hostname} resolves to ${list}: a private, loopback or link-local address (webhooks.allow_private is false)`), '', 0);
+        return callback(
+          new PrivateAddressError(`${hostname} resolves to ${list}: a private, loopback or link-local address (webhooks.allow_private is false)`),
+          '',
+          0,
+        );
       }
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
       callback(null, allowed[0].address, allowed[0].family);

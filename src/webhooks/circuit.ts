@@ -10,9 +10,7 @@ export const FAILING_FOR_MS = 20_000;
 export const MAX_OPEN_MS = 60_000;
 
 export type Circuit =
-  | { state: 'closed'; failures: number; since?: number }
-  | { state: 'open'; until: number; openMs: number }
-  | { state: 'half-open'; openMs: number };
+  { state: 'closed'; failures: number; since?: number } | { state: 'open'; until: number; openMs: number } | { state: 'half-open'; openMs: number };
 
 export const closedCircuit = (): Circuit => ({ state: 'closed', failures: 0 });
 

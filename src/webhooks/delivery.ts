@@ -112,9 +112,12 @@ export function createWebhooks(services: Services): Webhooks {
     try {
       const body = JSON.stringify(job.payload.event);
       const t = Math.floor(clock.now() / 1000);
-      const headers = { 'content-type': 'application/json', 'user-agent': 'Parley-Webhooks', [SIGNATURE_HEADER]: signWebhook(endpoint.config.secret, body, t) };
+      const headers = Object.assign(
+        { 'content-type': 'application/json', 'user-agent': 'Parley-Webhooks', [SIGNATURE_HEADER]: signWebhook(endpoint.config.secret, body, t) },
+        endpoint.headers,
+      );
       result = await postOnce({
-        url: endpoint.config.url,
+        url: endpoint.target,
         body,
         headers,
         dispatcher: endpoint.agent,

@@ -21,6 +21,9 @@ export const keyPrefix = (url: string) => `${endpointKey(url)}/`;
 
 export interface Endpoint {
   config: EndpointConfig;
+  /** The URL requests go to: the configured one without its user info, which goes in `authorization` (Basic). */
+  target: string;
+  headers: Record<string, string>;
   prefix: string;
   agent: Agent;
   inFlight: number;
@@ -41,12 +44,22 @@ export interface Endpoints {
   close(): Promise<void>;
 }
 
+/** `user:password@` in a URL becomes HTTP Basic authentication (undici would drop it silently). */
+export function requestTarget(url: string): { target: string; headers: Record<string, string> } {
+  const u = new URL(url);
+  if (!u.username && !u.password) return { target: url, headers: {} };
+  const credentials = `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`;
+  u.username = '';
+  u.password = '';
+  return { target: u.href, headers: { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` } };
+}
+
 export function createEndpoints(o: { endpoints: EndpointConfig[]; concurrency: number; allowPrivate: boolean; clock: Clock; firstOpenMs: number }): Endpoints {
   const ranges = privateRanges();
   const byUrl = new Map<string, Endpoint>();
   for (const config of o.endpoints) {
     const agent = new Agent({ connections: o.concurrency, connect: o.allowPrivate ? {} : { lookup: guardedLookup(ranges) } });
-    byUrl.set(config.url, { config, prefix: keyPrefix(config.url), agent, inFlight: 0, circuit: closedCircuit() });
+    byUrl.set(config.url, Object.assign(requestTarget(config.url), { config, prefix: keyPrefix(config.url), agent, inFlight: 0, circuit: closedCircuit() }));
   }
   const full = (e: Endpoint) => e.inFlight >= o.concurrency || e.circuit.state === 'half-open';
   return {
