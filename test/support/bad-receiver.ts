@@ -12,6 +12,9 @@ export type Behaviour =
 export interface BadRequest {
   event: WebhookEvent;
   arrivedAt: number;
+  /** The request's path and query, and its `authorization` header. */
+  url: string;
+  authorization?: string;
   /** When the request's socket closed (undefined while open). */
   closedAt?: number;
 }
@@ -61,7 +64,8 @@ export async function startBadReceiver(o: { secret: string; behaviour: Behaviour
   };
   const server = createServer((req, res) => {
     void readBody(req).then((raw) => {
-      const r: BadRequest = { event: verifyWebhook(raw, req.headers['parley-signature'], o.secret), arrivedAt: Date.now() };
+      const r: BadRequest = { event: verifyWebhook(raw, req.headers['parley-signature'], o.secret), arrivedAt: Date.now(), url: req.url ?? '' };
+      if (req.headers.authorization !== undefined) r.authorization = req.headers.authorization;
       requests.push(r);
       req.socket.once('close', () => (r.closedAt = Date.now()));
       answer(o.behaviour, res);
