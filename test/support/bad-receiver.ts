@@ -36,7 +36,8 @@ const readBody = (req: IncomingMessage) =>
     req.on('error', reject);
   });
 
-export async function startBadReceiver(o: { secret: string; behaviour: Behaviour }): Promise<BadReceiver> {
+/** `toleranceSeconds`: how far the signature's time may be from the receiver's (tests that move Parley's clock). */
+export async function startBadReceiver(o: { secret: string; behaviour: Behaviour; toleranceSeconds?: number }): Promise<BadReceiver> {
   const requests: BadRequest[] = [];
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
@@ -64,7 +65,14 @@ export async function startBadReceiver(o: { secret: string; behaviour: Behaviour
   };
   const server = createServer((req, res) => {
     void readBody(req).then((raw) => {
-      const r: BadRequest = { event: verifyWebhook(raw, req.headers['parley-signature'], o.secret), arrivedAt: Date.now(), url: req.url ?? '' };
+      let event: WebhookEvent;
+      try {
+        event = verifyWebhook(raw, req.headers['parley-signature'], o.secret, { toleranceSeconds: o.toleranceSeconds ?? 300 });
+      } catch (err) {
+        res.writeHead(400).end((err as Error).message); // not a request of the test's: never counted
+        return;
+      }
+      const r: BadRequest = { event, arrivedAt: Date.now(), url: req.url ?? '' };
       if (req.headers.authorization !== undefined) r.authorization = req.headers.authorization;
       requests.push(r);
       req.socket.once('close', () => (r.closedAt = Date.now()));
