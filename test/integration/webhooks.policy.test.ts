@@ -110,6 +110,28 @@ describe('a name that resolves to a private address', () => {
   }, 90_000);
 });
 
+describe('redirects', () => {
+  it('are not followed: a 307 to another receiver is a failed attempt, retried at the endpoint itself', async () => {
+    const target = await startBadReceiver({ secret: SECRET, behaviour: { mode: 'status', status: 200 } });
+    open.push(target);
+    const redirecting = await startBadReceiver({ secret: SECRET, behaviour: { mode: 'status', status: 307, headers: { location: target.url } } });
+    open.push(redirecting);
+    const p = await startParley({
+      config: { webhooks_retry_base_ms: 100, webhooks: { allow_private: true, endpoints: [{ url: redirecting.url, secret: SECRET }] } },
+    });
+    open.push(p);
+    await emit(p, 'redirected');
+    await poll(
+      'three attempts at the redirecting endpoint',
+      async () => redirecting.requests.length,
+      (n) => n >= 3,
+    );
+    const view = await getJson(p, '/api/v1/webhooks/deliveries');
+    expect(view.retrying[0].lastError).toBe('HTTP 307');
+    expect(target.requests).toHaveLength(0);
+  }, 60_000);
+});
+
 describe('credentials inside a webhook URL', () => {
   it('reach the receiver and appear in no log line (trace), no deliveries API answer and no telemetry', async () => {
     const receiver = await startBadReceiver({ secret: SECRET, behaviour: { mode: 'status', status: 500 } });

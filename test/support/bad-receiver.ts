@@ -7,7 +7,10 @@ import type { AddressInfo, Socket } from 'node:net';
 import { verifyWebhook, type WebhookEvent } from '../../sdk/src/index.ts';
 
 export type Behaviour =
-  { mode: 'hang' } | { mode: 'trickle' | 'trickle-sized'; trickleMs: number } | { mode: 'slow'; slowMs: number } | { mode: 'status'; status: number };
+  | { mode: 'hang' }
+  | { mode: 'trickle' | 'trickle-sized'; trickleMs: number }
+  | { mode: 'slow'; slowMs: number }
+  | { mode: 'status'; status: number; headers?: Record<string, string> };
 
 export interface BadRequest {
   event: WebhookEvent;
@@ -52,7 +55,7 @@ export async function startBadReceiver(o: { secret: string; behaviour: Behaviour
   };
   const answer = (b: Behaviour, res: ServerResponse) => {
     if (b.mode === 'hang') return;
-    if (b.mode === 'status') return void res.writeHead(b.status, { 'content-type': 'application/json' }).end('{}');
+    if (b.mode === 'status') return void res.writeHead(b.status, Object.assign({ 'content-type': 'application/json' }, b.headers)).end('{}');
     if (b.mode === 'slow') {
       const t = setTimeout(() => res.writeHead(200).end('{}'), b.slowMs);
       timers.add(t);
