@@ -123,7 +123,7 @@ export function createWebhooks(services: Services): Webhooks {
         dispatcher: endpoint.agent,
         timeoutMs: config.webhooks_timeout_ms,
         clock,
-        signal: AbortSignal.any([signal, stopping.signal]),
+        signals: [signal, stopping.signal],
       });
       return result;
     } finally {

@@ -16,8 +16,8 @@ export interface Post {
   dispatcher: Dispatcher;
   timeoutMs: number;
   clock: Clock;
-  /** Aborts the attempt early (the job's lease ended, or Parley is stopping). */
-  signal?: AbortSignal;
+  /** Abort the attempt early (the job's lease ended, Parley is stopping). Listened to only while it runs. */
+  signals: AbortSignal[];
 }
 
 /** The HTTP status, or why there is none: `timeout`, `aborted`, or the network error's code. */
@@ -29,11 +29,13 @@ export async function postOnce(p: Post): Promise<number | string> {
     controller.abort(new Error('webhook deadline'));
   }, p.timeoutMs);
   const stop = () => controller.abort(new Error('attempt cancelled'));
-  if (p.signal?.aborted) stop();
-  p.signal?.addEventListener('abort', stop, { once: true });
+  for (const s of p.signals) {
+    if (s.aborted) stop();
+    s.addEventListener('abort', stop, { once: true });
+  }
   const done = () => {
     p.clock.clearTimeout(deadline);
-    p.signal?.removeEventListener('abort', stop);
+    for (const s of p.signals) s.removeEventListener('abort', stop);
   };
   let res: Dispatcher.ResponseData;
   try {
