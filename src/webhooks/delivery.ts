@@ -169,7 +169,8 @@ export function createWebhooks(services: Services): Webhooks {
         const wait = job.key.startsWith(keyPrefix(url)) ? 0 : LEGACY_WAIT_MS;
         return { waitUntil: now + wait, reason: job.lastError ?? 'waiting for a free connection to the endpoint' };
       }
-      if (result === 'aborted' && stopping.signal.aborted) return { waitUntil: now, reason: 'Parley stopped during the attempt' };
+      // `aborted` (Parley stopping, or the lease lost) counts as a failed attempt: the POST may have reached the
+      // receiver, so the next one keeps to the backoff.
       const base = { eventId: event.id, type: event.type, url, attempt: job.attempts + 1, at: now, result };
       if (isOk(result)) {
         counts.delivered++;
