@@ -84,8 +84,9 @@ describe('one bad webhook receiver next to a healthy one', () => {
       // (seconds: the 3 s deadline, times the queue ahead of it).
       expect(Math.max(...lat), `latencies ${lat.join(', ')} ms`).toBeLessThan(2000);
       expect(bad.requests.length).toBeGreaterThanOrEqual(PER_ENDPOINT); // the bad one was really tried (its slots filled)
-      // Parley holds at most its per-endpoint concurrency of sockets to the bad receiver (twice that for an instant:
-      // sockets destroyed at their deadline are seen closed by the receiver just after their successors open).
+      // Parley's pool holds at most the per-endpoint concurrency of sockets to the bad receiver; the receiver may count
+      // a few more for an instant on a loaded machine (it notices sockets destroyed at their deadline after their
+      // successors opened: 6 seen with 2). Before issue 34 they grew with every event (8 → 48 in 90 s).
       expect(bad.maxOpenSockets()).toBeLessThanOrEqual(4 * PER_ENDPOINT);
       // Every event once at the healthy one.
       expect(new Set(good.delivered().map((e) => e.id)).size).toBe(EVENTS);
@@ -124,7 +125,7 @@ describe('one bad webhook receiver next to a healthy one', () => {
     clearInterval(sampler);
     // Answered 200 at once: delivered on the first attempt, never sent again.
     expect(bad.requests).toHaveLength(30);
-    // Before issue 34: 8 → 48 sockets in 90 s. Now at most the endpoint's concurrency (twice that for an instant, as
+    // Before issue 34: 8 → 48 sockets in 90 s. Now at most the endpoint's concurrency (a few more for an instant, as
     // above), and none left once the deadlines passed.
     expect(bad.maxOpenSockets()).toBeLessThanOrEqual(4 * PER_ENDPOINT);
     // Both ends of each socket live in this process (receiver and Parley): 2 fds per socket. On PostgreSQL the pool
