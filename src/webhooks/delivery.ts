@@ -232,7 +232,9 @@ export function createWebhooks(services: Services): Webhooks {
     prune: () => pruner.prune(),
     counters: () => ({ delivered: counts.delivered, failedAttempts: counts.failedAttempts, dead: counts.dead, depth: queue.depth() }),
     async deliveries(limit) {
-      const [pending, dead, totals] = await Promise.all([store.jobs.pending<WebhookJob>(QUEUE), queue.deadLetters(limit), store.jobs.counts(QUEUE)]);
+      // The totals first: the lists, read after them, hold at least what they count.
+      const totals = await store.jobs.counts(QUEUE);
+      const [pending, dead] = await Promise.all([store.jobs.pending<WebhookJob>(QUEUE), queue.deadLetters(limit)]);
       return deliveriesView({ endpoints: wh.endpoints, counts, totals, recent: recent.slice(0, limit), pending: pending.slice(0, limit), dead });
     },
   };

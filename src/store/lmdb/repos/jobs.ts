@@ -288,7 +288,9 @@ export function lmdbJobs(s: KvScope, kv: Kv, sequences: Sequences, claims: Claim
     counts: async (queue) => {
       let keptIds = 0;
       for (const { value } of s.range<IdEntry>('jobs', { start: ['id', queue, ''], end: ['id', queue, '\uffff'] })) if (typeof value === 'object') keptIds++;
-      return { queued: claims.index(queue).size, dead: s.count('jobs', { start: ['dead', queue, -Infinity], end: ['dead', queue, Infinity] }), keptIds };
+      // All three from the committed table (the claim index learns of a commit a moment later).
+      const queued = s.count('jobs', { start: ['q', queue], end: ['q', queue, Infinity] });
+      return { queued, dead: s.count('jobs', { start: ['dead', queue, -Infinity], end: ['dead', queue, Infinity] }), keptIds };
     },
     prune: (queue, before) =>
       s.atomically(async (tx) => {
