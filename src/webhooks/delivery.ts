@@ -14,6 +14,7 @@ import { deadLetterPayload } from './dead-letter.ts';
 import { createEndpoints, endpointKey, keyPrefix } from './endpoints.ts';
 import type { NewWebhookEvent } from './events.ts';
 import { maskUrl } from './mask-url.ts';
+import { isOk, judge } from './outcome.ts';
 import { createWebhookPruner } from './pruning.ts';
 import { postOnce } from './send.ts';
 import { deliveriesView } from './view.ts';
@@ -64,28 +65,14 @@ export interface Webhooks {
   counters(): { delivered: number; failedAttempts: number; dead: number; depth: number };
 }
 
-const MAX_DELAY_MS = 3600_000;
 const RECENT = 100;
 export const QUEUE = 'webhooks';
-/** A job stored by an older build (its key is not its endpoint's) waits this long when its endpoint is full. */
-const LEGACY_WAIT_MS = 1000;
-
-/** Exponential backoff with "equal jitter": half the doubled delay fixed, half random, so gaps grow on every retry. */
-export function retryDelay(attempts: number, baseMs: number, random: () => number = Math.random): number {
-  const d = Math.min(MAX_DELAY_MS, baseMs * 2 ** attempts);
-  return Math.round(d / 2 + (random() * d) / 2);
-}
-
-/** A delivery the open circuit refused: its error says what the endpoint last answered. */
-const circuitOpen = (last: string | undefined) => `${(last ?? 'failing').replace(/ \(circuit open\)$/, '')} (circuit open)`;
-
-const isOk = (r: number | string) => typeof r === 'number' && r >= 200 && r < 300;
+export { retryDelay } from './outcome.ts';
 
 export function createWebhooks(services: Services): Webhooks {
   const { config, clock, store, logger, telemetry } = services;
   const log = logger.child({ component: 'webhooks' });
   const wh = config.webhooks;
-  const retryMs = config.webhooks_retry_hours * 3600_000;
   const recent: DeliveryAttempt[] = [];
   const counts = { delivered: 0, failedAttempts: 0, dead: 0 };
   const stopping = new AbortController();
@@ -165,36 +152,22 @@ export function createWebhooks(services: Services): Webhooks {
       const { event, url } = job.payload;
       const result = await attempt(job, signal);
       const now = clock.now();
-      if (result === 'busy') {
-        const wait = job.key.startsWith(keyPrefix(url)) ? 0 : LEGACY_WAIT_MS;
-        return { waitUntil: now + wait, reason: job.lastError ?? 'waiting for a free connection to the endpoint' };
-      }
-      // `aborted` (Parley stopping, or the lease lost) counts as a failed attempt: the POST may have reached the
-      // receiver, so the next one keeps to the backoff.
+      const v = judge(result, job, { now, retryHours: config.webhooks_retry_hours, retryBaseMs: config.webhooks_retry_base_ms });
+      if (v.kind === 'busy') return { waitUntil: v.waitUntil, reason: v.reason };
       const base = { eventId: event.id, type: event.type, url, attempt: job.attempts + 1, at: now, result };
-      if (isOk(result)) {
+      if (v.kind === 'delivered') {
         counts.delivered++;
         remember(Object.assign({ outcome: 'delivered' as const }, base));
         return 'done';
       }
       counts.failedAttempts++;
-      const error = result === 'circuit_open' ? circuitOpen(job.lastError) : typeof result === 'number' ? `HTTP ${result}` : result;
-      const final =
-        result === 'endpoint_removed'
-          ? 'the endpoint is no longer configured'
-          : result === 410
-            ? 'HTTP 410 Gone: the receiver ended this delivery'
-            : now - job.enqueuedAt >= retryMs
-              ? `gave up after ${config.webhooks_retry_hours} h: ${error}`
-              : undefined;
-      if (final !== undefined) {
+      if (v.kind === 'dead') {
         remember(Object.assign({ outcome: 'dead' as const }, base));
-        log.warn({ eventId: event.id, url: maskUrl(url), attempts: job.attempts + 1, error }, 'webhook dead-lettered');
-        return { fail: final };
+        log.warn({ eventId: event.id, url: maskUrl(url), attempts: job.attempts + 1, error: v.error }, 'webhook dead-lettered');
+        return { fail: v.reason };
       }
-      const nextAt = Math.min(now + retryDelay(job.attempts, config.webhooks_retry_base_ms), job.enqueuedAt + retryMs);
-      remember(Object.assign({ outcome: 'retrying' as const, nextAt }, base));
-      return { retryAt: nextAt, error };
+      remember(Object.assign({ outcome: 'retrying' as const, nextAt: v.nextAt }, base));
+      return { retryAt: v.nextAt, error: v.error };
     },
   });
 
