@@ -5,7 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { guardedLookup, isPrivateAddress, privateLiteral, PRIVATE_ADDRESS } from '../../src/webhooks/address-policy.ts';
 import { admission, afterAttempt, closedCircuit, FAILING_FOR_MS, FAILURES_TO_OPEN, MAX_OPEN_MS, probing, type Circuit } from '../../src/webhooks/circuit.ts';
 import { deadLetterPayload } from '../../src/webhooks/dead-letter.ts';
-import { requestTarget } from '../../src/webhooks/endpoints.ts';
+import type { Job } from '../../src/store/model.ts';
+import type { WebhookJob } from '../../src/webhooks/delivery.ts';
+import { keyPrefix, requestTarget } from '../../src/webhooks/endpoints.ts';
+import { judge } from '../../src/webhooks/outcome.ts';
 import { maskUrl, urlCredentials } from '../../src/webhooks/mask-url.ts';
 
 describe('the circuit of an endpoint', () => {
@@ -131,5 +134,42 @@ describe('a webhook dead letter', () => {
       url: 'https://h.example',
       event: { id: 'evt_1', type: 'message.customer', createdAt: 5, data: { conversationId: 'c', customerId: 'u', channel: 'web', messageId: 'm' } },
     });
+  });
+});
+
+describe('what an attempt’s result means', () => {
+  const url = 'https://h.example/in';
+  const job = (o: Partial<Job<WebhookJob>> = {}): Job<WebhookJob> =>
+    Object.assign(
+      {
+        id: 'wh:1',
+        seq: 1,
+        key: `${keyPrefix(url)}evt_1`,
+        attempts: 2,
+        runAt: 0,
+        enqueuedAt: 1000,
+        payload: { url, event: { id: 'evt_1', type: 'message.customer' as const, createdAt: 0, data: {} } },
+      },
+      o,
+    );
+  const at = (now: number) => ({ now, retryHours: 1, retryBaseMs: 1000 });
+
+  it('2xx delivered; 410 and a removed endpoint dead at once; others retried with backoff until the window ends', () => {
+    expect(judge(204, job(), at(2000))).toEqual({ kind: 'delivered' });
+    expect(judge(410, job(), at(2000))).toEqual({ kind: 'dead', error: 'HTTP 410', reason: 'HTTP 410 Gone: the receiver ended this delivery' });
+    expect(judge('endpoint_removed', job(), at(2000))).toMatchObject({ kind: 'dead', reason: 'the endpoint is no longer configured' });
+    const retry = judge(500, job(), at(2000));
+    expect(retry).toMatchObject({ kind: 'retrying', error: 'HTTP 500' });
+    expect((retry as { nextAt: number }).nextAt).toBeGreaterThanOrEqual(2000 + 2000); // half of 1000 × 2²
+    expect(judge('timeout', job(), at(1000 + 3600_000))).toEqual({ kind: 'dead', error: 'timeout', reason: 'gave up after 1 h: timeout' });
+    // The last retry is at the window's end, not after it.
+    expect((judge(500, job({ attempts: 20 }), at(3600_000)) as { nextAt: number }).nextAt).toBe(1000 + 3600_000);
+  });
+
+  it('the open circuit’s refusal names the last answer; no room: the job waits without an attempt (an older build’s a second)', () => {
+    expect(judge('circuit_open', job({ lastError: 'HTTP 502' }), at(2000))).toMatchObject({ kind: 'retrying', error: 'HTTP 502 (circuit open)' });
+    expect(judge('circuit_open', job({ lastError: 'HTTP 502 (circuit open)' }), at(2000))).toMatchObject({ error: 'HTTP 502 (circuit open)' });
+    expect(judge('busy', job({ lastError: 'HTTP 502' }), at(2000))).toEqual({ kind: 'busy', waitUntil: 2000, reason: 'HTTP 502' });
+    expect(judge('busy', job({ key: `evt_1:${url}` }), at(2000))).toMatchObject({ kind: 'busy', waitUntil: 3000 });
   });
 });
