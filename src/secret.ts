@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config/schema.ts';
-import { urlCredentials } from './webhooks/mask-url.ts';
+import { urlCredentials } from './config/mask-url.ts';
 
 export function resolveSecret(configured: string, storagePath: string): { secret: string; generated: boolean; file?: string } {
   if (configured) return { secret: configured, generated: false };

@@ -2,8 +2,8 @@
 // (strictObject everywhere) so a typo never passes silently.
 import { z } from 'zod';
 import { WEBHOOK_EVENT_TYPES } from '../../sdk/src/agent-api.ts';
-import { privateLiteral } from '../webhooks/address-policy.ts';
-import { maskUrl } from '../webhooks/mask-url.ts';
+import { privateLiteral } from './address-policy.ts';
+import { maskUrl } from './mask-url.ts';
 
 const s = z.strictObject;
 

@@ -2,7 +2,7 @@
 // data, never the customer's words (message text, WhatsApp content, handoff reasons, agent names, daemon summaries).
 // Dead letters are listed by id and metadata only, and they are kept for `webhooks.keep_days`, which may be longer
 // than `telemetry.retention_days` (how long Parley keeps text).
-import type { WebhookJob } from './delivery.ts';
+import type { WebhookJob } from './types.ts';
 
 /** The keys of an event's `data` a dead letter keeps. */
 const METADATA = new Set([

@@ -13,38 +13,14 @@ import type { StoreRepos } from '../store/repos.ts';
 import { deadLetterPayload } from './dead-letter.ts';
 import { createEndpoints, endpointKey, keyPrefix } from './endpoints.ts';
 import type { NewWebhookEvent } from './events.ts';
-import { maskUrl } from './mask-url.ts';
+import type { DeliveriesView, DeliveryAttempt, WebhookJob } from './types.ts';
+import { maskUrl } from '../config/mask-url.ts';
 import { isOk, judge } from './outcome.ts';
 import { createWebhookPruner } from './pruning.ts';
 import { postOnce } from './send.ts';
 import { deliveriesView } from './view.ts';
 
-export interface WebhookJob {
-  /** The endpoint's URL: its secret is read from the config when sending (never stored). */
-  url: string;
-  event: WebhookEvent;
-}
-
-export interface DeliveryAttempt {
-  eventId: string;
-  type: string;
-  url: string;
-  attempt: number;
-  at: number;
-  /** The HTTP status, or why there is none (`timeout`, `circuit_open`, `private_address`, a network error's code). */
-  result: number | string;
-  outcome: 'delivered' | 'retrying' | 'dead';
-  nextAt?: number;
-}
-
-export interface DeliveriesView {
-  endpoints: { url: string; events: string[] | 'all' }[];
-  /** Totals: `delivered` and `failedAttempts` since this process started, `retrying` and `dead` as stored. */
-  counts: { delivered: number; failedAttempts: number; retrying: number; dead: number };
-  recent: DeliveryAttempt[];
-  retrying: { eventId: string; type: string; url: string; attempts: number; nextAt: number; lastError?: string }[];
-  dead: { eventId: string; type: string; url: string; attempts: number; failedAt: number; error: string }[];
-}
+export type { DeliveriesView, DeliveryAttempt, WebhookJob } from './types.ts';
 
 export interface Webhooks {
   /** Stores one delivery per endpoint that wants this event; resolves once durable. */

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { Agent } from 'undici';
 import type { Clock } from '../clock.ts';
-import { guardedLookup, privateRanges } from './address-policy.ts';
+import { guardedLookup, privateRanges } from '../config/address-policy.ts';
 import { admission, afterAttempt, closedCircuit, probing, type Admission, type Circuit } from './circuit.ts';
 
 export interface EndpointConfig {

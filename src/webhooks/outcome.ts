@@ -2,7 +2,7 @@
 // endpoint removed from the config, or the retry window over); retried with backoff (anything else, `aborted` too: the
 // POST may have reached the receiver); or `busy` (no room at the endpoint: the job waits without an attempt).
 import type { Job } from '../store/model.ts';
-import type { WebhookJob } from './delivery.ts';
+import type { WebhookJob } from './types.ts';
 import { keyPrefix } from './endpoints.ts';
 
 const MAX_DELAY_MS = 3600_000;

@@ -2,8 +2,8 @@
 // totals (stored retries and dead letters; delivered and failed attempts since this process started).
 import type { DeadJob, Job } from '../store/model.ts';
 import type { JobCounts } from '../store/repos.ts';
-import type { DeliveriesView, DeliveryAttempt, WebhookJob } from './delivery.ts';
-import { maskUrl } from './mask-url.ts';
+import type { DeliveriesView, DeliveryAttempt, WebhookJob } from './types.ts';
+import { maskUrl } from '../config/mask-url.ts';
 
 export function deliveriesView(o: {
   endpoints: { url: string; events?: string[] }[];

@@ -6,7 +6,7 @@
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isPrivateAddress } from '../../src/webhooks/address-policy.ts';
+import { isPrivateAddress } from '../../src/config/address-policy.ts';
 import { startBadReceiver } from '../support/bad-receiver.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 

@@ -2,14 +2,14 @@
 // resolver standing in for DNS), URL credential masking, and what a dead letter keeps.
 import type { LookupAddress } from 'node:dns';
 import { describe, expect, it } from 'vitest';
-import { guardedLookup, isPrivateAddress, privateLiteral, PRIVATE_ADDRESS } from '../../src/webhooks/address-policy.ts';
+import { guardedLookup, isPrivateAddress, privateLiteral, PRIVATE_ADDRESS } from '../../src/config/address-policy.ts';
 import { admission, afterAttempt, closedCircuit, FAILING_FOR_MS, FAILURES_TO_OPEN, MAX_OPEN_MS, probing, type Circuit } from '../../src/webhooks/circuit.ts';
 import { deadLetterPayload } from '../../src/webhooks/dead-letter.ts';
 import type { Job } from '../../src/store/model.ts';
 import type { WebhookJob } from '../../src/webhooks/delivery.ts';
 import { keyPrefix, requestTarget } from '../../src/webhooks/endpoints.ts';
 import { judge } from '../../src/webhooks/outcome.ts';
-import { maskUrl, urlCredentials } from '../../src/webhooks/mask-url.ts';
+import { maskUrl, urlCredentials } from '../../src/config/mask-url.ts';
 
 describe('the circuit of an endpoint', () => {
   const fail = (c: Circuit, at: number) => afterAttempt(c, false, at, 1000);
