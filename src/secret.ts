@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config/schema.ts';
 import { mcpSecrets } from './config/mcp-schema.ts';
+import { urlCredentials } from './config/mask-url.ts';
 
 export function resolveSecret(configured: string, storagePath: string): { secret: string; generated: boolean; file?: string } {
   if (configured) return { secret: configured, generated: false };
@@ -32,7 +33,7 @@ export function configuredSecrets(config: Config, serviceSecret: string): string
     wa.verify_token,
     config.llm.api_key,
     config.llm.fallback?.api_key ?? '',
-    ...config.webhooks.map((w) => w.secret),
+    ...config.webhooks.endpoints.flatMap((w) => [w.secret, ...urlCredentials(w.url)]),
     ...mcpSecrets(config.tools.mcp),
   ].filter(Boolean);
 }

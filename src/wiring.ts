@@ -136,7 +136,7 @@ export async function wireComponents(o: {
   const emitWebhook = (e: NewWebhookEvent | undefined) => {
     if (e) void webhooks.emit(e).catch((err) => logger.error({ err, type: e.type }, 'webhook event could not be stored'));
   };
-  const stopWebhookFeed = config.webhooks.length ? telemetry.subscribe({ event: (e) => emitWebhook(telemetryEvent(e)) }) : undefined;
+  const stopWebhookFeed = config.webhooks.endpoints.length ? telemetry.subscribe({ event: (e) => emitWebhook(telemetryEvent(e)) }) : undefined;
 
   const cluster = createClusterMembership({
     nodes: store.nodes,
@@ -195,7 +195,7 @@ export async function wireComponents(o: {
           holdsLease: () => cluster.holdsLease(),
         }
       : undefined,
-    recorders: config.webhooks.length
+    recorders: config.webhooks.endpoints.length
       ? [
           (tx, meta, written) =>
             webhooks.prepare(
@@ -261,7 +261,7 @@ export async function wireComponents(o: {
     enabled: () => config.proactive.enabled,
     deliver: withAcceptedWebhook(
       createProactiveDelivery({ services, sessions, whatsapp: () => (config.channels.whatsapp.enabled ? whatsapp.outbound : undefined) }),
-      config.webhooks.length ? webhooks : undefined,
+      config.webhooks.endpoints.length ? webhooks : undefined,
       clock,
     ),
     telemetry,

@@ -2,6 +2,8 @@
 // (strictObject everywhere) so a typo never passes silently.
 import { z } from 'zod';
 import { WEBHOOK_EVENT_TYPES } from '../../sdk/src/agent-api.ts';
+import { privateLiteral } from './address-policy.ts';
+import { maskUrl } from './mask-url.ts';
 import { ToolsSchema } from './mcp-schema.ts';
 
 const s = z.strictObject;
@@ -37,6 +39,49 @@ const needsKeyOrUrl = (c: { provider: string; base_url?: string; api_key: string
     });
   }
 };
+
+const WebhookEndpoint = s({
+  url: z
+    .string()
+    .url()
+    .refine((u) => /^https?:\/\//i.test(u), { message: 'must be an http(s) URL' }),
+  secret: z.string().min(MIN_SECRET_LENGTH, { message: `a webhook secret must be at least ${MIN_SECRET_LENGTH} characters` }),
+  /** Event types to send (default: every one). */
+  events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1).optional(),
+});
+
+/** One endpoint per URL (its jobs, circuit and secret are the URL's); no private address unless allowed. */
+const checkWebhookEndpoints = (w: { endpoints: { url: string }[]; allow_private: boolean }, ctx: z.RefinementCtx) => {
+  const seen = new Map<string, number>();
+  w.endpoints.forEach((e, i) => {
+    const href = new URL(e.url).href;
+    const first = seen.get(href);
+    if (first !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['endpoints', i, 'url'],
+        message: `${maskUrl(e.url)} is also entry ${first}: one entry per URL (a URL has one secret; list every event it wants in that entry's \`events\`)`,
+      });
+    else seen.set(href, i);
+    const literal = w.allow_private ? undefined : privateLiteral(e.url);
+    if (literal !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['endpoints', i, 'url'],
+        message: `${maskUrl(e.url)} is a loopback, private or link-local address (${literal}): refused unless webhooks.allow_private is true`,
+      });
+  });
+};
+
+const WebhooksSchema = s({
+  endpoints: z.array(WebhookEndpoint).default([]),
+  /** Delivered events' ids (the de-duplication record) and dead letters are kept this long, then pruned. */
+  keep_days: num(z.number().positive()).default(7),
+  /** Allow endpoints on loopback, private, link-local and unique-local addresses (tests, on-premise receivers). */
+  allow_private: bool(z.boolean()).default(false),
+  /** Deliveries in flight to one endpoint at once (per process). */
+  concurrency_per_endpoint: num(z.number().int().min(1).max(64)).default(4),
+}).superRefine(checkWebhookEndpoints);
 
 export const ConfigSchema = s({
   server: s({
@@ -202,20 +247,11 @@ export const ConfigSchema = s({
     idle_minutes: num(z.number().positive()).default(30),
     max_per_cycle: num(z.number().int().positive()).default(20),
   }).prefault({}),
-  /** Signed outbound webhooks (README, "Outbound webhooks"): each event POSTed to every endpoint that wants it. */
-  webhooks: z
-    .array(
-      s({
-        url: z
-          .string()
-          .url()
-          .refine((u) => /^https?:\/\//i.test(u), { message: 'must be an http(s) URL' }),
-        secret: z.string().min(MIN_SECRET_LENGTH, { message: `a webhook secret must be at least ${MIN_SECRET_LENGTH} characters` }),
-        /** Event types to send (default: every one). */
-        events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1).optional(),
-      }),
-    )
-    .default([]),
+  /**
+   * Signed outbound webhooks (README, "Outbound webhooks"): each event POSTed to every endpoint that wants it. A list
+   * of endpoints is read as `{ endpoints: [...] }` with the defaults.
+   */
+  webhooks: z.preprocess((v: unknown) => (Array.isArray(v) ? { endpoints: v } : v), WebhooksSchema).prefault({}),
   /** A delivery that keeps failing is retried for this long, then dead-lettered. */
   webhooks_retry_hours: num(z.number().positive()).default(24),
   /** The first retry's delay; each next one doubles (with jitter), up to an hour. */

@@ -42,13 +42,22 @@ export interface JobQueueOptions<P> {
   store: Store;
   clock: Clock;
   name: string;
-  handler: (job: Job<P>) => Promise<JobOutcome>;
+  /** `signal` aborts when the run's lease ends before it settles (the job is given back: stop working on it). */
+  handler: (job: Job<P>, run: { signal: AbortSignal }) => Promise<JobOutcome>;
   orderingKey: (payload: P) => string;
   logger: Logger;
   concurrency?: number;
   leaseMs?: number;
   maxAttempts?: number;
   onDeadLetter?: (job: DeadJob<P>) => void;
+  /**
+   * Asked before each claim: key prefixes the worker has no room for now (a webhook endpoint at its concurrency),
+   * whose jobs the claim passes over (they stay stored), and how many jobs it may take at most (besides
+   * `concurrency`). Call `wake` when there is room again.
+   */
+  claimLimits?: () => { skipKeyPrefixes: string[]; room: number };
+  /** The payload a dead letter keeps (e.g. without the customer's text); default the job's own. */
+  deadPayload?: (payload: P) => P;
   /** Keep the id of a finished or dead job (a tombstone) so the same id is refused until `prune`. */
   keepDoneIds?: boolean;
 }
@@ -84,6 +93,7 @@ export interface JobQueue<P> {
 interface Running<P> {
   job: Job<P>;
   token: string;
+  abort: AbortController;
   lease?: TimerHandle;
   /** `expedite` calls before this run began: a wait it ends in, asked for before a later call, is over at once. */
   expedited: number;
@@ -155,7 +165,8 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     const error = 'fail' in outcome ? outcome.fail : (outcome.error ?? 'retry');
     const attempts = job.attempts + 1;
     if ('fail' in outcome || attempts >= maxAttempts) {
-      const dead: DeadJob<P> = Object.assign({}, job, { attempts, failedAt: clock.now(), error });
+      const payload = o.deadPayload ? o.deadPayload(job.payload) : job.payload;
+      const dead: DeadJob<P> = Object.assign({}, job, { payload, attempts, failedAt: clock.now(), error });
       const written = await store.jobs.bury(name, dead, { keepId, token });
       if (!written) return false;
       depth = Math.max(0, depth - 1);
@@ -187,12 +198,13 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
   };
 
   const run = (job: Job<P>, token: string) => {
-    const r: Running<P> = { job, token, expedited: expedites };
+    const r: Running<P> = { job, token, abort: new AbortController(), expedited: expedites };
     running.set(job.seq, r);
     r.lease = clock.setTimeout(() => {
       // The handler hung: give the job back (an attempt counted) and free its place.
       if (running.get(job.seq) !== r) return;
       running.delete(job.seq);
+      r.abort.abort(new Error('lease expired'));
       log.warn({ jobId: job.id }, 'job lease expired; running it again');
       const outcome: JobOutcome = job.attempts + 1 >= maxAttempts ? { fail: 'lease expired' } : { retryAt: clock.now(), error: 'lease expired' };
       record(job, token, outcome)
@@ -204,7 +216,7 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     void (async () => {
       let outcome: JobOutcome;
       try {
-        outcome = await o.handler(job);
+        outcome = await o.handler(job, { signal: r.abort.signal });
       } catch (err) {
         // A store that cannot write (a full disk, the database away) is not the job's fault: it waits without
         // spending an attempt, so an outage however long never dead-letters an acknowledged message.
@@ -225,10 +237,13 @@ export function createJobQueue<P>(o: JobQueueOptions<P>): JobQueue<P> {
     // One `now` for both: whatever was not due for the claim is reported by the outlook, even if the clock moved.
     const now = clock.now();
     try {
-      const room = concurrency - running.size;
+      const limits = o.claimLimits?.();
+      const room = Math.min(concurrency - running.size, limits?.room ?? Infinity);
       if (room > 0) {
         const token = randomUUID();
-        const jobs = await store.jobs.claim<P>(name, { now, leaseMs, limit: room, token });
+        const claim = { now, leaseMs, limit: room, token };
+        const skip = limits?.skipKeyPrefixes ?? [];
+        const jobs = await store.jobs.claim<P>(name, skip.length ? Object.assign(claim, { skipKeyPrefixes: skip }) : claim);
         if (stopping) return; // leases not run end by themselves
         for (const job of jobs) run(job, token);
       }

@@ -170,6 +170,19 @@ export interface JobClaim {
   leaseMs: number;
   limit: number;
   token: string;
+  /**
+   * Jobs whose key starts with one of these are passed over (not claimed, and they do not count towards `limit`):
+   * a worker that has no room for a group of jobs (a webhook endpoint at its concurrency, or its circuit open)
+   * leaves them stored and takes the others.
+   */
+  skipKeyPrefixes?: string[];
+}
+
+/** How much of a queue is stored: queued jobs, dead letters and finished jobs' kept ids (each until pruned). */
+export interface JobCounts {
+  queued: number;
+  dead: number;
+  keptIds: number;
 }
 
 /** What a worker needs to know between claims: how many jobs are stored and when the next may become claimable. */
@@ -219,6 +232,8 @@ export interface JobStore {
   bury(queue: string, dead: DeadJob<unknown>, o: { keepId: boolean } & LeaseCheck): Promise<boolean>;
   knows(queue: string, id: string): Promise<boolean>;
   deadLetters<P>(queue: string, limit: number): Promise<DeadJob<P>[]>;
+  /** Totals of the queue (not a page's). */
+  counts(queue: string): Promise<JobCounts>;
   /** Forgets kept ids finished before `before`, and dead letters that failed before it; resolves with how many. */
   prune(queue: string, before: number): Promise<number>;
 }

@@ -1,33 +1,26 @@
 // Signed outbound webhooks: each event is stored as one job per endpoint that wants it in the durable job queue
-// (`webhooks`), then POSTed as `{id, type, createdAt, data}` with `parley-signature`. A 2xx is delivered; anything else
-// (a status, a timeout, a refused connection) is retried with exponential backoff and jitter for
-// `webhooks_retry_hours`, then dead-lettered. The event id is the same on every retry: receivers drop duplicates by it.
-import { createHash, randomUUID } from 'node:crypto';
-import { request } from 'undici';
+// (`webhooks`), then POSTed as `{id, type, createdAt, data}` with `parley-signature`. A 2xx is delivered; 410 Gone ends
+// that delivery (dead-lettered); anything else (a status, the deadline, a refused connection, a refused address) is
+// retried with exponential backoff and jitter for `webhooks_retry_hours`, then dead-lettered. The event id is the same
+// on every retry: receivers drop duplicates by it. Each endpoint has its own slots, connections and circuit
+// (endpoints.ts): the queue's claims pass over an endpoint that is full, so it never holds another's deliveries back.
+import { randomUUID } from 'node:crypto';
 import type { WebhookEvent } from '../../sdk/src/agent-api.ts';
 import { SIGNATURE_HEADER, signWebhook } from '../../sdk/src/webhook-signature.ts';
 import { createJobQueue, type DeadJob, type Job, type JobQueue } from '../jobs/queue.ts';
 import type { Services } from '../services.ts';
 import type { StoreRepos } from '../store/repos.ts';
+import { deadLetterPayload } from './dead-letter.ts';
+import { createEndpoints, endpointKey, keyPrefix } from './endpoints.ts';
 import type { NewWebhookEvent } from './events.ts';
+import type { DeliveriesView, DeliveryAttempt, WebhookJob } from './types.ts';
+import { maskUrl } from '../config/mask-url.ts';
+import { isOk, judge } from './outcome.ts';
+import { createWebhookPruner } from './pruning.ts';
+import { postOnce } from './send.ts';
+import { deliveriesView } from './view.ts';
 
-export interface WebhookJob {
-  /** The endpoint's URL: its secret is read from the config when sending (never stored). */
-  url: string;
-  event: WebhookEvent;
-}
-
-export interface DeliveryAttempt {
-  eventId: string;
-  type: string;
-  url: string;
-  attempt: number;
-  at: number;
-  /** The HTTP status, or the network error's code. */
-  result: number | string;
-  outcome: 'delivered' | 'retrying' | 'dead';
-  nextAt?: number;
-}
+export type { DeliveriesView, DeliveryAttempt, WebhookJob } from './types.ts';
 
 export interface Webhooks {
   /** Stores one delivery per endpoint that wants this event; resolves once durable. */
@@ -41,58 +34,63 @@ export interface Webhooks {
   stop(): Promise<void>;
   idle(): Promise<void>;
   /** For the dashboard and `/api/v1/webhooks/deliveries`. */
-  deliveries(limit: number): Promise<{
-    endpoints: { url: string; events: string[] | 'all' }[];
-    counts: { delivered: number; failedAttempts: number; retrying: number; dead: number };
-    recent: DeliveryAttempt[];
-    retrying: { eventId: string; type: string; url: string; attempts: number; nextAt: number; lastError?: string }[];
-    dead: { eventId: string; type: string; url: string; attempts: number; failedAt: number; error: string }[];
-  }>;
+  deliveries(limit: number): Promise<DeliveriesView>;
+  /** Prunes delivered ids and dead letters older than `webhooks.keep_days` now (also hourly once started). */
+  prune(): Promise<number>;
   /** Counters for `/metrics`. */
   counters(): { delivered: number; failedAttempts: number; dead: number; depth: number };
 }
 
-const MAX_DELAY_MS = 3600_000;
 const RECENT = 100;
-
-/** Exponential backoff with "equal jitter": half the doubled delay fixed, half random, so gaps grow on every retry. */
-export function retryDelay(attempts: number, baseMs: number, random: () => number = Math.random): number {
-  const d = Math.min(MAX_DELAY_MS, baseMs * 2 ** attempts);
-  return Math.round(d / 2 + (random() * d) / 2);
-}
-
-const endpointKey = (url: string) => createHash('sha256').update(url).digest('hex').slice(0, 16);
+export const QUEUE = 'webhooks';
+export { retryDelay } from './outcome.ts';
 
 export function createWebhooks(services: Services): Webhooks {
   const { config, clock, store, logger, telemetry } = services;
   const log = logger.child({ component: 'webhooks' });
-  const endpoints = config.webhooks;
-  const retryMs = config.webhooks_retry_hours * 3600_000;
+  const wh = config.webhooks;
   const recent: DeliveryAttempt[] = [];
   const counts = { delivered: 0, failedAttempts: 0, dead: 0 };
+  const stopping = new AbortController();
+  const endpoints = createEndpoints({
+    endpoints: wh.endpoints,
+    concurrency: wh.concurrency_per_endpoint,
+    allowPrivate: wh.allow_private,
+    clock,
+    firstOpenMs: Math.max(1000, config.webhooks_retry_base_ms),
+  });
 
   const remember = (a: DeliveryAttempt) => {
-    recent.unshift(a);
+    recent.unshift(Object.assign({}, a, { url: maskUrl(a.url) }));
     if (recent.length > RECENT) recent.length = RECENT;
   };
 
-  const send = async (job: Job<WebhookJob>): Promise<number | string> => {
-    const endpoint = endpoints.find((e) => e.url === job.payload.url);
+  /** One attempt through the endpoint's gate: its answer, or `busy` (no room: the job waits without an attempt). */
+  const attempt = async (job: Job<WebhookJob>, signal: AbortSignal): Promise<number | string> => {
+    const endpoint = endpoints.get(job.payload.url);
     if (!endpoint) return 'endpoint_removed';
-    const body = JSON.stringify(job.payload.event);
-    const t = Math.floor(clock.now() / 1000);
+    const gate = endpoints.enter(endpoint);
+    if (!gate.go) return gate.why;
+    let result: number | string = 'aborted';
     try {
-      const res = await request(endpoint.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'Parley-Webhooks', [SIGNATURE_HEADER]: signWebhook(endpoint.secret, body, t) },
+      const body = JSON.stringify(job.payload.event);
+      const t = Math.floor(clock.now() / 1000);
+      const headers = Object.assign(
+        { 'content-type': 'application/json', 'user-agent': 'Parley-Webhooks', [SIGNATURE_HEADER]: signWebhook(endpoint.config.secret, body, t) },
+        endpoint.headers,
+      );
+      result = await postOnce({
+        url: endpoint.target,
         body,
-        headersTimeout: config.webhooks_timeout_ms,
-        bodyTimeout: config.webhooks_timeout_ms,
+        headers,
+        dispatcher: endpoint.agent,
+        timeoutMs: config.webhooks_timeout_ms,
+        clock,
+        signals: [signal, stopping.signal],
       });
-      await res.body.dump();
-      return res.statusCode;
-    } catch (err) {
-      return (err as { code?: string }).code ?? 'network_error';
+      return result;
+    } finally {
+      endpoints.leave(endpoint, isOk(result), gate.probe);
     }
   };
 
@@ -100,47 +98,60 @@ export function createWebhooks(services: Services): Webhooks {
     store,
     clock,
     logger,
-    name: 'webhooks',
-    // No order between deliveries: one endpoint refusing one event never holds the others back.
-    orderingKey: (p) => `${p.event.id}:${p.url}`,
-    concurrency: 8,
+    name: QUEUE,
+    // No order between deliveries (one refused event never holds the others back); the endpoint's prefix first, so
+    // claims can pass over an endpoint that has no room.
+    orderingKey: (p) => `${keyPrefix(p.url)}${p.event.id}`,
+    // Every endpoint's slots, so a full one never takes another's.
+    concurrency: Math.max(1, wh.endpoints.length) * wh.concurrency_per_endpoint,
+    claimLimits: () => {
+      const all = endpoints.list();
+      const busy = endpoints.busyPrefixes();
+      const room = all.reduce((n, e) => n + (busy.includes(e.prefix) ? 0 : wh.concurrency_per_endpoint - e.inFlight), 0);
+      return { skipKeyPrefixes: busy, room: Math.max(room, 0) };
+    },
+    // The lease outlives the attempt's one deadline, so a job never runs twice at once (and a run whose lease ends
+    // anyway is aborted).
     leaseMs: config.webhooks_timeout_ms + 5000,
     // Bounded by time (webhooks_retry_hours), not by a count of attempts.
     maxAttempts: Number.MAX_SAFE_INTEGER,
     keepDoneIds: true,
+    deadPayload: deadLetterPayload,
     onDeadLetter: (job: DeadJob<WebhookJob>) => {
       counts.dead++;
       telemetry.event({
         type: 'webhook.dead_letter',
-        data: { eventId: job.payload.event.id, eventType: job.payload.event.type, url: job.payload.url, attempts: job.attempts, error: job.error },
+        data: { eventId: job.payload.event.id, eventType: job.payload.event.type, url: maskUrl(job.payload.url), attempts: job.attempts, error: job.error },
       });
     },
-    handler: async (job) => {
+    handler: async (job, { signal }) => {
       const { event, url } = job.payload;
-      const result = await send(job);
+      const result = await attempt(job, signal);
       const now = clock.now();
+      const v = judge(result, job, { now, retryHours: config.webhooks_retry_hours, retryBaseMs: config.webhooks_retry_base_ms });
+      if (v.kind === 'busy') return { waitUntil: v.waitUntil, reason: v.reason };
       const base = { eventId: event.id, type: event.type, url, attempt: job.attempts + 1, at: now, result };
-      if (typeof result === 'number' && result >= 200 && result < 300) {
+      if (v.kind === 'delivered') {
         counts.delivered++;
         remember(Object.assign({ outcome: 'delivered' as const }, base));
         return 'done';
       }
       counts.failedAttempts++;
-      const error = typeof result === 'number' ? `HTTP ${result}` : result;
-      if (result === 'endpoint_removed' || now - job.enqueuedAt >= retryMs) {
+      if (v.kind === 'dead') {
         remember(Object.assign({ outcome: 'dead' as const }, base));
-        log.warn({ eventId: event.id, url, attempts: job.attempts + 1, error }, 'webhook dead-lettered');
-        return { fail: result === 'endpoint_removed' ? 'the endpoint is no longer configured' : `gave up after ${config.webhooks_retry_hours} h: ${error}` };
+        log.warn({ eventId: event.id, url: maskUrl(url), attempts: job.attempts + 1, error: v.error }, 'webhook dead-lettered');
+        return { fail: v.reason };
       }
-      const nextAt = Math.min(now + retryDelay(job.attempts, config.webhooks_retry_base_ms), job.enqueuedAt + retryMs);
-      remember(Object.assign({ outcome: 'retrying' as const, nextAt }, base));
-      return { retryAt: nextAt, error };
+      remember(Object.assign({ outcome: 'retrying' as const, nextAt: v.nextAt }, base));
+      return { retryAt: v.nextAt, error: v.error };
     },
   });
 
+  const pruner = createWebhookPruner({ clock, logger: log, keepDays: wh.keep_days, prune: (before) => queue.prune(before) });
+
   /** One delivery per endpoint that wants the event, each with an id stable across retries. */
   const deliveriesOf = (e: NewWebhookEvent) => {
-    const wanted = endpoints.filter((ep) => !ep.events || ep.events.includes(e.type));
+    const wanted = wh.endpoints.filter((ep) => !ep.events || ep.events.includes(e.type));
     if (wanted.length === 0) return [];
     const event: WebhookEvent = { id: `evt_${randomUUID()}`, type: e.type, createdAt: e.createdAt, data: e.data };
     return wanted.map((ep) => ({ payload: { url: ep.url, event }, options: { id: `wh:${event.id}:${endpointKey(ep.url)}` } }));
@@ -156,36 +167,24 @@ export function createWebhooks(services: Services): Webhooks {
       for (const e of events) for (const item of deliveriesOf(e)) jobs.push(await queue.prepare(tx, item.payload, item.options));
       return () => (jobs.length ? queue.accept(jobs) : undefined);
     },
-    start: () => queue.start(),
-    stop: () => queue.stop(),
+    async start() {
+      await queue.start();
+      pruner.start();
+    },
+    async stop() {
+      pruner.stop();
+      stopping.abort();
+      await queue.stop();
+      await endpoints.close();
+    },
     idle: () => queue.idle(),
+    prune: () => pruner.prune(),
     counters: () => ({ delivered: counts.delivered, failedAttempts: counts.failedAttempts, dead: counts.dead, depth: queue.depth() }),
     async deliveries(limit) {
-      const [pending, dead] = await Promise.all([store.jobs.pending<WebhookJob>('webhooks'), queue.deadLetters(limit)]);
-      return {
-        endpoints: endpoints.map((e) => ({ url: e.url, events: e.events ?? 'all' })),
-        counts: { delivered: counts.delivered, failedAttempts: counts.failedAttempts, retrying: pending.length, dead: dead.length },
-        recent: recent.slice(0, limit),
-        retrying: pending.slice(0, limit).map((j) => {
-          const r: { eventId: string; type: string; url: string; attempts: number; nextAt: number; lastError?: string } = {
-            eventId: j.payload.event.id,
-            type: j.payload.event.type,
-            url: j.payload.url,
-            attempts: j.attempts,
-            nextAt: j.runAt,
-          };
-          if (j.lastError !== undefined) r.lastError = j.lastError;
-          return r;
-        }),
-        dead: dead.map((j) => ({
-          eventId: j.payload.event.id,
-          type: j.payload.event.type,
-          url: j.payload.url,
-          attempts: j.attempts,
-          failedAt: j.failedAt,
-          error: j.error,
-        })),
-      };
+      // The totals first: the lists, read after them, hold at least what they count.
+      const totals = await store.jobs.counts(QUEUE);
+      const [pending, dead] = await Promise.all([store.jobs.pending<WebhookJob>(QUEUE), queue.deadLetters(limit)]);
+      return deliveriesView({ endpoints: wh.endpoints, counts, totals, recent: recent.slice(0, limit), pending: pending.slice(0, limit), dead });
     },
   };
 }

@@ -21,10 +21,13 @@ beforeAll(async () => {
   p = await startParley({
     config: {
       webhooks_retry_base_ms: 60_000, // the failing endpoint stays "retrying" while the test looks
-      webhooks: [
-        { url: good.url, secret: SECRET, events: ['handoff.requested'] },
-        { url: down.url, secret: SECRET, events: ['handoff.requested'] },
-      ],
+      webhooks: {
+        allow_private: true,
+        endpoints: [
+          { url: good.url, secret: SECRET, events: ['handoff.requested'] },
+          { url: down.url, secret: SECRET, events: ['handoff.requested'] },
+        ],
+      },
     },
   });
   const w = await startWidgetSession(p.url(), { customerId: 'cust-dash', email: 'cust-dash@example.com' });

@@ -59,7 +59,7 @@ describe('outbound webhook events are stored with their facts', () => {
         proactive: { enabled: true, daily_cap: 1000 },
         channels: { web: { rate_limit_per_minute: 1000 } },
         // Nothing listens there: deliveries fail and wait a minute, so every event stays in the queue.
-        webhooks: [{ url: 'http://127.0.0.1:9/hooks', secret: 'hook-secret-0123456789abcdef' }],
+        webhooks: { allow_private: true, endpoints: [{ url: 'http://127.0.0.1:9/hooks', secret: 'hook-secret-0123456789abcdef' }] },
         webhooks_retry_base_ms: 60_000,
       },
     });

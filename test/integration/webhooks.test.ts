@@ -38,7 +38,7 @@ describe('outbound webhooks', () => {
   it('a receiver failing five times then succeeding gets each event exactly once, signed, with growing gaps; a restart mid-retries loses none', async () => {
     const receiver = await startWebhookReceiver({ secret: HOOK_SECRET, respond: (_e, attempt) => (attempt <= 5 ? 503 : 200) });
     open.push(receiver);
-    const config = { webhooks: [{ url: receiver.url, secret: HOOK_SECRET }], webhooks_retry_base_ms: 200 };
+    const config = { webhooks: { allow_private: true, endpoints: [{ url: receiver.url, secret: HOOK_SECRET }] }, webhooks_retry_base_ms: 200 };
     const first = await startParley({ config });
     const storagePath = first.storagePath;
     let p: TestParley = first;
@@ -89,10 +89,13 @@ describe('outbound webhooks', () => {
         // 1.8 s of retries
         webhooks_retry_hours: 0.0005,
         webhooks_retry_base_ms: 100,
-        webhooks: [
-          { url: receiver.url, secret: HOOK_SECRET, events: ['handoff.requested'] },
-          { url: other.url, secret: 'another-secret-0123456789', events: ['message.customer'] },
-        ],
+        webhooks: {
+          allow_private: true,
+          endpoints: [
+            { url: receiver.url, secret: HOOK_SECRET, events: ['handoff.requested'] },
+            { url: other.url, secret: 'another-secret-0123456789', events: ['message.customer'] },
+          ],
+        },
       },
     });
     open.push(p);

@@ -10,7 +10,7 @@
 // `parley_jobs` once committed (ids only; notices.ts sends it, listener.ts listens).
 import { randomBytes } from 'node:crypto';
 import type { DeadJob, Job } from '../model.ts';
-import type { JobStore, NewJob } from '../repos.ts';
+import type { JobClaim, JobStore, NewJob } from '../repos.ts';
 import { createJobInsertBatcher } from './job-insert-batch.ts';
 import { first, json, limitOf, prepared, type Db } from './db.ts';
 
@@ -58,13 +58,14 @@ const HOLDER_GONE = (token: string) =>
 /** A new store's holder name (at most 63 characters, PostgreSQL's limit for application_name). */
 export const jobLeaseHolder = () => `parley-${randomBytes(8).toString('hex')}`;
 
-// $2 now, $3 limit, $4 token, $5 the lease's end.
+// $2 now, $3 limit, $4 token, $5 the lease's end, $6 key prefixes to pass over.
 const CLAIM = prepared(
   'jobs_claim',
   `WITH due AS (
      SELECT j.seq FROM jobs j
      WHERE j.queue = $1 AND j.run_at <= $2 AND (j.lease_until IS NULL OR j.lease_until <= $2 OR ${HOLDER_GONE('j.lease_token')})
        AND NOT EXISTS (SELECT 1 FROM jobs e WHERE e.queue = $1 AND e.key = j.key AND e.seq < j.seq)
+       AND NOT EXISTS (SELECT 1 FROM unnest($6::text[]) p WHERE starts_with(j.key, p))
      ORDER BY j.seq
      LIMIT $3
      FOR UPDATE OF j SKIP LOCKED
@@ -120,6 +121,12 @@ const BURY = prepared(
 );
 const KNOWS = prepared('jobs_knows', 'SELECT 1 FROM job_ids WHERE queue = $1 AND id = $2');
 const DEAD = prepared('jobs_dead', `SELECT ${COLUMNS}, failed_at, error FROM job_dead_letters WHERE queue = $1 ORDER BY seq LIMIT $2`);
+const COUNTS = prepared(
+  'jobs_counts',
+  `SELECT (SELECT count(*) FROM jobs WHERE queue = $1) AS queued,
+          (SELECT count(*) FROM job_dead_letters WHERE queue = $1) AS dead,
+          (SELECT count(*) FROM job_ids WHERE queue = $1 AND done_at IS NOT NULL) AS kept`,
+);
 const PRUNE = prepared(
   'jobs_prune',
   `WITH ids AS (DELETE FROM job_ids WHERE queue = $1 AND done_at < $2 RETURNING 1),
@@ -160,8 +167,8 @@ export function postgresJobs(db: Db, holder: string, o: { batchInserts?: boolean
       return row ? toJob<P>(row) : undefined;
     },
     pending: async <P>(queue: string) => (await db.rows<JobRow>(PENDING, [queue])).map((r) => toJob<P>(r)),
-    claim: async <P>(queue: string, c: { now: number; leaseMs: number; limit: number; token: string }) =>
-      (await db.rows<JobRow>(CLAIM, [queue, c.now, limitOf(c.limit), leased(c.token), c.now + c.leaseMs]))
+    claim: async <P>(queue: string, c: JobClaim) =>
+      (await db.rows<JobRow>(CLAIM, [queue, c.now, limitOf(c.limit), leased(c.token), c.now + c.leaseMs, c.skipKeyPrefixes ?? []]))
         .map((r) => toJob<P>(r))
         .sort((a, b) => a.seq - b.seq),
     outlook: async (queue, now) => {
@@ -197,6 +204,10 @@ export function postgresJobs(db: Db, holder: string, o: { batchInserts?: boolean
     knows: async (queue, id) => (await db.rows(KNOWS, [queue, id])).length > 0,
     deadLetters: async <P>(queue: string, limit: number) =>
       (await db.rows<DeadRow>(DEAD, [queue, limitOf(limit)])).map((r): DeadJob<P> => Object.assign(toJob<P>(r), { failedAt: r.failed_at, error: r.error })),
+    counts: async (queue) => {
+      const [row] = await db.rows<{ queued: number; dead: number; kept: number }>(COUNTS, [queue]);
+      return { queued: row.queued, dead: row.dead, keptIds: row.kept };
+    },
     prune: async (queue, before) => (await db.rows<{ n: number }>(PRUNE, [queue, before]))[0].n,
   };
 }

@@ -200,11 +200,12 @@ export function lmdbJobs(s: KvScope, kv: Kv, sequences: Sequences, claims: Claim
     },
     get: async <P>(queue: string, seq: number) => s.get<Job<P>>('jobs', jobKey(queue, seq)),
     pending: async <P>(queue: string) => [...s.range<Job<P>>('jobs', { start: ['q', queue], end: ['q', queue, Infinity] })].map((e) => e.value),
-    async claim<P>(queue: string, { now, leaseMs, limit, token }: JobClaim) {
+    async claim<P>(queue: string, { now, leaseMs, limit, token, skipKeyPrefixes = [] }: JobClaim) {
       const due: number[] = [];
       for (const [key, [head]] of claims.index(queue).keys) {
         const lease = claims.lease(queue, head.seq);
-        if (head.runAt <= now && !(lease && lease.until > now) && !claims.isInserting(queue, key)) due.push(head.seq);
+        if (head.runAt > now || (lease && lease.until > now) || claims.isInserting(queue, key)) continue;
+        if (!skipKeyPrefixes.some((p) => key.startsWith(p))) due.push(head.seq);
       }
       const out: Job<P>[] = [];
       for (const seq of due.sort((a, b) => a - b)) {
@@ -284,6 +285,13 @@ export function lmdbJobs(s: KvScope, kv: Kv, sequences: Sequences, claims: Claim
     knows: async (queue, id) => s.get('jobs', idKey(queue, id)) !== undefined,
     deadLetters: async <P>(queue: string, limit: number) =>
       [...s.range<DeadJob<P>>('jobs', { start: ['dead', queue], end: ['dead', queue, Infinity], limit })].map((e) => e.value),
+    counts: async (queue) => {
+      let keptIds = 0;
+      for (const { value } of s.range<IdEntry>('jobs', { start: ['id', queue, ''], end: ['id', queue, '\uffff'] })) if (typeof value === 'object') keptIds++;
+      // All three from the committed table (the claim index learns of a commit a moment later).
+      const queued = s.count('jobs', { start: ['q', queue], end: ['q', queue, Infinity] });
+      return { queued, dead: s.count('jobs', { start: ['dead', queue, -Infinity], end: ['dead', queue, Infinity] }), keptIds };
+    },
     prune: (queue, before) =>
       s.atomically(async (tx) => {
         let n = 0;
