@@ -5,6 +5,7 @@ forged kind is refused with ``unauthorized`` and close 4001; a visitor's turn ca
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import tempfile
 import time
@@ -15,7 +16,6 @@ from typing import Any
 import jwt
 import pytest
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
 
 import parley
 from parley_server import SECRET, ParleyServer
@@ -51,10 +51,11 @@ async def refused(server: ParleyServer, token: str) -> tuple[Frame, int | None]:
     """The error frame an ``init`` with ``token`` gets, and the close code that follows it."""
     widget, first = await init(server, {"authToken": token})
     try:
-        while True:
-            await widget.ws.recv()
-    except ConnectionClosed as closed:
-        return first, closed.rcvd.code if closed.rcvd else None
+        assert first["type"] == "error", f"accepted: {first}"
+        await asyncio.wait_for(widget.ws.wait_closed(), 60)
+        return first, widget.ws.close_code
+    finally:
+        await widget.close()
 
 
 def claims(sub: str, **extra: Any) -> dict[str, Any]:
