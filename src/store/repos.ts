@@ -27,6 +27,7 @@ import type {
   MessageRole,
 } from './model.ts';
 import type { TelemetryEvent, TurnCallRecord } from '../telemetry/types.ts';
+import type { KnowledgeStore } from './knowledge.ts';
 
 export interface CustomerStore {
   get(customerId: string): Promise<Customer | undefined>;
@@ -293,6 +294,8 @@ export interface Store extends StoreRepos {
   /** Where the data is, for logs and diagnostics (a URL's password masked). */
   readonly location: string;
   readonly telemetry: TelemetryStore;
+  /** The knowledge base (knowledge.ts, issue 36). */
+  readonly knowledge: KnowledgeStore;
   /** Cluster block below. */
   readonly nodes: NodeStore;
   readonly bus: ClusterBus;

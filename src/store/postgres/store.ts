@@ -34,6 +34,7 @@ import { postgresProactive } from './proactive.ts';
 import { postgresTelemetry } from './telemetry.ts';
 import { asStoreError, unavailability } from './unavailable.ts';
 import { postgresWhatsApp } from './whatsapp.ts';
+import { postgresKnowledge } from './knowledge.ts';
 import { allRepos, lazyRepos, type RepoFactories } from '../lazy-repos.ts';
 
 export interface PostgresStoreOptions {
@@ -211,6 +212,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       onDropped: (records: number, err: unknown) =>
         log?.error({ records, err: { message: (err as Error).message } }, 'telemetry batch refused by PostgreSQL; dropped'),
     }),
+    knowledge: postgresKnowledge(poolDb, (fn) => withTransaction(fn)),
     transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => inTransaction(fn),
     checks: () => (closed ? { database: 'closed', migrations: migrationStatus } : { database: health.status(), migrations: migrationStatus }),
     watchJobs: (watcher: Parameters<Store['watchJobs']>[0]) => {
@@ -257,7 +259,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
   });
 
-  async function inTransaction<T>(fn: (tx: StoreRepos) => Promise<T>): Promise<T> {
+  const inTransaction = <T>(fn: (tx: StoreRepos) => Promise<T>): Promise<T> => withTransaction((db) => fn(txRepos(db)));
+
+  /** One transaction on one connection: `fn` gets its Db. */
+  async function withTransaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     const txClient = await run(() => pool.connect());
     // While checked out the client is ours to watch: a connection that breaks between statements emits 'error'.
     let broken: unknown;
@@ -283,7 +288,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       await txDb.rows({ text: 'BEGIN ISOLATION LEVEL READ COMMITTED' }, []);
       let result: T;
       try {
-        result = await fn(txRepos(txDb));
+        result = await fn(txDb);
       } catch (err) {
         await run(() => txClient.query('ROLLBACK')).catch((rollbackErr: unknown) => {
           broken ??= rollbackErr;
