@@ -28,7 +28,11 @@ async function startFakeEmbeddings() {
         res.statusCode = 404;
         return void res.end();
       }
-      const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: CONCEPTS.map((c) => (c.test(text) ? 1 : 0)).concat([0.01]) }));
+      const data = body.input.map((text, index) => ({
+        object: 'embedding',
+        index,
+        embedding: CONCEPTS.map((c): number => (c.test(text) ? 1 : 0)).concat([0.01]),
+      }));
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ object: 'list', data: data.reverse(), model: body.model }));
     });
@@ -74,7 +78,13 @@ describe('knowledge embeddings', () => {
 
   it('fuse adds 1/(60+rank) over the lists a chunk is in', () => {
     const h = (chunkId: string) => ({ chunkId, articleId: chunkId, title: '', heading: '', text: '', score: 9 });
-    const merged = fuse([[h('a'), h('b')], [h('b'), h('c')]], 5);
+    const merged = fuse(
+      [
+        [h('a'), h('b')],
+        [h('b'), h('c')],
+      ],
+      5,
+    );
     expect(merged.map((x) => x.chunkId)).toEqual(['b', 'a', 'c']);
     expect(merged[0].score).toBeCloseTo(1 / 62 + 1 / 61, 9);
     expect(merged[1].score).toBeCloseTo(1 / 61, 9);

@@ -35,7 +35,9 @@ async function startSite(): Promise<Site> {
     if (path === '/robots.txt') return void res.end('User-agent: *\nDisallow: /private\n');
     if (path === '/sitemap.xml') {
       res.statusCode = site.sitemapStatus;
-      return void res.end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${site.listed.map((p) => `<url><loc>${site.url}${p}</loc></url>`).join('')}</urlset>`);
+      return void res.end(
+        `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${site.listed.map((p) => `<url><loc>${site.url}${p}</loc></url>`).join('')}</urlset>`,
+      );
     }
     const p = site.pages.get(path);
     if (!p || p.status === 404) {
@@ -102,7 +104,8 @@ describe('knowledge sync', () => {
     expect((await knowledge.search('thirty days return')).map((h) => h.title)[0]).toBe('Returns');
     const returns = await store.knowledge.byUrl(`${site.url}/returns`);
     expect(returns).toMatchObject({ title: 'Returns', format: 'html', origin: `sitemap:${site.url}/sitemap.xml`, etag: '"r1"' });
-    for (const word of ['navigationword', 'sidebarword', 'footerword', 'trackingscript', 'banner', 'secretword']) expect(await knowledge.search(word), word).toEqual([]);
+    for (const word of ['navigationword', 'sidebarword', 'footerword', 'trackingscript', 'banner', 'secretword'])
+      expect(await knowledge.search(word), word).toEqual([]);
     expect((await knowledge.search('details shipping'))[0].heading).toBe('Shipping › Details');
 
     // The schedule: nothing before a day has passed, then a run that asks with the validators it kept.
