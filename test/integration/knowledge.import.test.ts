@@ -55,5 +55,5 @@ describe('parley knowledge import', () => {
       code: 1,
       stderr: expect.stringContaining('parley knowledge: billing:invoices-guide: Missing or invalid service secret'),
     });
-  });
+  }, 240_000); // three child processes, each starting tsx, on a loaded machine
 });
