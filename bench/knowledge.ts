@@ -107,18 +107,20 @@ async function main() {
 
         for (let i = 0; i < 50; i++) await k.search(questions[i % questions.length].q); // warm-up
         const times: number[] = [];
+        const cpu0 = process.cpuUsage();
         for (let i = 0; i < QUERIES; i++) {
           const t0 = performance.now();
           await k.search(questions[i % questions.length].q, { limit: 5 });
           times.push(performance.now() - t0);
         }
+        const cpu = process.cpuUsage(cpu0);
         times.sort((a, b) => a - b);
         const big = quality(
           await Promise.all(questions.map(async (q) => articleOrder(await k.search(q.q, { limit: 20 })))),
           expected,
         );
         log(
-          `${engine}: search at ${chunks} chunks, ${QUERIES} queries: p50 ${percentile(times, 0.5).toFixed(2)} ms, p99 ${percentile(times, 0.99).toFixed(2)} ms, max ${times[times.length - 1].toFixed(2)} ms; recall@5 among them ${big.recall5.toFixed(3)}`,
+          `${engine}: search at ${chunks} chunks, ${QUERIES} queries: p50 ${percentile(times, 0.5).toFixed(2)} ms, p99 ${percentile(times, 0.99).toFixed(2)} ms, max ${times[times.length - 1].toFixed(2)} ms; this process's CPU ${((cpu.user + cpu.system) / 1000 / QUERIES).toFixed(2)} ms/query; recall@5 among them ${big.recall5.toFixed(3)}`,
         );
       } finally {
         await store.close();

@@ -72,6 +72,9 @@ export function describeKnowledgeContract(engine: string, open: () => Promise<St
       expect(await k.get('p')).toBeUndefined();
       expect(await k.byUrl('https://help.example.com/p2')).toBeUndefined();
       expect(await k.count()).toEqual({ articles: 0, chunks: 0 });
+      // An in-memory index holds no chunk of a removed article (PostgreSQL's index is its table).
+      const info = k.indexInfo();
+      if (info.kind === 'minisearch') expect(info.chunks).toBe(0);
     });
 
     it('a locale limits search to articles in that language and those without one', async () => {

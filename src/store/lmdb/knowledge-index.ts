@@ -70,9 +70,8 @@ export function createChunkIndex(state?: AsPlainObject): ChunkIndex {
     remove,
     search(query, o) {
       const filter = o.lang ? (r: SearchResult) => r.lang === undefined || r.lang === o.lang : undefined;
-      const prefix = (term: string) => term.length >= 4;
       return mini
-        .search(query, { filter, prefix, fuzzy: (term: string) => (term.length >= 6 ? 0.15 : false) })
+        .search(query, { filter })
         .slice(0, o.limit)
         .map((r) => ({ id: String(r.id), articleId: r.articleId as string, score: r.score }));
     },
