@@ -22,9 +22,10 @@ interface Site {
   pages: Map<string, { status?: number; html: string; etag?: string; lastModified?: string }>;
 }
 
-const page = (title: string, text: string) =>
+/** A page with its boilerplate around a `main` element, or (`main: false`) mixed into the body itself. */
+const page = (title: string, text: string, main = true) =>
   `<html><head><title>${title}</title></head><body><header>Acme header banner</header><nav><a href="/">Home navigationword</a></nav>
-   <main><h1>${title}</h1><p>${text}</p><h2>Details</h2><p>More about ${title.toLowerCase()}.</p><script>var trackingscript = 1;</script></main>
+   ${main ? '<main>' : '<div>'}<h1>${title}</h1><p>${text}</p><h2>Details</h2><p>More about ${title.toLowerCase()}.</p><script>var trackingscript = 1;</script>${main ? '</main>' : '</div>'}
    <aside>Related sidebarword</aside><footer>Copyright footerword</footer></body></html>`;
 
 async function startSite(): Promise<Site> {
@@ -89,7 +90,7 @@ describe('knowledge sync', () => {
     const site = await startSite();
     site.listed = ['/returns', '/shipping', '/private/internal', '/big'];
     site.pages.set('/returns', { html: page('Returns', 'Send items back within thirty days.'), etag: '"r1"' });
-    site.pages.set('/shipping', { html: page('Shipping', 'Parcels arrive within five business days.'), lastModified: 'Tue, 01 Jan 2030 00:00:00 GMT' });
+    site.pages.set('/shipping', { html: page('Shipping', 'Parcels arrive within five business days.', false), lastModified: 'Tue, 01 Jan 2030 00:00:00 GMT' });
     site.pages.set('/private/internal', { html: page('Internal', 'Staff only secretword.') });
     site.pages.set('/big', { html: page('Big', 'x'.repeat(100 * 1024)) });
     const { store, clock, knowledge, sync } = await setup(site);
