@@ -21,8 +21,14 @@ const CHUNKS = Number(process.env.KB_CHUNKS ?? 10_000);
 const QUERIES = Number(process.env.KB_QUERIES ?? 2000);
 const ENGINES = (process.env.KB_ENGINES ?? 'lmdb,postgres').split(',') as ('lmdb' | 'postgres')[];
 
-const STOP = new Set('a an and are as at be but by can do does for from how i if in is it me my of on or so the to was we what when where which why will with you your'.split(' '));
-const words = (s: string) => s.toLowerCase().match(/[a-z0-9]+/g)?.filter((w) => !STOP.has(w)) ?? [];
+const STOP = new Set(
+  'a an and are as at be but by can do does for from how i if in is it me my of on or so the to was we what when where which why will with you your'.split(' '),
+);
+const words = (s: string) =>
+  s
+    .toLowerCase()
+    .match(/[a-z0-9]+/g)
+    ?.filter((w) => !STOP.has(w)) ?? [];
 
 /** The plain baseline: articles ranked by how many distinct question words their text contains (ties: file order). */
 function baselineRank(articles: ArticleInput[], q: string): string[] {
@@ -59,7 +65,12 @@ function synthetic(n: number): ArticleInput[] {
   const pick = () => sentences[Math.floor(rnd() * sentences.length)];
   return Array.from({ length: n }, (_, i) => {
     const sections = Array.from({ length: 5 }, (_, s) => `## Section ${s} topic${i}x${s}\n\n${pick()} ${pick()} ${pick()} Reference code zq${i}k${s}.`);
-    return { id: `syn-${i}`, title: `Synthetic article ${i}: ${pick().slice(0, 40)}`, body: `# Synthetic ${i}\n\n${sections.join('\n\n')}`, format: 'markdown' as const };
+    return {
+      id: `syn-${i}`,
+      title: `Synthetic article ${i}: ${pick().slice(0, 40)}`,
+      body: `# Synthetic ${i}\n\n${sections.join('\n\n')}`,
+      format: 'markdown' as const,
+    };
   });
 }
 
@@ -97,7 +108,9 @@ async function main() {
         const rankings: string[][] = [];
         for (const q of questions) rankings.push(articleOrder(await k.search(q.q, { limit: 20 })));
         const kw = quality(rankings, expected);
-        log(`${engine}: keyword recall@5 ${kw.recall5.toFixed(3)}, MRR ${kw.mrr.toFixed(3)} (baseline ${base.recall5.toFixed(3)} / ${base.mrr.toFixed(3)}); ingest ${corpusRate.toFixed(0)} articles/s (corpus)`);
+        log(
+          `${engine}: keyword recall@5 ${kw.recall5.toFixed(3)}, MRR ${kw.mrr.toFixed(3)} (baseline ${base.recall5.toFixed(3)} / ${base.mrr.toFixed(3)}); ingest ${corpusRate.toFixed(0)} articles/s (corpus)`,
+        );
 
         const chunksNow = (await store.knowledge.count()).chunks;
         const extra = synthetic(Math.max(0, Math.ceil((CHUNKS - chunksNow) / 5)));
@@ -115,10 +128,7 @@ async function main() {
         }
         const cpu = process.cpuUsage(cpu0);
         times.sort((a, b) => a - b);
-        const big = quality(
-          await Promise.all(questions.map(async (q) => articleOrder(await k.search(q.q, { limit: 20 })))),
-          expected,
-        );
+        const big = quality(await Promise.all(questions.map(async (q) => articleOrder(await k.search(q.q, { limit: 20 })))), expected);
         log(
           `${engine}: search at ${chunks} chunks, ${QUERIES} queries: p50 ${percentile(times, 0.5).toFixed(2)} ms, p99 ${percentile(times, 0.99).toFixed(2)} ms, max ${times[times.length - 1].toFixed(2)} ms; this process's CPU ${((cpu.user + cpu.system) / 1000 / QUERIES).toFixed(2)} ms/query; recall@5 among them ${big.recall5.toFixed(3)}`,
         );
@@ -136,7 +146,9 @@ async function main() {
       scan.push(performance.now() - t0);
     }
     scan.sort((a, b) => a - b);
-    log(`context: baseline word-overlap scan over ${texts.length} chunk word sets in memory: p50 ${percentile(scan, 0.5).toFixed(2)} ms, p99 ${percentile(scan, 0.99).toFixed(2)} ms`);
+    log(
+      `context: baseline word-overlap scan over ${texts.length} chunk word sets in memory: p50 ${percentile(scan, 0.5).toFixed(2)} ms, p99 ${percentile(scan, 0.99).toFixed(2)} ms`,
+    );
   } finally {
     await server?.close();
   }

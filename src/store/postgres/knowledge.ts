@@ -1,6 +1,8 @@
 // The knowledge base on PostgreSQL (migration 011): articles, and chunks with a `tsvector` in the article's language
 // under a GIN index, so every node searches the same index. A query runs `websearch_to_tsquery` in each language it
 // may meet, its terms joined by OR (a question's words are each optional; chunks matching more of them rank higher).
+// The query is MATERIALIZED: inlined, PostgreSQL computed it again for every matching row (424 ms instead of 20 at
+// 10,000 chunks), and only the best chunks are joined with their articles.
 import { headingText, languageOf, type KnowledgeArticle, type KnowledgeHit, type KnowledgeStore } from '../knowledge.ts';
 import { first, prepared, text, type Db } from './db.ts';
 
@@ -83,12 +85,16 @@ const SEARCH = prepared(
   'knowledge_search',
   `WITH q AS (
      SELECT cfg::regconfig AS cfg, replace(websearch_to_tsquery(cfg::regconfig, $1)::text, ' & ', ' | ') AS qt FROM unnest($2::text[]) AS cfg
-   ), qq AS (SELECT cfg, qt::tsquery AS query FROM q WHERE qt <> '')
-   SELECT c.article_id, c.position, c.heading_path, c.text, a.title, a.url, ts_rank(c.tsv, qq.query, 1) AS score
-   FROM qq JOIN knowledge_chunks c ON c.config = qq.cfg AND c.tsv @@ qq.query
-   JOIN knowledge_articles a ON a.id = c.article_id
-   WHERE $3::text IS NULL OR c.lang IS NULL OR c.lang = $3
-   ORDER BY score DESC, c.article_id, c.position LIMIT $4`,
+   ), qq AS MATERIALIZED (SELECT cfg, qt::tsquery AS query FROM q WHERE qt <> ''),
+   top AS (
+     SELECT c.article_id, c.position, c.heading_path, c.text, ts_rank(c.tsv, qq.query, 1) AS score
+     FROM qq JOIN knowledge_chunks c ON c.config = qq.cfg AND c.tsv @@ qq.query
+     WHERE $3::text IS NULL OR c.lang IS NULL OR c.lang = $3
+     ORDER BY score DESC, c.article_id, c.position LIMIT $4
+   )
+   SELECT top.article_id, top.position, top.heading_path, top.text, a.title, a.url, top.score
+   FROM top JOIN knowledge_articles a ON a.id = top.article_id
+   ORDER BY top.score DESC, top.article_id, top.position`,
 );
 const NEAREST = prepared(
   'knowledge_nearest',
@@ -130,10 +136,25 @@ function toHit(r: HitRow): KnowledgeHit {
   return h;
 }
 
-/** Which configurations a query in `locale` must be run in: the locale's own and English (articles without one). */
-const configsFor = (locale: string | undefined) => (locale ? [...new Set([configOf(locale), 'english'])] : ALL_CONFIGS);
+const CONFIGS_QUERY = prepared('knowledge_configs', 'SELECT DISTINCT config::text AS config FROM knowledge_chunks');
+/** How long the languages in use are remembered (another node may add one; it is searched after this at the latest). */
+const CONFIGS_TTL_MS = 5000;
 
 export function postgresKnowledge(db: Db, transaction: <T>(fn: (tx: Db) => Promise<T>) => Promise<T>): KnowledgeStore {
+  // A query runs once per configuration: only in those the chunks use (each run scans the GIN index again).
+  let inUse: { at: number; configs: Set<string> } | undefined;
+  const configsInUse = async () => {
+    if (!inUse || Date.now() - inUse.at > CONFIGS_TTL_MS) {
+      const rows = await db.rows<{ config: string }>(CONFIGS_QUERY, []);
+      inUse = { at: Date.now(), configs: new Set(rows.map((r) => r.config)) };
+    }
+    return inUse.configs;
+  };
+  /** The locale's own configuration and English (articles without a locale), or every one in use. */
+  const configsFor = async (locale: string | undefined) => {
+    const used = await configsInUse();
+    return (locale ? [...new Set([configOf(locale), 'english'])] : ALL_CONFIGS).filter((c) => used.has(c));
+  };
   return {
     put: (a, chunks) =>
       transaction(async (tx) => {
@@ -153,6 +174,7 @@ export function postgresKnowledge(db: Db, transaction: <T>(fn: (tx: Db) => Promi
         ]);
         await tx.rows(DELETE_CHUNKS, [a.id]);
         const rows = chunks.map((c) => ({ position: c.position, heading_path: c.headingPath.map(text), text: text(c.text), embedding: c.embedding ?? null }));
+        inUse?.configs.add(configOf(a.locale));
         if (rows.length) await tx.rows(INSERT_CHUNKS, [a.id, JSON.stringify(rows), languageOf(a.locale) ?? null, configOf(a.locale), text(a.title)]);
       }),
     get: async (id) => {
@@ -172,7 +194,11 @@ export function postgresKnowledge(db: Db, transaction: <T>(fn: (tx: Db) => Promi
         lastModified: r.last_modified ?? undefined,
       })),
     remove: async (id) => (await db.rows(REMOVE, [id])).length > 0,
-    search: async (query, o) => (await db.rows<HitRow>(SEARCH, [text(query), configsFor(o.locale), languageOf(o.locale) ?? null, o.limit])).map(toHit),
+    search: async (query, o) => {
+      const configs = await configsFor(o.locale);
+      if (configs.length === 0) return [];
+      return (await db.rows<HitRow>(SEARCH, [text(query), configs, languageOf(o.locale) ?? null, o.limit])).map(toHit);
+    },
     nearest: async (vector, o) => (await db.rows<HitRow>(NEAREST, [vector, languageOf(o.locale) ?? null, o.limit])).map(toHit),
     count: async () => {
       const [r] = await db.rows<{ articles: number; chunks: number }>(COUNT, []);
