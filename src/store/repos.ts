@@ -11,6 +11,7 @@
 // Checks that must not race take a lock first and then read (PostgreSQL at READ COMMITTED: `lock…` operations
 // are `SELECT … FOR UPDATE` or a transaction-scoped advisory lock, so each read after them sees every earlier
 // committed write; LMDB runs one write transaction at a time, so its locks cost nothing).
+import type { KnowledgeStore } from './knowledge.ts';
 import type {
   Channel,
   ConversationMeta,
@@ -27,7 +28,6 @@ import type {
   MessageRole,
 } from './model.ts';
 import type { TelemetryEvent, TurnCallRecord } from '../telemetry/types.ts';
-import type { KnowledgeStore } from './knowledge.ts';
 
 export interface CustomerStore {
   get(customerId: string): Promise<Customer | undefined>;
