@@ -212,7 +212,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       onDropped: (records: number, err: unknown) =>
         log?.error({ records, err: { message: (err as Error).message } }, 'telemetry batch refused by PostgreSQL; dropped'),
     }),
-    knowledge: postgresKnowledge(poolDb, (fn) => withTransaction(fn)),
+    knowledge: postgresKnowledge(poolDb, (fn) => inTransaction((_tx, db) => fn(db))),
     transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => inTransaction(fn),
     checks: () => (closed ? { database: 'closed', migrations: migrationStatus } : { database: health.status(), migrations: migrationStatus }),
     watchJobs: (watcher: Parameters<Store['watchJobs']>[0]) => {
@@ -259,10 +259,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
   });
 
-  const inTransaction = <T>(fn: (tx: StoreRepos) => Promise<T>): Promise<T> => withTransaction((db) => fn(txRepos(db)));
-
-  /** One transaction on one connection: `fn` gets its Db. */
-  async function withTransaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+  async function inTransaction<T>(fn: (tx: StoreRepos, db: Db) => Promise<T>): Promise<T> {
     const txClient = await run(() => pool.connect());
     // While checked out the client is ours to watch: a connection that breaks between statements emits 'error'.
     let broken: unknown;
@@ -288,7 +285,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       await txDb.rows({ text: 'BEGIN ISOLATION LEVEL READ COMMITTED' }, []);
       let result: T;
       try {
-        result = await fn(txDb);
+        result = await fn(txRepos(txDb), txDb);
       } catch (err) {
         await run(() => txClient.query('ROLLBACK')).catch((rollbackErr: unknown) => {
           broken ??= rollbackErr;
