@@ -2,6 +2,8 @@
 // corpus (40 help articles) is imported through the API; at least 90 % of the questions written for it find their
 // article in the top 5; a deleted article is found no more; a restarted server answers at once, its index loaded
 // (LMDB: from the saved state, not rebuilt).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { corpusArticles, corpusQuestions } from '../support/knowledge-corpus.ts';
@@ -27,6 +29,7 @@ interface Hit {
   chunkId: string;
   articleId: string;
   title: string;
+  url?: string;
   heading: string;
   text: string;
   score: number;
@@ -156,5 +159,38 @@ describe('knowledge base over HTTP', () => {
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
     }
     expect((await call(p, 'GET', '/api/v1/knowledge/articles/a1')).status).toBe(200);
+  });
+
+  it('POST /api/v1/knowledge/sync fetches the configured URLs now, and a page gone from the list leaves the index', async () => {
+    let pages = ['/warranty', '/repairs'];
+    const site = createServer((req, res) => {
+      if (req.url === '/robots.txt') return void res.end('User-agent: *\nAllow: /\n');
+      if (!pages.includes(req.url ?? '')) {
+        res.statusCode = 404;
+        return void res.end();
+      }
+      res.setHeader('content-type', 'text/html');
+      res.end(
+        `<html><head><title>${req.url}</title></head><body><nav>menu</nav><h1>Page ${req.url}</h1><p>All about ${req.url?.slice(1)} claims.</p></body></html>`,
+      );
+    });
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    try {
+      const p = await startParley({ config: { knowledge: { sources: [{ urls: [`${base}/warranty`, `${base}/repairs`] }], every: '24h' } } });
+      open.push(p);
+      const report = (await call(p, 'POST', '/api/v1/knowledge/sync')).body as { fetched: number; unchanged: number; removed: number };
+      // The sync at start may have fetched them already: then they are unchanged (no validators: fetched again).
+      expect(report.fetched + report.unchanged).toBe(2);
+      expect((await search(p, 'warranty claims'))[0]).toMatchObject({ title: '/warranty', url: `${base}/warranty` });
+      pages = ['/repairs'];
+      expect((await call(p, 'POST', '/api/v1/knowledge/sync')).body).toMatchObject({ removed: 1 });
+      expect((await search(p, 'warranty')).map((h) => h.url)).not.toContain(`${base}/warranty`);
+      const status = (await call(p, 'GET', '/api/v1/knowledge/status')).body as { counts: { articles: number }; sync: { last: { removed: number } } };
+      expect(status.counts.articles).toBe(1);
+      expect(status.sync.last.removed).toBe(1);
+    } finally {
+      await new Promise((r) => site.close(r));
+    }
   });
 });
