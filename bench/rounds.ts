@@ -3,7 +3,6 @@
 // per pair of contenders, and the figure reported is the median of those
 // per-round ratios with its spread. A round that something else on the machine
 // disturbed moves the spread, not the median.
-import type { LoadResult } from './lib.ts';
 
 /** At least this many rounds per contender for a judged figure (issue 22). */
 export const MIN_ROUNDS = 8;
@@ -58,7 +57,7 @@ export function ratioLine(label: string, s: Spread, suffix = '', digits = 2): st
  * Runs `rounds` rounds of every contender, ABBA order (round 1 in the order given, round 2 reversed, …), logging
  * each block with `show`; returns each contender's blocks in round order.
  */
-export async function alternateRounds<T extends string, B = LoadResult>(
+export async function alternateRounds<T extends string, B>(
   rounds: number,
   contenders: Record<T, () => Promise<B>>,
   show: (name: T, round: number, block: B) => void = () => {},

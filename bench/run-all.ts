@@ -35,4 +35,5 @@ const run = (file: string, flags: string[], engine?: 'lmdb' | 'postgres') => {
 };
 for (const engine of engines) for (const [file, flags] of benches) run(file, flags, engine);
 run('engines.ts', []);
+run('lmdb-check.ts', []); // LMDB's own files: the start-up check on a 1 GB data.mdb
 process.stdout.write('\nThe 10-minute soak is separate: npx tsx bench/soak.ts (BENCH_ENGINE=postgres for PostgreSQL)\n');

@@ -1,6 +1,7 @@
 // One actor per customer conversation (customer × channel). Pure: the LLM
-// step and the SDK invoke are injected actors, outputs leave through the
-// injected `emit` action, time arrives as `at` on every event.
+// step and the SDK invoke are injected actors, outputs leave as XState
+// emitted events (`emit`, typed by `types.emitted`; the runtime listens with
+// `actor.on('*', …)`), time arrives as `at` on every event.
 //
 //   idle → thinking (LLM) → nextCall → callingTool (SDK) ─┐
 //                 ↑            ↘ awaitingConfirmation ──┤
@@ -16,7 +17,7 @@
 // Deadlines live in context (`turn.pending.deadline`), because XState does
 // not restore `after` timers from a persisted snapshot: on `restored` the
 // waiting state is re-entered and its timer re-armed with the time left.
-import { and, assign, enqueueActions, fromPromise, setup } from 'xstate';
+import { and, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
 
 export type Channel = 'web' | 'whatsapp';
 
@@ -176,14 +177,12 @@ export const replyIdFor = (turnId: string) => `${turnId}:r`;
 const currentCall = (c: ConversationContext): ToolCall => c.turn!.calls[c.turn!.callIndex];
 const invocationIdFor = (turn: Turn, call: ToolCall) => `${turn.turnId}:${turn.step}:${call.id}`;
 
-// An `emit` enqueued from a setup action: the setup being declared cannot name its own actions in types yet.
-const emitAction = (params: ConversationOutput) => ({ type: 'emit', params }) as never;
-
 export const conversationMachine = setup({
   types: {
     input: {} as ConversationInput,
     context: {} as ConversationContext,
     events: {} as ConversationEvent,
+    emitted: {} as ConversationOutput,
   },
   actors: {
     llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(async () => {
@@ -194,15 +193,14 @@ export const conversationMachine = setup({
     }),
   },
   actions: {
-    emit: (_, _params: ConversationOutput) => {},
     /** Messages that waited for the assistant when a person took over go to the person instead. */
     forwardQueued: enqueueActions(({ context, enqueue }) => {
-      for (const m of context.queue) enqueue(emitAction({ type: 'forward', messageId: m.messageId, text: m.text }));
+      for (const m of context.queue) enqueue.emit({ type: 'forward', messageId: m.messageId, text: m.text });
     }),
     /** "Alex joined": an agent's first message, or another agent's than the last one's. */
     agentJoined: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'agent.message' || context.human?.agent?.name === event.author.name) return;
-      enqueue(emitAction({ type: 'handoff', id: `j:${event.id}`, phase: 'joined', agent: { name: event.author.name } }));
+      enqueue.emit({ type: 'handoff', id: `j:${event.id}`, phase: 'joined', agent: { name: event.author.name } });
     }),
   },
   guards: {
@@ -252,11 +250,9 @@ export const conversationMachine = setup({
               handoffAsked: undefined,
               queue: [],
             })),
-            {
-              type: 'emit',
-              params: ({ context }) =>
-                withReason({ type: 'handoff', id: `h:${context.human!.since}`, phase: 'requested', source: 'api' } as const, context.human!.reason),
-            },
+            emit(({ context }) =>
+              withReason({ type: 'handoff', id: `h:${context.human!.since}`, phase: 'requested', source: 'api' } as const, context.human!.reason),
+            ),
           ],
         },
         {
@@ -271,8 +267,8 @@ export const conversationMachine = setup({
                 turn: { turnId, messageId: next.messageId, step: 1, transcript: [{ role: 'user' as const, text: next.text }], calls: [], callIndex: 0 },
               };
             }),
-            { type: 'emit', params: ({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'started', messageId: context.turn!.messageId }) },
-            { type: 'emit', params: { type: 'typing', on: true } },
+            emit(({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'started', messageId: context.turn!.messageId })),
+            emit({ type: 'typing', on: true }),
           ],
         },
       ],
@@ -283,7 +279,7 @@ export const conversationMachine = setup({
         humanLeft: {
           target: 'idle',
           actions: [
-            { type: 'emit', params: ({ context }) => ({ type: 'handoff', id: `r:${context.human!.since}`, phase: 'released', by: 'idle' }) },
+            emit(({ context }) => ({ type: 'handoff', id: `r:${context.human!.since}`, phase: 'released', by: 'idle' })),
             assign(({ context }) => ({ lastAt: Math.max(context.lastAt, context.human!.deadline), human: undefined })),
           ],
         },
@@ -293,7 +289,7 @@ export const conversationMachine = setup({
           guard: 'isNewMessage',
           actions: [
             assign(({ context, event }) => ({ lastAt: event.at, recent: [...context.recent, event.messageId].slice(-RECENT_IDS) })),
-            { type: 'emit', params: ({ event }) => ({ type: 'forward', messageId: event.messageId, text: event.text }) },
+            emit(({ event }) => ({ type: 'forward', messageId: event.messageId, text: event.text })),
           ],
         },
         // Already with a person.
@@ -304,7 +300,7 @@ export const conversationMachine = setup({
           reenter: true,
           actions: [
             'agentJoined',
-            { type: 'emit', params: ({ event }) => ({ type: 'agent', id: event.id, text: event.text, author: { name: event.author.name } }) },
+            emit(({ event }) => ({ type: 'agent', id: event.id, text: event.text, author: { name: event.author.name } })),
             assign(({ context, event }) => ({
               lastAt: event.at,
               human: Object.assign({}, context.human!, { deadline: event.at + context.humanIdleMs, agent: { name: event.author.name } }),
@@ -314,7 +310,7 @@ export const conversationMachine = setup({
         'handoff.release': {
           target: 'idle',
           actions: [
-            { type: 'emit', params: ({ context, event }) => ({ type: 'handoff', id: `r:${context.human!.since}`, phase: 'released', by: event.by }) },
+            emit(({ context, event }) => ({ type: 'handoff', id: `r:${context.human!.since}`, phase: 'released', by: event.by })),
             assign(({ context, event }) => ({ lastAt: Math.max(context.lastAt, event.at), human: undefined })),
           ],
         },
@@ -346,16 +342,14 @@ export const conversationMachine = setup({
                 const reason = (event.output as { reason?: string }).reason;
                 return { lastAt: at, handoffAsked: undefined, human: humanMode(Object.assign({}, context, { lastAt: at }), 'model', reason) };
               }),
-              { type: 'emit', params: { type: 'typing', on: false } },
-              {
-                type: 'emit',
-                params: ({ context }) =>
-                  withReason(
-                    { type: 'handoff', id: `h:${context.human!.since}`, phase: 'requested', source: 'model', turnId: context.turn!.turnId } as const,
-                    context.human!.reason,
-                  ),
-              },
-              { type: 'emit', params: ({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'ended', messageId: context.turn!.messageId }) },
+              emit({ type: 'typing', on: false }),
+              emit(({ context }) =>
+                withReason(
+                  { type: 'handoff', id: `h:${context.human!.since}`, phase: 'requested', source: 'model', turnId: context.turn!.turnId } as const,
+                  context.human!.reason,
+                ),
+              ),
+              emit(({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'ended', messageId: context.turn!.messageId })),
               'forwardQueued',
               assign({ turn: undefined, queue: [] }),
             ],
@@ -419,29 +413,26 @@ export const conversationMachine = setup({
                 }),
               };
             }),
-            {
-              type: 'emit',
-              params: ({ context }) => {
-                const call = currentCall(context);
-                return {
-                  type: 'confirm',
-                  id: context.turn!.pending!.confirmationId,
-                  turnId: context.turn!.turnId,
-                  name: call.name,
-                  args: call.args,
-                  summary: call.summary,
-                };
-              },
-            },
+            emit(({ context }) => {
+              const call = currentCall(context);
+              return {
+                type: 'confirm',
+                id: context.turn!.pending!.confirmationId,
+                turnId: context.turn!.turnId,
+                name: call.name,
+                args: call.args,
+                summary: call.summary,
+              };
+            }),
             // The customer's turn now: no typing indicator while we wait.
-            { type: 'emit', params: { type: 'typing', on: false } },
+            emit({ type: 'typing', on: false }),
           ],
         },
         {
           target: 'callingTool',
           actions: [
             assign(({ context }) => ({ turn: Object.assign({}, context.turn!, { callStartedAt: context.lastAt }) })),
-            { type: 'emit', params: ({ context }) => toolInvoked(context) },
+            emit(({ context }) => toolInvoked(context)),
           ],
         },
       ],
@@ -452,16 +443,13 @@ export const conversationMachine = setup({
         confirmationLeft: {
           target: 'nextCall',
           actions: [
-            {
-              type: 'emit',
-              params: ({ context }) => ({
-                type: 'confirmation',
-                id: context.turn!.pending!.confirmationId,
-                turnId: context.turn!.turnId,
-                name: currentCall(context).name,
-                outcome: 'expired',
-              }),
-            },
+            emit(({ context }) => ({
+              type: 'confirmation',
+              id: context.turn!.pending!.confirmationId,
+              turnId: context.turn!.turnId,
+              name: currentCall(context).name,
+              outcome: 'expired',
+            })),
             assign(({ context }) => ({
               lastAt: Math.max(context.lastAt, context.turn!.pending!.deadline),
               turn: skipCall(context, EXPIRED_CONTENT),
@@ -475,36 +463,30 @@ export const conversationMachine = setup({
             guard: and(['matchesPending', 'approved']),
             target: 'callingTool',
             actions: [
-              {
-                type: 'emit',
-                params: ({ context }) => ({
-                  type: 'confirmation',
-                  id: context.turn!.pending!.confirmationId,
-                  turnId: context.turn!.turnId,
-                  name: currentCall(context).name,
-                  outcome: 'approved',
-                }),
-              },
+              emit(({ context }) => ({
+                type: 'confirmation',
+                id: context.turn!.pending!.confirmationId,
+                turnId: context.turn!.turnId,
+                name: currentCall(context).name,
+                outcome: 'approved',
+              })),
               assign(({ context, event }) => ({ lastAt: event.at, turn: Object.assign({}, context.turn!, { pending: undefined, callStartedAt: event.at }) })),
-              { type: 'emit', params: { type: 'typing', on: true } },
-              { type: 'emit', params: ({ context }) => toolInvoked(context) },
+              emit({ type: 'typing', on: true }),
+              emit(({ context }) => toolInvoked(context)),
             ],
           },
           {
             guard: 'matchesPending',
             target: 'nextCall',
             actions: [
-              { type: 'emit', params: { type: 'typing', on: true } },
-              {
-                type: 'emit',
-                params: ({ context }) => ({
-                  type: 'confirmation',
-                  id: context.turn!.pending!.confirmationId,
-                  turnId: context.turn!.turnId,
-                  name: currentCall(context).name,
-                  outcome: 'denied',
-                }),
-              },
+              emit({ type: 'typing', on: true }),
+              emit(({ context }) => ({
+                type: 'confirmation',
+                id: context.turn!.pending!.confirmationId,
+                turnId: context.turn!.turnId,
+                name: currentCall(context).name,
+                outcome: 'denied',
+              })),
               assign(({ context, event }) => ({ lastAt: event.at, turn: skipCall(context, DECLINED_CONTENT) })),
             ],
           },
@@ -534,14 +516,14 @@ export const conversationMachine = setup({
           target: 'nextCall',
           actions: [
             assign(({ context, event }) => recordResult(context, event.output, event.output.at)),
-            { type: 'emit', params: ({ context, event }) => toolFinished(context, event.output, event.output.at) },
+            emit(({ context, event }) => toolFinished(context, event.output, event.output.at)),
           ],
         },
         onError: {
           target: 'nextCall',
           actions: [
             assign(({ context, event }) => recordResult(context, invokeError(event.error))),
-            { type: 'emit', params: ({ context, event }) => toolFinished(context, invokeError(event.error)) },
+            emit(({ context, event }) => toolFinished(context, invokeError(event.error))),
           ],
         },
       },
@@ -551,18 +533,15 @@ export const conversationMachine = setup({
       always: {
         target: 'idle',
         actions: [
-          {
-            type: 'emit',
-            params: ({ context }) => ({
-              type: 'reply',
-              id: replyIdFor(context.turn!.turnId),
-              turnId: context.turn!.turnId,
-              text: context.turn!.replyText ?? '',
-              replyTo: context.turn!.messageId,
-            }),
-          },
-          { type: 'emit', params: { type: 'typing', on: false } },
-          { type: 'emit', params: ({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'ended', messageId: context.turn!.messageId }) },
+          emit(({ context }) => ({
+            type: 'reply',
+            id: replyIdFor(context.turn!.turnId),
+            turnId: context.turn!.turnId,
+            text: context.turn!.replyText ?? '',
+            replyTo: context.turn!.messageId,
+          })),
+          emit({ type: 'typing', on: false }),
+          emit(({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'ended', messageId: context.turn!.messageId })),
           assign({ turn: undefined }),
         ],
       },

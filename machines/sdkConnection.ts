@@ -15,6 +15,8 @@ export interface SdkFunctionDeclaration {
   description: string;
   parameters: Record<string, unknown>;
   mode: 'read' | 'write' | 'destructive';
+  /** Offered to visitors' turns too (never a write or destructive one). */
+  visitors?: boolean;
 }
 
 export interface SdkInfo {

@@ -9,11 +9,11 @@ import { readVersion } from './project-root.ts';
 import type { Config } from './config/schema.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
-import { healthPlugin } from './http/health.ts';
+import { healthPlugin } from './ops/health.ts';
 import { slowClientOptions } from './http/slow-clients.ts';
 import { staticAssetsPlugin } from './http/static-assets.ts';
-import { testModePlugin } from './http/test-mode.ts';
-import { diagnosticsPlugin } from './http/diagnostics.ts';
+import { testModePlugin } from './ops/test-mode.ts';
+import { diagnosticsPlugin } from './ops/diagnostics.ts';
 import { addLogSecrets, createLogger, type Logger } from './logger.ts';
 import { configuredSecrets, resolveSecret } from './secret.ts';
 import { assertStorageWritable } from './storage-check.ts';
@@ -55,7 +55,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   const store = await openStore(config.storage, { logger, clock });
   const { secret, generated, file: secretFile } = resolveSecret(config.secret, config.storage.path);
   addLogSecrets(logger, [secret]); // a generated one is known only now
-  const telemetry = createTelemetryRecorder({ store, clock, logger, enabled: config.telemetry.enabled });
+  const telemetry = createTelemetryRecorder({ store, clock, logger, enabled: config.telemetry.enabled, prices: config.llm.prices });
   const services: Services = {
     config,
     clock,
@@ -86,6 +86,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     services,
     hub: components.hub,
     llm: components.llmFailures,
+    mcp: components.mcp,
     cluster: components.cluster,
     widgetBundlePath: join(PUBLIC_DIR, 'widget.js'),
   });

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config/schema.ts';
+import { mcpSecrets } from './config/mcp-schema.ts';
 
 export function resolveSecret(configured: string, storagePath: string): { secret: string; generated: boolean; file?: string } {
   if (configured) return { secret: configured, generated: false };
@@ -24,11 +25,14 @@ export function configuredSecrets(config: Config, serviceSecret: string): string
   return [
     serviceSecret,
     config.identity.token_secret,
+    config.identity.jwt_secret,
+    config.identity.jwt_previous_secret,
     wa.token,
     wa.app_secret,
     wa.verify_token,
     config.llm.api_key,
     config.llm.fallback?.api_key ?? '',
     ...config.webhooks.map((w) => w.secret),
+    ...mcpSecrets(config.tools.mcp),
   ].filter(Boolean);
 }

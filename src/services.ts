@@ -4,8 +4,8 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config/schema.ts';
 import type { Logger } from './logger.ts';
 import type { Store } from './store/repos.ts';
-import type { Telemetry } from './telemetry/types.ts';
-import type { FunctionDeclaration, InvokeContext, ServerFrame } from '../sdk/src/protocol.ts';
+import type { TelemetryEvent, TurnCallRecord } from './store/telemetry-records.ts';
+import type { FunctionDeclaration, InvokeContextInput, ServerFrame } from '../sdk/src/protocol.ts';
 
 export interface Paths {
   config: string;
@@ -31,7 +31,7 @@ export interface SdkHub {
    * Never rejects: failures (unknown function, timeout, disconnect, handler error) come back as `ok:false`
    * with code `unknown_function` | `timeout` | `disconnected` | the handler's code.
    */
-  invoke(name: string, args: unknown, context: InvokeContext, options?: { invocationId?: string; timeoutMs?: number }): Promise<InvokeOutcome>;
+  invoke(name: string, args: unknown, context: InvokeContextInput, options?: { invocationId?: string; timeoutMs?: number }): Promise<InvokeOutcome>;
   /** True when a registered connection declared `sendProvider`. */
   canSend(): boolean;
   /** Deliver an outbound message through an SDK `onSend` handler (provider `sdk`). */
@@ -43,6 +43,23 @@ export interface SdkHub {
   broadcast(frame: Extract<ServerFrame, { type: 'handoff' | 'customer_message' }>): number;
   /** Listen for catalog changes (register / close). */
   onChange(listener: () => void): () => void;
+}
+
+export type NewEvent = Omit<TelemetryEvent, 'id' | 'at' | 'data'> & { data?: Record<string, unknown>; at?: number };
+export type NewTurnCall = Omit<TurnCallRecord, 'id' | 'at' | 'cost'> & { at?: number };
+
+/** The telemetry recorder (src/telemetry/recorder.ts makes it). */
+export interface Telemetry {
+  /** Record a fact. Never throws, never waits: writes are batched off the hot path. */
+  event(e: NewEvent): void;
+  turnCall(r: NewTurnCall): void;
+  /** Called synchronously for each recorded event/turn call (metrics, live views). */
+  subscribe(listener: { event?(e: TelemetryEvent): void; turnCall?(r: TurnCallRecord): void }): () => void;
+  /** Persist records or not from now on (listeners are called either way); the cost benchmark compares both in one process. */
+  setPersisting?(on: boolean): void;
+  /** Resolves once everything recorded so far is durable. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
 }
 
 export interface Services {

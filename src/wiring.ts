@@ -2,11 +2,11 @@
 import type { FastifyInstance } from 'fastify';
 import { createActor, fromPromise } from 'xstate';
 import type { Services } from './services.ts';
-import type { LiveActor } from './http/diagnostics.ts';
+import type { LiveActor } from './runtime/supervisor.ts';
 import { createCustomerRepo } from './customers/repo.ts';
 import { createConversationHost, type ChannelSink, type ConversationHost } from './conversations/host.ts';
 import { handoffNotice } from './conversations/handoff-notices.ts';
-import { createLlmStep } from './conversations/llm-step.ts';
+import { createLlmStep, visitorMayUse } from './conversations/llm-step.ts';
 import { createWebSessions } from './channels/web-sessions.ts';
 import { widgetGatewayPlugin } from './gateways/widget.ts';
 import { sdkGatewayPlugin } from './gateways/sdk.ts';
@@ -19,6 +19,9 @@ import { configuredSecrets } from './secret.ts';
 import { createIdentity } from './identity/index.ts';
 import { identityPlugin } from './identity/routes.ts';
 import { createAuthLimits } from './identity/limits.ts';
+import { createWidgetSignIn } from './identity/widget-sign-in.ts';
+import { createVisitors } from './identity/visitors.ts';
+import { isVerifiedCustomer, isVisitorCustomerId } from './store/model.ts';
 import { demoPlugin } from './demo/routes.ts';
 import { createProactiveLedger } from './proactive/ledger.ts';
 import { createProactiveService } from './proactive/service.ts';
@@ -31,7 +34,7 @@ import { createOutbox, createWhatsAppChannel, type WhatsAppChannel } from './cha
 import { customersPlugin } from './customers/routes.ts';
 import { conversationsPlugin } from './conversations/routes.ts';
 import { normalizePhone } from './whatsapp/phone.ts';
-import { whatsappTestPlugin } from './http/test-mode.ts';
+import { whatsappTestPlugin } from './ops/test-mode.ts';
 import { whatsappMediaPlugin } from './whatsapp/media.ts';
 import { DEFAULT_GRAPH_URL } from './config/schema.ts';
 import { createMetrics } from './telemetry/metrics.ts';
@@ -48,6 +51,8 @@ import { notifyInbox, watchInbox } from './cluster/inbox-notices.ts';
 import { createTakeover } from './cluster/takeover.ts';
 import { createWebRelay } from './cluster/web-relay.ts';
 import { createClusterHub, type ClusterHub } from './cluster/cluster-hub.ts';
+import { withToolSources } from './runtime/tool-source.ts';
+import { createMcpManager, type McpManager } from './mcp/manager.ts';
 import { createKnowledgeFeature, type Knowledge } from './knowledge/index.ts';
 
 export interface WiredComponents {
@@ -56,6 +61,8 @@ export interface WiredComponents {
   /** Every node's SDK functions and `onSend` handlers: what the features call (issue 17, part 4). */
   clusterHub: ClusterHub;
   webhooks: ReturnType<typeof createWebhooks>;
+  /** The MCP servers of `tools.mcp` (their tools join the SDK's in the catalogue the model sees). */
+  mcp: McpManager;
   host: ConversationHost;
   /**
    * This node's lease in the cluster (joined by `Parley.start`, left at the end of `stop`). `onLost` is where the
@@ -149,22 +156,38 @@ export async function wireComponents(o: {
   // (PostgreSQL announces after commit, and not while it sees no other node): look again.
   store.setJobNoticeAudience(() => cluster.peersAlive());
   cluster.onPeersGone(() => store.rescanJobs());
+  // Recorded for the dashboard and counted by /metrics (parley_cluster_nodes_lost_total, the "node lost" alert).
+  cluster.onPeersGone((nodes) => telemetry.event({ type: 'cluster.peers_gone', data: { nodes } }));
+  cluster.onLost((loss) => telemetry.event({ type: 'cluster.lease_lost', data: { nodeId: loss.nodeId, reason: loss.reason } }));
   // Registered first, so it runs last: the node leaves once its conversations have drained.
   onShutdown(() => cluster.stop());
   // Then its SDK catalog is withdrawn from the other nodes.
   onShutdown(() => hub.stop());
 
-  const llmStep = createLlmStep({ services, llm, hub, history: store.history });
+  // The tools the model sees and calls: every node's SDK functions and the MCP servers' tools (one seam).
+  const mcp = createMcpManager({ servers: config.tools.mcp, clock, logger, version: services.version });
+  const tools = withToolSources(hub, [mcp]);
+  onShutdown(() => mcp.stop());
+  const llmStep = createLlmStep({ services, llm, hub: tools, history: store.history });
   host = createConversationHost({
     services,
     llmStep,
     invokeTool: (input, meta) =>
-      hub.invoke(
-        input.name,
-        input.args,
-        { customerId: meta.customerId, externalId: meta.externalId, channel: meta.channel, conversationId: meta.conversationId },
-        { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
-      ),
+      // A visitor's turn calls only what it was offered, whatever name the model writes.
+      isVisitorCustomerId(meta.customerId) && !tools.catalog().some((f) => f.name === input.name && visitorMayUse(f))
+        ? Promise.resolve({ ok: false, error: { code: 'sign_in_required', message: `"${input.name}" needs the customer to sign in first` } })
+        : tools.invoke(
+            input.name,
+            input.args,
+            {
+              customerId: meta.customerId,
+              externalId: meta.externalId,
+              channel: meta.channel,
+              conversationId: meta.conversationId,
+              verified: isVerifiedCustomer(meta),
+            },
+            { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
+          ),
     sinks,
     // Several nodes share a PostgreSQL store: claims, fencing and inboxes. On LMDB one process holds the store and
     // owns every conversation, so nothing is claimed or checked.
@@ -259,9 +282,17 @@ export async function wireComponents(o: {
   // The WebSocket routes in their own scope: only they pay for @fastify/websocket's per-request hooks.
   const upgrades = routeUpgrades(app.server, ['/sdk', '/widget/ws']);
   await app.register(async (scope) => {
-    await registerWebSocketSupport(scope, upgrades);
+    await registerWebSocketSupport(scope, upgrades, services.logger.child({ component: 'websocket' }));
     await scope.register(sdkGatewayPlugin, { services, hub: localHub, supervisor });
-    await scope.register(widgetGatewayPlugin, { services, customers, history: store.history, host, sessions, tokens: identity.tokens });
+    const signIn = createWidgetSignIn({
+      services,
+      customers,
+      sessionTokens: identity.tokens,
+      identityTokens: identity.identityTokens,
+      visitorTokens: identity.visitorTokens,
+      visitors: createVisitors({ store, customers }),
+    });
+    await scope.register(widgetGatewayPlugin, { services, history: store.history, host, sessions, signIn });
   });
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
   await app.register(proactivePlugin, { services, proactive });
@@ -273,6 +304,9 @@ export async function wireComponents(o: {
     whatsappQueueDepth: () => ({ inbound: whatsapp.inbound.depth(), outbound: whatsapp.outboundQueue.depth() }),
     withHuman: () => host!.list().filter((c) => c.state === 'withHuman').length,
     webhooks: () => webhooks.counters(),
+    storeDatabase: () => store.checks().database,
+    clusterNodes: () => cluster.view().nodes.length,
+    now: () => clock.now(),
   });
   const retention = createRetentionPruner({ store, clock, retentionDays: config.telemetry.retention_days, logger });
   await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text() });
@@ -304,6 +338,7 @@ export async function wireComponents(o: {
 
   const afterListen: WiredComponents['afterListen'] = [
     async () => {
+      mcp.start(); // in the background: a server that is slow or down never holds the start back
       hub.start();
       await sayHello();
       await host!.resumeBusy();
@@ -355,6 +390,7 @@ export async function wireComponents(o: {
     hub: localHub,
     clusterHub: hub,
     webhooks,
+    mcp,
     host,
     cluster,
     whatsapp,
@@ -366,6 +402,7 @@ export async function wireComponents(o: {
       web: { openWidgets: sessions.count() },
       whatsapp: await whatsapp.diagnostics(),
       webhooks: webhooks.counters(),
+      mcp: { servers: mcp.report(), tools: mcp.catalog().map((f) => ({ name: f.name, mode: f.mode, server: f.connectionId })) },
       daemon: daemon ? { state: daemon.getSnapshot().value, ...daemon.getSnapshot().context } : { enabled: false },
     }),
     afterListen,

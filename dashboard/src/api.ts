@@ -30,6 +30,10 @@ export interface ConversationRow {
   lastMessageAt?: number;
   updatedAt: number;
   reflection?: { verdict: string; summary: string };
+  /** The customer's email or phone, when known. */
+  customer?: { email?: string; phone?: string };
+  /** With `telemetry.store_text`: the last message's text. */
+  lastMessage?: { text: string; from: 'customer' | 'assistant' | 'agent'; at: number };
 }
 
 export async function allPages<T>(path: string, max = 5000): Promise<T[]> {

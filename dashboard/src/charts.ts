@@ -7,7 +7,7 @@ const COLORS = ['#2f5bea', '#1f9d55', '#e3a008', '#d64545', '#8b5cf6', '#0ea5e9'
 
 function card(title: string, points: number): { root: HTMLElement; body: HTMLElement } {
   const body = h('div', { class: 'chart-body' });
-  const root = h('section', { class: 'card chart', 'data-testid': 'chart', 'data-points': String(points), 'aria-label': title }, h('h3', {}, title), body);
+  const root = h('section', { class: 'card chart', 'data-testid': 'chart', 'data-points': String(points), 'aria-label': title }, h('h2', {}, title), body);
   return { root, body };
 }
 
@@ -98,7 +98,8 @@ export function timeSeries(title: string, xs: number[], series: Series, o: Serie
         value: (_u: uPlot, v: number | null) => (v === null || v === undefined ? '–' : fmt(v)),
       })),
     ],
-    axes: [{}, { values: (_u, vals) => vals.map((v) => `${v}${unit}`), size: 56 }],
+    // x ticks far enough apart that a tick with its date (the first, each new day) does not run into the next
+    axes: [{ space: 90 }, { values: (_u, vals) => vals.map((v) => `${v}${unit}`), size: 56 }],
     legend: { show: true, live: true },
     hooks: {
       // What uPlot actually drew: non-empty points inside each series' visible index range.
@@ -195,14 +196,15 @@ export function chartSpecs(s: Summary): ChartSpec[] {
     },
     { kind: 'series', title: 'Tokens per model', xs: s.buckets, series: tokenSeries },
     { kind: 'series', title: 'Proactive: accepted vs blocked by reason', xs: s.buckets, series: proactiveSeries },
+    // Counts of different size get their own charts (each its own axis): 4 failures stay visible next to 60 calls.
+    { kind: 'series', title: 'Tool failures', xs: s.buckets, series: [{ label: 'failures', values: s.toolFailures }] },
+    { kind: 'series', title: 'LLM calls', xs: s.buckets, series: [{ label: 'calls', values: s.llm.calls }] },
     {
       kind: 'series',
-      title: 'Tool failures',
+      title: 'Cost',
       xs: s.buckets,
-      series: [
-        { label: 'failures', values: s.toolFailures },
-        { label: 'LLM calls', values: s.llm.calls },
-      ],
+      series: [{ label: 'LLM + WhatsApp', values: s.cost.series }],
+      o: { format: (v) => (v === 0 ? '0' : v < 0.01 ? v.toFixed(4) : v.toFixed(2)) },
     },
     {
       kind: 'bars',

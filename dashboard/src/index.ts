@@ -5,22 +5,13 @@ import uplotCss from 'uplot/dist/uPlot.min.css';
 import { api, secret, Unauthorized, type ConversationRow, type Summary } from './api.ts';
 import { chartKey, chartSpecs, renderChart, updateChart } from './charts.ts';
 import { fmtAgo, fmtMs, fmtTime, h } from './dom.ts';
+import { createFilters } from './filters.ts';
 import { renderDeliveries, renderWithHuman, type Deliveries } from './operations.ts';
 import type { ConversationList } from '../../sdk/src/agent-api.ts';
 import { STYLES } from './styles.ts';
 import { renderTimeline } from './timeline.ts';
 
 const REFRESH_MS = 5000;
-
-/** The time windows the header offers, with a bucket size that gives each chart 48–60 points. */
-export const WINDOWS = [
-  { id: '1h', label: '1 h', spanMs: 3600_000, bucketMs: 60_000 },
-  { id: '24h', label: '24 h', spanMs: 24 * 3600_000, bucketMs: 30 * 60_000 },
-  { id: '7d', label: '7 d', spanMs: 7 * 24 * 3600_000, bucketMs: 3 * 3600_000 },
-] as const;
-type WindowId = (typeof WINDOWS)[number]['id'];
-const WINDOW_KEY = 'parley.window';
-const savedWindow = (): WindowId => (WINDOWS.find((w) => w.id === sessionStorage.getItem(WINDOW_KEY))?.id ?? '24h') as WindowId;
 
 function installStyles() {
   const style = document.createElement('style');
@@ -56,6 +47,17 @@ function loginView(app: HTMLElement, message?: string) {
   input.focus();
 }
 
+/** The last message's text (with `telemetry.store_text`) and when; otherwise only when. */
+function lastMessageCell(c: ConversationRow, now: number) {
+  if (!c.lastMessageAt) return h('td', {}, '–');
+  const ago = fmtAgo(c.lastMessageAt, now);
+  if (!c.lastMessage) return h('td', { title: fmtTime(c.lastMessageAt) }, ago);
+  const who = c.lastMessage.from === 'customer' ? '' : `${c.lastMessage.from}: `;
+  return h('td', { class: 'last-message', title: `${fmtTime(c.lastMessage.at)} — ${c.lastMessage.text}` }, `${who}${c.lastMessage.text}`, h('small', {}, ago));
+}
+
+const fmtCost = (v: number) => (v === 0 ? '0' : v < 0.01 ? v.toFixed(4) : v.toFixed(2));
+
 function kpi(label: string, value: string) {
   return h('div', { class: 'card kpi' }, h('div', { class: 'value' }, value), h('div', { class: 'label' }, label));
 }
@@ -67,37 +69,24 @@ async function dashboardView(app: HTMLElement) {
     stop();
     loginView(app);
   });
-  let windowId = savedWindow();
-  const picker = h('div', { class: 'window-picker', role: 'group', 'aria-label': 'Time window', 'data-testid': 'window-picker' });
-  for (const w of WINDOWS) {
-    const b = h('button', { type: 'button', 'data-window': w.id, 'aria-pressed': String(w.id === windowId) }, w.label);
-    b.addEventListener('click', () => {
-      windowId = w.id;
-      sessionStorage.setItem(WINDOW_KEY, w.id);
-      picker.querySelectorAll('button').forEach((x) => x.setAttribute('aria-pressed', String(x === b)));
-      if (timer) clearTimeout(timer);
-      void refresh();
-    });
-    picker.append(b);
-  }
+  const filters = createFilters(() => {
+    if (timer) clearTimeout(timer);
+    void refresh();
+  });
   const kpis = h('div', { class: 'kpis' });
   const charts = h('div', { class: 'charts' });
   const rows = h('tbody', {});
   const list = h(
     'section',
     { class: 'card', 'aria-label': 'Recent conversations' },
-    h('h3', {}, 'Recent conversations (live)'),
+    h('h2', {}, 'Recent conversations (live)'),
     h(
       'div',
-      { class: 'table-wrap' },
+      { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': 'Recent conversations (scrolls)' },
       h(
         'table',
         { 'data-testid': 'conversations' },
-        h(
-          'thead',
-          {},
-          h('tr', {}, h('th', {}, 'Conversation'), h('th', {}, 'Channel'), h('th', {}, 'State'), h('th', {}, 'Last message'), h('th', {}, 'Review')),
-        ),
+        h('thead', {}, h('tr', {}, h('th', {}, 'Customer'), h('th', {}, 'Channel'), h('th', {}, 'State'), h('th', {}, 'Last message'), h('th', {}, 'Review'))),
         rows,
       ),
     ),
@@ -107,7 +96,7 @@ async function dashboardView(app: HTMLElement) {
   const deliveries = h('section', { class: 'card', 'aria-label': 'Webhook deliveries', 'data-testid': 'webhooks-card' });
   const updated = h('span', {}, '');
   app.replaceChildren(
-    h('header', {}, h('h1', {}, 'Parley telemetry'), picker, updated, signOut),
+    h('header', {}, h('h1', {}, 'Parley telemetry'), filters.root, updated, signOut),
     h('main', {}, kpis, charts, h('div', { class: 'split' }, list, timeline), h('div', { class: 'split operations' }, withHuman, deliveries)),
   );
   let selected: string | undefined;
@@ -121,10 +110,10 @@ async function dashboardView(app: HTMLElement) {
   const refresh = async () => {
     try {
       const now = Date.now();
-      const w = WINDOWS.find((x) => x.id === windowId)!;
+      const q = filters.query(now);
       const [summary, convs, handedOver, hooks] = await Promise.all([
-        api<Summary>(`/api/v1/telemetry/summary?since=${now - w.spanMs}&until=${now}&bucketMs=${w.bucketMs}`),
-        api<{ items: ConversationRow[] }>('/api/v1/telemetry/conversations?limit=50'),
+        api<Summary & { currency: string }>(`/api/v1/telemetry/summary?${q.summary}`),
+        api<{ items: ConversationRow[] }>(`/api/v1/telemetry/conversations?limit=50${q.channel}`),
         api<ConversationList>('/conversations?state=withHuman&limit=50'),
         api<Deliveries>('/api/v1/webhooks/deliveries?limit=50'),
       ]);
@@ -133,12 +122,13 @@ async function dashboardView(app: HTMLElement) {
       renderDeliveries(deliveries, hooks, now);
       const p95s = summary.llm.p95.filter((v): v is number => v !== null);
       kpis.replaceChildren(
-        kpi(`Conversations (${w.label})`, String(summary.totals.conversations)),
+        kpi(`Conversations (${filters.label()})`, String(summary.totals.conversations)),
         kpi('Messages in / out', `${summary.totals.messagesIn} / ${summary.totals.messagesOut}`),
         kpi('Turns', String(summary.totals.turns)),
         kpi('LLM calls', String(summary.totals.turnCalls)),
         kpi('Worst p95 LLM latency', fmtMs(p95s.length ? Math.max(...p95s) : null)),
         kpi('Tool failures', String(summary.toolFailures.reduce((a, b) => a + b, 0))),
+        kpi(`Cost (${summary.currency})`, fmtCost(summary.cost.total)),
       );
       // Same charts as drawn: new data in place (no flicker, the cursor and size stay); otherwise draw them anew.
       const specs = chartSpecs(summary);
@@ -154,10 +144,10 @@ async function dashboardView(app: HTMLElement) {
           const tr = h(
             'tr',
             { 'data-testid': 'conversation-row', tabindex: '0', 'aria-selected': String(c.conversationId === selected) },
-            h('td', { title: c.conversationId }, c.externalId ?? c.customerId),
+            h('td', { title: c.conversationId }, c.customer?.email ?? c.customer?.phone ?? c.externalId ?? c.customerId),
             h('td', {}, c.channel),
             h('td', {}, c.state),
-            c.lastMessageAt ? h('td', { title: fmtTime(c.lastMessageAt) }, fmtAgo(c.lastMessageAt, now)) : h('td', {}, '–'),
+            lastMessageCell(c, now),
             h('td', { class: c.reflection ? `verdict-${c.reflection.verdict}` : '' }, c.reflection?.verdict ?? ''),
           );
           const open = () => {

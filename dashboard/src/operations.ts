@@ -12,10 +12,11 @@ const fmtIn = (ms: number) => {
 
 export type Deliveries = Awaited<ReturnType<Webhooks['deliveries']>>;
 
+// The wrap scrolls when the card is narrow: focusable, so a keyboard can scroll it too.
 const table = (testId: string, head: string[], rows: HTMLElement[], empty: string) =>
   h(
     'div',
-    { class: 'table-wrap' },
+    { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': `${testId.replace(/-/g, ' ')} (scrolls)` },
     h(
       'table',
       { 'data-testid': testId },
@@ -37,7 +38,7 @@ export function renderWithHuman(card: HTMLElement, list: ConversationList, now: 
     ),
   );
   card.replaceChildren(
-    h('h3', {}, `With a person (${list.items.length}${list.nextBefore ? '+' : ''})`),
+    h('h2', {}, `With a person (${list.items.length}${list.nextBefore ? '+' : ''})`),
     table('with-human', ['Customer', 'Channel', 'Since', 'Agent', 'Reason'], rows, 'No conversation is with a person.'),
   );
 }
@@ -78,7 +79,7 @@ export function renderDeliveries(card: HTMLElement, d: Deliveries, now: number) 
     ),
   );
   card.replaceChildren(
-    h('h3', {}, 'Webhook deliveries'),
+    h('h2', {}, 'Webhook deliveries'),
     d.endpoints.length ? counts : h('p', { class: 'empty' }, 'No webhooks configured (`webhooks` in the config).'),
     table(
       'webhook-deliveries',

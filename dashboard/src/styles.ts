@@ -1,8 +1,8 @@
 export const STYLES = `
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1c1e21; background: #f4f6fb; }
-header { display: flex; align-items: center; gap: 16px; padding: 14px 24px; background: #111827; color: #fff; }
-header h1 { font-size: 18px; margin: 0; flex: 1; }
+header { display: flex; flex-wrap: wrap; align-items: center; gap: 10px 16px; padding: 14px 24px; background: #111827; color: #fff; }
+header h1 { font-size: 18px; margin: 0; flex: 1 0 auto; }
 header a, header button { color: #cbd5e1; background: none; border: 0; cursor: pointer; font: inherit; }
 .window-picker { display: inline-flex; background: #1f2937; border-radius: 8px; padding: 3px; gap: 2px; }
 .window-picker button { padding: 4px 12px; border-radius: 6px; color: #cbd5e1; }
@@ -10,7 +10,7 @@ header a, header button { color: #cbd5e1; background: none; border: 0; cursor: p
 .window-picker button:focus-visible { outline: 2px solid #93c5fd; outline-offset: 1px; }
 main { padding: 20px 24px; max-width: 1400px; margin: 0 auto; }
 .card { background: #fff; border: 1px solid #e5e7eb; border-radius: 12px; padding: 14px 16px; }
-.card h3 { margin: 0 0 10px; font-size: 14px; color: #374151; }
+.card h2 { margin: 0 0 10px; font-size: 14px; color: #374151; }
 .kpis { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 12px; margin-bottom: 16px; }
 .kpi .value { font-size: 26px; font-weight: 650; }
 .kpi .label { color: #6b7280; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
@@ -23,7 +23,7 @@ main { padding: 20px 24px; max-width: 1400px; margin: 0 auto; }
 .u-legend .u-series { display: inline-flex; align-items: center; gap: 6px; min-width: 0; }
 .u-legend .u-series th { font-weight: 500; color: #374151; }
 .u-legend .u-series td { font-variant-numeric: tabular-nums; color: #111827; font-weight: 600; }
-.empty { color: #9ca3af; }
+.empty { color: #6b7280; }
 .operations { margin-top: 16px; }
 .delivery-counts { display: flex; gap: 14px; margin-bottom: 8px; font-weight: 600; }
 .count-delivered, .state-delivered { color: #047857; } .count-retrying, .state-retrying { color: #b45309; } .count-dead, .state-dead { color: #b91c1c; }
@@ -44,10 +44,10 @@ tr[data-testid=conversation-row] { cursor: pointer; }
 tr[data-testid=conversation-row]:hover, tr[aria-selected=true] { background: #eef2ff; }
 .verdict-unresolved { color: #d64545; } .verdict-resolved { color: #1f9d55; }
 .timeline ol { list-style: none; padding: 0; margin: 0 0 12px; }
-.timeline h4 { margin: 12px 0 6px; color: #374151; }
+.timeline h3 { margin: 12px 0 6px; color: #374151; }
 .entry { display: grid; grid-template-columns: 84px minmax(0, 190px) minmax(0, 1fr); gap: 8px; padding: 5px 0 5px 10px; border-bottom: 1px dashed #eef0f4;
   border-left: 3px solid #e5e7eb; }
-.entry time { color: #9ca3af; font-variant-numeric: tabular-nums; }
+.entry time { color: #6b7280; font-variant-numeric: tabular-nums; }
 .entry .kind { font-family: ui-monospace, monospace; font-size: 12px; color: #2f5bea; overflow-wrap: anywhere; }
 .entry .what { overflow-wrap: anywhere; }
 .entry .llm { grid-column: 3; color: #6b7280; font-size: 12px; }
@@ -62,6 +62,14 @@ form.login { max-width: 420px; margin: 80px auto; display: flex; flex-direction:
 form.login input { padding: 10px 12px; border: 1px solid #cfd4e0; border-radius: 8px; font: inherit; }
 form.login button { padding: 10px; border: 0; border-radius: 8px; background: #2f5bea; color: #fff; font: inherit; cursor: pointer; }
 .error { color: #b00020; }
+.filters { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 12px; }
+.filters .range { display: inline-flex; align-items: center; gap: 6px; margin: 0; }
+.filters input, .filters select { background: #1f2937; color: #f9fafb; border: 1px solid #4b5563; border-radius: 6px; padding: 3px 6px; font: inherit; color-scheme: dark; }
+.filters .range button { padding: 4px 10px; border-radius: 6px; border: 1px solid #4b5563; color: #f9fafb; }
+.filters label { color: #e5e7eb; }
+.sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0, 0, 0, 0); white-space: nowrap; border: 0; }
+.table-wrap:focus-visible { outline: 2px solid #2f5bea; outline-offset: 2px; }
+.table-wrap td.last-message { max-width: 200px; white-space: normal; overflow-wrap: anywhere; } td.last-message small { display: block; color: #6b7280; }
 @media (max-width: 1100px) { .split { grid-template-columns: minmax(0, 1fr); } }
 @media (max-width: 700px) { header { flex-wrap: wrap; } main { padding: 12px; } .entry { grid-template-columns: 70px minmax(0, 1fr); } .entry .what, .entry .llm { grid-column: 1 / -1; } }
 `;

@@ -90,17 +90,17 @@ export async function renderTimeline(container: HTMLElement, conversationId: str
     );
     place(c.turnId, { at: c.at, id: c.id, node: entry(c.at, `llm #${c.sequence}`, c.purpose, detail) });
   }
-  const root = h('div', { 'data-testid': 'timeline', class: 'timeline' }, h('h3', {}, `Timeline — ${conversationId}`));
+  const root = h('div', { 'data-testid': 'timeline', class: 'timeline' }, h('h2', {}, `Timeline — ${conversationId}`));
   const sorted = [...turns.entries()].sort((a, b) => a[1].started - b[1].started);
   for (const [turnId, t] of sorted) {
     const list = h('ol', {});
     for (const i of t.items.sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : 1))) list.append(i.node);
-    root.append(h('section', { class: 'turn' }, h('h4', {}, `Turn ${turnId.split(':').pop()} · ${fmtTime(t.started)}`), list));
+    root.append(h('section', { class: 'turn' }, h('h3', {}, `Turn ${turnId.split(':').pop()} · ${fmtTime(t.started)}`), list));
   }
   if (outside.length) {
     const list = h('ol', {});
     for (const i of outside.sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : 1))) list.append(i.node);
-    root.append(h('section', { class: 'turn' }, h('h4', {}, 'Outside turns (proactive, reviews, delivery)'), list));
+    root.append(h('section', { class: 'turn' }, h('h3', {}, 'Outside turns (proactive, reviews, delivery)'), list));
   }
   if (!events.length && !calls.length) root.append(h('p', {}, 'No records for this conversation.'));
   container.replaceChildren(root);

@@ -48,6 +48,11 @@ export interface InvocationContext {
   externalId?: string;
   channel: 'web' | 'whatsapp';
   conversationId: string;
+  /**
+   * The customer proved who they are (an identity token, a session token, their WhatsApp number); false for a
+   * visitor who has not signed in. Check it before acting on a customer's own data.
+   */
+  verified: boolean;
 }
 
 export interface ExposeOptions<P extends Parameters | undefined = Parameters | undefined> {
@@ -56,6 +61,8 @@ export interface ExposeOptions<P extends Parameters | undefined = Parameters | u
   parameters?: P;
   /** `read` (default) runs at once; `write` and `destructive` ask the customer to confirm first. */
   mode?: FunctionMode;
+  /** Offer it to visitors (not signed in) too; default false. Never applies to `write` and `destructive` functions. */
+  visitors?: boolean;
 }
 
 type ArgsOf<P> = P extends z.ZodType ? z.output<P> : Record<string, unknown>;
@@ -250,6 +257,7 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
       customerId: frame.context.customerId,
       channel: frame.context.channel,
       conversationId: frame.context.conversationId,
+      verified: frame.context.verified,
       ...(frame.context.externalId !== undefined ? { externalId: frame.context.externalId } : {}),
     };
     const ok = (data: unknown): ClientFrame => ({ type: 'result', id: frame.id, ok: true, data: data === undefined ? null : data });
@@ -419,6 +427,7 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
         description: opts.description ?? '',
         parameters: parameters.jsonSchema,
         mode: opts.mode ?? 'read',
+        visitors: opts.visitors ?? false,
       });
       functions.set(name, { declaration, parameters, handler: handler as Exposed['handler'] });
       if (isRegistered) reRegister();

@@ -23,6 +23,7 @@ export { backoffDelay, type BackoffOptions } from './backoff.ts';
 export { ParleyMediaError, type DownloadedMedia, type DownloadMediaOptions } from './media.ts';
 export type { JsonSchema, Parameters } from './schema.ts';
 export * as protocol from './protocol.ts';
+export { signIdentity, type IdentityFields, type SignIdentityOptions } from './identity.ts';
 export { signWebhook, verifyWebhook, WebhookVerificationError, SIGNATURE_HEADER, type VerifyWebhookOptions } from './webhook-signature.ts';
 export {
   WEBHOOK_EVENT_TYPES,

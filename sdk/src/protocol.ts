@@ -22,6 +22,11 @@ export const FunctionDeclaration = z.object({
   description: z.string().max(2000).default(''),
   parameters: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }),
   mode: FunctionMode.default('read'),
+  /**
+   * Offered to visitors' turns (customers who have not signed in) too. `write` and `destructive` functions are never
+   * offered to a visitor, whatever this says.
+   */
+  visitors: z.boolean().default(false),
 });
 export type FunctionDeclaration = z.infer<typeof FunctionDeclaration>;
 
@@ -30,8 +35,15 @@ export const InvokeContext = z.object({
   externalId: z.string().optional(),
   channel,
   conversationId: z.string(),
+  /**
+   * The customer proved who they are: signed in with an identity token or a session token, or writing from their
+   * WhatsApp number. False for a visitor (the widget with no sign-in) and an anonymous development session.
+   */
+  verified: z.boolean().default(false),
 });
 export type InvokeContext = z.infer<typeof InvokeContext>;
+/** What a caller gives: `verified` unset means false. */
+export type InvokeContextInput = z.input<typeof InvokeContext>;
 
 export const ToolError = z.object({ message: z.string().max(4000), code: z.string().max(128).optional() });
 export type ToolError = z.infer<typeof ToolError>;

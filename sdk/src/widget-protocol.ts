@@ -6,10 +6,17 @@ import { z } from 'zod';
 const id = z.string().min(1).max(128);
 
 // widget → server
+/**
+ * `authToken`: an identity token (a JWT the integrator's backend signs; `customerId` optional) or a session token
+ * (magic link; `customerId` required). With `identity.visitors`, no token: a visitor, who comes back with the
+ * `visitorToken` of their last `ready` (sent together with an `authToken`, the visitor's conversation joins the
+ * customer's). `email` (with `customerId`): anonymous development sessions only.
+ */
 export const WidgetInitFrame = z.object({
   type: z.literal('init'),
-  customerId: z.string().min(1).max(128),
-  authToken: z.string().min(1).max(2048).optional(),
+  customerId: z.string().min(1).max(128).optional(),
+  authToken: z.string().min(1).max(4096).optional(),
+  visitorToken: z.string().min(1).max(512).optional(),
   email: z.string().email().max(320).optional(),
 });
 export const WidgetMessageFrame = z.object({ type: z.literal('message'), id, text: z.string().min(1).max(4000) });
@@ -35,13 +42,17 @@ export const HistoryEntry = z.object({
   outcome: ConfirmationOutcome.optional(),
   author: AgentAuthor.optional(),
 });
-/** `status`: present while a person has the conversation (absent: the assistant answers). */
+/**
+ * `status`: present while a person has the conversation (absent: the assistant answers). `visitorToken`: the
+ * visitor's (keep it and send it with the next `init`); absent for a signed-in customer.
+ */
 export const WidgetReadyFrame = z.object({
   type: z.literal('ready'),
   customerId: z.string(),
   conversationId: z.string(),
   history: z.array(HistoryEntry),
   status: ConversationMode.optional(),
+  visitorToken: z.string().optional(),
 });
 export const WidgetTypingFrame = z.object({ type: z.literal('typing'), on: z.boolean() });
 /**

@@ -11,7 +11,7 @@
 // pushed here is also handed to `relay` (the cluster's web relay), and frames
 // relayed by other nodes come in through `pushFromPeer`.
 import type { WebSocket } from 'ws';
-import type { ChannelSink, ConversationMeta } from '../conversations/host.ts';
+import type { ChannelSink, ConversationMeta, CustomerInput } from '../conversations/types.ts';
 import type { ConversationOutput } from '../../machines/conversation.ts';
 import type { ReplyDelta } from '../conversations/reply-stream.ts';
 
@@ -34,6 +34,7 @@ export interface WebSessions extends ChannelSink {
   count(): number;
   stream(meta: ConversationMeta, delta: ReplyDelta): void;
   deliver(meta: ConversationMeta, output: ConversationOutput): void;
+  accepted(meta: ConversationMeta, input: CustomerInput): void;
   /** The reply being written for this customer right now (its id and the text so far), if any. */
   writing(customerId: string): { id: string; text: string } | undefined;
 }
@@ -103,6 +104,10 @@ export function createWebSessions(now: () => number, relay?: (customerId: string
     writing: (customerId) => writing.get(customerId),
     stream(meta: ConversationMeta, d: ReplyDelta) {
       push(meta.customerId, d.reset ? { type: 'delta', id: d.id, text: d.text, reset: true } : { type: 'delta', id: d.id, text: d.text });
+    },
+    // The customer message is durable: its `ack` to the widget that sent it, in order with the outputs of its write.
+    accepted(_meta: ConversationMeta, input: CustomerInput) {
+      input.ack?.();
     },
     deliver(meta: ConversationMeta, o: ConversationOutput) {
       if (o.type === 'typing') push(meta.customerId, { type: 'typing', on: o.on });

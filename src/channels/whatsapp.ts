@@ -21,11 +21,11 @@ import { HttpError, sendError } from '../http/errors.ts';
 import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
 import sjson from 'secure-json-parse';
 import { createJobQueue, type Job, type JobQueue } from '../jobs/queue.ts';
-import type { WhatsAppOutbound } from '../proactive/delivery.ts';
+import type { WhatsAppOutbound } from '../proactive/ports.ts';
 import type { SdkHub, Services } from '../services.ts';
 import { createGraphClient } from '../whatsapp/graph-client.ts';
 import { createMockSender, createOutbox, type Outbox } from '../whatsapp/mock-sender.ts';
-import { advanceStatus } from '../whatsapp/delivery-status.ts';
+import { advanceStatus, pricingData } from '../whatsapp/delivery-status.ts';
 import { backoffDelay, type OutboundWhatsApp, type WhatsAppSender } from '../whatsapp/outbound.ts';
 import { createSdkSender } from '../whatsapp/sdk-sender.ts';
 import { verifySignature } from '../whatsapp/signature.ts';
@@ -495,6 +495,7 @@ export function createWhatsAppChannel(deps: {
           applied,
           ...(s.callbackData ? { jobId: s.callbackData } : {}),
           ...(s.errors.length ? { errors: s.errors } : {}),
+          ...pricingData(s, wa.prices),
         },
       });
     }

@@ -120,6 +120,7 @@ export function createClusterCatalog(o: ClusterCatalogOptions): ClusterCatalog {
       description: e.description,
       parameters: e.parameters,
       mode: e.mode,
+      visitors: e.visitors,
       connectionId: e.connectionId,
       registeredAt: stamps.get(e.connectionId) ?? o.now(),
     }));
@@ -180,6 +181,7 @@ export function createClusterCatalog(o: ClusterCatalogOptions): ClusterCatalog {
           description: f.description,
           parameters: f.parameters,
           mode: f.mode,
+          visitors: f.visitors,
           connectionId: `${a.nodeId}/${f.connectionId}`,
           nodeId: a.nodeId,
           registeredAt: f.registeredAt,

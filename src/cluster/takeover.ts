@@ -8,7 +8,6 @@
 // lost while the LISTEN connection stayed up (a notice whose statement failed), and nothing else would drain it.
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
-import type { ConversationHost } from '../conversations/host.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
 import type { ClusterBus, InboxStore, OwnershipStore } from '../store/repos.ts';
 import type { MembershipStatus } from './membership.ts';
@@ -16,11 +15,21 @@ import type { MembershipStatus } from './membership.ts';
 /** Conversations looked at per sweep (those with work waiting come first). */
 const BATCH = 100;
 
+/** What takeover needs of the conversation host (src/conversations/host.ts implements it; the host is a floor up). */
+export interface TakeoverHost {
+  /** Takes over a conversation whose owner is gone: claims it, resumes its turn or timers, applies its inbox. */
+  adopt(conversationId: string): Promise<boolean>;
+  /** Applies the conversation's inbox entries, claiming the conversation when nobody live owns it. */
+  drainInbox(conversationId: string): Promise<void>;
+  list(): { conversationId: string }[];
+  isActive(conversationId: string): boolean;
+}
+
 export interface TakeoverOptions {
   ownership: Pick<OwnershipStore, 'orphaned' | 'waitingOn'>;
   inbox: Pick<InboxStore, 'unattended' | 'overdue'>;
   bus: Pick<ClusterBus, 'onResync'>;
-  host: Pick<ConversationHost, 'adopt' | 'drainInbox' | 'list' | 'isActive'>;
+  host: TakeoverHost;
   /** Real time (ms) as the inbox's entries are stamped. */
   now: () => number;
   status: () => MembershipStatus;

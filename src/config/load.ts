@@ -76,11 +76,21 @@ const OPTIONAL_ENV_KEYS = new Set([
   'llm.fallback.api_key',
   'llm.fallback.base_url',
   'identity.token_secret',
+  'identity.jwt_secret',
+  'identity.jwt_previous_secret',
   'channels.whatsapp.phone_id',
   'channels.whatsapp.token',
   'channels.whatsapp.verify_token',
   'channels.whatsapp.app_secret',
 ]);
+
+/** `identity.jwt_secret` defaults to ${SERVICE_IDENTITY_SECRET} (unset → empty → identity tokens are not accepted). */
+function withIdentitySecretDefault(doc: Record<string, unknown>): Record<string, unknown> {
+  const identity = doc.identity;
+  if (identity !== undefined && (typeof identity !== 'object' || identity === null || Array.isArray(identity))) return doc;
+  if (identity && 'jwt_secret' in identity) return doc;
+  return Object.assign({}, doc, { identity: Object.assign({ jwt_secret: '${SERVICE_IDENTITY_SECRET}' }, identity) });
+}
 
 export function parseConfig(text: string, env: NodeJS.ProcessEnv, source = 'config'): Config {
   let raw: unknown;
@@ -93,7 +103,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv, source = 'conf
   // `secret` defaults to ${SERVICE_SDK_SECRET}: a profile without the key still honours the variable
   // (unset → empty → a secret generated once and kept in the data directory).
   const doc = raw as Record<string, unknown>;
-  const withDefaults = 'secret' in doc ? doc : { secret: '${SERVICE_SDK_SECRET}', ...doc };
+  const withDefaults = withIdentitySecretDefault('secret' in doc ? doc : { secret: '${SERVICE_SDK_SECRET}', ...doc });
   const resolved = resolveEnvRefs(withDefaults, env, [], (p) => OPTIONAL_ENV_KEYS.has(p));
   const result = ConfigSchema.safeParse(resolved);
   if (!result.success) throw new ConfigError(result.error.issues.map((i) => formatIssue(i as never)).join('; '));

@@ -2,6 +2,7 @@
 // (strictObject everywhere) so a typo never passes silently.
 import { z } from 'zod';
 import { WEBHOOK_EVENT_TYPES } from '../../sdk/src/agent-api.ts';
+import { ToolsSchema } from './mcp-schema.ts';
 
 const s = z.strictObject;
 
@@ -93,6 +94,10 @@ export const ConfigSchema = s({
     offline_delta_delay_ms: num(z.number().int().min(0).max(5000)).default(0),
     temperature: num(z.number().min(0).max(2)).optional(),
     system_prompt: z.string().optional(),
+    /** Per model, prices per million tokens in `telemetry.currency` (README, "What it cost"): each call's cost is recorded with it. */
+    prices: z
+      .record(z.string().min(1), s({ prompt: num(z.number().min(0)), cached_prompt: num(z.number().min(0)).optional(), completion: num(z.number().min(0)) }))
+      .default({}),
     fallback: s({
       provider: z.enum(['offline', 'openai']),
       model: z.string().default('offline-1'),
@@ -114,6 +119,22 @@ export const ConfigSchema = s({
     rate_limit_per_ip_per_minute: num(z.number().int().positive()).default(30),
     /** /auth/magic-link requests per email address per minute. */
     rate_limit_per_email_per_minute: num(z.number().int().positive()).default(5),
+    /** HS256 key of identity tokens (JWTs) the integrator's backend signs; defaults to ${SERVICE_IDENTITY_SECRET}. Empty: none accepted. */
+    jwt_secret: sharedSecret('identity.jwt_secret'),
+    /** The previous key, still accepted during a rotation. */
+    jwt_previous_secret: sharedSecret('identity.jwt_previous_secret'),
+    /** An identity token whose `exp` is further ahead than this is refused. */
+    jwt_max_lifetime_hours: num(z.number().positive()).default(24),
+    /** Visitors: a widget may start with no token; Parley creates a visitor customer and gives it a `visitorToken`. */
+    visitors: bool(z.boolean()).default(false),
+    /** How long a visitor token is accepted after it was issued. */
+    visitor_token_ttl_days: num(z.number().positive()).default(365),
+    /** Messages one visitor may send per minute. */
+    visitor_messages_per_minute: num(z.number().int().positive()).default(10),
+    /** Messages all visitors from one client IP may send per minute. */
+    visitor_messages_per_ip_per_minute: num(z.number().int().positive()).default(60),
+    /** New visitors one client IP may create per minute (a returning visitor's token creates none). */
+    visitor_creations_per_ip_per_minute: num(z.number().int().positive()).default(10),
   }).prefault({}),
   /** Human handoff (README, "Human handoff"). */
   handoff: s({
@@ -131,6 +152,8 @@ export const ConfigSchema = s({
     confirmation_timeout_seconds: num(z.number().positive()).default(300),
     invoke_timeout_ms: num(z.number().int().positive()).default(10_000),
   }).prefault({}),
+  /** Tools besides the SDK's: MCP servers (README, "Tools from MCP servers"). */
+  tools: ToolsSchema,
   channels: s({
     web: s({
       enabled: bool(z.boolean()).default(true),
@@ -165,6 +188,8 @@ export const ConfigSchema = s({
       sdk_wait_ms: num(z.number().int().positive()).default(15 * 60_000),
       /** Webhook de-dup records, delivery records and dead letters are kept this long. */
       retention_days: num(z.number().positive()).default(7),
+      /** Per pricing category Meta reports in statuses (`marketing`, `utility`, `authentication`, `service`, …): the price of one billable message, in `telemetry.currency`. */
+      prices: z.record(z.string().min(1), num(z.number().min(0))).default({}),
     })
       .transform((wa) =>
         Object.assign(wa, { enabled: wa.enabled === 'auto' ? Boolean(wa.phone_id && wa.token && wa.verify_token && wa.app_secret) : wa.enabled }),
@@ -209,6 +234,8 @@ export const ConfigSchema = s({
     metrics_public: bool(z.boolean()).default(false),
     /** Keep message text in telemetry (message.in / message.out `data.text`) for the dashboard's timeline. */
     store_text: bool(z.boolean()).default(false),
+    /** The currency of `llm.prices` and `channels.whatsapp.prices` (a label: costs are reported in it, never converted). */
+    currency: z.string().min(1).max(8).default('USD'),
   }).prefault({}),
   /** Several nodes on one PostgreSQL (README, "Several nodes"); on LMDB the cluster is this one process. */
   cluster: s({

@@ -12,7 +12,7 @@ import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { MessageRecord } from '../store/model.ts';
 import type { Store } from '../store/repos.ts';
-import type { ConversationMeta, CustomerInput, Pending } from './host.ts';
+import type { ConversationMeta, CustomerInput, Pending } from './types.ts';
 import type { ConversationOutput } from '../../machines/conversation.ts';
 
 /** Records of the conversation's history read to find the write's own. */

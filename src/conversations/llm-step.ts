@@ -7,7 +7,7 @@ import type { Config } from '../config/schema.ts';
 import type { ObservedLlmRequest } from '../llm/resilient.ts';
 import type { ChatMessage, LlmProvider, ToolSpec } from '../llm/types.ts';
 import type { SdkHub, Services } from '../services.ts';
-import type { MessageRecord } from '../store/model.ts';
+import { isVisitorCustomerId, type MessageRecord } from '../store/model.ts';
 import type { HistoryStore } from '../store/repos.ts';
 import { describeAction } from './action-summary.ts';
 import { createReplyStream, type ReplyDelta } from './reply-stream.ts';
@@ -58,6 +58,14 @@ export function pastMessage(r: MessageRecord): ChatMessage | undefined {
   }
   return undefined;
 }
+
+/** Told to the model on a visitor's turns (after the system prompt). */
+export const VISITOR_PROMPT =
+  'This customer has not signed in (a visitor): you cannot see or change their account, orders or other data. ' +
+  'When they ask for something that needs it, ask them to sign in first; after signing in, this conversation continues.';
+
+/** A function a visitor's turn may be offered (and call): exposed with `visitors: true`, and only ever a `read` one. */
+export const visitorMayUse = (f: { mode: string; visitors?: boolean }) => f.visitors === true && f.mode === 'read';
 
 export function requiresConfirmation(mode: string | undefined, name: string, config: Config): boolean {
   return mode === 'write' || mode === 'destructive' || config.safety.require_confirmation_for.includes(name);
@@ -117,12 +125,14 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
   const step = async (input: LlmStepInput, live: LiveStep = {}): Promise<Timed<LlmStepOutput>> => {
     const handoff = config.handoff.enabled;
     // The built-in `handoff` wins over an SDK function of the same name.
-    const catalog = hub.catalog().filter((f) => !(handoff && f.name === HANDOFF_TOOL.name));
+    const visitor = isVisitorCustomerId(input.customerId);
+    const catalog = hub.catalog().filter((f) => !(handoff && f.name === HANDOFF_TOOL.name) && (!visitor || visitorMayUse(f)));
     const tools: ToolSpec[] = catalog.map((f) => ({ name: f.name, description: f.description, parameters: f.parameters }));
     if (handoff) tools.push(HANDOFF_TOOL);
     const past = await pastFor(input);
     const messages: ChatMessage[] = [
       { role: 'system', content: config.llm.system_prompt ?? DEFAULT_SYSTEM_PROMPT },
+      ...(visitor ? [{ role: 'system' as const, content: VISITOR_PROMPT }] : []),
       ...past.slice(-config.session.history_window),
       ...transcriptToMessages(input.transcript),
     ];
@@ -165,6 +175,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
         durationMs: res.durationMs,
         promptTokens: res.usage.promptTokens,
         completionTokens: res.usage.completionTokens,
+        cachedPromptTokens: res.usage.cachedPromptTokens,
         toolCalls: res.toolCalls.map((c) => c.name),
         ok: true,
         ...base,

@@ -7,7 +7,7 @@ import { AgentReplyRequest, HandoffRequest, type ConversationList, type Conversa
 import type { CustomerRepo } from '../customers/repo.ts';
 import { requireServiceSecret } from '../http/auth.ts';
 import { HttpError, parseOr400 } from '../http/errors.ts';
-import { WHATSAPP_WINDOW_MS } from '../proactive/ledger.ts';
+import { WHATSAPP_WINDOW_MS } from '../customers/whatsapp-window.ts';
 import type { Services } from '../services.ts';
 import type { ConversationSummary, MessageRecord } from '../store/model.ts';
 import type { ConversationHost, HandoffResult } from './host.ts';

@@ -168,6 +168,7 @@ export function createReflectionCycle(deps: ReflectionDeps) {
         durationMs: res.durationMs,
         promptTokens: res.usage.promptTokens,
         completionTokens: res.usage.completionTokens,
+        cachedPromptTokens: res.usage.cachedPromptTokens,
         toolCalls: [],
         ok: true,
       });

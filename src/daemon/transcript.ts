@@ -1,8 +1,7 @@
 // The text form of a conversation the reflection LLM reads. The offline
 // provider parses the same form, so keep the line prefixes stable.
 import type { MessageRecord } from '../conversations/history.ts';
-
-export const TRANSCRIPT_HEADER = 'Conversation transcript:';
+import { TRANSCRIPT_HEADER } from '../llm/types.ts';
 
 export function renderTranscript(records: MessageRecord[]): string {
   const lines = records.map((r) => {

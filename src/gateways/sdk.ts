@@ -7,6 +7,7 @@
 // Refusals happen before the upgrade, in a route-level onRequest hook:
 // 401 without the service secret, 503 when the 32 SDK slots are taken (the slot
 // is reserved synchronously there, so concurrent upgrades cannot overshoot).
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WebSocket, type RawData } from 'ws';
 import type { z } from 'zod';
@@ -23,7 +24,7 @@ import {
 } from '../../sdk/src/protocol.ts';
 import { bearerToken, safeEqual } from '../http/auth.ts';
 import { sendError } from '../http/errors.ts';
-import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
+import { illFormedMessage, illFormedTextAt, jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
 import type { Services } from '../services.ts';
 import type { IngestHandler, SdkHubRuntime } from '../runtime/sdk-hub.ts';
 import type { SupervisorRuntime } from '../runtime/supervisor.ts';
@@ -54,9 +55,12 @@ type Parsed = { ok: true; frame: ClientFrame } | { ok: false; message: string; r
 /** Parses one text frame; the message names what is wrong. */
 export function parseClientFrame(data: RawData, isBinary: boolean): Parsed {
   if (isBinary) return { ok: false, message: 'binary frames are not accepted; send JSON text' };
+  // ws is told not to check (skipUTF8Validation, websocket-scope.ts): it would close the connection without a word.
+  const text = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+  if (!isUtf8(text)) return { ok: false, message: 'frame is not valid UTF-8 text' };
   let raw: unknown;
   try {
-    raw = JSON.parse(data.toString());
+    raw = JSON.parse(text.toString());
   } catch {
     return { ok: false, message: 'frame is not valid JSON' };
   }
@@ -65,15 +69,14 @@ export function parseClientFrame(data: RawData, isBinary: boolean): Parsed {
   if (typeof type !== 'string') return { ok: false, message: 'frame has no "type" string' };
   const schema = CLIENT_SCHEMAS[type];
   if (!schema) return { ok: false, message: `unknown frame type "${type.slice(0, 64)}"` };
+  const id = (raw as { id?: unknown }).id;
+  const refuse = (message: string): Parsed => ({ ok: false, message, ...(type === 'result' && typeof id === 'string' ? { resultId: id } : {}) });
   // Bounded like HTTP bodies: deeper data would make validation, logging and storage recurse without limit.
-  if (jsonDepth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
-    const id = (raw as { id?: unknown }).id;
-    return {
-      ok: false,
-      message: `${type} frame nested deeper than ${MAX_JSON_DEPTH} levels`,
-      ...(type === 'result' && typeof id === 'string' ? { resultId: id } : {}),
-    };
-  }
+  if (jsonDepth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return refuse(`${type} frame nested deeper than ${MAX_JSON_DEPTH} levels`);
+  // An ingested message with lone surrogates would be acknowledged and then stored changed (UTF-8 cannot hold them):
+  // refused before the ack. Other frames (a tool's result) pass as before: a cut emoji must not fail a tool call.
+  const illFormed = type === 'ingest' ? illFormedTextAt(raw) : undefined;
+  if (illFormed !== undefined) return refuse(`${type} frame: ${illFormedMessage(illFormed)}`);
   const r = schema.safeParse(raw);
   if (!r.success) {
     const issues = r.error.issues.map((i) => `${[type, ...i.path.map(String)].join('.')}: ${i.message}`).join('; ');
@@ -209,7 +212,8 @@ export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOption
         }
       });
 
-      socket.on('error', (err) => log.warn({ err, connectionId }, 'SDK socket error'));
+      // A connection lost or a client breaking the protocol: logged without a stack (any client can cause it).
+      socket.on('error', (err: NodeJS.ErrnoException) => log.info({ connectionId, code: err.code, reason: err.message }, 'SDK socket error'));
       socket.on('close', (code) => {
         clearInterval(heartbeat);
         sockets.delete(socket);

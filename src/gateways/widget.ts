@@ -1,14 +1,14 @@
 // GET /widget/ws — the widget protocol (sdk/src/widget-protocol.ts).
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES } from '../../sdk/src/widget-protocol.ts';
-import { resumeAnonymous } from '../customers/anonymous.ts';
-import type { CustomerRepo, Customer } from '../customers/repo.ts';
+import type { SignedIn, WidgetSignIn } from '../identity/widget-sign-in.ts';
 import type { ConversationHost } from '../conversations/host.ts';
 import { conversationIdFor } from '../conversations/history.ts';
 import type { HistoryStore } from '../store/repos.ts';
 import { sendError } from '../http/errors.ts';
-import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
+import { illFormedMessage, illFormedTextAt, jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
 import { createRateLimiter } from '../limits/rate-limiter.ts';
 import type { Services } from '../services.ts';
 import { sendFrame, type WebSessions } from '../channels/web-sessions.ts';
@@ -16,17 +16,12 @@ import { withinDeadline } from '../store/deadline.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
 import { toWidgetHistory } from '../channels/widget-history.ts';
 
-export interface SessionTokenVerifier {
-  verify(token: string, customerId: string): { ok: true } | { ok: false; reason: string };
-}
-
 export interface WidgetGatewayOptions {
   services: Services;
-  customers: CustomerRepo;
   history: HistoryStore;
   host: ConversationHost;
   sessions: WebSessions;
-  tokens: SessionTokenVerifier;
+  signIn: WidgetSignIn;
 }
 
 const INIT_TIMEOUT_MS = 10_000;
@@ -40,14 +35,23 @@ export function originAllowed(origin: string | undefined, allowed: string[]): bo
 }
 
 export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGatewayOptions) {
-  const { services, customers, history, host, sessions } = o;
+  const { services, history, host, sessions } = o;
   const { clock, config, logger } = services;
   const limiter = createRateLimiter({
     perMinute: config.channels.web.rate_limit_per_minute,
     burst: Math.max(5, Math.ceil(config.channels.web.rate_limit_per_minute / 3)),
     now: clock.now,
   });
+  // Visitors have not signed in: their messages are limited per visitor and per client address as well.
+  const perVisitor = createRateLimiter({ perMinute: config.identity.visitor_messages_per_minute, now: clock.now });
+  const perVisitorIp = createRateLimiter({ perMinute: config.identity.visitor_messages_per_ip_per_minute, now: clock.now });
   const log = logger.child({ component: 'widget' });
+
+  const visitorAllowance = (customerId: string, ip: string) => {
+    const mine = perVisitor.take(customerId);
+    const theirs = perVisitorIp.take(ip);
+    return !mine.ok ? mine : theirs;
+  };
 
   const onRequest = async (request: FastifyRequest, reply: import('fastify').FastifyReply) => {
     if (!config.channels.web.enabled) return sendError(reply, 404, 'not_found', 'The web channel is disabled');
@@ -63,10 +67,16 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
     onRequest,
     handler: (_request, reply) =>
       sendError(reply.header('upgrade', 'websocket'), 426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'),
-    wsHandler: (socket: WebSocket) => {
-      let customer: Customer | undefined;
+    wsHandler: (socket: WebSocket, request: FastifyRequest) => {
+      let customer: SignedIn | undefined;
+      let visitor = false;
       let conversationId = '';
       const error = (code: string, message: string) => sendFrame(socket, { type: 'error', code, message });
+      /** A frame no client of ours sends (bad bytes): answered, and logged without a stack at debug. */
+      const clientFault = (message: string) => {
+        log.debug({ reason: message }, 'widget frame refused');
+        error('bad_frame', message);
+      };
       const initTimer = clock.setTimeout(() => {
         if (!customer) {
           error('init_timeout', 'Send init first');
@@ -76,27 +86,17 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
 
       const refuse = (code: string, message: string) => {
         error(code, message);
-        socket.close(4001, code);
+        socket.close(code === 'rate_limited' ? 4029 : 4001, code);
       };
 
       const init = async (frame: Extract<WidgetClientFrame, { type: 'init' }>) => {
         if (customer) return error('already_initialized', 'init was already accepted on this connection');
-        let found: Customer | undefined;
-        if (frame.authToken) {
-          const v = o.tokens.verify(frame.authToken, frame.customerId);
-          if (!v.ok) return refuse('unauthorized', `Session token refused (${v.reason})`);
-          found = await customers.get(frame.customerId);
-          if (!found) return refuse('unauthorized', 'Unknown customer');
-        } else if (config.identity.allow_anonymous) {
-          if (!frame.email) return refuse('unauthorized', 'Anonymous init needs customerId and email');
-          const anonymous = await resumeAnonymous(customers, { customerId: frame.customerId, email: frame.email });
-          if (!anonymous.ok) return refuse('unauthorized', anonymous.reason);
-          found = anonymous.customer;
-        } else {
-          return refuse('unauthorized', 'authToken is required (anonymous widget sessions are disabled)');
-        }
+        const signedIn = await o.signIn.signIn(frame, request.ip);
+        if (!signedIn.ok) return refuse(signedIn.code, signedIn.message);
+        const found = signedIn.customer;
         clock.clearTimeout(initTimer);
         customer = found;
+        visitor = signedIn.visitor;
         conversationId = conversationIdFor(found.customerId, 'web');
         // Added before the history is read (nothing committed in between is missed), held until `ready` is out.
         sessions.add(found.customerId, socket, { hold: true });
@@ -107,6 +107,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         const pending = record?.pendingConfirmation;
         const entries = toWidgetHistory(records);
         const ready: Record<string, unknown> = { type: 'ready', customerId: found.customerId, conversationId, history: entries };
+        if (signedIn.visitorToken) ready.visitorToken = signedIn.visitorToken;
         if (record?.handoff) ready.status = record.handoff.agent ? { mode: 'human', agent: record.handoff.agent } : { mode: 'human' };
         sendFrame(socket, ready);
         // A reply being written: the text so far, then its deltas and its final message like every open widget.
@@ -121,12 +122,22 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
 
       const onMessage = async (frame: Extract<WidgetClientFrame, { type: 'message' }>) => {
         if (!customer) return error('not_initialized', 'Send init first');
-        const allowed = limiter.take(customer.customerId);
+        const allowed = visitor ? visitorAllowance(customer.customerId, request.ip) : limiter.take(customer.customerId);
         if (!allowed.ok) return error('rate_limited', `Too many messages; try again in ${Math.ceil(allowed.retryAfterMs / 1000)} s`);
-        try {
-          await withinDeadline(host.receive(customer, 'web', { messageId: frame.id, text: frame.text }));
+        // Sent once: by the web sink with the write that stores the message (ahead of any reply in that write), or
+        // here once it is known durable (a copy already stored, one handed to the owner node's inbox).
+        let answered = false;
+        const ack = () => {
+          if (answered) return;
+          answered = true;
           sendFrame(socket, { type: 'ack', id: frame.id });
+        };
+        try {
+          await withinDeadline(host.receive(customer, 'web', { messageId: frame.id, text: frame.text }, ack));
+          ack();
         } catch (err) {
+          if (answered) return;
+          answered = true;
           if (!isStoreUnavailable(err)) log.error({ err }, 'message not stored');
           error('unavailable', 'Your message could not be stored; please send it again');
         }
@@ -138,7 +149,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
           const ok = await host.confirm(conversationId, frame.id, frame.approve);
           if (!ok) error('unknown_confirmation', 'Nothing is waiting for this confirmation');
         } catch (err) {
-          log.error({ err }, 'confirmation not stored');
+          if (!isStoreUnavailable(err)) log.error({ err }, 'confirmation not stored');
           error('unavailable', 'Your answer could not be stored; please try again');
         }
       };
@@ -147,13 +158,19 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
         if (size > WIDGET_MAX_FRAME_BYTES) return socket.close(1009, 'frame too large');
         if (isBinary) return error('bad_frame', 'Frames are JSON text');
+        // ws does not check UTF-8 (skipUTF8Validation, websocket-scope.ts): it would close the socket without a word.
+        const text = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+        if (!isUtf8(text)) return clientFault('Frame is not valid UTF-8 text');
         let json: unknown;
         try {
-          json = JSON.parse(data.toString());
+          json = JSON.parse(text.toString());
         } catch {
           return error('bad_frame', 'Frame is not valid JSON');
         }
         if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return error('bad_frame', `Frame nested deeper than ${MAX_JSON_DEPTH} levels`);
+        // Lone surrogates would be acknowledged and then stored changed (UTF-8 cannot hold them): refused before the ack.
+        const illFormed = illFormedTextAt(json);
+        if (illFormed !== undefined) return clientFault(illFormedMessage(illFormed));
         const parsed = WidgetClientFrame.safeParse(json);
         if (!parsed.success) {
           return error('bad_frame', parsed.error.issues.map((i) => `${i.path.join('.') || 'frame'}: ${i.message}`).join('; '));
@@ -161,6 +178,11 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         const frame = parsed.data;
         const work = frame.type === 'init' ? init(frame) : frame.type === 'message' ? onMessage(frame) : onConfirm(frame);
         work.catch((err) => {
+          // A store that cannot write (a full disk, PostgreSQL away) is the environment, not a bug: no stack.
+          if (isStoreUnavailable(err)) {
+            log.warn({ code: err.code, frame: frame.type }, 'widget frame not handled: the store cannot write');
+            return error('unavailable', 'Parley cannot store this now; please try again shortly');
+          }
           log.error({ err }, 'widget frame failed');
           error('internal', 'Something went wrong');
         });
@@ -169,7 +191,8 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         clock.clearTimeout(initTimer);
         if (customer) sessions.remove(customer.customerId, socket);
       });
-      socket.on('error', (err) => log.debug({ err }, 'widget socket error'));
+      // A connection lost or a client breaking the protocol: noise any client can cause, so no stack.
+      socket.on('error', (err: NodeJS.ErrnoException) => log.debug({ code: err.code, reason: err.message }, 'widget socket error'));
     },
   });
 }

@@ -1,6 +1,9 @@
 // The JSON body parser for every route: prototype-poisoning keys refused
 // (secure-json-parse, as fastify does) and nesting bounded, so a hostile body
-// can't make validation or logging recurse without limit.
+// can't make validation or logging recurse without limit; bytes that are not
+// UTF-8 and strings that are not valid Unicode refused, so what is stored is
+// what was sent.
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import sjson from 'secure-json-parse';
 import { HttpError } from './errors.ts';
@@ -36,10 +39,44 @@ function depthBelow(v: unknown, depth: number, limit: number): number {
   return max;
 }
 
+/** String.prototype.isWellFormed (Node 20; typed by the ES2024 lib, which this project does not target yet). */
+const wellFormed = (s: string) => (s as string & { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * Where the first string (or key) that is not valid Unicode sits, e.g. `text` or `items.2.name`: JSON may spell lone
+ * surrogates (`"\ud800"`), which no UTF-8 store, log or client keeps as they are. undefined when every one is well formed.
+ * Call it on values whose depth jsonDepth has already bounded.
+ */
+export function illFormedTextAt(value: unknown): string | undefined {
+  if (typeof value === 'string') return wellFormed(value) ? undefined : '';
+  if (value === null || typeof value !== 'object') return undefined;
+  // No allocation on the way (webhook bodies pass here): the path is built only for a refusal.
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const below = illFormedTextAt(value[i]);
+      if (below !== undefined) return below === '' ? String(i) : `${i}.${below}`;
+    }
+    return undefined;
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (!wellFormed(key)) return '(a key)';
+    const below = illFormedTextAt((value as Record<string, unknown>)[key]);
+    if (below !== undefined) return below === '' ? key : `${key}.${below}`;
+  }
+  return undefined;
+}
+
+/** The message for text that is not valid Unicode at `path` (from illFormedTextAt). */
+export const illFormedMessage = (path: string) =>
+  `${path || 'the value'}: text is not valid Unicode (it holds a lone surrogate such as \\ud800); send well-formed text`;
+
 export function installJsonBodyParser(app: FastifyInstance) {
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = body as string;
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    // Bytes that are not UTF-8 would be decoded with replacement characters: the text stored would not be the text sent.
+    if (!isUtf8(body as Buffer)) return done(new HttpError(400, 'bad_request', 'Body is not valid UTF-8'), undefined);
+    const text = (body as Buffer).toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     let json: unknown;
     try {
@@ -49,6 +86,8 @@ export function installJsonBodyParser(app: FastifyInstance) {
     }
     if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
       return done(new HttpError(400, 'bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    const illFormed = illFormedTextAt(json);
+    if (illFormed !== undefined) return done(new HttpError(400, 'bad_request', illFormedMessage(illFormed)), undefined);
     done(null, json);
   });
 }

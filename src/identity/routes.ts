@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ANONYMOUS_PREFIX, isAnonymousExternalId } from '../customers/anonymous.ts';
 import type { CustomerRepo } from '../customers/repo.ts';
+import { isVisitorExternalId, VISITOR_PREFIX } from '../store/model.ts';
 import { requireServiceSecret } from '../http/auth.ts';
 import { HttpError, parseOr400 } from '../http/errors.ts';
 import type { Services } from '../services.ts';
@@ -17,7 +18,8 @@ const MagicLinkBody = z.object({
     .string()
     .min(1)
     .max(256)
-    .refine((id) => !isAnonymousExternalId(id), `must not start with "${ANONYMOUS_PREFIX}" (reserved for anonymous widget visitors)`),
+    .refine((id) => !isAnonymousExternalId(id), `must not start with "${ANONYMOUS_PREFIX}" (reserved for anonymous widget visitors)`)
+    .refine((id) => !isVisitorExternalId(id), `must not start with "${VISITOR_PREFIX}" (reserved for visitors)`),
 });
 const VerifyQuery = z.object({ token: z.string().min(1).max(512) });
 

@@ -2,12 +2,9 @@
 // section is cut at paragraph (then sentence) boundaries into pieces of at most MAX_CHARS; tiny sections are kept (a
 // heading with one line under it is often exactly the answer).
 import { chunkIdOf, type ArticleFormat, type KnowledgeChunk } from '../store/knowledge.ts';
-import { htmlToSections } from './html.ts';
+import { htmlToSections, type Section } from './html.ts';
 
-export interface Section {
-  headingPath: string[];
-  text: string;
-}
+export type { Section };
 
 export const MAX_CHARS = 1200;
 

@@ -1,7 +1,6 @@
 // HTML to headed sections with node-html-parser: the page's boilerplate (navigation, header, footer, asides, scripts,
 // styles, forms) is left out, and its `main` or `article` is read when it has one. Headings h1–h6 open sections.
 import { parse, type HTMLElement, type Node } from 'node-html-parser';
-import type { Section } from './chunking.ts';
 
 const BOILERPLATE =
   'nav, header, footer, aside, script, style, noscript, template, form, iframe, svg, button, [role=navigation], [role=banner], [role=contentinfo], [aria-hidden=true]';
@@ -28,6 +27,12 @@ const BLOCKS = new Set([
   'figcaption',
 ]);
 const HEADING = /^h([1-6])$/;
+
+/** A heading path and the text under it (HTML and Markdown alike). */
+export interface Section {
+  headingPath: string[];
+  text: string;
+}
 
 export interface ParsedHtml {
   /** The document's <title>, else its first h1. */

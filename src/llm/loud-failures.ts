@@ -9,7 +9,7 @@
 //    provider answers again.
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
-import type { Telemetry } from '../telemetry/types.ts';
+import type { Telemetry } from '../services.ts';
 import { LlmError } from './types.ts';
 
 export const LOUD_STATUSES: ReadonlySet<number> = new Set([401, 403, 404]);

@@ -4,8 +4,7 @@
 // message, and answers with the function's result values in a sentence.
 // For reflection it reads the transcript and gives a rule-based verdict.
 // A reply is streamed to `onText` a few words at a time.
-import { TRANSCRIPT_HEADER } from '../daemon/transcript.ts';
-import { LlmError, type ChatMessage, type LlmProvider, type LlmRequest, type LlmResponse, type ToolSpec } from './types.ts';
+import { LlmError, TRANSCRIPT_HEADER, type ChatMessage, type LlmProvider, type LlmRequest, type LlmResponse, type ToolSpec } from './types.ts';
 
 const STOPWORDS = new Set(
   'a an the of to for in on at by is are was be my me i you your we our it its this that what whats which who how can could would will please do does did with and or about get set show tell give check'.split(

@@ -20,10 +20,18 @@ export interface AssembledCall {
 export interface AssembledCompletion {
   text: string | null;
   calls: AssembledCall[];
-  usage?: { promptTokens: number; completionTokens: number };
+  usage?: { promptTokens: number; completionTokens: number; cachedPromptTokens?: number };
   model?: string;
   /** A choice said why it stopped: the stream was not cut short. */
   finished: boolean;
+}
+
+/** OpenAI's usage, with the cached part of the prompt (`prompt_tokens_details.cached_tokens`) where the server gives it. */
+function usageOf(u: NonNullable<Chunk['usage']>): NonNullable<AssembledCompletion['usage']> {
+  const out: NonNullable<AssembledCompletion['usage']> = { promptTokens: u.prompt_tokens ?? 0, completionTokens: u.completion_tokens ?? 0 };
+  const cached = u.prompt_tokens_details?.cached_tokens;
+  if (typeof cached === 'number' && Number.isFinite(cached) && cached > 0) out.cachedPromptTokens = Math.min(cached, out.promptTokens);
+  return out;
 }
 
 export function createChunkAssembler(onText?: (text: string) => void) {
@@ -48,7 +56,7 @@ export function createChunkAssembler(onText?: (text: string) => void) {
 
   const add = (chunk: Chunk) => {
     if (chunk.model) model = chunk.model;
-    if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens ?? 0, completionTokens: chunk.usage.completion_tokens ?? 0 };
+    if (chunk.usage) usage = usageOf(chunk.usage);
     const choice = chunk.choices?.[0];
     if (!choice) return;
     const piece = choice.delta?.content;

@@ -1,5 +1,11 @@
 // The LLM layer's one interface. Providers: `offline` (deterministic, no
 // network) and `openai` (any OpenAI-compatible endpoint).
+/**
+ * The first line of a conversation's text form (src/daemon/transcript.ts writes it for the reflection prompt); the
+ * offline provider recognises and parses that form, so the line prefixes stay stable.
+ */
+export const TRANSCRIPT_HEADER = 'Conversation transcript:';
+
 export interface ToolSpec {
   name: string;
   description: string;
@@ -29,7 +35,8 @@ export interface LlmRequest {
 export interface LlmResponse {
   text: string | null;
   toolCalls: { id: string; name: string; args: unknown }[];
-  usage: { promptTokens: number; completionTokens: number };
+  /** `promptTokens` counts every prompt token; `cachedPromptTokens` (when the provider says) is the part of them it read from its prompt cache. */
+  usage: { promptTokens: number; completionTokens: number; cachedPromptTokens?: number };
   provider: string;
   model: string;
   durationMs: number;

@@ -6,24 +6,10 @@
 import type { ProactiveDeliverArgs } from './service.ts';
 import { conversationIdFor } from '../conversations/history.ts';
 import type { StoreRepos } from '../store/repos.ts';
-import type { WebSessions } from '../channels/web-sessions.ts';
 import type { Services } from '../services.ts';
+import type { WebPush, WhatsAppOutbound } from './ports.ts';
 
-export interface WhatsAppOutbound {
-  /** Inside a transaction: queues a proactive WhatsApp message; returns what to run after the commit. */
-  prepareProactive(
-    tx: StoreRepos,
-    args: {
-      messageId: string;
-      customerId: string;
-      to: string;
-      text: string;
-      template?: { name: string; language: string; parameters?: string[] };
-    },
-  ): Promise<() => void>;
-}
-
-export function createProactiveDelivery(deps: { services: Services; sessions: WebSessions; whatsapp?: () => WhatsAppOutbound | undefined }) {
+export function createProactiveDelivery(deps: { services: Services; sessions: WebPush; whatsapp?: () => WhatsAppOutbound | undefined }) {
   const { services, sessions } = deps;
   // The message is already committed when this runs; a failed live push is logged, not an error to the caller.
   const safely = (messageId: string, run: () => void) => () => {

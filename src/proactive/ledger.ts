@@ -5,14 +5,13 @@
 // the latest committed sends). Keys and counters are stored, so they survive restarts.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
+import { WHATSAPP_WINDOW_MS } from '../customers/whatsapp-window.ts';
 import type { Customer } from '../store/model.ts';
 import type { StoreRepos, Store } from '../store/repos.ts';
 
 export const HOUR_MS = 3_600_000;
 /** The daily cap is a sliding 24-hour window. */
 export const CAP_WINDOW_MS = 24 * HOUR_MS;
-/** WhatsApp free-form window after the customer's last inbound message. */
-export const WHATSAPP_WINDOW_MS = 24 * HOUR_MS;
 
 export type ReserveFailure = 'duplicate' | 'cap' | 'window';
 export type ReserveResult = { ok: true; messageId: string } | { ok: false; failed: ReserveFailure };

@@ -7,7 +7,7 @@ import { type ProactiveCustomerFacts, type ProactiveDeliverInput, type Proactive
 import type { Clock } from '../clock.ts';
 import type { CustomerRepo } from '../customers/repo.ts';
 import type { Store, StoreRepos } from '../store/repos.ts';
-import type { NewEvent } from '../telemetry/types.ts';
+import type { NewEvent } from '../services.ts';
 import type { ProactiveLedger } from './ledger.ts';
 import { RequestEffects, type RequestEffectsDeps } from './request-effects.ts';
 import { createProactiveRunner } from './run-machine.ts';

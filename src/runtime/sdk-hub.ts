@@ -6,11 +6,12 @@
 // recent registration; when that connection closes, the name falls back to the
 // next most recent connection still offering it.
 import { randomUUID } from 'node:crypto';
-import type { AckFrame, IngestFrame, InvokeContext, ResultFrame, SentFrame, ServerFrame } from '../../sdk/src/protocol.ts';
+import type { AckFrame, IngestFrame, InvokeContextInput, ResultFrame, SentFrame, ServerFrame } from '../../sdk/src/protocol.ts';
 import type { CatalogEntry, InvokeOutcome, SdkHub, Services } from '../services.ts';
 import type { TimerHandle } from '../clock.ts';
 import type { SdkConnectionEffectHandlers, SupervisorRuntime } from './supervisor.ts';
 import type { SdkFunctionDeclaration, SdkInfo } from '../../machines/sdkConnection.ts';
+import { isStoreUnavailable } from '../store/errors.ts';
 
 /** How the hub reaches one socket (the gateway supplies it). */
 export interface SdkTransport {
@@ -79,7 +80,8 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
     if (index) return index;
     index = new Map();
     const bySeq = [...registrations.entries()].sort((a, b) => a[1].seq - b[1].seq);
-    for (const [connectionId, r] of bySeq) for (const f of r.functions) index.set(f.name, Object.assign({}, f, { connectionId }));
+    for (const [connectionId, r] of bySeq)
+      for (const f of r.functions) index.set(f.name, Object.assign({}, f, { visitors: f.visitors ?? false, connectionId }));
     return index;
   };
 
@@ -179,7 +181,7 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
     connectionCount: () => transports.size,
     registeredCount: () => registrations.size,
 
-    invoke(name: string, args: unknown, context: InvokeContext, options: { invocationId?: string; timeoutMs?: number } = {}): Promise<InvokeOutcome> {
+    invoke(name: string, args: unknown, context: InvokeContextInput, options: { invocationId?: string; timeoutMs?: number } = {}): Promise<InvokeOutcome> {
       const entry = catalogIndex().get(name);
       if (!entry) return Promise.resolve({ ok: false, error: { code: 'unknown_function', message: `No SDK function named "${name}" is registered` } });
       const id = options.invocationId ?? randomUUID();
@@ -190,7 +192,7 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
         ok: false,
         error: { code: 'timeout', message: `The SDK function "${name}" did not answer in time` },
       });
-      const frame: ServerFrame = { type: 'invoke', id, name, args: args ?? {}, context };
+      const frame: ServerFrame = { type: 'invoke', id, name, args: args ?? {}, context: Object.assign({}, context, { verified: context.verified ?? false }) };
       if (!sendTo(entry.connectionId, frame)) {
         clock.clearTimeout(p.timer);
         pendingInvokes.delete(id);
@@ -263,6 +265,11 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
         const r = await ingestHandler(frame, connectionId);
         return { ok: r.ok, ...(r.error ? { error: r.error } : {}) };
       } catch (err) {
+        // A store that cannot write (a full disk, PostgreSQL away) is the environment, not a bug: no stack; sent again later.
+        if (isStoreUnavailable(err)) {
+          log.warn({ connectionId, code: err.code }, 'ingest not stored: the store cannot write');
+          return { ok: false, error: `unavailable: Parley cannot store this now (${err.code}); send it again` };
+        }
         log.error({ err, connectionId }, 'ingest handler failed');
         return { ok: false, error: 'ingest failed' };
       }

@@ -8,8 +8,15 @@ import { supervisorMachine } from '../../machines/supervisor.ts';
 import { sdkConnectionMachine, type SdkConnectionEffects } from '../../machines/sdkConnection.ts';
 import { xstateClock, type Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
-import type { Telemetry } from '../telemetry/types.ts';
-import type { LiveActor } from '../http/diagnostics.ts';
+import type { Telemetry } from '../services.ts';
+
+/** One live actor as /diagnostics lists it. */
+export interface LiveActor {
+  id: string;
+  machine: string;
+  state: unknown;
+  context: Record<string, unknown>;
+}
 
 export type SdkConnectionRef = ActorRefFrom<typeof sdkConnectionMachine>;
 

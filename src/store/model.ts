@@ -28,6 +28,19 @@ export type IdentityKind = 'ext' | 'email' | 'phone' | 'bsuid';
 /** Anonymous widget visitors' externalIds (src/customers/anonymous.ts). */
 export const ANONYMOUS_PREFIX = 'anon:';
 
+/** Visitors (`identity.visitors`, src/identity/visitors.ts): externalId `visitor:<uuid>`, customerId `vis_<uuid>`. */
+export const VISITOR_PREFIX = 'visitor:';
+export const VISITOR_ID_PREFIX = 'vis_';
+export const isVisitorCustomerId = (customerId: string) => customerId.startsWith(VISITOR_ID_PREFIX);
+export const isVisitorExternalId = (externalId: string) => externalId.startsWith(VISITOR_PREFIX);
+
+/**
+ * Whether the customer proved who they are (an identity or session token, a WhatsApp number): not a visitor, and not
+ * an anonymous development session (it claims an id nobody checked). Tools see it as `context.verified`.
+ */
+export const isVerifiedCustomer = (c: { customerId: string; externalId?: string }) =>
+  !isVisitorCustomerId(c.customerId) && !(c.externalId ?? '').startsWith(ANONYMOUS_PREFIX);
+
 /**
  * The identities that lead to a customer, by kind: its externalId, email, phone and BSUID. An anonymous visitor's
  * email is a claim nobody verified: it stays out of the shared index. Both engines index exactly these.
@@ -88,6 +101,27 @@ export interface HandoffInfo {
 
 /** A conversation record without its snapshot (lists, the dashboard). */
 export type ConversationSummary = Omit<ConversationRecord, 'snapshot'>;
+
+/**
+ * The record the conversation's writer (the host) writes when another writer (the reflection daemon) wrote it since:
+ * the fields that writer sets — its verdict, follow-up and review attempt, and `reviewedAt` unless this write stores a
+ * new customer message (which clears it) — are kept from `stored`; the rest is the writer's.
+ */
+export function keepOthersFields(
+  stored: ConversationSummary | undefined,
+  record: ConversationRecord,
+  messages: Pick<MessageRecord, 'role'>[],
+): ConversationRecord {
+  if (!stored) return record;
+  const { reflection: _r, followupPending: _f, reviewAttempt: _a, reviewedAt, ...own } = record;
+  const merged: ConversationRecord = own;
+  if (stored.reflection !== undefined) merged.reflection = stored.reflection;
+  if (stored.followupPending !== undefined) merged.followupPending = stored.followupPending;
+  if (stored.reviewAttempt !== undefined) merged.reviewAttempt = stored.reviewAttempt;
+  const kept = messages.some((m) => m.role === 'user') ? reviewedAt : stored.reviewedAt;
+  if (kept !== undefined) merged.reviewedAt = kept;
+  return merged;
+}
 
 /** `agent`: a person of the integrator's team wrote (`data.author`); `handoff`: handed over or back (`data`). */
 export type MessageRole = 'user' | 'assistant' | 'tool' | 'confirmation' | 'agent' | 'handoff';

@@ -10,6 +10,8 @@ interface Target {
   host: string;
   port: string;
   password: string;
+  user: string;
+  database: string;
 }
 
 /** What pg tried, read the way pg reads it (pg-connection-string), shown as a URL without the password or query. */
@@ -24,7 +26,7 @@ function targetOf(url: string): Target | undefined {
     const auth = user ? `${encodeURIComponent(user)}${password ? `:${MASK}` : ''}@` : password ? `:${MASK}@` : '';
     const where = host.startsWith('/') ? `${host} (unix socket), port ${port}` : `${host.includes(':') ? `[${host}]` : host}:${port}`;
     const shown = host.startsWith('/') ? `postgres://${auth}/${database} at ${where}` : `postgres://${auth}${where}/${database}`;
-    return { shown, host, port, password };
+    return { shown, host, port, password, user, database };
   } catch {
     return undefined;
   }
@@ -39,6 +41,8 @@ function asError(err: unknown): PgError {
   if (err && typeof err === 'object' && typeof (err as PgError).message === 'string') return err as PgError;
   return { message: String(err) };
 }
+
+const quoted = (name: string) => (/^[a-z_<][a-z0-9_$>]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`);
 
 function cause(e: PgError, t: Target | undefined): string {
   const at = t ? (t.host.startsWith('/') ? `the unix socket for port ${t.port} in ${t.host}` : `${t.host}:${t.port}`) : 'that address';
@@ -66,6 +70,8 @@ function cause(e: PgError, t: Target | undefined): string {
       return `${e.message} (a wrong password, or no such user)`;
     case '3D000':
       return `${e.message} (create it first, or fix the database name in the URL)`;
+    case '42501': // CONNECT revoked: "permission denied for database …"
+      return `${e.message}: as a superuser or the database owner, run: GRANT CONNECT ON DATABASE ${quoted(t?.database ?? '<database>')} TO ${quoted(t?.user || '<role>')};`;
     case '28000':
       return `the server refused the connection: ${e.message}`;
     case '53300':

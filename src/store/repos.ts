@@ -27,7 +27,7 @@ import type {
   MessageRecord,
   MessageRole,
 } from './model.ts';
-import type { TelemetryEvent, TurnCallRecord } from '../telemetry/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from './telemetry-records.ts';
 
 export interface CustomerStore {
   get(customerId: string): Promise<Customer | undefined>;
@@ -68,6 +68,26 @@ export interface ConversationStore {
     messages: MessageRecord[],
     expected: { version: number; owner?: { nodeId: string; epoch: number } },
   ): Promise<number | undefined>;
+  /**
+   * The write of the conversation's writer (the host, which holds it): `record` and its new history records, in one
+   * atomic write, each engine its fastest safe way (LMDB: one transaction; PostgreSQL: one statement when `version` is
+   * the stored one and there are no `channelWrites`, else a transaction). Outside a transaction. Under the
+   * conversation's lock:
+   * - `owner`, when given, must own the conversation at that epoch, else it throws `OwnershipLostError` (fenced);
+   * - a customer message (`role: 'user'`) of `messages` already stored writes nothing: resolves `{ seen }` with their
+   *   ids (the store is the authority on which messages it has; write again without them);
+   * - a record another writer moved on since `version` (none: the writer has not written it yet) keeps the fields
+   *   others write (model.ts `keepOthersFields`): `othersWrote` says so;
+   * - `channelWrites` run in the same transaction after the record is written (an outbound job, inbox removals):
+   *   throwing aborts the whole write.
+   * Resolves the record's new version and the record as written.
+   */
+  persist(
+    record: ConversationRecord,
+    messages: MessageRecord[],
+    expected: { version?: number; owner?: { nodeId: string; epoch: number } },
+    channelWrites?: (tx: StoreRepos) => Promise<void>,
+  ): Promise<PersistOutcome>;
   /** Conversations that were mid-turn (`busy`): resumed at start. */
   busy(): Promise<ConversationMeta[]>;
   /**
@@ -85,6 +105,12 @@ export interface ConversationStore {
    */
   withHuman(o: { before?: HandoffCursor; limit: number }): Promise<ConversationSummary[]>;
 }
+
+/**
+ * What `conversations.persist` did: wrote `record` (the one given, or with the fields others write kept when
+ * `othersWrote`) at `version`; or nothing, because these customer messages are stored already.
+ */
+export type PersistOutcome = { version: number; othersWrote: boolean; record: ConversationRecord } | { seen: string[] };
 
 export interface HandoffCursor {
   since: number;
@@ -107,6 +133,13 @@ export interface HistoryStore {
   lastSeq(conversationId: string): Promise<number>;
   /** Up to `limit` records before sequence number `before` (the newest when absent), oldest first. */
   page(conversationId: string, o: { before?: number; limit: number }): Promise<{ seq: number; record: MessageRecord }[]>;
+  /**
+   * Moves every record of `from` to the end of `into`, in order (each keeps its id, role, text, time and data; its
+   * `conversationId` becomes `into`, its sequence number the next of `into`); `from` is left without records, and
+   * `seen` answers for the moved customer messages in `into` only; `from` is numbered from 1 again. Resolves with how many moved: a second move of the
+   * same conversation moves nothing. Call it in a transaction that locked both conversations (a visitor signing in).
+   */
+  move(from: string, into: string): Promise<number>;
 }
 
 export interface MagicLinkStore {

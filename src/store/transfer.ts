@@ -1,6 +1,6 @@
 // Moving a store's data to another engine: the source engine lists its records as domain records (this union), and
 // the importer writes them to the target through the ordinary repositories, so any engine can be a target.
-import type { TelemetryEvent, TurnCallRecord } from '../telemetry/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from './telemetry-records.ts';
 import type { Channel, ConversationRecord, Customer, DeadJob, DeliveryRecord, EarlyStatus, Job, MagicLink, MessageRecord } from './model.ts';
 
 export type StoreRecord =

@@ -2,9 +2,10 @@
 // the telemetry stream plus gauges read at scrape time.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createHealthMetrics, type HealthGauges } from './health-metrics.ts';
 import type { Telemetry } from './types.ts';
 
-export interface MetricsGauges {
+export interface MetricsGauges extends HealthGauges {
   activeConversations?(): number;
   sdkConnections?(): number;
   whatsappQueueDepth?(): { inbound: number; outbound: number };
@@ -12,10 +13,13 @@ export interface MetricsGauges {
   withHuman?(): number;
   /** Outbound webhook deliveries since start, and deliveries waiting or running. */
   webhooks?(): { delivered: number; failedAttempts: number; dead: number; depth: number };
+  /** The clock handoff waits are measured with (the injected one). */
+  now?(): number;
 }
 
 export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) {
   const registry = new Registry();
+  const health = createHealthMetrics(registry, { now: gauges.now ?? Date.now, gauges });
   // The process metrics every Node exporter has (CPU, resident memory, heap, GC, handles, open fds, start time).
   collectDefaultMetrics({ register: registry });
   const turns = new Counter({ name: 'parley_turns_total', help: 'Conversation turns completed', labelNames: ['channel'], registers: [registry] });
@@ -34,6 +38,18 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
     registers: [registry],
   });
   const llmTokens = new Counter({ name: 'parley_llm_tokens_total', help: 'LLM tokens', labelNames: ['model', 'kind'], registers: [registry] });
+  const llmCost = new Counter({
+    name: 'parley_llm_cost_total',
+    help: 'What LLM calls cost, in telemetry.currency (llm.prices); calls of a model without a price are not counted',
+    labelNames: ['model'],
+    registers: [registry],
+  });
+  const whatsappCost = new Counter({
+    name: 'parley_whatsapp_cost_total',
+    help: 'What billable WhatsApp messages cost, in telemetry.currency (channels.whatsapp.prices), by Meta pricing category',
+    labelNames: ['category'],
+    registers: [registry],
+  });
   const llmCalls = new Counter({ name: 'parley_llm_calls_total', help: 'LLM calls', labelNames: ['model', 'purpose', 'outcome'], registers: [registry] });
   const tools = new Counter({ name: 'parley_tool_calls_total', help: 'SDK tool calls', labelNames: ['name', 'outcome'], registers: [registry] });
   const proactive = new Counter({ name: 'parley_proactive_total', help: 'Proactive requests', labelNames: ['outcome', 'reason'], registers: [registry] });
@@ -151,6 +167,7 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
   };
   const unsubscribe = telemetry.subscribe({
     event(e) {
+      health.event(e);
       const d = e.data as Record<string, unknown>;
       const type = e.type;
       if (type === 'message.in' || type === 'message.out') child(messages, 'm', e.channel ?? 'unknown', type.slice(8)).inc();
@@ -161,8 +178,11 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
       } else if (type === 'tool.result' || type === 'tool.failed') child(tools, 't', String(d.name), type === 'tool.result' ? 'ok' : 'failed').inc();
       else if (type === 'proactive.accepted') child(proactive, 'p', 'accepted', '').inc();
       else if (type === 'proactive.blocked' || type === 'proactive.failed') child(proactive, 'p', type.slice(10), String(d.reason ?? '')).inc();
-      else if (type === 'whatsapp.status') child(delivery, 'd', String(d.status)).inc();
-      else if (type === 'whatsapp.outbound' && (d.status === 'accepted' || d.status === 'failed')) child(delivery, 'd', String(d.status)).inc();
+      else if (type === 'whatsapp.status') {
+        child(delivery, 'd', String(d.status)).inc();
+        if (typeof d.cost === 'number' && d.cost > 0)
+          child(whatsappCost, 'wc', String((d.pricing as { category?: unknown } | undefined)?.category ?? 'unknown')).inc(d.cost);
+      } else if (type === 'whatsapp.outbound' && (d.status === 'accepted' || d.status === 'failed')) child(delivery, 'd', String(d.status)).inc();
       else if (type === 'whatsapp.unusable') child(unusable, 'u', String(d.part), String(d.partType)).inc(typeof d.count === 'number' ? d.count : 1);
       else if (type === 'whatsapp.event') child(waEvents, 'we', String(d.event)).inc();
       else if (type === 'whatsapp.identity') child(waEvents, 'we', 'identity').inc();
@@ -171,10 +191,13 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
       else if (type === 'error') errors.inc();
     },
     turnCall(c) {
+      health.turnCall(c);
       child(llmDuration, 'ld', c.model, c.purpose).observe(c.durationMs / 1000);
       child(llmCalls, 'calls', c.model, c.purpose, c.ok ? 'ok' : 'error').inc();
       if (c.promptTokens) child(llmTokens, 'tok', c.model, 'prompt').inc(c.promptTokens);
       if (c.completionTokens) child(llmTokens, 'tok', c.model, 'completion').inc(c.completionTokens);
+      if (c.cachedPromptTokens) child(llmTokens, 'tok', c.model, 'cached_prompt').inc(c.cachedPromptTokens);
+      if (c.cost) child(llmCost, 'cost', c.model).inc(c.cost);
     },
   });
 

@@ -6,10 +6,11 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
 import type { Store } from '../store/repos.ts';
-import { timeOrderedId } from './ids.ts';
+import { timeOrderedId } from '../store/telemetry-records.ts';
+import { llmCost, type PriceTable } from './pricing.ts';
 import type { NewEvent, NewTurnCall, Telemetry, TelemetryEvent, TurnCallRecord } from './types.ts';
 
-export { timeOrderedId } from './ids.ts';
+export { timeOrderedId } from '../store/telemetry-records.ts';
 
 /** While the store cannot write: how soon what it kept is tried again when nothing new is recorded. */
 const STORE_RETRY_MS = 1000;
@@ -21,6 +22,8 @@ export interface RecorderOptions {
   enabled?: boolean;
   flushIntervalMs?: number;
   maxBatch?: number;
+  /** `llm.prices`: each LLM call's cost is computed from it when the call is recorded. */
+  prices?: PriceTable;
 }
 
 export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
@@ -172,6 +175,8 @@ export function createTelemetryRecorder(o: RecorderOptions): Telemetry {
         durationMs: r.durationMs,
         promptTokens: r.promptTokens,
         completionTokens: r.completionTokens,
+        cachedPromptTokens: r.cachedPromptTokens,
+        cost: o.prices ? llmCost(o.prices, r) : undefined,
         toolCalls: r.toolCalls,
         ok: r.ok,
         error: r.error,

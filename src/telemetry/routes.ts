@@ -5,17 +5,31 @@ import type { CustomerRepo } from '../customers/repo.ts';
 import { requireServiceSecret } from '../http/auth.ts';
 import { parseOr400 } from '../http/errors.ts';
 import type { Services } from '../services.ts';
+import { costReport } from './costs.ts';
 import { TelemetryQuerySchema, toFilter } from './query.ts';
 import { recentConversations } from './recent-conversations.ts';
+import { fitWindow } from './summary-window.ts';
 import { summarize } from './summary.ts';
 
 const SummaryQuery = z.strictObject({
   since: z.string().regex(/^\d+$/).transform(Number).optional(),
   until: z.string().regex(/^\d+$/).transform(Number).optional(),
   bucketMs: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1000).max(86_400_000)).optional(),
+  /** `1`: start the window at its first record, with a bucket from that span (no larger than `bucketMs`). */
+  fit: z.enum(['0', '1']).optional(),
+  channel: z.enum(['web', 'whatsapp']).optional(),
+});
+const CostsQuery = z.strictObject({
+  since: z.string().regex(/^\d+$/).transform(Number).optional(),
+  until: z.string().regex(/^\d+$/).transform(Number).optional(),
+  by: z.enum(['turn', 'conversation', 'customer', 'day']).default('day'),
+  conversationId: z.string().min(1).max(256).optional(),
+  customerId: z.string().min(1).max(256).optional(),
+  limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(1000)).optional(),
 });
 const ConversationsQuery = z.strictObject({
   limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(500)).optional(),
+  channel: z.enum(['web', 'whatsapp']).optional(),
 });
 
 export async function telemetryPlugin(app: FastifyInstance, o: { services: Services; customers: CustomerRepo; metricsText: () => Promise<string> }) {
@@ -47,14 +61,31 @@ export async function telemetryPlugin(app: FastifyInstance, o: { services: Servi
     const q = parseOr400(SummaryQuery, request.query, 'query');
     await services.telemetry.flush();
     const until = q.until ?? services.clock.now();
-    const since = q.since ?? until - 24 * 3600_000;
-    return summarize(services.store.telemetry, { since, until, bucketMs: q.bucketMs });
+    const asked = { since: q.since ?? until - 24 * 3600_000, until, bucketMs: q.bucketMs };
+    const window = q.fit === '1' ? await fitWindow(services.store.telemetry, { since: asked.since, until, maxBucketMs: q.bucketMs }) : asked;
+    return Object.assign(await summarize(services.store.telemetry, Object.assign(window, { channel: q.channel })), {
+      currency: services.config.telemetry.currency,
+    });
+  });
+
+  app.get('/api/v1/telemetry/costs', { onRequest }, async (request) => {
+    const q = parseOr400(CostsQuery, request.query, 'query');
+    await services.telemetry.flush();
+    const until = q.until ?? services.clock.now();
+    const since = q.since ?? until - 30 * 24 * 3600_000;
+    return costReport(services.store.telemetry, Object.assign({}, q, { since, until, currency: services.config.telemetry.currency }));
   });
 
   app.get('/api/v1/telemetry/conversations', { onRequest }, async (request) => {
     const q = parseOr400(ConversationsQuery, request.query, 'query');
     await services.telemetry.flush();
-    return { items: await recentConversations(services.store, q.limit ?? 50) };
+    return {
+      items: await recentConversations(services.store, q.limit ?? 50, {
+        customer: (id) => o.customers.get(id),
+        withText: services.config.telemetry.store_text,
+        channel: q.channel,
+      }),
+    };
   });
 
   const metricsOpts = services.config.telemetry.metrics_public ? {} : { onRequest };

@@ -2,9 +2,7 @@
 // progress on stderr. The source is opened like a running Parley would open it, so a source still in use by a
 // running process is refused (LMDB's directory lock), and a target that already holds data is refused.
 import type { Logger } from '../logger.ts';
-import { exportLmdb } from '../store/lmdb/export.ts';
-import { openLmdbStore } from '../store/lmdb/index.ts';
-import { openStoreAt } from '../store/open.ts';
+import { openLmdbSource, openStoreAt } from '../store/open.ts';
 import type { StoreRecordKind } from '../store/transfer.ts';
 import { importRecords } from './import-records.ts';
 
@@ -35,14 +33,14 @@ export async function migrateStore(argv: string[], o: { write: (line: string) =>
   const to = option(argv, '--to');
   if (!from || !to) throw new MigrateStoreError(`--from and --to are required\n\n${MIGRATE_STORE_USAGE}`);
   if (!from.startsWith('lmdb:')) throw new MigrateStoreError(`--from must be lmdb:<path> (got ${from})`);
-  const source = await openLmdbStore({ path: from.slice('lmdb:'.length), logger: o.logger, diskReserveMb: 1 });
+  const source = await openLmdbSource(from.slice('lmdb:'.length), { logger: o.logger });
   try {
     const target = await openStoreAt(to, { logger: o.logger, poolSize: o.poolSize });
     try {
       if (!(await target.isEmpty())) throw new MigrateStoreError(`the target ${target.location} already holds data: migrate into an empty database`);
       o.write(`migrate-store: copying ${source.location} into ${target.location}`);
       let last = 0;
-      const counts = await importRecords(target, exportLmdb(source.kv), (c) => {
+      const counts = await importRecords(target, source.records(), (c) => {
         if (Date.now() - last < 1000) return;
         last = Date.now();
         o.write(`migrate-store: ${describe(c)}`);

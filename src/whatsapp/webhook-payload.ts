@@ -65,8 +65,18 @@ export interface WhatsAppStatus {
   timestampMs: number;
   errors: { code: number | string; title?: string; message?: string }[];
   callbackData?: string;
+  /** Meta's `pricing` of the message, when the status carries one (src/whatsapp/delivery-status.ts prices it). */
+  pricing?: StatusPricing;
   /** `metadata.phone_number_id` of the change it came in. */
   phoneNumberId: string;
+}
+
+export interface StatusPricing {
+  /** `marketing`, `utility`, `authentication`, `service`, … (Meta's words, kept as they come). */
+  category: string;
+  billable: boolean;
+  /** `PMP` (per message) or `CBP` (per conversation, before July 2025). */
+  model?: string;
 }
 
 /** A part of the body Parley cannot use; logged once per body and counted. */
@@ -123,6 +133,11 @@ const Status = z.looseObject({
   recipient_user_id: z.string().optional(),
   timestamp: Timestamp,
   biz_opaque_callback_data: z.string().optional(),
+  // A pricing object Parley cannot read is left out; the status itself still counts.
+  pricing: z
+    .looseObject({ category: z.string().min(1).max(64), billable: z.boolean().optional(), pricing_model: z.string().max(32).optional() })
+    .optional()
+    .catch(undefined),
   // Kept whole: Meta's error_data.details goes to telemetry with the code.
   errors: z.array(z.looseObject({ code: z.union([z.number(), z.string()]), title: z.string().optional(), message: z.string().optional() })).optional(),
 });
@@ -275,6 +290,11 @@ function parseMessagesChange(
       phoneNumberId,
     };
     if (s.biz_opaque_callback_data) status.callbackData = s.biz_opaque_callback_data;
+    if (s.pricing)
+      status.pricing = Object.assign(
+        { category: s.pricing.category, billable: s.pricing.billable !== false },
+        s.pricing.pricing_model ? { model: s.pricing.pricing_model } : {},
+      );
     out.statuses.push(status);
   }
 }

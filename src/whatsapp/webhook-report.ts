@@ -4,7 +4,7 @@
 // the quiet events (removed reactions, edits, deletions, system notices: one
 // `whatsapp.event` each, at debug level in the log).
 import type { Logger } from '../logger.ts';
-import type { NewEvent } from '../telemetry/types.ts';
+import type { NewEvent } from '../services.ts';
 import type { IgnoredPart, QuietEvent } from './webhook-payload.ts';
 
 export function reportWebhookParts(o: { ignored: IgnoredPart[]; quiet: QuietEvent[]; log: Logger; telemetry: { event(e: NewEvent): void } }): void {

@@ -178,6 +178,9 @@ describe('conversations with the openai provider (real client, fake server)', ()
     const store = p.services.store;
     const real = store.transaction.bind(store);
     store.transaction = <T>(fn: (tx: StoreRepos) => Promise<T>) => new Promise((r) => setTimeout(r, 50)).then(() => real(fn));
+    // The conversation's own write (`conversations.persist`) too.
+    const realPersist = store.conversations.persist;
+    store.conversations.persist = (...args) => new Promise((r) => setTimeout(r, 50)).then(() => realPersist(...args));
     const seen: { kind: string; at: number }[] = [];
     p.services.telemetry.subscribe({
       event: (e) => void seen.push({ kind: e.type, at: e.at }),
@@ -186,6 +189,7 @@ describe('conversations with the openai provider (real client, fake server)', ()
     w.send({ type: 'message', id: 'm1', text: 'hi' });
     await w.next((f) => f.type === 'message');
     store.transaction = real;
+    store.conversations.persist = realPersist;
     const at = (kind: string) => seen.find((x) => x.kind === kind)!.at;
     expect(at('message.in')).toBeLessThanOrEqual(at('turn.started'));
     expect(at('turn.started')).toBeLessThanOrEqual(at('turn-call'));

@@ -46,20 +46,20 @@ async function setup() {
       if (poisoned && inCall()) throw new Error('snapshot could not be encoded');
       return r;
     });
-  // The host's other way to write (one statement, no transaction) fails the same way.
-  const realSave = store.conversations.saveIfUnchanged;
-  store.conversations.saveIfUnchanged = async (...args) => {
+  // The host's write (`conversations.persist`: one statement or the engine's own transaction) fails the same way.
+  const realPersist = store.conversations.persist.bind(store.conversations);
+  store.conversations.persist = async (...args) => {
     if (poisoned && inCall()) throw new Error('snapshot could not be encoded');
-    return realSave(...args);
+    return realPersist(...args);
   };
   const restore = () => {
     store.transaction = real;
-    store.conversations.saveIfUnchanged = realSave;
+    store.conversations.persist = realPersist;
   };
   /** Every write of the conversation fails at once from now on (until `restore`). */
   const failWrites = (message: string) => {
     store.transaction = (() => Promise.reject(new Error(message))) as typeof store.transaction;
-    store.conversations.saveIfUnchanged = () => Promise.reject(new Error(message));
+    store.conversations.persist = () => Promise.reject(new Error(message));
   };
   return { p, w, clock, calls: () => calls, poison: () => (poisoned = true), failWrites, restore };
 }

@@ -1,8 +1,8 @@
-// The conversation host's writes: an active conversation's next write goes out as one statement
-// (`conversations.saveIfUnchanged`, no transaction) while nobody else wrote its record, and falls back to the
-// transaction, keeping what the other writer wrote, when somebody did.
+// The conversation host's writes: an active conversation's next write goes out at the version its last one left,
+// with nothing else to write (`conversations.persist` without channel writes: one statement on PostgreSQL, no read of
+// the record), while nobody else wrote its record; when somebody did, the store keeps what the other writer wrote.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/repos.ts';
+import type { PersistOutcome, Store } from '../../src/store/repos.ts';
 import { startParley, type TestParley } from '../support/parley.ts';
 import { historyOf } from '../support/store.ts';
 import { startWidgetSession, type WidgetClient } from '../support/widget-client.ts';
@@ -12,13 +12,18 @@ afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
 });
 
-/** Every outcome of `saveIfUnchanged` from now on: the version written, or undefined when the store refused. */
+/**
+ * Every `persist` from now on: the version written when it was written at the version the writer expected with
+ * nothing else to write (the one-statement write), or undefined when it was not (the record was new to this writer,
+ * another writer had moved it on, or channel writes made it a transaction).
+ */
 function watchOneStatementWrites(store: Store): (number | undefined)[] {
   const outcomes: (number | undefined)[] = [];
-  const original = store.conversations.saveIfUnchanged.bind(store.conversations);
-  store.conversations.saveIfUnchanged = async (...args) => {
-    const outcome = await original(...args);
-    outcomes.push(outcome);
+  const original = store.conversations.persist.bind(store.conversations);
+  store.conversations.persist = async (record, messages, expected, channelWrites) => {
+    const outcome: PersistOutcome = await original(record, messages, expected, channelWrites);
+    const alone = expected.version !== undefined && channelWrites === undefined && 'version' in outcome && !outcome.othersWrote;
+    outcomes.push(alone && 'version' in outcome ? outcome.version : undefined);
     return outcome;
   };
   return outcomes;

@@ -242,7 +242,7 @@ describe('SDK gateway with the real SDK', () => {
 
     const outcome = s.hub.invoke('echo', { x: 1 }, CTX, { invocationId: 'inv-raw-1' });
     const invoke = await raw.nextFrame(7);
-    expect(invoke).toEqual({ type: 'invoke', id: 'inv-raw-1', name: 'echo', args: { x: 1 }, context: CTX });
+    expect(invoke).toEqual({ type: 'invoke', id: 'inv-raw-1', name: 'echo', args: { x: 1 }, context: { ...CTX, verified: false } });
     raw.send({ type: 'result', id: 'inv-raw-1', ok: true, data: { echoed: true } });
     await expect(outcome).resolves.toEqual({ ok: true, data: { echoed: true } });
     expect(raw.ws.readyState).toBe(WebSocket.OPEN);

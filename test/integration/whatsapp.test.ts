@@ -255,11 +255,15 @@ describe('provider sdk', () => {
     const p = await startParley({ config: { channels: { whatsapp: { enabled: true, provider: 'sdk', graph_url: graph.url } } } });
     open.push(p);
     const sent: { channel: string; to: string; content: string }[] = [];
+    const verified: boolean[] = [];
     const sdk = createClient();
     sdk.expose(
       'getOrderStatus',
       { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) },
-      async ({ orderId }: { orderId: string }) => ({ orderId, status: 'shipped' }),
+      async ({ orderId }: { orderId: string }, ctx) => {
+        verified.push(ctx.verified);
+        return { orderId, status: 'shipped' };
+      },
     );
     sdk.onSend(async (m: { channel: string; to: string; content: string }) => {
       sent.push(m);
@@ -278,6 +282,8 @@ describe('provider sdk', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(sent).toEqual([{ channel: 'whatsapp', to: '+15550003030', content: expect.stringContaining('shipped') }]);
     expect(graph.requests).toHaveLength(0);
+    // A WhatsApp number is a verified customer (issue 32: context.verified).
+    expect(verified).toEqual([true]);
   });
 
   it('ingest from a BSUID (a user with no phone number) → onSend gets the BSUID as `to`; a `from` that is neither → ok:false', async () => {

@@ -42,10 +42,10 @@ async function signIn(p: TestParley, email: string, externalId: string) {
 
 /** An SDK whose tool records the context Parley gives it (what an integrator's backend would trust). */
 async function recordingSdk(p: TestParley) {
-  const contexts: { customerId: string; externalId?: string }[] = [];
+  const contexts: { customerId: string; externalId?: string; verified: boolean }[] = [];
   const sdk = createClient();
   sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async ({ orderId }, ctx) => {
-    contexts.push({ customerId: ctx.customerId, externalId: ctx.externalId });
+    contexts.push({ customerId: ctx.customerId, externalId: ctx.externalId, verified: ctx.verified });
     return { orderId, status: 'shipped' };
   });
   await sdk.listen({ url: p.url(), secret: TEST_SECRET });
@@ -109,7 +109,8 @@ describe('anonymous widget init', () => {
     expect(mallory.first).toMatchObject({ type: 'ready', customerId: 'alice-ext' });
     await say(mallory.w, 'x1', 'status of order 1001');
     // Her tool calls say she is anonymous: the integrator's backend never sees its own id for her.
-    expect(contexts.at(-1)).toEqual({ customerId: 'alice-ext', externalId: 'anon:alice-ext' });
+    // Nobody verified an anonymous claim; a session token (magic link) is a verified customer.
+    expect(contexts.at(-1)).toEqual({ customerId: 'alice-ext', externalId: 'anon:alice-ext', verified: false });
 
     // Alice signs in through the integrator: a new record with her email, not Mallory's.
     const alice = await signIn(p, 'alice@real.example', 'alice-ext');
@@ -118,7 +119,7 @@ describe('anonymous widget init', () => {
     const aliceWidget = await init(p, { customerId: alice.customerId, authToken: alice.sessionToken });
     expect(aliceWidget.first).toMatchObject({ type: 'ready', customerId: alice.customerId, history: [] });
     await say(aliceWidget.w, 'a1', 'status of order 2002, my address is 1 Secret Street');
-    expect(contexts.at(-1)).toEqual({ customerId: alice.customerId, externalId: 'alice-ext' });
+    expect(contexts.at(-1)).toEqual({ customerId: alice.customerId, externalId: 'alice-ext', verified: true });
 
     // Mallory comes back with the same claim: her own record, her own history; none of Alice's.
     const back = await init(p, { customerId: 'alice-ext', email: 'mallory@evil.example' });

@@ -137,11 +137,15 @@ describe('faults', () => {
     const store = p.services.store;
     const real = store.transaction.bind(store);
     store.transaction = (() => Promise.reject(new Error('MDB_MAP_FULL: Environment mapsize limit reached'))) as typeof store.transaction;
+    // The conversation's own write (`conversations.persist`, its own transaction) fails the same way.
+    const realPersist = store.conversations.persist;
+    store.conversations.persist = () => Promise.reject(new Error('MDB_MAP_FULL: Environment mapsize limit reached'));
     w.send({ type: 'message', id: 'm1', text: 'hello' });
     const err = await w.next((f) => f.type === 'error');
     expect(err).toMatchObject({ code: 'unavailable' });
     expect(w.frames.some((f) => f.type === 'ack')).toBe(false);
     store.transaction = real;
+    store.conversations.persist = realPersist;
     expect((await fetch(`${p.url()}/health`)).status).toBe(200);
     w.send({ type: 'message', id: 'm2', text: 'hello again' });
     await w.next((f) => f.type === 'ack' && f.id === 'm2');

@@ -1,6 +1,7 @@
 // Contract: ConversationStore (src/store/repos.ts), on every engine of engines.ts.
 import { describe, expect, it } from 'vitest';
 import type { ConversationRecord, MessageRecord } from '../../src/store/model.ts';
+import { isOwnershipLost } from '../../src/store/errors.ts';
 import type { Store } from '../../src/store/repos.ts';
 import { concurrently, freshStore, warmUp } from './contract.ts';
 import { engines } from './engines.ts';
@@ -283,6 +284,126 @@ export function describeConversationsContract(engine: string, open: () => Promis
       );
       expect(outcomes.filter((v) => v !== undefined)).toHaveLength(1);
       expect(await store().history.lastSeq('c1')).toBe(1);
+    });
+
+    it("persist: the writer's record and records, at the version it last wrote; another writer's fields survive; a stored customer message writes nothing", async () => {
+      // Never written: nothing to be at, nobody else wrote it.
+      const first = await store().conversations.persist(conversation('c1', { updatedAt: 1 }), [message('c1', 'm1', 'user')], {});
+      expect(first).toMatchObject({ version: expect.any(Number), othersWrote: false });
+      const v1 = (first as { version: number }).version;
+      const mine = conversation('c1', { updatedAt: 2, lastMessageAt: 2, reviewedAt: 1, snapshot: { n: 2 } });
+      const second = await store().conversations.persist(mine, [message('c1', 'r1')], { version: v1 });
+      expect(second).toEqual({ version: v1 + 1, othersWrote: false, record: mine });
+      expect(await store().conversations.get('c1')).toEqual(mine);
+      // The reflection daemon writes its verdict: the writer's next record keeps it (and the verdict's time).
+      const reflection = { verdict: 'resolved' as const, summary: 'done', at: 3 };
+      await store().transaction(async (tx) => {
+        const current = await tx.conversations.lock('c1');
+        await tx.conversations.put(Object.assign({}, current!, { reflection, reviewedAt: 3, followupPending: { content: 'hi', decidedAt: 3 } }));
+      });
+      const stale = conversation('c1', { updatedAt: 4, lastMessageAt: 4, reviewedAt: 1, snapshot: { n: 4 } });
+      const third = await store().conversations.persist(stale, [message('c1', 'r2')], { version: v1 + 1 });
+      expect(third).toMatchObject({ version: v1 + 3, othersWrote: true });
+      expect((third as { record: ConversationRecord }).record).toEqual(await store().conversations.get('c1'));
+      expect(await store().conversations.get('c1')).toEqual(
+        conversation('c1', { updatedAt: 4, lastMessageAt: 4, reviewedAt: 3, reflection, followupPending: { content: 'hi', decidedAt: 3 }, snapshot: { n: 4 } }),
+      );
+      // A new customer message clears the verdict's time, even one another writer set.
+      await store().transaction(async (tx) => {
+        const current = await tx.conversations.lock('c1');
+        await tx.conversations.put(Object.assign({}, current!, { reviewedAt: 5 }));
+      });
+      const asked = conversation('c1', { updatedAt: 6, lastMessageAt: 6, lastCustomerMessageAt: 6, snapshot: { n: 6 } });
+      expect(await store().conversations.persist(asked, [message('c1', 'm2', 'user')], { version: v1 + 3 })).toMatchObject({ othersWrote: true });
+      expect(await store().conversations.get('c1')).toEqual(Object.assign({}, asked, { reflection, followupPending: { content: 'hi', decidedAt: 3 } }));
+      const version = (await store().conversations.persist(asked, [], { version: v1 + 5 })) as { version: number };
+      // A customer message already stored (the batch's other records too): nothing written, whichever way.
+      const again = conversation('c1', { updatedAt: 7 });
+      expect(await store().conversations.persist(again, [message('c1', 'r3'), message('c1', 'm1', 'user')], { version: version.version })).toEqual({
+        seen: ['m1'],
+      });
+      expect(await store().conversations.persist(again, [message('c1', 'm2', 'user'), message('c1', 'm3', 'user')], {})).toEqual({ seen: ['m2'] });
+      expect((await store().conversations.get('c1'))?.updatedAt).toBe(6);
+      expect(await historyIds('c1')).toEqual(['1:m1', '2:r1', '3:r2', '4:m2']);
+    });
+
+    it('persist keeps every field of the records it appends and of the record, U+0000 included, on its fastest way too', async () => {
+      const first = (await store().conversations.persist(conversation('c1', { snapshot: { said: 'a\u0000b' } }), [], {})) as { version: number };
+      const records: MessageRecord[] = [
+        { id: 'u1', conversationId: 'c1', role: 'user', text: 'hello\u0000there', at: 2, turnId: 't1', data: { content: [{ type: 'text', v: 'x\u0000' }] } },
+        { id: 'call:invoked', conversationId: 'c1', role: 'tool', text: '', at: 3, turnId: 't1', data: { phase: 'invoked', args: { a: [1, null] } } },
+        { id: 'p1', conversationId: 'c1', role: 'assistant', text: 'offer', at: 4, proactive: true },
+      ];
+      const next = conversation('c1', {
+        externalId: 'e1',
+        busy: true,
+        state: '{"turn":"thinking"}',
+        updatedAt: 5,
+        lastMessageAt: 4,
+        lastCustomerMessageAt: 2,
+        pendingConfirmation: { id: 'cf', name: 'refund', args: { n: 1 }, summary: 'Refund' },
+        handoff: { since: 3, source: 'api', reason: 'asked' },
+        snapshot: { said: 'c\u0000d', n: 1.5 },
+      });
+      expect(await store().conversations.persist(next, records, { version: first.version })).toMatchObject({ othersWrote: false });
+      expect(await store().conversations.get('c1')).toEqual(next);
+      const stored = (await store().history.since('c1', 0)).map((r) => r.record);
+      // PostgreSQL's text cannot hold U+0000 (db.ts `text`): U+FFFD stands for it there.
+      expect(stored.map((r) => Object.assign({}, r, { text: r.text.replace('\uFFFD', '\u0000') }))).toEqual(records);
+      expect(await store().history.seen('c1', 'u1')).toBe(true);
+    });
+
+    it('persist is fenced: with an owner it writes only while that node holds the conversation at that epoch, else throws', async () => {
+      expect(
+        await store().nodes.join({ nodeId: 'node-a', instance: 'i-a', leaseMs: 10_000, load: { sdkConnections: 0, sdkFunctions: 0, conversations: 0 } }),
+      ).toBe(true);
+      const claim = await store().ownership.claim('c1', 'node-a');
+      if (!claim.claimed) throw new Error('node-a could not claim c1');
+      const owner = { nodeId: 'node-a', epoch: claim.epoch };
+      const first = (await store().conversations.persist(conversation('c1'), [], { owner })) as { version: number };
+      for (const wrong of [
+        { nodeId: 'node-b', epoch: claim.epoch },
+        { nodeId: 'node-a', epoch: claim.epoch + 1 },
+      ]) {
+        await expect(
+          store().conversations.persist(conversation('c1', { updatedAt: 3 }), [message('c1', 'x')], { version: first.version, owner: wrong }),
+        ).rejects.toSatisfy(isOwnershipLost);
+      }
+      expect(await store().conversations.persist(conversation('c1', { updatedAt: 5 }), [message('c1', 'r1')], { version: first.version, owner })).toMatchObject(
+        {
+          version: first.version + 1,
+          othersWrote: false,
+        },
+      );
+      await store().ownership.release('c1', 'node-a', claim.epoch);
+      await expect(store().conversations.persist(conversation('c1', { updatedAt: 6 }), [], { version: first.version + 1, owner })).rejects.toSatisfy(
+        isOwnershipLost,
+      );
+      expect((await store().conversations.get('c1'))?.updatedAt).toBe(5);
+      expect(await historyIds('c1')).toEqual(['1:r1']);
+    });
+
+    it("persist runs the channel's writes in its transaction: they see the record, and one that throws leaves nothing", async () => {
+      const first = (await store().conversations.persist(conversation('c1'), [], {})) as { version: number };
+      const outcome = await store().conversations.persist(
+        conversation('c1', { updatedAt: 2 }),
+        [message('c1', 'r1')],
+        { version: first.version },
+        async (tx) => {
+          expect((await tx.conversations.lockFields('c1'))?.updatedAt).toBe(2);
+          await tx.customers.save({ customerId: 'cus_written', externalId: 'ext-written', createdAt: 1 });
+        },
+      );
+      expect(outcome).toMatchObject({ version: first.version + 1, othersWrote: false });
+      expect(await store().customers.get('cus_written')).toMatchObject({ externalId: 'ext-written' });
+      const refused = store().conversations.persist(conversation('c1', { updatedAt: 3 }), [message('c1', 'r2')], { version: first.version + 1 }, async (tx) => {
+        await tx.customers.save({ customerId: 'cus_lost', externalId: 'ext-lost', createdAt: 1 });
+        throw new Error('the outbound job could not be stored');
+      });
+      await expect(refused).rejects.toThrow('the outbound job could not be stored');
+      expect(await store().customers.get('cus_lost')).toBeUndefined();
+      expect((await store().conversations.get('c1'))?.updatedAt).toBe(2);
+      expect(await historyIds('c1')).toEqual(['1:r1']);
     });
 
     it('lock holds even before the conversation exists: 30 concurrent create-or-increment give 30', async () => {

@@ -8,7 +8,7 @@ import { engines } from './engines.ts';
 const message = (conversationId: string, n: number, role: MessageRole = 'user', extra: Partial<MessageRecord> = {}): MessageRecord =>
   Object.assign({ id: `m${n}`, conversationId, role, text: `text ${n}`, at: 1000 + n }, extra);
 
-export function describeHistoryContract(engine: string, open: () => Promise<Store>) {
+export function describeHistoryContract(engine: string, open: () => Promise<Store>, sibling: (first: Store) => Promise<Store>) {
   describe(`${engine}: history`, () => {
     const store = freshStore(open);
 
@@ -76,6 +76,62 @@ export function describeHistoryContract(engine: string, open: () => Promise<Stor
       expect(await store().history.seen('b', 'm1')).toBe(false);
     });
 
+    /** Moves in one transaction that locked both conversations, as a visitor's sign-in does. */
+    const move = (from: string, into: string, on: Store = store()) =>
+      on.transaction(async (tx) => {
+        await tx.conversations.lock(from);
+        await tx.conversations.lock(into);
+        return tx.history.move(from, into);
+      });
+
+    it('move: every record of one conversation goes, in order, after the end of another; a second move moves nothing', async () => {
+      await append(message('into', 1, 'user'), message('into', 2, 'assistant'));
+      const tool = message('from', 4, 'tool', { turnId: 't1', data: { phase: 'result', name: 'lookup', ok: true } });
+      await append(message('from', 3, 'user'), tool, message('from', 5, 'assistant', { proactive: true }));
+      await append(message('other', 6, 'user'));
+      expect(await move('from', 'into')).toBe(3);
+      const moved = (r: MessageRecord) => Object.assign({}, r, { conversationId: 'into' });
+      expect(await store().history.since('into', 0)).toEqual([
+        { seq: 1, record: message('into', 1, 'user') },
+        { seq: 2, record: message('into', 2, 'assistant') },
+        { seq: 3, record: moved(message('from', 3, 'user')) },
+        { seq: 4, record: moved(tool) },
+        { seq: 5, record: moved(message('from', 5, 'assistant', { proactive: true })) },
+      ]);
+      expect(await store().history.recent('from', 10)).toEqual([]);
+      expect(await store().history.lastSeq('from')).toBe(0);
+      expect(await store().history.lastSeq('into')).toBe(5);
+      // `seen` follows the customer's message; another conversation is untouched.
+      expect(await store().history.seen('into', 'm3')).toBe(true);
+      expect(await store().history.seen('from', 'm3')).toBe(false);
+      expect((await store().history.recent('other', 10)).map((r) => r.id)).toEqual(['m6']);
+      // Idempotent: nothing is left to move; the next record of `into` follows the moved ones.
+      expect(await move('from', 'into')).toBe(0);
+      expect(await append(message('into', 7, 'user'))).toEqual([6]);
+      expect(await append(message('from', 8, 'user'))).toEqual([1]);
+    });
+
+    it('move: two concurrent moves of one conversation move each record once', async () => {
+      await warmUp(store());
+      await append(...[1, 2, 3, 4].map((n) => message('from', n)));
+      const counts = await concurrently(2, () => move('from', 'into'));
+      expect(counts.sort()).toEqual([0, 4]);
+      expect((await store().history.since('into', 0)).map((p) => p.record.id)).toEqual(['m1', 'm2', 'm3', 'm4']);
+    });
+
+    it('move: two nodes (two stores of one database; one store for LMDB) moving one conversation at once move each record once', async () => {
+      const other = await sibling(store());
+      try {
+        await warmUp(store());
+        await append(...[1, 2, 3, 4, 5].map((n) => message('from', n)));
+        const counts = await concurrently(6, (i) => move('from', 'into', i % 2 ? other : store()));
+        expect(counts.sort()).toEqual([0, 0, 0, 0, 0, 5]);
+        expect((await other.history.since('into', 0)).map((p) => p.record.id)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+      } finally {
+        if (other !== store()) await other.close();
+      }
+    });
+
     it('concurrent appends to one conversation under its lock get distinct numbers 1 … 20', async () => {
       await warmUp(store());
       const seqs = await concurrently(20, (i) => append(message('a', i)));
@@ -85,4 +141,4 @@ export function describeHistoryContract(engine: string, open: () => Promise<Stor
   });
 }
 
-for (const e of engines) describeHistoryContract(e.name, e.open);
+for (const e of engines) describeHistoryContract(e.name, e.open, e.sibling);

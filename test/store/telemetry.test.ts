@@ -2,7 +2,7 @@
 // the telemetry API, cursor pages in both orders, the dashboard's window and recent conversations, retention.
 import { describe, expect, it } from 'vitest';
 import type { Store, TelemetryFilter } from '../../src/store/repos.ts';
-import { timeOrderedId } from '../../src/telemetry/ids.ts';
+import { timeOrderedId } from '../../src/store/telemetry-records.ts';
 import type { TelemetryEvent, TurnCallRecord } from '../../src/telemetry/types.ts';
 import { freshStore } from './contract.ts';
 import { engines } from './engines.ts';
@@ -87,6 +87,22 @@ export function describeTelemetryContract(engine: string, open: () => Promise<St
       expect(second).toEqual(other);
       const [storedCall] = (await store().telemetry.turnCalls(page({}))).items;
       expect(kept('model said \u0000')).toContain(storedCall.error);
+    });
+
+    it("a call's cached prompt tokens and cost come back as written (by page and in the dashboard's window); a call without them has neither", async () => {
+      const priced = turnCall(T0, { promptTokens: 1200, cachedPromptTokens: 200, completionTokens: 300, cost: 0.00575 });
+      const unpriced = turnCall(T0 + 1);
+      await write([], [priced, unpriced]);
+      const items = (await store().telemetry.turnCalls(page({}))).items;
+      expect(items).toEqual([priced, unpriced]);
+      expect(items[1]).not.toHaveProperty('cost', expect.anything());
+      expect(items[1]).not.toHaveProperty('cachedPromptTokens', expect.anything());
+      const windowed = [];
+      for await (const c of store().telemetry.window('turnCalls', { since: T0, until: T0 + 1 })) windowed.push(c);
+      expect(windowed.map((c) => [c.cachedPromptTokens, c.cost])).toEqual([
+        [200, 0.00575],
+        [undefined, undefined],
+      ]);
     });
 
     it('flushes issued together each resolve once their records are written', async () => {

@@ -38,6 +38,8 @@ export interface ScriptedResponse {
   terse?: boolean;
   /** Answer with one JSON completion even when a stream was asked for, as some compatible servers do. */
   ignoreStream?: boolean;
+  /** The usage reported (default: 11 prompt tokens per message, 7 completion tokens); `cached` becomes `prompt_tokens_details.cached_tokens`. */
+  usage?: { prompt: number; completion: number; cached?: number };
   /** The model name the chunks carry (default: the one asked for). */
   model?: string;
   /** Called when the first text chunk is written (benchmarks time the model's first token). */
@@ -91,11 +93,19 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       pendingDelays.add(finish);
     });
 
-  const usageFor = (body: any) => ({
-    prompt_tokens: 11 * (body.messages?.length ?? 1),
-    completion_tokens: 7,
-    total_tokens: 11 * (body.messages?.length ?? 1) + 7,
-  });
+  const usageFor = (body: any, r?: ScriptedResponse) =>
+    r?.usage
+      ? {
+          prompt_tokens: r.usage.prompt,
+          completion_tokens: r.usage.completion,
+          total_tokens: r.usage.prompt + r.usage.completion,
+          ...(r.usage.cached !== undefined ? { prompt_tokens_details: { cached_tokens: r.usage.cached } } : {}),
+        }
+      : {
+          prompt_tokens: 11 * (body.messages?.length ?? 1),
+          completion_tokens: 7,
+          total_tokens: 11 * (body.messages?.length ?? 1) + 7,
+        };
 
   const stream = async (res: ServerResponse, body: any, r: ScriptedResponse, toolCalls: { id: string; name: string; arguments: string }[]) => {
     streams.add(res);
@@ -140,7 +150,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     }
     if (r.terse) return void res.end('data: [DONE]\n\n');
     chunk({}, toolCalls.length ? 'tool_calls' : 'stop');
-    if (body.stream_options?.include_usage) send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageFor(body) });
+    if (body.stream_options?.include_usage) send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageFor(body, r) });
     res.end('data: [DONE]\n\n');
   };
 
@@ -181,7 +191,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
           },
         },
       ],
-      usage: usageFor(body),
+      usage: usageFor(body, r),
     };
   });
 

@@ -64,6 +64,24 @@ describe('config', () => {
     expect(parseConfig('', { SERVICE_SDK_SECRET: '9876543210987654' }).secret).toBe('9876543210987654');
   });
 
+  it('identity.jwt_secret defaults to ${SERVICE_IDENTITY_SECRET}; the identity keys have their documented defaults', () => {
+    const env = { SERVICE_IDENTITY_SECRET: 'identity-env-0123456789' };
+    expect(parseConfig('server:\n  port: 1\n', env).identity.jwt_secret).toBe('identity-env-0123456789');
+    expect(parseConfig('identity:\n  visitors: true\n', env).identity).toMatchObject({ jwt_secret: 'identity-env-0123456789', visitors: true });
+    expect(parseConfig('identity:\n  jwt_secret: explicit-0123456789abc\n', env).identity.jwt_secret).toBe('explicit-0123456789abc');
+    expect(parseConfig('', {}).identity).toMatchObject({
+      jwt_secret: '',
+      jwt_previous_secret: '',
+      jwt_max_lifetime_hours: 24,
+      visitors: false,
+      visitor_token_ttl_days: 365,
+      visitor_messages_per_minute: 10,
+      visitor_messages_per_ip_per_minute: 60,
+      visitor_creations_per_ip_per_minute: 10,
+    });
+    expect(() => parseConfig('identity:\n  jwt_secret: short\n', {})).toThrow(/identity\.jwt_secret/);
+  });
+
   it('a missing variable names the key path', () => {
     expect(() => parseConfig('llm:\n  model: ${MODEL_NAME}\n', {})).toThrow('llm.model: environment variable MODEL_NAME is not set');
     expect(parseConfig('llm:\n  model: ${MODEL_NAME:-m1}\n', {}).llm.model).toBe('m1');

@@ -30,13 +30,14 @@ function harness(o: { llm?: (input: LlmStepInput) => LlmStepOutput; snapshot?: u
       }),
       invokeTool: fromPromise<Timed<InvokeOutcome>, InvokeToolInput>(async () => ({ ok: true as const, data: 1, at: clock.now() })),
     },
-    actions: { emit: (_, params: ConversationOutput) => void outputs.push(params) },
   });
   const actor = createActor(machine, {
     input: { conversationId: 'c1', customerId: 'u1', channel: 'web', maxToolSteps: 3, confirmationTimeoutMs: 60_000, humanIdleMs: IDLE_MS },
     clock: xstateClock(clock),
     snapshot: o.snapshot as never,
   });
+  // Outputs leave as emitted events (the machine's `emit`), as the host receives them.
+  actor.on('*', (o) => void outputs.push(o));
   actor.start();
   const send = (text: string, messageId: string) => actor.send({ type: 'customer.message', at: clock.now(), messageId, text });
   const settle = () => new Promise((r) => setTimeout(r, 5));

@@ -41,7 +41,6 @@ function harness(o: {
         return { ...(o.tool ? await o.tool(input) : { ok: true as const, data: { status: 'shipped' } }), at: clock.now() };
       }),
     },
-    actions: { emit: (_, params: ConversationOutput) => void outputs.push(params) },
   });
   const actor = createActor(machine, {
     input: {
@@ -55,6 +54,8 @@ function harness(o: {
     clock: xstateClock(clock),
     snapshot: o.snapshot as never,
   });
+  // Outputs leave as emitted events (the machine's `emit`), as the host receives them.
+  actor.on('*', (o) => void outputs.push(o));
   actor.start();
   const send = (text: string, messageId: string) => actor.send({ type: 'customer.message', at: clock.now(), messageId, text });
   const settle = () => new Promise((r) => setTimeout(r, 5));

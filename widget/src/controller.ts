@@ -1,6 +1,6 @@
 // The widget without its DOM: state, socket, re-sending, a fresh session token when the old one is refused.
 // index.ts hands it a render function; unit tests hand it a fake WebSocket and fake timers.
-import type { WidgetClientFrame } from '../../sdk/src/widget-protocol.ts';
+import type { WidgetClientFrame, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 import { connect, type ConnectionOptions } from './connection.ts';
 import { initialState, reduce, unacknowledged, type Action, type WidgetState } from './state.ts';
 
@@ -22,6 +22,8 @@ export interface ControllerOptions {
   firstAuth?: () => Promise<boolean>;
   /** Where error codes and the server's developer text go (the customer reads plain words instead). */
   log?: (line: string) => void;
+  /** Every frame from the server, before it is shown (the visitor token is kept from `ready`). */
+  onServerFrame?: (frame: WidgetServerFrame) => void;
   WebSocketImpl?: ConnectionOptions['WebSocketImpl'];
   setTimer?: ConnectionOptions['setTimer'];
 }
@@ -57,6 +59,7 @@ export function createController(o: ControllerOptions) {
     onFrame: (frame) => {
       if (frame.type === 'error') log(`[parley] ${frame.code}: ${frame.message}`);
       if (frame.type === 'ready') refreshTried = false;
+      o.onServerFrame?.(frame);
       dispatch({ type: 'frame', frame, at: now() });
     },
     onStatus: (status) => {

@@ -1,22 +1,28 @@
 // Parley's embeddable widget. One script tag:
 //   <script src="https://parley.example.com/widget.js" data-server-url="…"
 //           data-customer-id="…" data-auth-token="…" data-accent="#0a7" data-locale="es"></script>
-// (or data-auth-url="/parley-token" instead of data-auth-token: sessions that renew themselves, see auth-url.ts)
+// (or data-auth-url="/parley-token" instead of data-auth-token: sessions that renew themselves, see auth-url.ts;
+// data-auth-token alone with an identity token; data-visitors="true" alone for a visitor)
 // or window.Parley.init({ serverUrl, customerId, authToken, authUrl, theme, locale, strings, onAuthExpired }).
-import type { WidgetClientFrame } from '../../sdk/src/widget-protocol.ts';
+import type { WidgetClientFrame, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 import { createRenewal } from './auth-url.ts';
 import { createController } from './controller.ts';
 import { initialState } from './state.ts';
 import { createStrings, pickLocale, type Strings } from './strings.ts';
 import { resolveTheme, type Theme } from './theme.ts';
 import { createView } from './view.ts';
+import { visitorMemory } from './visitor.ts';
 
 export type { Strings, Theme };
 
 export interface InitOptions {
   serverUrl: string;
-  /** Required unless the auth URL's JSON answer names it (`{token, customerId}`). */
+  /**
+   * Needed with a session token unless the auth URL's JSON answer names it (`{token, customerId}`); optional with an
+   * identity token (a JWT) and for visitors.
+   */
   customerId?: string;
+  /** A session token (magic link) or an identity token (a JWT your backend signs); none: a visitor (`identity.visitors`). */
   authToken?: string;
   /**
    * A URL of your own site that answers a fresh session token for the signed-in customer (as text, or JSON
@@ -73,7 +79,8 @@ export function init(o: InitOptions): WidgetHandle {
     },
     { strings: createStrings(locale, o.strings), locale, theme: resolveTheme(o.theme, warn) },
   );
-  const initFrame = (): WidgetClientFrame => (authToken ? { type: 'init', customerId, authToken } : { type: 'init', customerId, email: o.email });
+  const visitor = visitorMemory(o.serverUrl);
+  const initFrame = (): WidgetClientFrame => visitor.init(authToken ? { type: 'init', customerId, authToken } : { type: 'init', customerId, email: o.email });
   const renewal = createRenewal({
     authUrl: o.authUrl,
     onAuthExpired: o.onAuthExpired,
@@ -92,6 +99,7 @@ export function init(o: InitOptions): WidgetHandle {
     refreshAuth: renewal.refreshAuth,
     firstAuth: authToken ? undefined : renewal.firstAuth,
     log: warn,
+    onServerFrame: (frame: WidgetServerFrame) => visitor.onFrame(frame, !!authToken),
   });
   if (o.open) view.open();
   return {
@@ -137,4 +145,6 @@ declare global {
 
 const script = document.currentScript as HTMLScriptElement | null;
 window.Parley = { init };
-if (script?.dataset.customerId || script?.dataset.authUrl) window.Parley.instance = init(optionsFromDataset(script.dataset, script.src));
+// A customer (customer id, token or auth URL), or a visitor (`data-visitors="true"`, with identity.visitors on the server).
+const d = script?.dataset;
+if (script && d && (d.customerId || d.authToken || d.authUrl || d.visitors === 'true')) window.Parley.instance = init(optionsFromDataset(d, script.src));

@@ -2,7 +2,7 @@
 // the key layouts of src/store/lmdb/repos/ and the telemetry segments.
 import type { Channel, ConversationRecord, Customer, DeadJob, DeliveryRecord, EarlyStatus, Job, MagicLink, MessageRecord } from '../model.ts';
 import type { StoreRecord } from '../transfer.ts';
-import type { TelemetryEvent, TurnCallRecord } from '../../telemetry/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from '../telemetry-records.ts';
 import type { Kv } from './kv.ts';
 import { fromStored } from './repos/conversations.ts';
 import { eventCodec, turnCallCodec } from './telemetry/codec.ts';

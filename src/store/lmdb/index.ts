@@ -26,10 +26,10 @@ export interface OpenLmdbOptions extends OpenKvOptions {
   logger?: Logger;
 }
 
-function repoFactories(kv: Kv, sequences: Sequences, claims: ClaimState, cluster: MemoryCluster): RepoFactories<KvScope> {
+function repoFactories(kv: Kv, sequences: Sequences, claims: ClaimState, cluster: MemoryCluster, reposOn: (tx: KvScope) => StoreRepos): RepoFactories<KvScope> {
   return {
     customers: lmdbCustomers,
-    conversations: (s) => lmdbConversations(s, cluster.ownership.owner),
+    conversations: (s) => lmdbConversations(s, cluster.ownership.owner, reposOn),
     history: lmdbHistory,
     links: lmdbLinks,
     proactive: lmdbProactive,
@@ -70,7 +70,7 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
     conversation: (id) => conversations.get(id),
     inboxed: async (id) => (await lmdbInbox(kv.direct, cluster).list(id)).length > 0,
   });
-  const factories = repoFactories(kv, sequences, claims, cluster);
+  const factories = repoFactories(kv, sequences, claims, cluster, (tx) => txRepos(tx));
   const repos = allRepos(factories, kv.direct);
   const txRepos = lazyRepos(factories);
   const telemetry = lmdbTelemetry(kv, options.logger);

@@ -1,7 +1,7 @@
 // Conversation records on PostgreSQL: the columns the daemon, the host and the dashboard query, the XState snapshot and
 // the rest of the record as JSON.
-import { reviewDueAt, type Channel, type ConversationRecord, type ConversationSummary, type MessageRecord } from '../model.ts';
-import type { ConversationStore } from '../repos.ts';
+import { keepOthersFields, reviewDueAt, type Channel, type ConversationRecord, type ConversationSummary, type MessageRecord } from '../model.ts';
+import type { ConversationStore, PersistOutcome, StoreRepos } from '../repos.ts';
 import { first, json, limitOf, prepared, text, type Db } from './db.ts';
 
 interface SummaryRow {
@@ -56,12 +56,14 @@ const SAVE = prepared(
        WITH ORDINALITY AS m(id, role, text, at, turn_id, proactive, data, ord))
    SELECT version FROM put`,
 );
-// `save` as one statement of its own (migration 007 says how): the new version, or NULL when it wrote nothing.
-const SAVE_UNCHANGED = prepared(
-  'conversations_save_unchanged',
-  `SELECT parley_save_conversation_unchanged($23, $24, $25, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-     $16, $17, $18, $19, $20, $21, $22) AS version`,
+// `save` as one statement of its own (migrations 007 and 008 say how), its arguments one JSON document (`writeDocument`)
+// and, beside it, the JSON values stored as they are: the new version, or NULL when it wrote nothing.
+const PERSIST_UNCHANGED = prepared(
+  'conversations_persist_unchanged',
+  'SELECT parley_persist_conversation($1::json, $2::json, $3::json, $4::json[]) AS version',
 );
+// `lockFields` with the version the record is at (persist's transaction).
+const LOCK_VERSION = prepared('conversations_lock_version', `SELECT ${SUMMARY_COLUMNS}, version FROM parley_lock_conversation($1)`);
 const BUSY = prepared('conversations_busy', 'SELECT conversation_id, customer_id, external_id, channel FROM conversations WHERE busy ORDER BY conversation_id');
 // review_due_at is set on every put from model.ts's reviewDueAt (the partial index conversations_due_for_review).
 const DUE = prepared(
@@ -119,14 +121,16 @@ function toRecord(r: RecordRow | undefined): ConversationRecord | undefined {
   return Object.assign(toSummary(r), { snapshot: r.snapshot });
 }
 
+const detailsOf = (c: ConversationRecord): Details => ({
+  pendingConfirmation: c.pendingConfirmation,
+  reflection: c.reflection,
+  followupPending: c.followupPending,
+  reviewAttempt: c.reviewAttempt,
+  handoff: c.handoff,
+});
+
 function putValues(c: ConversationRecord): unknown[] {
-  const details: Details = {
-    pendingConfirmation: c.pendingConfirmation,
-    reflection: c.reflection,
-    followupPending: c.followupPending,
-    reviewAttempt: c.reviewAttempt,
-    handoff: c.handoff,
-  };
+  const details = detailsOf(c);
   return [
     c.conversationId,
     c.customerId,
@@ -160,7 +164,69 @@ function saveValues(c: ConversationRecord, messages: MessageRecord[]): unknown[]
   ];
 }
 
-export function postgresConversations(db: Db): ConversationStore {
+/**
+ * The one-statement write's arguments (migration 008): the record's columns by name, the checks and the new records in
+ * one JSON document; the snapshot, the details and each record's data beside it (a \u0000 escape in them would make
+ * PostgreSQL refuse the whole document).
+ */
+function writeArguments(c: ConversationRecord, messages: MessageRecord[], expected: { version: number; owner?: { nodeId: string; epoch: number } }): unknown[] {
+  if (messages.some((m) => m.conversationId !== c.conversationId)) throw new Error('save: every record must belong to the conversation saved');
+  const document = JSON.stringify({
+    expected: expected.version,
+    owner_node: expected.owner?.nodeId,
+    owner_epoch: expected.owner?.epoch,
+    conversation_id: c.conversationId,
+    customer_id: c.customerId,
+    external_id: c.externalId,
+    channel: c.channel,
+    state: c.state,
+    busy: c.busy,
+    updated_at: c.updatedAt,
+    last_message_at: c.lastMessageAt,
+    last_customer_message_at: c.lastCustomerMessageAt,
+    reviewed_at: c.reviewedAt,
+    followup_pending: c.followupPending !== undefined,
+    review_due_at: reviewDueAt(c),
+    handoff_since: c.handoff?.since,
+    messages: messages.map((m) => ({ id: m.id, role: m.role, text: text(m.text), at: m.at, turn_id: m.turnId, proactive: m.proactive })),
+  });
+  return [document, json(c.snapshot), json(detailsOf(c)), messages.map((m) => json(m.data))];
+}
+
+/** A transaction on the pool that also hands its callback the transaction's Db (store.ts `inTransaction`). */
+export type PgTransaction = <T>(fn: (tx: StoreRepos, db: Db) => Promise<T>) => Promise<T>;
+
+/**
+ * `persist`'s transaction: the owner's check, the lock (with the version the record is at), the customer messages
+ * already stored, the record (keeping others' fields when they wrote it), the channel's writes.
+ */
+async function persistInTransaction(
+  tx: StoreRepos,
+  db: Db,
+  record: ConversationRecord,
+  messages: MessageRecord[],
+  { version, owner }: { version?: number; owner?: { nodeId: string; epoch: number } },
+  channelWrites: ((tx: StoreRepos) => Promise<void>) | undefined,
+): Promise<PersistOutcome> {
+  const id = record.conversationId;
+  if (owner) await tx.ownership.assertOwner(id, owner.nodeId, owner.epoch);
+  const stored = await first(db.rows<SummaryRow & { version: number }>(LOCK_VERSION, [id]));
+  const seen: string[] = [];
+  for (const m of messages) if (m.role === 'user' && (await tx.history.seen(id, m.id))) seen.push(m.id);
+  if (seen.length) return { seen };
+  const othersWrote = stored !== undefined && stored.version !== version;
+  const toWrite = othersWrote ? keepOthersFields(toSummary(stored), record, messages) : record;
+  const [row] = await db.rows<{ version: number }>(SAVE, saveValues(toWrite, messages));
+  if (channelWrites) await channelWrites(tx);
+  return { version: row.version, othersWrote, record: toWrite };
+}
+
+/** `transaction`: given on the pool's repositories (`persist` runs its own), not on a transaction's. */
+export function postgresConversations(db: Db, transaction?: PgTransaction): ConversationStore {
+  const saveUnchanged = async (c: ConversationRecord, messages: MessageRecord[], expected: { version: number; owner?: { nodeId: string; epoch: number } }) => {
+    const [row] = await db.rows<{ version: number | null }>(PERSIST_UNCHANGED, writeArguments(c, messages, expected));
+    return row.version ?? undefined;
+  };
   return {
     get: async (id) => toRecord(await first(db.rows<RecordRow>(GET, [id]))),
     lock: async (id) => toRecord(await first(db.rows<RecordRow>(LOCK, [id]))),
@@ -175,14 +241,16 @@ export function postgresConversations(db: Db): ConversationStore {
       const [row] = await db.rows<{ version: number }>(SAVE, saveValues(c, messages));
       return row.version;
     },
-    saveIfUnchanged: async (c, messages, { version, owner }) => {
-      const [row] = await db.rows<{ version: number | null }>(SAVE_UNCHANGED, [
-        ...saveValues(c, messages),
-        version,
-        owner?.nodeId ?? null,
-        owner?.epoch ?? null,
-      ]);
-      return row.version ?? undefined;
+    saveIfUnchanged: saveUnchanged,
+    persist: async (record, messages, expected, channelWrites) => {
+      if (!transaction) throw new Error('conversations.persist runs its own transaction: call it on the store, not on a transaction');
+      // The one statement when it applies (nothing else to write, and a version to be at); anything it refuses is
+      // sorted out in the transaction, where each case has its answer.
+      if (!channelWrites && expected.version !== undefined) {
+        const version = await saveUnchanged(record, messages, { version: expected.version, owner: expected.owner });
+        if (version !== undefined) return { version, othersWrote: false, record };
+      }
+      return transaction((tx, txDb) => persistInTransaction(tx, txDb, record, messages, expected, channelWrites));
     },
     busy: async () => {
       const rows = await db.rows<Pick<SummaryRow, 'conversation_id' | 'customer_id' | 'external_id' | 'channel'>>(BUSY, []);

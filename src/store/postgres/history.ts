@@ -38,6 +38,16 @@ const PAGE = prepared(
   `SELECT ${COLUMNS} FROM messages WHERE conversation_id = $1 AND ($2::bigint IS NULL OR seq < $2) ORDER BY seq DESC LIMIT $3`,
 );
 
+// One statement: the rows leave `from` and are numbered after `into`'s last (the caller holds both conversations' locks).
+const MOVE = prepared(
+  'history_move',
+  `WITH moved AS (DELETE FROM messages WHERE conversation_id = $1 RETURNING ${COLUMNS}),
+   base AS (SELECT coalesce(max(seq), 0) AS n FROM messages WHERE conversation_id = $2)
+   INSERT INTO messages (${COLUMNS})
+   SELECT $2, base.n + row_number() OVER (ORDER BY moved.seq), id, role, text, at, turn_id, proactive, data FROM moved, base
+   RETURNING seq`,
+);
+
 function toRecord(r: MessageRow): MessageRecord {
   const m: MessageRecord = { id: r.id, conversationId: r.conversation_id, role: r.role, text: r.text, at: r.at };
   if (r.turn_id !== null) m.turnId = r.turn_id;
@@ -74,5 +84,6 @@ export function postgresHistory(db: Db): HistoryStore {
     since: async (conversationId, seq) => (await db.rows<MessageRow>(SINCE, [conversationId, seq])).map(numbered),
     page: async (conversationId, { before, limit }) =>
       (await db.rows<MessageRow>(PAGE, [conversationId, before ?? null, limitOf(limit)])).reverse().map(numbered),
+    move: async (from, into) => (from === into ? 0 : (await db.rows(MOVE, [from, into])).length),
   };
 }

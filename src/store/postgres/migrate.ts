@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClientBase } from 'pg';
 import { StoreOpenError } from '../errors.ts';
+import { describePermissionError, isPermissionError } from './permission-error.ts';
 
 export interface SqlMigration {
   version: number;
@@ -69,11 +70,16 @@ export async function migrate(client: ClientBase, list: SqlMigration[], location
         await client.query('COMMIT');
       } catch (err) {
         await client.query('ROLLBACK').catch(() => undefined);
+        if (isPermissionError(err)) throw err;
         throw new StoreOpenError(`PostgreSQL migration ${String(m.version).padStart(3, '0')}_${m.name} failed at ${location}: ${(err as Error).message}`);
       }
       version = m.version;
     }
     return version;
+  } catch (err) {
+    // A role without the rights to create Parley's tables: say which role, where, and the grant that fixes it.
+    if (isPermissionError(err)) throw new StoreOpenError(await describePermissionError(client, err));
+    throw err;
   } finally {
     await client.query(UNLOCK).catch(() => undefined);
   }

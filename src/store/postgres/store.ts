@@ -135,7 +135,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
   const repoFactories: RepoFactories<Db> = {
     customers: postgresCustomers,
-    conversations: postgresConversations,
+    conversations: (db) => postgresConversations(db, db === poolDb ? inTransaction : undefined),
     history: postgresHistory,
     links: postgresLinks,
     proactive: postgresProactive,

@@ -1,5 +1,5 @@
 // Telemetry records ↔ rows of telemetry_events and telemetry_turn_calls.
-import type { TelemetryEvent, TurnCallRecord } from '../../telemetry/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from '../telemetry-records.ts';
 
 export interface EventRow {
   id: string;
@@ -25,6 +25,8 @@ export interface TurnCallRow {
   duration_ms: number;
   prompt_tokens: number;
   completion_tokens: number;
+  cached_prompt_tokens: number | null;
+  cost: number | null;
   tool_calls: string[];
   ok: boolean;
   error: string | null;
@@ -32,7 +34,7 @@ export interface TurnCallRow {
 
 export const EVENT_COLUMNS = 'id, at, type, conversation_id, customer_id, customer_external_id, channel, data';
 export const TURN_CALL_COLUMNS =
-  'id, at, turn_id, conversation_id, customer_id, sequence, provider, model, purpose, duration_ms, prompt_tokens, completion_tokens, tool_calls, ok, error';
+  'id, at, turn_id, conversation_id, customer_id, sequence, provider, model, purpose, duration_ms, prompt_tokens, completion_tokens, cached_prompt_tokens, cost, tool_calls, ok, error';
 
 export function toEvent(r: EventRow): TelemetryEvent {
   const e: TelemetryEvent = { id: r.id, at: r.at, type: r.type, data: r.data };
@@ -60,6 +62,8 @@ export function toTurnCall(r: TurnCallRow): TurnCallRecord {
     toolCalls: r.tool_calls,
     ok: r.ok,
   };
+  if (r.cached_prompt_tokens !== null) c.cachedPromptTokens = r.cached_prompt_tokens;
+  if (r.cost !== null) c.cost = r.cost;
   if (r.error !== null) c.error = r.error;
   return c;
 }
@@ -106,6 +110,8 @@ export function turnCallsJson(calls: TurnCallRecord[]): string {
         duration_ms: c.durationMs,
         prompt_tokens: Math.round(c.promptTokens),
         completion_tokens: Math.round(c.completionTokens),
+        cached_prompt_tokens: c.cachedPromptTokens === undefined ? null : Math.round(c.cachedPromptTokens),
+        cost: c.cost ?? null,
         tool_calls: c.toolCalls ?? [],
         ok: c.ok,
         error: c.error ?? null,

@@ -4,7 +4,7 @@
 // is away) goes back to the front of the queue for the next flush; one it refuses (a malformed record) is dropped,
 // since retrying it would fail the same way forever. What waits is bounded (MAX_WAITING): past it, new records are
 // dropped, so a long outage cannot grow memory without end; the oldest are kept (they show how the outage began).
-import type { TelemetryEvent, TurnCallRecord } from '../../telemetry/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from '../telemetry-records.ts';
 import type { TelemetryWriter } from '../repos.ts';
 import { prepared, type Db } from './db.ts';
 import { eventsJson, turnCallsJson } from './telemetry-rows.ts';
@@ -20,10 +20,10 @@ const INSERT = prepared(
      ON CONFLICT (id) DO NOTHING
    ), calls AS (
      INSERT INTO telemetry_turn_calls (id, at, turn_id, conversation_id, customer_id, sequence, provider, model, purpose, duration_ms,
-       prompt_tokens, completion_tokens, tool_calls, ok, error)
+       prompt_tokens, completion_tokens, cached_prompt_tokens, cost, tool_calls, ok, error)
      SELECT * FROM json_to_recordset($2::json) AS r(id text, at bigint, turn_id text, conversation_id text, customer_id text,
        sequence integer, provider text, model text, purpose text, duration_ms float8, prompt_tokens integer, completion_tokens integer,
-       tool_calls json, ok boolean, error text)
+       cached_prompt_tokens integer, cost float8, tool_calls json, ok boolean, error text)
      ON CONFLICT (id) DO NOTHING
    )
    SELECT 1`,

@@ -1,6 +1,6 @@
 // Telemetry on PostgreSQL: events and turn calls as rows, read back in id order (ids are time-ordered) with every
 // filter of the telemetry API, pages continuing after the cursor (the last id returned).
-import type { TelemetryEvent, TurnCallRecord } from '../../telemetry/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from '../telemetry-records.ts';
 import type { TelemetryFilter, TelemetryKind, TelemetryPage, TelemetryStore } from '../repos.ts';
 import { prepared, type Db } from './db.ts';
 import { EVENT_COLUMNS, TURN_CALL_COLUMNS, toEvent, toTurnCall, type EventRow, type TurnCallRow } from './telemetry-rows.ts';

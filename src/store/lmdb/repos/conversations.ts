@@ -3,8 +3,9 @@
 //   ['review', lastMessageAt, conversationId] → 1   due for review (model.ts reviewDueAt)
 //   ['followup', conversationId]              → 1   a follow-up decided and not yet settled
 //   ['human', handoff.since, conversationId]  → 1   a person has it (the agent inbox)
-import { reviewDueAt, type ConversationRecord, type ConversationSummary, type MessageRecord } from '../../model.ts';
-import type { ConversationStore, OwnershipStore } from '../../repos.ts';
+import { OwnershipLostError } from '../../errors.ts';
+import { keepOthersFields, reviewDueAt, type ConversationRecord, type ConversationSummary, type MessageRecord } from '../../model.ts';
+import type { ConversationStore, OwnershipStore, StoreRepos } from '../../repos.ts';
 import type { Key, KvScope } from '../kv.ts';
 import { lmdbHistory } from './history.ts';
 
@@ -30,8 +31,11 @@ const summary = (r: Stored): ConversationSummary => {
   return rest;
 };
 
-/** `ownerOf`: who owns a conversation now (the cluster's ownership), for `saveIfUnchanged`'s owner check. */
-export function lmdbConversations(s: KvScope, ownerOf?: OwnershipStore['owner']): ConversationStore {
+/**
+ * `ownerOf`: who owns a conversation now (the cluster's ownership), for the owner checks of `saveIfUnchanged` and
+ * `persist`; `reposOn`: the repositories of a transaction, for `persist`'s channel writes.
+ */
+export function lmdbConversations(s: KvScope, ownerOf?: OwnershipStore['owner'], reposOn?: (tx: KvScope) => StoreRepos): ConversationStore {
   const get = async (id: string) => {
     const stored = s.get<Stored>('conversations', id);
     return stored && fromStored(stored);
@@ -105,6 +109,29 @@ export function lmdbConversations(s: KvScope, ownerOf?: OwnershipStore['owner'])
         const history = lmdbHistory(tx);
         for (const m of messages) if (m.role === 'user' && (await history.seen(id, m.id))) return undefined;
         return saveIn(tx, record, messages);
+      }),
+    // One transaction: on LMDB the checks cost no round trip, and the channel's writes join it.
+    persist: (record, messages, { version, owner }, channelWrites) =>
+      s.atomically(async (tx) => {
+        const id = record.conversationId;
+        if (owner) {
+          if (!ownerOf) throw new Error('persist: this scope cannot check an owner');
+          const current = await ownerOf(id);
+          if (current?.nodeId !== owner.nodeId || current.epoch !== owner.epoch) throw new OwnershipLostError(id, owner.nodeId, owner.epoch, current);
+        }
+        const history = lmdbHistory(tx);
+        const seen: string[] = [];
+        for (const m of messages) if (m.role === 'user' && (await history.seen(id, m.id))) seen.push(m.id);
+        if (seen.length) return { seen };
+        const stored = tx.get<Stored>('conversations', id);
+        const othersWrote = stored !== undefined && stored.version !== version;
+        const toWrite = othersWrote ? keepOthersFields(summary(stored), record, messages) : record;
+        const written = await saveIn(tx, toWrite, messages);
+        if (channelWrites) {
+          if (!reposOn) throw new Error('persist: this scope cannot run channel writes');
+          await channelWrites(reposOn(tx));
+        }
+        return { version: written, othersWrote, record: toWrite };
       }),
     busy: async () => {
       const out = [];

@@ -44,5 +44,27 @@ export function lmdbHistory(s: KvScope): HistoryStore {
       }
       return out.reverse();
     },
+    move: (from, into) =>
+      from === into
+        ? Promise.resolve(0)
+        : s.atomically(async (tx) => {
+            const moving = [...tx.range<MessageRecord>('messages', { start: msgKey(from, 0), end: msgKey(from, Number.MAX_SAFE_INTEGER) })];
+            let seq = tx.get<number>('messages', seqKey(into)) ?? 0;
+            for (const { key, value } of moving) {
+              const record: MessageRecord = Object.assign({}, value, { conversationId: into });
+              await tx.put('messages', msgKey(into, ++seq), record);
+              await tx.remove('messages', key);
+              if (record.role === 'user') {
+                await tx.put('messages', seenKey(into, record.id), true);
+                await tx.remove('messages', seenKey(from, record.id));
+              }
+            }
+            // `from` starts again at 1, as on PostgreSQL (its numbers are its rows').
+            if (moving.length) {
+              await tx.put('messages', seqKey(into), seq);
+              await tx.remove('messages', seqKey(from));
+            }
+            return moving.length;
+          }),
   };
 }

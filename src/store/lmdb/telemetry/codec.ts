@@ -2,7 +2,7 @@
 // so a record costs its values only, and a segment is decoded in one pass or at
 // one record's byte offset. Changing a tuple means a new segment version (segment.ts).
 import { Packr, Unpackr } from 'msgpackr';
-import type { TelemetryEvent, TurnCallRecord } from '../../../telemetry/types.ts';
+import type { TelemetryEvent, TurnCallRecord } from '../../telemetry-records.ts';
 
 export interface RecordCodec<T extends { id: string }> {
   /** The record's bytes; valid until the next `encode` of any msgpackr user, so copy them at once. */
@@ -70,6 +70,9 @@ export const turnCallCodec = (): RecordCodec<TurnCallRecord> =>
       r.toolCalls,
       r.ok,
       r.error,
+      // Appended (records written before have no such elements: they decode as absent).
+      r.cachedPromptTokens,
+      r.cost,
     ],
     (t) => ({
       id: t[0] as string,
@@ -87,6 +90,8 @@ export const turnCallCodec = (): RecordCodec<TurnCallRecord> =>
       toolCalls: t[12] as string[],
       ok: t[13] as boolean,
       error: t[14] as string | undefined,
+      cachedPromptTokens: t[15] as number | undefined,
+      cost: t[16] as number | undefined,
     }),
   );
 

@@ -9,7 +9,7 @@
 //    (Older databases hold `~<conversationId>\0<id>` → ids: one-record references.)
 // `:` sorts after every digit, `}` after `:`, `~` after `}`: each kind has its own key range.
 
-export { keyAt, msOf, timeOrderedId } from '../../../telemetry/ids.ts';
+export { keyAt, msOf, timeOrderedId } from '../../telemetry-records.ts';
 
 /** Upper bound (exclusive) of the segment keys: after every digit, before the other prefixes. */
 export const RECORDS_END = ':';

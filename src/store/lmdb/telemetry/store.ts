@@ -2,8 +2,8 @@
 // (SEGMENTS.md). Reads merge segments in id order; a `conversationId` filter decodes only that conversation's
 // records, found through its index.
 import type { Logger } from '../../../logger.ts';
-import { keyAt } from '../../../telemetry/ids.ts';
-import type { TelemetryEvent, TurnCallRecord } from '../../../telemetry/types.ts';
+import { keyAt } from '../../telemetry-records.ts';
+import type { TelemetryEvent, TurnCallRecord } from '../../telemetry-records.ts';
 import type { TelemetryFilter, TelemetryKind, TelemetryPage, TelemetryStore } from '../../repos.ts';
 import { isStoreUnavailable } from '../../errors.ts';
 import type { Kv } from '../kv.ts';

@@ -3,8 +3,8 @@
 // conversation references as one write-only batch (segment.ts, SEGMENTS.md). Those references are folded into the
 // conversation index every few seconds (compaction.ts).
 import type { Logger } from '../../../logger.ts';
-import { timeOrderedId } from '../../../telemetry/ids.ts';
-import type { TelemetryEvent, TurnCallRecord } from '../../../telemetry/types.ts';
+import { timeOrderedId } from '../../telemetry-records.ts';
+import type { TelemetryEvent, TurnCallRecord } from '../../telemetry-records.ts';
 import type { TelemetryWriter } from '../../repos.ts';
 import type { Kv, KvWrite } from '../kv.ts';
 import { codecs } from './codec.ts';

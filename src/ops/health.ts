@@ -12,6 +12,8 @@ export interface HealthOptions {
   llm?: { check(): string };
   cluster: Pick<ClusterMembership, 'view'>;
   widgetBundlePath: string;
+  /** The MCP servers (`tools.mcp`): one that is down shows as degraded, never as not ready. */
+  mcp?: { check(): string; report(): unknown[] };
 }
 
 export async function healthPlugin(app: FastifyInstance, o: HealthOptions) {
@@ -26,6 +28,7 @@ export async function healthPlugin(app: FastifyInstance, o: HealthOptions) {
       widget,
       sdk: { connected: o.hub.registeredCount() > 0, functions: o.hub.catalog().length },
       llm: o.llm?.check() ?? 'ok',
+      ...(o.mcp?.report().length ? { mcp: { status: o.mcp.check(), servers: o.mcp.report() } } : {}),
     };
     // The spec's checks stay as they are; the cluster is a field of its own, and a node that is not a member (it lost
     // its lease and is joining again) takes no traffic.
@@ -35,7 +38,7 @@ export async function healthPlugin(app: FastifyInstance, o: HealthOptions) {
     const membership = clusterCheck(view);
     if (membership !== 'ok') failing.push(`cluster: ${membership}`);
     // A failing LLM is shared by every node: degraded, but still 200 (taking this node out would help nobody).
-    if (failing.length === 0) return { status: checks.llm === 'ok' ? 'ready' : 'degraded', checks, cluster };
+    if (failing.length === 0) return { status: checks.llm === 'ok' && (checks.mcp?.status ?? 'ok') === 'ok' ? 'ready' : 'degraded', checks, cluster };
     return reply.code(503).send({
       status: 'not_ready',
       checks,

@@ -1,7 +1,7 @@
 // Test-mode-only routes (SERVICE_TEST_MODE=1). Not registered otherwise.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { parseOr400 } from './errors.ts';
+import { parseOr400 } from '../http/errors.ts';
 import type { SdkHub, Services } from '../services.ts';
 
 const ClockBody = z.object({ offsetMs: z.number().finite() });

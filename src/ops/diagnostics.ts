@@ -3,18 +3,12 @@
 // request without it gets exactly the 404 of an unknown route: the endpoint is
 // not advertised to anyone who may not read it.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { hasServiceSecret } from './auth.ts';
-import { notFound } from './errors.ts';
+import { hasServiceSecret } from '../http/auth.ts';
+import { notFound } from '../http/errors.ts';
 import type { SdkHub, Services } from '../services.ts';
 import type { ClusterMembership } from '../cluster/membership.ts';
 import { clusterReport } from '../cluster/report.ts';
-
-export interface LiveActor {
-  id: string;
-  machine: string;
-  state: unknown;
-  context: Record<string, unknown>;
-}
+import type { LiveActor } from '../runtime/supervisor.ts';
 
 export interface DiagnosticsOptions {
   services: Services;
