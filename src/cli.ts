@@ -3,9 +3,12 @@ import { parseArgs } from 'node:util';
 
 export const HELP = `Usage: parley [--config <profile or path>] [--help] [--version]
        parley migrate-store --from lmdb:<path> --to postgres://…
+       parley knowledge import <folder> [--url <parley url>] [--secret <service secret>] [--locale <tag>]
 
 Starts Parley: the widget, WhatsApp, the SDK gateway, proactive messages and telemetry in one process.
 \`migrate-store\` copies an LMDB store into an empty PostgreSQL database (stop Parley first), with progress.
+\`knowledge import\` sends every .md, .html, .txt and .pdf file of a folder to a running Parley's knowledge base
+(PARLEY_URL, default http://127.0.0.1:3000; the secret from SERVICE_SDK_SECRET when --secret is not given).
 
 Options:
   -c, --config <profile>  profile name (config/config.<name>.yaml) or path to a YAML file; same as SERVICE_CONFIG
@@ -21,10 +24,16 @@ Environment:
 Docs: README.md (configuration keys, routes, the widget protocol).`;
 
 export type CliAction =
-  { kind: 'help' } | { kind: 'version' } | { kind: 'run'; config?: string } | { kind: 'migrate-store'; args: string[] } | { kind: 'error'; message: string };
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | { kind: 'run'; config?: string }
+  | { kind: 'migrate-store'; args: string[] }
+  | { kind: 'knowledge'; args: string[] }
+  | { kind: 'error'; message: string };
 
 export function parseCli(argv: string[]): CliAction {
   if (argv[0] === 'migrate-store') return { kind: 'migrate-store', args: argv.slice(1) };
+  if (argv[0] === 'knowledge') return { kind: 'knowledge', args: argv.slice(1) };
   let parsed;
   try {
     parsed = parseArgs({

@@ -16,6 +16,17 @@ async function runMigrateStore(args: string[]) {
   }
 }
 
+async function runKnowledge(args: string[]) {
+  const { importFolder, ImportError } = await import('./knowledge/import.ts');
+  try {
+    await importFolder(args, { write: (line) => process.stderr.write(`${line}\n`) });
+  } catch (err) {
+    const known = err instanceof ImportError || (err as Error).name === 'ZodError' || (err as { code?: string }).code === 'ECONNREFUSED';
+    process.stderr.write(`parley knowledge: ${known ? (err as Error).message : ((err as Error).stack ?? String(err))}\n`);
+    process.exit(1);
+  }
+}
+
 async function main() {
   const cli = parseCli(process.argv.slice(2));
   if (cli.kind === 'help') return void process.stdout.write(`${HELP}\n`);
@@ -25,6 +36,7 @@ async function main() {
     process.exit(64);
   }
   if (cli.kind === 'migrate-store') return runMigrateStore(cli.args);
+  if (cli.kind === 'knowledge') return runKnowledge(cli.args);
   const env = cli.config ? Object.assign({}, process.env, { SERVICE_CONFIG: cli.config }) : process.env;
   // Loaded only to run: --help and --version answer without opening the store or loading native modules.
   const { createParley } = await import('./app.ts');

@@ -53,6 +53,7 @@ import { createWebRelay } from './cluster/web-relay.ts';
 import { createClusterHub, type ClusterHub } from './cluster/cluster-hub.ts';
 import { withToolSources } from './runtime/tool-source.ts';
 import { createMcpManager, type McpManager } from './mcp/manager.ts';
+import { createKnowledgeFeature, type Knowledge } from './knowledge/index.ts';
 
 export interface WiredComponents {
   /** This node's SDK connections (the gateway, /ready, diagnostics). */
@@ -72,6 +73,8 @@ export interface WiredComponents {
   whatsapp: WhatsAppChannel;
   /** Loud LLM failures (401/403/404): `/ready`'s `checks.llm`. */
   llmFailures: LlmFailureWatch;
+  /** The knowledge base (issue 36): articles, search (the `KnowledgeSearch` port), sync. */
+  knowledge: Knowledge;
   liveActors: () => LiveActor[];
   diagnostics: () => Promise<Record<string, unknown>>;
   afterListen: ((url: string) => Promise<void>)[];
@@ -309,6 +312,8 @@ export async function wireComponents(o: {
   await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text() });
   await app.register(whatsapp.plugin);
   await app.register(webhooksPlugin, { services, webhooks });
+  const knowledge = createKnowledgeFeature(services);
+  await knowledge.register(app);
   const wa = config.channels.whatsapp;
   if (wa.enabled && wa.provider === 'meta') {
     // Like the sender: test mode never reaches Meta; only a graph_url pointed elsewhere (a local fake) is called.
@@ -341,6 +346,7 @@ export async function wireComponents(o: {
       await whatsapp.start();
       await webhooks.start();
       retention.start();
+      knowledge.sync.start();
       scheduleTick();
       if (daemon) {
         daemon.start();
@@ -378,6 +384,7 @@ export async function wireComponents(o: {
   onShutdown(() => {
     daemon?.stop();
   });
+  onShutdown(() => knowledge.sync.stop());
 
   return {
     hub: localHub,
@@ -388,6 +395,7 @@ export async function wireComponents(o: {
     cluster,
     whatsapp,
     llmFailures,
+    knowledge: knowledge.knowledge,
     liveActors: () => supervisor.liveActors(),
     diagnostics: async () => ({
       conversations: { active: host!.activeCount(), list: host!.list().slice(0, 200) },

@@ -61,6 +61,8 @@ describe('postgres: migrations', () => {
       'job_dead_letters',
       'job_ids',
       'jobs',
+      'knowledge_articles',
+      'knowledge_chunks',
       'magic_links',
       'messages',
       'nodes',

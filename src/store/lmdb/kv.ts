@@ -34,6 +34,10 @@ export const TABLES = [
   'sendAttempts',
   'sent',
   'inbox',
+  'knowledgeArticles',
+  'knowledgeUrls',
+  'knowledgeChunks',
+  'knowledgeIndex',
 ] as const;
 export type TableName = (typeof TABLES)[number];
 
