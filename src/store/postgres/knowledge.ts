@@ -1,4 +1,4 @@
-// The knowledge base on PostgreSQL (migration 011): articles, and chunks with a `tsvector` in the article's language
+// The knowledge base on PostgreSQL (migration 010): articles, and chunks with a `tsvector` in the article's language
 // under a GIN index, so every node searches the same index. A query runs `websearch_to_tsquery` in each language it
 // may meet, its terms joined by OR (a question's words are each optional; chunks matching more of them rank higher).
 // The query is MATERIALIZED: inlined, PostgreSQL computed it again for every matching row (424 ms instead of 20 at
