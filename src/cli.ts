@@ -3,8 +3,10 @@ import { parseArgs } from 'node:util';
 
 export const HELP = `Usage: parley [--config <profile or path>] [--help] [--version]
        parley migrate-store --from lmdb:<path> --to postgres://…
+       parley test [paths…] [--repeat k] [--reporter pretty|junit|json] [--url URL]   (parley test --help)
 
 Starts Parley: the widget, WhatsApp, the SDK gateway, proactive messages and telemetry in one process.
+\`test\` runs conversation scenarios (*.scenario.yaml) against an embedded Parley; \`test export <id>\` writes one.
 \`migrate-store\` copies an LMDB store into an empty PostgreSQL database (stop Parley first), with progress.
 
 Options:
@@ -21,10 +23,16 @@ Environment:
 Docs: README.md (configuration keys, routes, the widget protocol).`;
 
 export type CliAction =
-  { kind: 'help' } | { kind: 'version' } | { kind: 'run'; config?: string } | { kind: 'migrate-store'; args: string[] } | { kind: 'error'; message: string };
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | { kind: 'run'; config?: string }
+  | { kind: 'migrate-store'; args: string[] }
+  | { kind: 'test'; args: string[] }
+  | { kind: 'error'; message: string };
 
 export function parseCli(argv: string[]): CliAction {
   if (argv[0] === 'migrate-store') return { kind: 'migrate-store', args: argv.slice(1) };
+  if (argv[0] === 'test') return { kind: 'test', args: argv.slice(1) };
   let parsed;
   try {
     parsed = parseArgs({
