@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Parley } from '../app.ts';
 import type { Config } from '../config/schema.ts';
 import type { Suite } from './schema.ts';
 import type { RunTarget } from './runner.ts';
@@ -25,6 +26,21 @@ function merge(a: unknown, b: unknown): unknown {
   return b === undefined ? a : b;
 }
 
+/** How the runner reaches an in-process Parley: its URL and secret, its store's history, its SDK hub. */
+export function targetOf(parley: Parley): RunTarget {
+  const { store } = parley.services;
+  const hub = parley.runtime.hub;
+  return {
+    url: parley.url(),
+    secret: parley.services.secret,
+    toolCalls: async (conversationId) => toolCallsOf(await storedHistory(store.history, conversationId)),
+    invokeBackend: async (name, args) => {
+      const out = await hub.invoke(name, args, { customerId: 'parley-test', conversationId: 'parley-test', channel: 'web', verified: true });
+      return out.ok ? { ok: true, data: out.data } : { ok: false, error: `${out.error.code ?? 'error'}: ${out.error.message}` };
+    },
+  };
+}
+
 export async function startEmbedded(config: Config, suite: Suite): Promise<Harness> {
   const { createParley } = await import('../app.ts');
   const { createLogger } = await import('../logger.ts');
@@ -42,19 +58,9 @@ export async function startEmbedded(config: Config, suite: Suite): Promise<Harne
   const input = merge(merge(config, suite.config ?? {}), overrides) as { server: { base_url?: string } };
   delete input.server.base_url; // its own address, known once it listens
   const parley = await createParley({ config: ConfigSchema.parse(input), testMode: true, logger: createLogger('error', process.stderr) });
-  const url = await parley.start();
-  const { store } = parley.services;
-  const hub = parley.runtime.hub;
+  await parley.start();
   return {
-    target: {
-      url,
-      secret: parley.services.secret,
-      toolCalls: async (conversationId) => toolCallsOf(await storedHistory(store.history, conversationId)),
-      invokeBackend: async (name, args) => {
-        const out = await hub.invoke(name, args, { customerId: 'parley-test', conversationId: 'parley-test', channel: 'web', verified: true });
-        return out.ok ? { ok: true, data: out.data } : { ok: false, error: `${out.error.code ?? 'error'}: ${out.error.message}` };
-      },
-    },
+    target: targetOf(parley),
     async stop() {
       await parley.stop();
       rmSync(dir, { recursive: true, force: true });
