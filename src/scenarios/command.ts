@@ -3,7 +3,7 @@
 // fail a run), 1 when one failed, 64 for bad usage.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { Config } from '../config/schema.ts';
+import type { TestIo } from './io.ts';
 import { startBackend, startEmbedded, runningParley, type Harness } from './embedded.ts';
 import { findScenarioFiles, loadScenario, loadSuite } from './loader.ts';
 import { report, totals, type ReporterName, type ScenarioSummary } from './reporters.ts';
@@ -16,12 +16,6 @@ Runs the conversation scenarios (*.scenario.yaml) found in the paths (default: s
 with this project's configuration and a fresh store, or a running one (--url, with its service secret in --secret or
 SERVICE_SDK_SECRET). The backend starts from parley-suite.yaml (backend.command) or is awaited until it connects.
 README.md, "Testing your conversations".`;
-
-export interface TestIo {
-  out(text: string): void;
-  err(text: string): void;
-  loadConfig(): Config;
-}
 
 async function runAll(paths: string[], repeat: number, harness: Harness): Promise<ScenarioSummary[]> {
   const loaded = findScenarioFiles(paths).map((f) => loadScenario(f));

@@ -68,29 +68,15 @@ export async function startEmbedded(config: Config, suite: Suite): Promise<Harne
   };
 }
 
+/** A running Parley (`--url`): tool names from telemetry, no backend checks (README, "Testing your conversations"). */
 export function runningParley(url: string, secret: string): Harness {
-  const base = url.replace(/\/$/, '');
-  return {
-    target: {
-      url: base,
-      secret,
-      invokeBackend: async (name, args) => {
-        const res = await fetch(`${base}/__test__/sdk/invoke`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
-          body: JSON.stringify({ name, args }),
-        });
-        if (res.status === 404) return { ok: false, error: 'the running Parley has no test path (start it with SERVICE_TEST_MODE=1)' };
-        const body = (await res.json()) as { ok: boolean; data?: unknown; error?: { message: string } };
-        return body.ok ? { ok: true, data: body.data } : { ok: false, error: body.error?.message ?? `HTTP ${res.status}` };
-      },
-    },
-    stop: async () => undefined,
-  };
+  return { target: { url: url.replace(/\/$/, ''), secret }, stop: async () => undefined };
 }
 
-async function functionsNow(target: RunTarget): Promise<string[]> {
+/** The functions connected now; undefined when Parley does not say (not in test mode): then nothing is awaited. */
+async function functionsNow(target: RunTarget): Promise<string[] | undefined> {
   const res = await fetch(`${target.url}/__test__/sdk/functions`).catch(() => undefined);
+  if (res?.status === 404) return undefined;
   return res?.ok ? ((await res.json()) as string[]) : [];
 }
 
@@ -119,6 +105,7 @@ export async function startBackend(suite: Suite, suiteDir: string, target: RunTa
   const until = Date.now() + deadlineMs;
   for (;;) {
     const now = await functionsNow(target);
+    if (now === undefined) return { stop };
     if (wanted.length ? wanted.every((f) => now.includes(f)) : now.length > 0) return { stop };
     if (child && child.exitCode !== null) throw new Error(`the backend exited with ${child.exitCode} before connecting:\n${output}`);
     if (Date.now() > until) {

@@ -72,6 +72,7 @@ const transcriptOf = (session: Session) =>
     .join('\n');
 
 function needsModel(s: Scenario): string | undefined {
+  if (s.customer.channel === 'whatsapp') return 'channel whatsapp is not driven yet (only web): not run';
   if (s.simulate) return 'simulate needs a model (scenarios.model in the configuration); none is configured';
   if (s.judge.length || [...s.steps, ...s.expect.map((e) => ({ expect: e }))].some((st) => 'expect' in st && st.expect.judge))
     return 'judge needs a model (scenarios.model in the configuration); none is configured';
@@ -87,7 +88,8 @@ async function check(e: Expectation, session: Session, window: Window, cursor: C
   }
   out.push(...checkLocal(e, await observe(session, window), cursor));
   if (e.backend) {
-    if (!target.invokeBackend) out.push({ expected: `backend ${e.backend.call}`, happened: 'no test path to the backend (run with SERVICE_TEST_MODE=1)' });
+    if (!target.invokeBackend)
+      out.push({ expected: `backend ${e.backend.call}`, happened: 'no test path to the backend (only an embedded Parley has one, not --url)' });
     else out.push(...checkBackendResult(e.backend, await target.invokeBackend(e.backend.call, e.backend.args)));
   }
   if (e.judge && target.model) {
@@ -107,7 +109,7 @@ export async function runScenario(s: Scenario, file: string, target: RunTarget):
     durationMs: Date.now() - started,
     ...extra,
   });
-  const missing = target.model ? undefined : needsModel(s);
+  const missing = s.customer.channel === 'whatsapp' || !target.model ? needsModel(s) : undefined;
   if (missing) return result('skipped', [], { reason: missing });
   const session = await openSession(target, s.customer);
   const differences: StepDifference[] = [];
