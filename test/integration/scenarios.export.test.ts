@@ -4,7 +4,7 @@
 import { parse } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDemoBackend } from '../../examples/demo-backend/backend.ts';
-import { scenarioFrom, scenarioYaml } from '../../src/scenarios/export.ts';
+import { exportCommand, scenarioFrom, scenarioYaml } from '../../src/scenarios/export.ts';
 import { storedHistory } from '../../src/scenarios/history.ts';
 import { targetOf } from '../../src/scenarios/embedded.ts';
 import { runScenario } from '../../src/scenarios/runner.ts';
@@ -69,6 +69,18 @@ describe('exporting a real conversation as a scenario', { timeout: 120_000 }, ()
       { expect: { tool: 'cancelOrder', confirmation: 'decline' } },
       { expect: { reply: { contains: expect.stringContaining('nothing was changed') } } },
     ]);
+
+    // `parley test export <id>` reads the same store once Parley has stopped, and writes the same scenario.
+    await original.close();
+    let out = '';
+    const code = await exportCommand([conversationId], undefined, {
+      out: (t) => (out += t),
+      err: (t) => (out += t),
+      loadConfig: () => original.services.config,
+    });
+    expect(code).toBe(0);
+    expect(out).toBe(yaml);
+    expect(await exportCommand(['conv_nope'], undefined, { out: () => undefined, err: () => undefined, loadConfig: () => original.services.config })).toBe(1);
 
     const fresh = await parleyWithDemo();
     const result = await runScenario(scenario, 'exported.scenario.yaml', targetOf(fresh));
