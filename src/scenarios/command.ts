@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { TestIo } from './io.ts';
 import { startBackend, startEmbedded, runningParley, type Harness } from './embedded.ts';
+import { createScenarioModel } from './model.ts';
 import { findScenarioFiles, loadScenario, loadSuite } from './loader.ts';
 import { report, totals, type ReporterName, type ScenarioSummary } from './reporters.ts';
 import { runScenario, type ScenarioResult } from './runner.ts';
@@ -81,6 +82,7 @@ export async function parleyTest(argv: string[], io: TestIo): Promise<number> {
     const secret = values.secret ?? process.env.SERVICE_SDK_SECRET;
     if (values.url && !secret) return (io.err('parley test: --url needs the service secret (--secret or SERVICE_SDK_SECRET)\n'), 64);
     harness = values.url ? runningParley(values.url, secret!) : await startEmbedded(io.loadConfig(), suite);
+    if (suite.model) harness.target.model = createScenarioModel(suite.model);
     backend = await startBackend(suite, dir, harness.target);
     const summaries = await runAll(paths, repeat, harness);
     const text = report(reporter, summaries, repeat);

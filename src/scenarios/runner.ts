@@ -73,9 +73,9 @@ const transcriptOf = (session: Session) =>
 
 function needsModel(s: Scenario): string | undefined {
   if (s.customer.channel === 'whatsapp') return 'channel whatsapp is not driven yet (only web): not run';
-  if (s.simulate) return 'simulate needs a model (scenarios.model in the configuration); none is configured';
+  if (s.simulate) return 'simulate needs a model (model: in parley-suite.yaml); none is configured';
   if (s.judge.length || [...s.steps, ...s.expect.map((e) => ({ expect: e }))].some((st) => 'expect' in st && st.expect.judge))
-    return 'judge needs a model (scenarios.model in the configuration); none is configured';
+    return 'judge needs a model (model: in parley-suite.yaml); none is configured';
   return undefined;
 }
 

@@ -79,6 +79,15 @@ export const Suite = z.strictObject({
       functions: z.array(z.string()).default([]).describe('wait until these functions are connected'),
     })
     .optional(),
+  /** The model that plays customers (`simulate`) and grades `judge`: an OpenAI-compatible endpoint. */
+  model: z
+    .strictObject({
+      base_url: z.string().url(),
+      model: z.string().min(1),
+      api_key_env: z.string().min(1).optional().describe('the environment variable holding the API key'),
+      temperature: z.number().min(0).max(2).default(0),
+    })
+    .optional(),
   /** Merged over the project's configuration for the embedded Parley. */
   config: z.record(z.string(), z.unknown()).optional(),
 });
