@@ -18,6 +18,8 @@ export function totals(summaries: ScenarioSummary[]) {
   return { passed: count('passed'), failed: count('failed'), skipped: count('skipped'), total: summaries.length };
 }
 
+const indent = (text: string) => text.replace(/\n/g, '\n                  ');
+
 function pretty(summaries: ScenarioSummary[], repeat: number): string {
   const lines: string[] = [];
   for (const s of summaries) {
@@ -31,8 +33,8 @@ function pretty(summaries: ScenarioSummary[], repeat: number): string {
     if (failed) {
       for (const d of failed.differences) {
         lines.push(`    step ${d.step}:`);
-        lines.push(`      - expected: ${d.expected}`);
-        lines.push(`      + happened: ${d.happened}`);
+        lines.push(`      - expected: ${indent(d.expected)}`);
+        lines.push(`      + happened: ${indent(d.happened)}`);
       }
       if (failed.conversationId) lines.push(`    conversation: ${failed.conversationId}`);
     }
