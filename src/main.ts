@@ -27,6 +27,19 @@ async function runKnowledge(args: string[]) {
   }
 }
 
+async function runTest(args: string[]) {
+  const { parleyTest } = await import('./scenarios/command.ts');
+  const io = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t), loadConfig: () => loadConfig(process.env).config };
+  try {
+    process.exitCode = await parleyTest(args, io);
+  } catch (err) {
+    process.stderr.write(`parley test: ${err instanceof ConfigError ? `configuration error: ${err.message}` : ((err as Error).stack ?? String(err))}\n`);
+    process.exitCode = 1;
+  }
+  // Sockets and timers of the embedded Parley are closed; leave even if a backend left a handle open.
+  setImmediate(() => process.exit(process.exitCode));
+}
+
 async function main() {
   const cli = parseCli(process.argv.slice(2));
   if (cli.kind === 'help') return void process.stdout.write(`${HELP}\n`);
@@ -37,6 +50,7 @@ async function main() {
   }
   if (cli.kind === 'migrate-store') return runMigrateStore(cli.args);
   if (cli.kind === 'knowledge') return runKnowledge(cli.args);
+  if (cli.kind === 'test') return runTest(cli.args);
   const env = cli.config ? Object.assign({}, process.env, { SERVICE_CONFIG: cli.config }) : process.env;
   // Loaded only to run: --help and --version answer without opening the store or loading native modules.
   const { createParley } = await import('./app.ts');
