@@ -75,12 +75,32 @@ export function statusNode(b: Bubble, c: NodeContext): HTMLElement {
   return node;
 }
 
-/** Marks a user row sent or still sending (its time reads "Sending…" until the server has stored it). */
-export function setDelivered(row: HTMLElement, delivered: boolean, c: NodeContext) {
-  if (row.getAttribute('data-delivered') === String(delivered)) return;
-  row.setAttribute('data-delivered', String(delivered));
-  const time = row.querySelector('.time');
-  if (time) time.textContent = delivered ? relativeTime(Number(time.getAttribute('data-at')), c.now(), c.locale, c.strings.justNow) : c.strings.sending;
+export type SendState = 'sending' | 'sent' | 'failed';
+
+/**
+ * Marks a user row sent, sending ("Sending…" until the server has stored it) or not sent ("Not sent · Retry"; the
+ * button calls `retry`). `data-delivered` stays for the sent/not-yet-sent distinction.
+ */
+export function setSendState(row: HTMLElement, state: SendState, c: NodeContext, retry: () => void) {
+  if (row.getAttribute('data-state') === state) return;
+  row.setAttribute('data-state', state);
+  row.setAttribute('data-delivered', String(state === 'sent'));
+  row.querySelector('.sendstate')?.remove();
+  const time = row.querySelector<HTMLElement>('.time');
+  if (time) time.hidden = state !== 'sent';
+  if (time && state === 'sent') time.textContent = relativeTime(Number(time.getAttribute('data-at')), c.now(), c.locale, c.strings.justNow);
+  if (state === 'sent') return;
+  const line = el(
+    'span',
+    { class: 'sendstate', 'data-testid': 'send-state', 'data-state': state },
+    state === 'sending' ? c.strings.sending : c.strings.notSent,
+  );
+  if (state === 'failed') {
+    const button = el('button', { class: 'retry', type: 'button', 'data-testid': 'retry' }, c.strings.retry);
+    button.addEventListener('click', retry);
+    line.append(button);
+  }
+  row.append(line);
 }
 
 const MARKS = { approved: '✓', denied: '✕', expired: '!' } as const;

@@ -1,6 +1,6 @@
 // The DOM of the widget, inside an open shadow root. Text is always set with
 // textContent: nothing from the server is ever parsed as HTML.
-import { confirmNode, el, messageNode, receiptNode, refreshTimes, setDelivered, statusNode, type NodeContext } from './nodes.ts';
+import { confirmNode, el, messageNode, receiptNode, refreshTimes, setSendState, statusNode, type NodeContext } from './nodes.ts';
 import type { Bubble, WidgetState } from './state.ts';
 import { errorText, fill, type Strings } from './strings.ts';
 import { createStreamingBubble } from './streaming-view.ts';
@@ -12,6 +12,8 @@ export interface ViewHandlers {
   /** Returns false when the answer could not be sent (the card stays usable). */
   onAnswer(id: string, approve: boolean): boolean;
   onPanel(open: boolean): void;
+  /** Send a refused message again (its Retry button). */
+  onRetry(id: string): void;
 }
 
 export interface ViewOptions {
@@ -19,6 +21,8 @@ export interface ViewOptions {
   locale: string;
   theme: ResolvedTheme;
   now?: () => number;
+  /** The longest message the server takes (longer text is refused in the input, never cut). */
+  maxChars: number;
 }
 
 export interface View {
@@ -80,19 +84,21 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   const error = el('div', { class: 'error', role: 'alert', 'data-testid': 'error', hidden: '' });
   const form = el('form');
   const label = el('label', { class: 'sr', for: 'parley-input' }, s.inputLabel);
-  const input = el('input', {
+  // Several lines: Enter sends, Shift+Enter starts a new line. No maxlength (it cuts a paste without a word).
+  const input = el('textarea', {
     id: 'parley-input',
-    type: 'text',
+    rows: '1',
     autocomplete: 'off',
     enterkeyhint: 'send',
     placeholder: s.placeholder,
     'data-testid': 'input',
-    maxlength: '4000',
+    'aria-describedby': 'parley-count',
   });
+  const count = el('div', { class: 'count', id: 'parley-count', 'data-testid': 'count', 'aria-live': 'polite', hidden: '' });
   const send = el('button', { class: 'send', type: 'submit', 'data-testid': 'send', 'aria-label': s.send });
   send.innerHTML = svg(ICON_SEND);
   send.append(el('span', { class: 'sr' }, s.send));
-  form.append(label, input, send);
+  form.append(label, input, send, count);
   // Announcements that are not in the log: a card waiting for an answer, news while the panel is closed.
   const announcer = el('div', { class: 'sr', role: 'status', 'aria-live': 'polite', 'data-testid': 'announcer' });
   log.append(welcome, typing);
@@ -150,11 +156,28 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   panel.addEventListener('keydown', (e) => {
     if (e.key === 'Escape') closePanel();
   });
+  /** Grows the input with its lines (CSS caps it); shows the count once the text is over the limit. */
+  const fitInput = (): boolean => {
+    input.style.height = '';
+    if (input.scrollHeight > input.clientHeight) input.style.height = `${input.scrollHeight + 2}px`;
+    const over = input.value.trim().length > o.maxChars;
+    count.hidden = !over;
+    count.textContent = over ? fill(s.tooLongCount, { n: input.value.trim().length, max: o.maxChars }) : '';
+    input.setAttribute('aria-invalid', String(over));
+    return over;
+  };
+  input.addEventListener('input', fitInput);
+  input.addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter' || e.shiftKey || e.isComposing) return;
+    e.preventDefault();
+    form.requestSubmit();
+  });
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const text = input.value.trim();
-    if (!text || input.disabled) return;
+    if (!text || input.disabled || fitInput()) return;
     input.value = '';
+    fitInput();
     handlers.onSend(text);
     input.focus(); // keeps the on-screen keyboard up on phones
   });
@@ -222,7 +245,10 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
       }
       if (previous.nextSibling !== n.node) log.insertBefore(n.node, previous.nextSibling);
       previous = n.node;
-      if (b.role === 'user') setDelivered(n.node, b.delivered !== false, ctx);
+      if (b.role === 'user') {
+        const id = b.id;
+        setSendState(n.node, b.delivered !== false ? 'sent' : b.failed ? 'failed' : 'sending', ctx, () => handlers.onRetry(id));
+      }
     }
     streaming.render(state.streaming);
     welcome.hidden = state.bubbles.length > 0 || state.streaming !== undefined;
