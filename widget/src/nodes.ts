@@ -1,4 +1,5 @@
 // The transcript's pieces: a message row, a confirmation card, its receipt. Text only through textContent.
+import { renderMarkdown } from './markdown.ts';
 import type { Bubble } from './state.ts';
 import { fill, type Strings } from './strings.ts';
 import { exactTime, relativeTime } from './time.ts';
@@ -61,7 +62,13 @@ export function messageNode(b: Bubble, c: NodeContext): HTMLElement {
   else row.append(el('span', { class: 'sr' }, `${b.role === 'user' ? c.strings.you : c.strings.support}: `));
   const bubble = el('div', { class: 'msg' });
   if (b.proactive) bubble.append(el('span', { class: 'tag' }, c.strings.update), el('span', { class: 'sr' }, ': '));
-  bubble.append(el('span', { class: 'text' }, b.text));
+  if (b.role === 'user') bubble.append(el('span', { class: 'text' }, b.text));
+  else {
+    // Replies (the assistant's, a person's, proactive updates): a safe subset of Markdown, built as DOM nodes.
+    const text = el('div', { class: 'text md' });
+    text.append(renderMarkdown(b.text));
+    bubble.append(text);
+  }
   row.append(bubble, timeNode(b.at, c));
   return row;
 }

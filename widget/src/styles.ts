@@ -113,6 +113,16 @@ textarea[aria-invalid=true] { border-color: var(--pw-error-fg); }
 .sendstate[data-state=failed] { color: var(--pw-error-fg); }
 .retry { font: inherit; font-weight: 650; color: var(--pw-error-fg); background: none; border: 1px solid currentColor; border-radius: 10px; padding: 1px 8px; cursor: pointer; }
 .row[data-state=failed] .msg { opacity: .72; }
+.md { white-space: normal; }
+.md p, .md ul, .md ol, .md pre { margin: 0 0 8px; }
+.md > :last-child { margin-bottom: 0; }
+.md ul, .md ol { padding-left: 20px; }
+.md li + li { margin-top: 2px; }
+.md code { font: 13.5px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: rgba(127,127,127,.16); border-radius: 4px; padding: 1px 4px; }
+.md pre { white-space: pre; overflow-x: auto; background: rgba(127,127,127,.14); border-radius: 8px; padding: 8px 10px; }
+.md pre code { background: none; padding: 0; }
+.md a { color: inherit; text-decoration: underline; text-underline-offset: 2px; font-weight: 550; }
+.md a:focus-visible { outline: 3px solid #ffb400; outline-offset: 1px; border-radius: 2px; }
 .send { position: relative; flex: none; width: 44px; height: 44px; border: 0; border-radius: 50%; background: var(--pw-accent); color: var(--pw-on-accent); cursor: pointer;
   display: grid; place-items: center; }
 .send svg { width: 20px; height: 20px; }
