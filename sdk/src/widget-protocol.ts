@@ -19,8 +19,9 @@ export const WidgetInitFrame = z.object({
   visitorToken: z.string().min(1).max(512).optional(),
   email: z.string().email().max(320).optional(),
 });
-/** The longest customer message, in UTF-16 code units (what `String.length` counts). */
-export const WIDGET_MAX_MESSAGE_CHARS = 4000;
+import { WIDGET_MAX_MESSAGE_CHARS } from './widget-limits.ts';
+
+export { WIDGET_MAX_MESSAGE_CHARS };
 export const WidgetMessageFrame = z.object({ type: z.literal('message'), id, text: z.string().min(1).max(WIDGET_MAX_MESSAGE_CHARS) });
 export const WidgetConfirmFrame = z.object({ type: z.literal('confirm'), id, approve: z.boolean() });
 export const WidgetClientFrame = z.discriminatedUnion('type', [WidgetInitFrame, WidgetMessageFrame, WidgetConfirmFrame]);

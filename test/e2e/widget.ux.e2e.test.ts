@@ -48,7 +48,7 @@ async function widgetPage(page: Page, options: Record<string, unknown>, extra = 
   );
 }
 
-const connected = (page: Page) => expect.poll(() => page.locator('[data-testid=status]').getAttribute('data-state'), { timeout: 10_000 }).toBe('Connected');
+const connected = (page: Page) => expect.poll(() => page.locator('[data-testid=status]').getAttribute('data-state'), { timeout: 10_000 }).toBe('Online');
 const css = (page: Page, selector: string, prop: string) =>
   page.evaluate(
     ([sel, p]) => {
@@ -92,12 +92,13 @@ describe('the widget on a 375 px phone', () => {
       const time = assistant.locator('[data-testid=time]');
       expect(await time.isVisible()).toBe(true);
       expect(await time.textContent()).toBe('just now');
-      // the exact time on focus (a tooltip drawn from data-exact) and for screen readers
+      // the exact time on hover (a tooltip drawn from data-exact) and for screen readers; a time is not a tab stop
       const exact = await time.getAttribute('data-exact');
       expect(exact).toMatch(/\d{4}/);
       expect(await time.getAttribute('aria-label')).toBe(exact);
-      await time.focus();
-      await expect.poll(() => css(page, '[data-role=assistant] .time:focus', 'color')).not.toBe('');
+      expect(await time.getAttribute('tabindex')).toBeNull();
+      await time.hover();
+      await expect.poll(() => css(page, '[data-role=assistant] .time:hover', 'color')).not.toBe('');
       await shot(page, 'widget-phone');
       // closing gives the launcher back
       await page.locator('.close').tap();
@@ -198,7 +199,7 @@ describe('the widget on a desktop page', () => {
       expect(await page.locator('[data-testid=launcher]').getAttribute('aria-label')).toBe('Abrir chat');
       await page.locator('[data-testid=launcher]').click();
       await connected(page);
-      expect(await page.locator('[data-testid=status]').textContent()).toBe('Conectado');
+      expect(await page.locator('[data-testid=status]').textContent()).toBe('En línea');
       expect(await page.locator('[data-testid=title]').textContent()).toBe('Soporte');
       expect(await page.locator('[data-testid=subtitle]').textContent()).toBe('Respondemos al momento');
       expect(await page.locator('[data-testid=input]').getAttribute('placeholder')).toBe('Escribe tu mensaje…');
@@ -231,7 +232,7 @@ describe('the widget on a desktop page', () => {
     expect(await css(page, '[data-testid=launcher]', 'background-color')).toBe('rgb(5, 150, 105)');
     expect(await css(page, '[data-testid=panel]', 'background-color')).toBe('rgb(17, 24, 39)');
     expect(await css(page, ':host', 'left')).toBe('20px');
-    expect(await page.locator('[data-testid=status]').textContent()).toBe('Conectado');
+    expect(await page.locator('[data-testid=status]').textContent()).toBe('En línea');
     expect(await page.locator('[data-testid=title]').textContent()).toBe('Ayuda');
     await page.close();
     site.close();

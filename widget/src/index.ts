@@ -4,7 +4,8 @@
 // (or data-auth-url="/parley-token" instead of data-auth-token: sessions that renew themselves, see auth-url.ts;
 // data-auth-token alone with an identity token; data-visitors="true" alone for a visitor)
 // or window.Parley.init({ serverUrl, customerId, authToken, authUrl, theme, locale, strings, onAuthExpired }).
-import { WIDGET_MAX_MESSAGE_CHARS, type WidgetClientFrame, type WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
+import { WIDGET_MAX_MESSAGE_CHARS } from '../../sdk/src/widget-limits.ts';
+import type { WidgetClientFrame, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 import { createRenewal } from './auth-url.ts';
 import { createController } from './controller.ts';
 import { initialState } from './state.ts';

@@ -17,7 +17,7 @@ export interface NodeContext {
   now: () => number;
 }
 
-/** A focusable time: relative text, the exact time on hover and focus (and for screen readers). */
+/** A time: relative text, the exact time on hover (and for screen readers). Not a tab stop: nothing to do there. */
 export function timeNode(at: number, c: NodeContext): HTMLElement {
   const exact = exactTime(at, c.locale);
   const t = el('time', {
@@ -26,7 +26,6 @@ export function timeNode(at: number, c: NodeContext): HTMLElement {
     datetime: new Date(at).toISOString(),
     'data-at': String(at),
     'data-exact': exact,
-    tabindex: '0',
   });
   t.setAttribute('aria-label', exact);
   t.textContent = relativeTime(at, c.now(), c.locale, c.strings.justNow);

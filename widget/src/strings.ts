@@ -59,14 +59,14 @@ export interface Strings {
 
 const en: Strings = {
   title: 'Support',
-  subtitle: 'We are here to help',
+  subtitle: 'Typically replies in minutes',
   openChat: 'Open chat',
   openChatUnread1: 'Open chat, 1 new message',
   openChatUnreadN: 'Open chat, {n} new messages',
   closeChat: 'Close chat',
   dialogLabel: 'Chat with support',
   statusConnecting: 'Connecting',
-  statusConnected: 'Connected',
+  statusConnected: 'Online',
   statusReconnecting: 'Reconnecting',
   statusDisconnected: 'Disconnected',
   messagesLabel: 'Messages',
@@ -112,14 +112,14 @@ const en: Strings = {
 
 const es: Strings = {
   title: 'Soporte',
-  subtitle: 'Estamos aquí para ayudarte',
+  subtitle: 'Suele responder en minutos',
   openChat: 'Abrir chat',
   openChatUnread1: 'Abrir chat, 1 mensaje nuevo',
   openChatUnreadN: 'Abrir chat, {n} mensajes nuevos',
   closeChat: 'Cerrar chat',
   dialogLabel: 'Chat con soporte',
   statusConnecting: 'Conectando',
-  statusConnected: 'Conectado',
+  statusConnected: 'En línea',
   statusReconnecting: 'Reconectando',
   statusDisconnected: 'Desconectado',
   messagesLabel: 'Mensajes',

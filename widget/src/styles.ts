@@ -24,7 +24,7 @@ button { font: inherit; }
 .launcher svg { width: 26px; height: 26px; }
 .launcher .ic-close, .launcher[aria-expanded=true] .ic-open { display: none; }
 .launcher[aria-expanded=true] .ic-close { display: block; }
-.launcher:focus-visible, button:focus-visible, .time:focus-visible { outline: 3px solid #ffb400; outline-offset: 2px; }
+.launcher:focus-visible, button:focus-visible { outline: 3px solid #ffb400; outline-offset: 2px; }
 textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1px; }
 .badge { position: absolute; top: -4px; right: -4px; min-width: 20px; height: 20px; padding: 0 5px; border-radius: 10px; background: #d93025; color: #fff;
   font: 600 12px/20px system-ui, sans-serif; text-align: center; }
@@ -39,9 +39,10 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1p
 .title { font-weight: 650; font-size: 16px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .subtitle { font-size: 12.5px; opacity: .88; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .subtitle:empty { display: none; }
-.status { display: inline-flex; align-items: center; gap: 5px; font-size: 12px; padding: 2px 8px; border-radius: 10px; background: rgba(0,0,0,.16); white-space: nowrap; }
+/* The pill is drawn in the panel's own colours, not over the accent: readable (WCAG AA) whatever the brand colour. */
+.status { display: inline-flex; align-items: center; gap: 5px; font-size: 12px; font-weight: 550; padding: 2px 8px; border-radius: 10px; background: var(--pw-bg); color: var(--pw-fg); white-space: nowrap; }
 .dot { width: 8px; height: 8px; border-radius: 50%; background: #ff8a80; }
-.dot[data-state=Connected] { background: #4ade80; }
+.dot[data-state=Connected] { background: #16a34a; }
 .dot[data-state=Reconnecting], .dot[data-state=Connecting] { background: #fcd34d; }
 .close { flex: none; width: 40px; height: 40px; border-radius: 50%; background: transparent; border: 0; color: inherit; cursor: pointer; display: grid; place-items: center; }
 .close:hover { background: rgba(0,0,0,.12); }
@@ -113,6 +114,7 @@ textarea[aria-invalid=true] { border-color: var(--pw-error-fg); }
 .sendstate[data-state=failed] { color: var(--pw-error-fg); }
 .retry { font: inherit; font-weight: 650; color: var(--pw-error-fg); background: none; border: 1px solid currentColor; border-radius: 10px; padding: 1px 8px; cursor: pointer; }
 .row[data-state=failed] .msg { opacity: .72; }
+.row[data-grouped] > .time { display: none; }
 .md { white-space: normal; }
 .md p, .md ul, .md ol, .md pre { margin: 0 0 8px; }
 .md > :last-child { margin-bottom: 0; }

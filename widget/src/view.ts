@@ -41,6 +41,11 @@ const ICON_SEND = '<path d="M3.4 20.4 21 12 3.4 3.6 3.4 10l12.6 2-12.6 2z"/>';
 const svg = (path: string, cls = '') => `<svg class="${cls}" viewBox="0 0 24 24" fill="currentColor" aria-hidden="true" focusable="false">${path}</svg>`;
 
 const TIME_REFRESH_MS = 30_000;
+/** Messages of one sender closer than this share one time label (the last one's). */
+const GROUP_MS = 5 * 60_000;
+const isMessage = (b: Bubble) => b.role === 'user' || b.role === 'assistant' || b.role === 'agent';
+/** Phones: the panel fills the screen, so it is a modal dialog and Tab stays inside it. */
+const PHONE_QUERY = '(max-width: 480px)';
 /** Closer than this to the bottom, the log follows new messages. */
 const STICK_PX = 80;
 
@@ -125,8 +130,10 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
     if (!unread) return s.openChat;
     return unread === 1 ? s.openChatUnread1 : fill(s.openChatUnreadN, { n: unread });
   };
+  const isPhone = () => typeof matchMedia === 'function' && matchMedia(PHONE_QUERY).matches;
   const open = () => {
     panel.hidden = false;
+    panel.setAttribute('aria-modal', String(isPhone()));
     wrap.setAttribute('data-open', '');
     launcher.setAttribute('aria-expanded', 'true');
     launcher.setAttribute('aria-label', launcherLabel());
@@ -155,7 +162,25 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   close.addEventListener('click', closePanel);
   panel.addEventListener('keydown', (e) => {
     if (e.key === 'Escape') closePanel();
+    if (e.key === 'Tab' && panel.getAttribute('aria-modal') === 'true') trapTab(e);
   });
+  /** Tab from the last control goes to the first, Shift+Tab from the first to the last. */
+  const trapTab = (e: KeyboardEvent) => {
+    const focusable = [...panel.querySelectorAll<HTMLElement>('button, textarea, a[href], [tabindex]:not([tabindex="-1"])')].filter(
+      (x) => !(x as HTMLButtonElement).disabled && x.getClientRects().length > 0,
+    );
+    if (!focusable.length) return;
+    const first = focusable[0];
+    const last = focusable[focusable.length - 1];
+    const active = root.activeElement;
+    if (e.shiftKey && (active === first || !panel.contains(active))) {
+      e.preventDefault();
+      last.focus();
+    } else if (!e.shiftKey && (active === last || !panel.contains(active))) {
+      e.preventDefault();
+      first.focus();
+    }
+  };
   /** Grows the input with its lines (CSS caps it); shows the count once the text is over the limit. */
   const fitInput = (): boolean => {
     input.style.height = '';
@@ -229,7 +254,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
     }
     // Nodes are kept in state order, before the typing indicator (always last); existing ones stay put.
     let previous: Node = welcome;
-    for (const b of state.bubbles) {
+    for (const [i, b] of state.bubbles.entries()) {
       const kind = b.role !== 'confirmation' ? 'message' : (b.outcome ?? 'pending');
       let n = nodes.get(b.id);
       if (!n || n.kind !== kind) {
@@ -245,6 +270,10 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
       }
       if (previous.nextSibling !== n.node) log.insertBefore(n.node, previous.nextSibling);
       previous = n.node;
+      // One time per group: a message followed by the same sender's next one within minutes shows none of its own.
+      const next = state.bubbles[i + 1];
+      const grouped = !!next && isMessage(b) && next.role === b.role && next.author?.name === b.author?.name && next.at - b.at < GROUP_MS && next.at >= b.at;
+      if (grouped !== n.node.hasAttribute('data-grouped')) n.node.toggleAttribute('data-grouped', grouped);
       if (b.role === 'user') {
         const id = b.id;
         setSendState(n.node, b.delivered !== false ? 'sent' : b.failed ? 'failed' : 'sending', ctx, () => handlers.onRetry(id));
