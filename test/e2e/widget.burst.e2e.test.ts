@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { conversationIdFor } from '../../src/conversations/history.ts';
-import { launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
+import { join } from 'node:path';
+import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 
 let browser: Browser;
@@ -60,6 +61,11 @@ describe('a burst over the rate limit in the widget (Chromium)', () => {
         .toBe(true);
       const failed = page.locator('[data-testid=message][data-state=failed]');
       expect(await failed.first().locator('[data-testid=retry]').textContent()).toBe('Retry');
+      await failed.first().scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(ARTIFACTS, 'widget-burst-desktop.png') });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await failed.first().scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(ARTIFACTS, 'widget-burst-phone.png') });
 
       // A reload while lines are still unsent: they come back from localStorage and go again.
       await page.reload();

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { conversationIdFor } from '../../src/conversations/history.ts';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
-import { launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
+import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 
@@ -112,6 +112,10 @@ describe('replies people can read, and no message HTML ever runs (Chromium)', ()
       await input.press('Enter');
       const assistant = page.locator('[data-testid=message][data-role=assistant]');
       await expect.poll(() => assistant.count(), { timeout: 20_000 }).toBe(1);
+      await page.screenshot({ path: join(ARTIFACTS, 'widget-markdown-desktop.png') });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.screenshot({ path: join(ARTIFACTS, 'widget-markdown-phone.png') });
+      await page.setViewportSize({ width: 1280, height: 900 });
 
       // The Markdown part of the reply.
       const md = assistant.first().locator('.md');
