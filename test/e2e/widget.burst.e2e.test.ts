@@ -32,7 +32,7 @@ const states = (page: Page) => page.locator('[data-testid=message][data-role=use
 
 async function openWidget(page: Page) {
   await page.locator('[data-testid=launcher]').click();
-  await expect.poll(() => page.locator('[data-testid=status]').getAttribute('data-state'), { timeout: 15_000 }).toBe('Online');
+  await expect.poll(() => page.locator('[data-testid=status]').getAttribute('data-state'), { timeout: 15_000 }).toBe('Connected');
 }
 
 describe('a burst over the rate limit in the widget (Chromium)', () => {

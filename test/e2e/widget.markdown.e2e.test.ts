@@ -106,7 +106,7 @@ describe('replies people can read, and no message HTML ever runs (Chromium)', ()
       const { customerId } = (await (await session).json()) as { customerId: string };
       const visitor = (await page.context().cookies()).find((c) => c.name === 'parley_demo_visitor')!.value;
       await page.locator('[data-testid=launcher]').click();
-      await expect.poll(() => page.locator('[data-testid=status]').getAttribute('data-state'), { timeout: 15_000 }).toBe('Online');
+      await expect.poll(() => page.locator('[data-testid=status]').getAttribute('data-state'), { timeout: 15_000 }).toBe('Connected');
       const input = page.locator('[data-testid=input]');
       await input.fill('Where is my order 1001?');
       await input.press('Enter');
