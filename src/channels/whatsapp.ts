@@ -43,6 +43,7 @@ import { reportWebhookParts } from '../whatsapp/webhook-report.ts';
 import type { Customer, WhatsAppIdentity } from '../customers/repo.ts';
 import type { DeliveryRecord } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
+import { toWhatsAppText } from '../whatsapp/format.ts';
 
 export interface OutboundJob {
   message: OutboundWhatsApp;
@@ -394,7 +395,8 @@ export function createWhatsAppChannel(deps: {
     const c = await tx.customers.get(meta.customerId);
     const phone = c && whatsappAddress(c);
     if (!phone) return undefined;
-    if (o.type === 'reply' || o.type === 'agent') return Object.assign({ kind: 'text' as const, to: phone, text: o.text }, fromNumberFor(c));
+    // Replies are written in Markdown (for the widget): WhatsApp gets its own formatting.
+    if (o.type === 'reply' || o.type === 'agent') return Object.assign({ kind: 'text' as const, to: phone, text: toWhatsAppText(o.text) }, fromNumberFor(c));
     if (o.type === 'handoff' && o.phase !== 'joined')
       return Object.assign(
         { kind: 'text' as const, to: phone, text: o.phase === 'requested' ? HANDOFF_TEXTS.human : HANDOFF_TEXTS.assistant },
@@ -446,7 +448,10 @@ export function createWhatsAppChannel(deps: {
   const outbound: WhatsAppOutbound = {
     async prepareProactive(tx, { messageId, customerId, to, text, template }) {
       const from = fromNumberFor(await tx.customers.get(customerId));
-      const message: OutboundWhatsApp = Object.assign(template ? { kind: 'template' as const, to, template } : { kind: 'text' as const, to, text }, from);
+      const message: OutboundWhatsApp = Object.assign(
+        template ? { kind: 'template' as const, to, template } : { kind: 'text' as const, to, text: toWhatsAppText(text) },
+        from,
+      );
       const job = await outboundQueue.prepare(
         tx,
         { message, customerId, conversationId: conversationIdFor(customerId, 'whatsapp'), sourceId: messageId, proactive: true },

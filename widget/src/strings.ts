@@ -24,6 +24,11 @@ export interface Strings {
   update: string;
   typing: string;
   sending: string;
+  /** A message the server refused (not stored), and the button that sends it again. */
+  notSent: string;
+  retry: string;
+  /** Under the input when the text is longer than a message may be ({n} characters of {max}). */
+  tooLongCount: string;
   justNow: string;
   newMessages1: string;
   newMessagesN: string;
@@ -54,14 +59,14 @@ export interface Strings {
 
 const en: Strings = {
   title: 'Support',
-  subtitle: 'We are here to help',
+  subtitle: 'Typically replies in minutes',
   openChat: 'Open chat',
   openChatUnread1: 'Open chat, 1 new message',
   openChatUnreadN: 'Open chat, {n} new messages',
   closeChat: 'Close chat',
   dialogLabel: 'Chat with support',
   statusConnecting: 'Connecting',
-  statusConnected: 'Connected',
+  statusConnected: 'Online',
   statusReconnecting: 'Reconnecting',
   statusDisconnected: 'Disconnected',
   messagesLabel: 'Messages',
@@ -75,6 +80,9 @@ const en: Strings = {
   update: 'Update',
   typing: 'Support is typing…',
   sending: 'Sending…',
+  notSent: 'Not sent',
+  retry: 'Retry',
+  tooLongCount: '{n} / {max} characters: too long to send',
   justNow: 'just now',
   newMessages1: '1 new message from Support',
   newMessagesN: '{n} new messages from Support',
@@ -104,14 +112,14 @@ const en: Strings = {
 
 const es: Strings = {
   title: 'Soporte',
-  subtitle: 'Estamos aquí para ayudarte',
+  subtitle: 'Suele responder en minutos',
   openChat: 'Abrir chat',
   openChatUnread1: 'Abrir chat, 1 mensaje nuevo',
   openChatUnreadN: 'Abrir chat, {n} mensajes nuevos',
   closeChat: 'Cerrar chat',
   dialogLabel: 'Chat con soporte',
   statusConnecting: 'Conectando',
-  statusConnected: 'Conectado',
+  statusConnected: 'En línea',
   statusReconnecting: 'Reconectando',
   statusDisconnected: 'Desconectado',
   messagesLabel: 'Mensajes',
@@ -125,6 +133,9 @@ const es: Strings = {
   update: 'Novedad',
   typing: 'Soporte está escribiendo…',
   sending: 'Enviando…',
+  notSent: 'No enviado',
+  retry: 'Reintentar',
+  tooLongCount: '{n} / {max} caracteres: demasiado largo para enviarlo',
   justNow: 'ahora mismo',
   newMessages1: '1 mensaje nuevo de Soporte',
   newMessagesN: '{n} mensajes nuevos de Soporte',
