@@ -32,8 +32,8 @@ export function conversationLogic(rt: Runtime) {
   return conversationMachine.provide({
     actors: {
       llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(({ input, signal }) => {
-        const channel = rt.active.get(input.conversationId)?.meta.channel;
-        const streams = channel !== undefined && rt.deps.sinks[channel]?.stream !== undefined;
+        const a = rt.active.get(input.conversationId);
+        const streams = a !== undefined && rt.deps.sinks[a.meta.channel]?.stream !== undefined;
         return rt.deps.llmStep(input, { signal, onDelta: streams ? (delta) => streamLive(rt, input.conversationId, delta, signal) : undefined });
       }),
       invokeTool: fromPromise<Timed<InvokeOutcome>, InvokeToolInput>(({ input }) => invokeTool(rt, input)),
@@ -139,10 +139,11 @@ export function startActor(
     maxToolSteps: config.llm.max_tool_steps,
     confirmationTimeoutMs: config.safety.confirmation_timeout_seconds * 1000,
     humanIdleMs: config.handoff.idle_minutes * 60_000,
+    gatherMs: config.conversation.gather_ms[meta.channel],
   };
   // Settings live in context; a snapshot keeps the ones it was made with (or none, from before they existed).
   const snapshot = saved?.snapshot as (Snapshot<unknown> & { context?: Record<string, unknown> }) | undefined;
-  if (snapshot?.context) snapshot.context.humanIdleMs = input.humanIdleMs;
+  if (snapshot?.context) Object.assign(snapshot.context, { humanIdleMs: input.humanIdleMs, gatherMs: input.gatherMs });
   a.actor = createActor(logic, { input, snapshot, clock: xstateClock(clock) });
   a.actor.on('*', (o) => onOutput(rt, a, o));
   a.actor.subscribe({
