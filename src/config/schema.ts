@@ -148,6 +148,10 @@ export const ConfigSchema = s({
       whatsapp: num(z.number().int().min(0).max(60_000)).default(1500),
     }).prefault({}),
   }).prefault({}),
+  sdk: s({
+    /** A turn resumed after a restart or a takeover waits this long for a backend to register its functions. */
+    resume_grace_seconds: num(z.number().min(0).max(600)).default(20),
+  }).prefault({}),
   session: s({
     history_window: num(z.number().int().min(1).max(500)).default(20),
     idle_minutes: num(z.number().positive()).default(15),

@@ -17,6 +17,7 @@ import type { ConversationMeta } from '../store/model.ts';
 import { publish, writeBatch } from './conversation-write.ts';
 import type { ReplyDelta } from './reply-stream.ts';
 import type { Active, Runtime } from './runtime.ts';
+import { awaitTools } from './tools-ready.ts';
 import { WriteLoop, type HandedOver } from './write-loop.ts';
 
 /** A conversation dropped after repeated write failures is brought back from its last stored state after this. */
@@ -31,8 +32,9 @@ export type ConversationLogic = ReturnType<typeof conversationLogic>;
 export function conversationLogic(rt: Runtime) {
   return conversationMachine.provide({
     actors: {
-      llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(({ input, signal }) => {
+      llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(async ({ input, signal }) => {
         const a = rt.active.get(input.conversationId);
+        if (a) await awaitTools(rt, a, input, signal, () => onOutput(rt, a, { type: 'typing', on: true }));
         const streams = a !== undefined && rt.deps.sinks[a.meta.channel]?.stream !== undefined;
         return rt.deps.llmStep(input, { signal, onDelta: streams ? (delta) => streamLive(rt, input.conversationId, delta, signal) : undefined });
       }),
