@@ -17,7 +17,7 @@
 // Deadlines live in context (`turn.pending.deadline`), because XState does
 // not restore `after` timers from a persisted snapshot: on `restored` the
 // waiting state is re-entered and its timer re-armed with the time left.
-import { and, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
+import { and, assign, emit, enqueueActions, fromPromise, not, setup } from 'xstate';
 
 export type Channel = 'web' | 'whatsapp';
 
@@ -40,6 +40,11 @@ export interface LlmStepInput {
   turnId: string;
   step: number;
   transcript: TurnEntry[];
+  /**
+   * The reply of the turn a burst waited for: it may not be stored yet when this turn starts (it is written with the
+   * next write), so the step adds it to the history it reads when the stored records do not have it yet.
+   */
+  previousReply?: { turnId: string; text: string };
 }
 
 export type LlmStepOutput =
@@ -67,7 +72,8 @@ export interface InvokeToolInput {
 
 export type ConversationOutput =
   | { type: 'typing'; on: boolean }
-  | { type: 'reply'; id: string; turnId: string; text: string; replyTo: string }
+  /** `replyTo` is the turn's first message; `answers` (when the turn answered a burst) every message it answered, in order. */
+  | { type: 'reply'; id: string; turnId: string; text: string; replyTo: string; answers?: string[] }
   | { type: 'confirm'; id: string; turnId: string; name: string; args: unknown; summary: string }
   | { type: 'confirmation'; id: string; turnId: string; name: string; outcome: 'approved' | 'denied' | 'expired' }
   | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'invoked'; args: unknown }
@@ -91,6 +97,11 @@ export interface ConversationInput {
   confirmationTimeoutMs: number;
   /** With a person: released after this long without an agent message. */
   humanIdleMs: number;
+  /**
+   * The gathering window: a turn starts this long after the last of a burst of customer messages (at most
+   * GATHER_CAP windows after the first), so the burst is answered by one turn. 0: at once. Absent in old snapshots.
+   */
+  gatherMs?: number;
 }
 
 export type ConversationEvent =
@@ -118,7 +129,10 @@ interface QueuedMessage {
 
 export interface Turn {
   turnId: string;
+  /** The first message the turn answers (its id names the turn). */
   messageId: string;
+  /** Every message the turn answers, in order (absent in snapshots from before bursts: `[messageId]`). */
+  messageIds?: string[];
   step: number;
   transcript: TurnEntry[];
   calls: ToolCall[];
@@ -126,6 +140,8 @@ export interface Turn {
   callStartedAt?: number;
   pending?: { confirmationId: string; deadline: number };
   replyText?: string;
+  /** See LlmStepInput.previousReply. */
+  previousReply?: { turnId: string; text: string };
 }
 
 export interface ConversationContext extends ConversationInput {
@@ -136,6 +152,8 @@ export interface ConversationContext extends ConversationInput {
   turn?: Turn;
   /** Set while a person has the conversation. */
   human?: HumanMode;
+  /** The reply of the turn that just ended while messages waited (handed to the next turn, then dropped). */
+  lastReply?: { turnId: string; text: string };
   /** The integrator asked for a person while a turn ran: handed over when it ends. */
   handoffAsked?: { reason?: string; at: number };
 }
@@ -144,6 +162,8 @@ export interface ConversationContext extends ConversationInput {
 // before the actor and inside the write) is the authority. A few ids cover the commit lag; each one is
 // carried in every snapshot write.
 const RECENT_IDS = 8;
+/** A burst that keeps going starts its turn at the latest this many windows after its first message. */
+export const GATHER_CAP = 4;
 const MAX_TOOL_CONTENT = 8000;
 
 export const APOLOGY_LLM_FAILED = "Sorry — I'm having trouble right now. Please try again in a moment.";
@@ -173,6 +193,15 @@ export const isKnownMessage = (context: Pick<ConversationContext, 'recent'>, mes
 
 /** The id of a turn's reply: known before the reply is written, so its live text can be streamed under it. */
 export const replyIdFor = (turnId: string) => `${turnId}:r`;
+
+/** When the queued burst's gathering window closes (undefined: no window, or nothing queued). */
+export function gatherDue(c: Pick<ConversationContext, 'queue' | 'gatherMs'>): number | undefined {
+  const ms = c.gatherMs ?? 0;
+  if (ms <= 0 || c.queue.length === 0) return undefined;
+  return Math.min(c.queue[c.queue.length - 1].at + ms, c.queue[0].at + GATHER_CAP * ms);
+}
+
+const answersOf = (turn: Turn) => turn.messageIds ?? [turn.messageId];
 
 const currentCall = (c: ConversationContext): ToolCall => c.turn!.calls[c.turn!.callIndex];
 const invocationIdFor = (turn: Turn, call: ToolCall) => `${turn.turnId}:${turn.step}:${call.id}`;
@@ -211,9 +240,11 @@ export const conversationMachine = setup({
     callsDone: ({ context }) => context.turn!.callIndex >= context.turn!.calls.length,
     needsConfirmation: ({ context }) => currentCall(context).requiresConfirmation,
     handoffAsked: ({ context }) => context.handoffAsked !== undefined,
+    gathering: ({ context }) => (gatherDue(context) ?? 0) > context.lastAt,
   },
   delays: {
     confirmationLeft: ({ context }) => Math.max(0, (context.turn?.pending?.deadline ?? context.lastAt) - context.lastAt),
+    gatherLeft: ({ context }) => Math.max(0, (gatherDue(context) ?? context.lastAt) - context.lastAt),
     humanLeft: ({ context }) => Math.max(0, (context.human?.deadline ?? context.lastAt) - context.lastAt),
   },
 }).createMachine({
@@ -255,23 +286,64 @@ export const conversationMachine = setup({
             ),
           ],
         },
-        {
-          guard: 'hasQueued',
-          target: 'thinking',
-          actions: [
-            assign(({ context }) => {
-              const [next, ...rest] = context.queue;
-              const turnId = `${context.conversationId}:${next.messageId}`;
-              return {
-                queue: rest,
-                turn: { turnId, messageId: next.messageId, step: 1, transcript: [{ role: 'user' as const, text: next.text }], calls: [], callIndex: 0 },
-              };
-            }),
-            emit(({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'started', messageId: context.turn!.messageId })),
-            emit({ type: 'typing', on: true }),
-          ],
-        },
+        { guard: and(['hasQueued', 'gathering']), target: 'gathering' },
+        { guard: 'hasQueued', target: 'starting' },
       ],
+    },
+
+    // A burst is gathering: its turn starts when the window closes; each new message re-arms it. The due time is
+    // computed from the queued messages' times (in the snapshot), so `restored` re-arms it with the time left.
+    gathering: {
+      always: [
+        { guard: 'handoffAsked', target: 'idle' },
+        // Restored after its due time: no timer needed.
+        { guard: not('gathering'), target: 'starting' },
+      ],
+      after: {
+        gatherLeft: { target: 'starting', actions: assign(({ context }) => ({ lastAt: Math.max(context.lastAt, gatherDue(context) ?? context.lastAt) })) },
+      },
+      on: {
+        'customer.message': {
+          guard: 'isNewMessage',
+          target: 'gathering',
+          reenter: true,
+          actions: assign(({ context, event }) => ({
+            lastAt: event.at,
+            queue: [...context.queue, { messageId: event.messageId, text: event.text, at: event.at }],
+            recent: [...context.recent, event.messageId].slice(-RECENT_IDS),
+          })),
+        },
+        restored: { target: 'gathering', reenter: true, actions: assign({ lastAt: ({ event }) => event.at }) },
+      },
+    },
+
+    // Every queued message goes into one turn (a burst is answered together, in order); transient.
+    starting: {
+      always: {
+        target: 'thinking',
+        actions: [
+          assign(({ context }) => {
+            const [first] = context.queue;
+            const turnId = `${context.conversationId}:${first.messageId}`;
+            return {
+              queue: [],
+              turn: {
+                turnId,
+                messageId: first.messageId,
+                messageIds: context.queue.map((m) => m.messageId),
+                step: 1,
+                transcript: context.queue.map((m) => ({ role: 'user' as const, text: m.text })),
+                calls: [],
+                callIndex: 0,
+                ...(context.lastReply ? { previousReply: context.lastReply } : {}),
+              },
+              lastReply: undefined,
+            };
+          }),
+          emit(({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'started', messageId: context.turn!.messageId })),
+          emit({ type: 'typing', on: true }),
+        ],
+      },
     },
 
     withHuman: {
@@ -331,6 +403,7 @@ export const conversationMachine = setup({
           turnId: context.turn!.turnId,
           step: context.turn!.step,
           transcript: context.turn!.transcript,
+          ...(context.turn!.previousReply ? { previousReply: context.turn!.previousReply } : {}),
         }),
         onDone: [
           {
@@ -539,10 +612,15 @@ export const conversationMachine = setup({
             turnId: context.turn!.turnId,
             text: context.turn!.replyText ?? '',
             replyTo: context.turn!.messageId,
+            ...(answersOf(context.turn!).length > 1 ? { answers: answersOf(context.turn!) } : {}),
           })),
           emit({ type: 'typing', on: false }),
           emit(({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'ended', messageId: context.turn!.messageId })),
-          assign({ turn: undefined }),
+          // Messages wait for the next turn: it starts before this reply is stored, and must see it.
+          assign(({ context }) => ({
+            turn: undefined,
+            lastReply: context.queue.length > 0 ? { turnId: context.turn!.turnId, text: context.turn!.replyText ?? '' } : undefined,
+          })),
         ],
       },
     },
@@ -558,7 +636,15 @@ export function abandonedTurnOutputs(turn: Turn | undefined): ConversationOutput
   const out: ConversationOutput[] = [];
   const call = turn.calls[turn.callIndex];
   if (turn.pending && call) out.push({ type: 'confirmation', id: turn.pending.confirmationId, turnId: turn.turnId, name: call.name, outcome: 'expired' });
-  out.push({ type: 'reply', id: replyIdFor(turn.turnId), turnId: turn.turnId, text: APOLOGY_LLM_FAILED, replyTo: turn.messageId });
+  const answers = answersOf(turn);
+  out.push({
+    type: 'reply',
+    id: replyIdFor(turn.turnId),
+    turnId: turn.turnId,
+    text: APOLOGY_LLM_FAILED,
+    replyTo: turn.messageId,
+    ...(answers.length > 1 ? { answers } : {}),
+  });
   out.push({ type: 'turn', turnId: turn.turnId, phase: 'ended', messageId: turn.messageId });
   return out;
 }

@@ -189,6 +189,7 @@ export async function wireComponents(o: {
             { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
           ),
     sinks,
+    sdk: { registered: () => hub.registeredCount() > 0, onChange: (listener) => hub.onChange(listener) },
     // Several nodes share a PostgreSQL store: claims, fencing and inboxes. On LMDB one process holds the store and
     // owns every conversation, so nothing is claimed or checked.
     cluster: clustered

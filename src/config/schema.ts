@@ -188,6 +188,21 @@ export const ConfigSchema = s({
     /** A handed-over conversation goes back to the assistant after this long without an agent message. */
     idle_minutes: num(z.number().positive()).default(30),
   }).prefault({}),
+  conversation: s({
+    /**
+     * The gathering window per channel (ms): a turn starts this long after the last message of a burst (at most 4
+     * windows after its first), so the burst is answered by one turn. Messages sent while a turn runs are always
+     * answered together by the next turn.
+     */
+    gather_ms: s({
+      web: num(z.number().int().min(0).max(60_000)).default(0),
+      whatsapp: num(z.number().int().min(0).max(60_000)).default(1500),
+    }).prefault({}),
+  }).prefault({}),
+  sdk: s({
+    /** A turn resumed after a restart or a takeover waits this long for a backend to register its functions. */
+    resume_grace_seconds: num(z.number().min(0).max(600)).default(20),
+  }).prefault({}),
   session: s({
     history_window: num(z.number().int().min(1).max(500)).default(20),
     idle_minutes: num(z.number().positive()).default(15),

@@ -59,7 +59,15 @@ export function recordOutput(record: ConversationRecord, messages: MessageRecord
       record.reviewedAt = undefined;
       return;
     case 'reply':
-      messages.push({ id: o.id, conversationId, role: 'assistant', text: o.text, at, turnId: o.turnId });
+      messages.push({
+        id: o.id,
+        conversationId,
+        role: 'assistant',
+        text: o.text,
+        at,
+        turnId: o.turnId,
+        ...(o.answers ? { data: { answers: o.answers } } : {}),
+      });
       record.lastMessageAt = at;
       return;
     case 'tool':
