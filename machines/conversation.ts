@@ -9,6 +9,7 @@
 //   thinking → replying → idle (next queued message, if any)
 //   thinking ─(the model calls `handoff`)→ withHuman ─(release, or idle time)→ idle
 //   idle ─(handoff.request from the integrator; asked while busy: once the turn ends)→ withHuman
+//   awaitingConfirmation ─(handoff.request)→ withHuman at once: the confirmation is cancelled, the turn ends
 //
 // In `withHuman` customer messages are stored and forwarded (`forward`), never given to the LLM;
 // agent messages (`agent.message`) are the replies. Its idle deadline lives in context like the
@@ -69,7 +70,8 @@ export type ConversationOutput =
   | { type: 'typing'; on: boolean }
   | { type: 'reply'; id: string; turnId: string; text: string; replyTo: string }
   | { type: 'confirm'; id: string; turnId: string; name: string; args: unknown; summary: string }
-  | { type: 'confirmation'; id: string; turnId: string; name: string; outcome: 'approved' | 'denied' | 'expired' }
+  /** `cancelled`: a person took the conversation over while it waited (`reason: 'handoff'`); a late answer is refused. */
+  | { type: 'confirmation'; id: string; turnId: string; name: string; outcome: 'approved' | 'denied' | 'expired' | 'cancelled'; reason?: 'handoff' }
   | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'invoked'; args: unknown }
   /** `content` is exactly what the LLM is given for this call. */
   | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'result' | 'failed'; content: string; durationMs?: number; error?: string }
@@ -196,6 +198,19 @@ export const conversationMachine = setup({
     /** Messages that waited for the assistant when a person took over go to the person instead. */
     forwardQueued: enqueueActions(({ context, enqueue }) => {
       for (const m of context.queue) enqueue.emit({ type: 'forward', messageId: m.messageId, text: m.text });
+    }),
+    /** A handoff while a confirmation waits: the confirmation is cancelled, the turn ends, a person has it. */
+    cancelForHandoff: enqueueActions(({ context, event, enqueue }) => {
+      const turn = context.turn!;
+      const call = turn.calls[turn.callIndex];
+      const at = event.type === 'handoff.request' ? Math.max(context.lastAt, event.at) : context.lastAt;
+      const reason = event.type === 'handoff.request' ? event.reason : context.handoffAsked?.reason;
+      const human = humanMode(Object.assign({}, context, { lastAt: at }), 'api', reason);
+      enqueue.emit({ type: 'confirmation', id: turn.pending!.confirmationId, turnId: turn.turnId, name: call.name, outcome: 'cancelled', reason: 'handoff' });
+      enqueue.emit(withReason({ type: 'handoff', id: `h:${human.since}`, phase: 'requested', source: 'api' } as const, reason));
+      enqueue.emit({ type: 'turn', turnId: turn.turnId, phase: 'ended', messageId: turn.messageId });
+      for (const m of context.queue) enqueue.emit({ type: 'forward', messageId: m.messageId, text: m.text });
+      enqueue.assign({ lastAt: at, human, handoffAsked: undefined, turn: undefined, queue: [] });
     }),
     /** "Alex joined": an agent's first message, or another agent's than the last one's. */
     agentJoined: enqueueActions(({ context, event, enqueue }) => {
@@ -439,6 +454,8 @@ export const conversationMachine = setup({
     },
 
     awaitingConfirmation: {
+      // Asked while the turn ran (before this confirmation): handed over now rather than after the customer answers.
+      always: { guard: 'handoffAsked', target: 'withHuman', actions: 'cancelForHandoff' },
       after: {
         confirmationLeft: {
           target: 'nextCall',
@@ -491,6 +508,8 @@ export const conversationMachine = setup({
             ],
           },
         ],
+        // A person takes over now: the write waiting for the customer's yes is cancelled (a late answer is refused).
+        'handoff.request': { target: 'withHuman', actions: 'cancelForHandoff' },
         restored: {
           target: 'awaitingConfirmation',
           reenter: true,

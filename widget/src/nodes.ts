@@ -83,11 +83,12 @@ export function setDelivered(row: HTMLElement, delivered: boolean, c: NodeContex
   if (time) time.textContent = delivered ? relativeTime(Number(time.getAttribute('data-at')), c.now(), c.locale, c.strings.justNow) : c.strings.sending;
 }
 
-const MARKS = { approved: '✓', denied: '✕', expired: '!' } as const;
+const MARKS = { approved: '✓', denied: '✕', expired: '!', cancelled: '→' } as const;
+const TEMPLATES = { approved: 'receiptApproved', denied: 'receiptDeclined', expired: 'receiptExpired', cancelled: 'receiptCancelled' } as const;
 
 export function receiptNode(b: Bubble, c: NodeContext): HTMLElement {
   const outcome = b.outcome ?? 'expired';
-  const template = outcome === 'approved' ? c.strings.receiptApproved : outcome === 'denied' ? c.strings.receiptDeclined : c.strings.receiptExpired;
+  const template = c.strings[TEMPLATES[outcome]];
   const node = el('div', { class: 'receipt', 'data-testid': 'receipt', 'data-outcome': outcome, role: 'note' });
   node.append(
     el('span', { class: 'mark', 'aria-hidden': 'true' }, MARKS[outcome]),
