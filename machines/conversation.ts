@@ -140,12 +140,18 @@ export interface ConversationContext extends ConversationInput {
   human?: HumanMode;
   /** The integrator asked for a person while a turn ran: handed over when it ends. */
   handoffAsked?: { reason?: string; at: number };
+  /**
+   * The last agent message ids: a retried agent message (same idempotency key, so the same id) is shown once. Stored
+   * with the snapshot in every write, so whichever node owns the conversation next knows them too.
+   */
+  agentIds?: string[];
 }
 
 // Only messages not yet durable need the actor's memory: once stored, the durable seen-set (checked
 // before the actor and inside the write) is the authority. A few ids cover the commit lag; each one is
 // carried in every snapshot write.
 const RECENT_IDS = 8;
+const AGENT_IDS = 32;
 const MAX_TOOL_CONTENT = 8000;
 
 export const APOLOGY_LLM_FAILED = "Sorry — I'm having trouble right now. Please try again in a moment.";
@@ -226,6 +232,7 @@ export const conversationMachine = setup({
     callsDone: ({ context }) => context.turn!.callIndex >= context.turn!.calls.length,
     needsConfirmation: ({ context }) => currentCall(context).requiresConfirmation,
     handoffAsked: ({ context }) => context.handoffAsked !== undefined,
+    isNewAgentMessage: ({ context, event }) => event.type === 'agent.message' && !(context.agentIds ?? []).includes(event.id),
   },
   delays: {
     confirmationLeft: ({ context }) => Math.max(0, (context.turn?.pending?.deadline ?? context.lastAt) - context.lastAt),
@@ -310,7 +317,8 @@ export const conversationMachine = setup({
         // Already with a person.
         'handoff.request': {},
         'agent.message': {
-          // Re-entered: the idle deadline starts again from this message.
+          // Re-entered: the idle deadline starts again from this message. A retried one (same id) changes nothing.
+          guard: 'isNewAgentMessage',
           target: 'withHuman',
           reenter: true,
           actions: [
@@ -319,6 +327,7 @@ export const conversationMachine = setup({
             assign(({ context, event }) => ({
               lastAt: event.at,
               human: Object.assign({}, context.human!, { deadline: event.at + context.humanIdleMs, agent: { name: event.author.name } }),
+              agentIds: [...(context.agentIds ?? []), event.id].slice(-AGENT_IDS),
             })),
           ],
         },

@@ -83,4 +83,22 @@ describe('conversation machine: a handoff while a confirmation waits', () => {
     expect(h.invoked).toEqual([]);
     expect(h.actor.getSnapshot().context.handoffAsked).toBeUndefined();
   });
+
+  it('an agent message with an id already shown changes nothing, also after the snapshot is restored elsewhere', async () => {
+    const h = harness();
+    h.actor.send({ type: 'handoff.request', at: h.clock.now() });
+    h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'agent_k1', text: 'Alex here', author: { name: 'Alex' } });
+    h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'agent_k1', text: 'Alex here', author: { name: 'Alex' } });
+    expect(h.of('agent')).toHaveLength(1);
+    const persisted = JSON.parse(JSON.stringify(h.actor.getPersistedSnapshot()));
+    h.actor.stop();
+    const outputs: ConversationOutput[] = [];
+    const other = createActor(conversationMachine, { snapshot: persisted, clock: xstateClock(createManualClock(h.clock.now())) });
+    other.on('*', (o) => void outputs.push(o));
+    other.start();
+    other.send({ type: 'restored', at: h.clock.now() });
+    other.send({ type: 'agent.message', at: h.clock.now(), id: 'agent_k1', text: 'Alex here', author: { name: 'Alex' } });
+    other.send({ type: 'agent.message', at: h.clock.now(), id: 'agent_k2', text: 'Next', author: { name: 'Alex' } });
+    expect(outputs.filter((o) => o.type === 'agent').map((o) => (o as { id: string }).id)).toEqual(['agent_k2']);
+  });
 });
