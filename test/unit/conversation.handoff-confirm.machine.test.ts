@@ -93,7 +93,7 @@ describe('conversation machine: a handoff while a confirmation waits', () => {
     const persisted = JSON.parse(JSON.stringify(h.actor.getPersistedSnapshot()));
     h.actor.stop();
     const outputs: ConversationOutput[] = [];
-    const other = createActor(conversationMachine, { snapshot: persisted, clock: xstateClock(createManualClock(h.clock.now())) });
+    const other = createActor(conversationMachine, { input: undefined as never, snapshot: persisted, clock: xstateClock(createManualClock(h.clock.now())) });
     other.on('*', (o) => void outputs.push(o));
     other.start();
     other.send({ type: 'restored', at: h.clock.now() });
