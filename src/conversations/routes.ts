@@ -14,7 +14,7 @@ import {
 import type { CustomerRepo } from '../customers/repo.ts';
 import { requireServiceSecret } from '../http/auth.ts';
 import { HttpError, parseOr400 } from '../http/errors.ts';
-import { WHATSAPP_WINDOW_MS } from '../customers/whatsapp-window.ts';
+import { insideWhatsAppWindow } from '../customers/whatsapp-window.ts';
 import type { Services } from '../services.ts';
 import type { ConversationSummary, MessageRecord } from '../store/model.ts';
 import type { ConversationHost, HandoffResult } from './host.ts';
@@ -101,8 +101,7 @@ export async function conversationsPlugin(app: FastifyInstance, o: { services: S
     if (!record) refused({ ok: false, code: 'not_found' });
     if (record.channel === 'whatsapp') {
       // WhatsApp's customer service window: free-form messages only within 24 h of the customer's last message.
-      const last = (await customers.get(record.customerId))?.lastInboundAt?.whatsapp;
-      if (last === undefined || clock.now() - last >= WHATSAPP_WINDOW_MS) {
+      if (!insideWhatsAppWindow(await customers.get(record.customerId), clock.now())) {
         throw new HttpError(
           422,
           'outside_window',
