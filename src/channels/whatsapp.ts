@@ -17,6 +17,7 @@ import type { ChannelSink, ConversationHost, ConversationMeta } from '../convers
 import { conversationIdFor } from '../conversations/history.ts';
 import type { CustomerRepo } from '../customers/repo.ts';
 import { insideWhatsAppWindow } from '../customers/whatsapp-window.ts';
+import { answeredCancelledPress } from './whatsapp-cancelled.ts';
 import { safeEqual } from '../http/auth.ts';
 import { HttpError, sendError } from '../http/errors.ts';
 import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
@@ -357,6 +358,8 @@ export function createWhatsAppChannel(deps: {
           }
         }
       }
+      const press = { replyId: m.replyId, waMessageId: m.waMessageId, customer, conversationId };
+      if (await answeredCancelledPress({ store, outboundQueue, fromNumberFor }, press)) return 'done';
       await host.receive(customer, 'whatsapp', { messageId: `wa:${m.waMessageId}`, text: m.text, content: m.content });
       return 'done';
     },

@@ -2,9 +2,10 @@
 // free-form text, so they respect the customer's 24 h window like agents' messages: outside it they are not sent,
 // and each skip is recorded (telemetry `whatsapp.notice_skipped`, reason `outside_window`). Test clock, fake Graph API.
 import { afterEach, describe, expect, it } from 'vitest';
+import { CANCELLED_TEXT } from '../../src/channels/whatsapp-cancelled.ts';
 import { HANDOFF_TEXTS } from '../../src/channels/whatsapp.ts';
 import { TEST_SECRET, type TestParley } from '../support/parley.ts';
-import { postWebhook, sleep, textMessage, textMessageAt, until, webhookBody } from '../support/whatsapp.ts';
+import { buttonReply, postWebhook, sleep, textMessage, textMessageAt, until, webhookBody } from '../support/whatsapp.ts';
 import { telemetryEvents, whatsappParley } from '../support/whatsapp-parley.ts';
 
 const open: { close(): unknown }[] = [];
@@ -70,5 +71,32 @@ describe('WhatsApp handoff notices and the 24 h window', () => {
     expect((await api(p, `/conversations/${conversationId}/release`)).status).toBe(200);
     await until(texts, (t) => t.slice(sent).includes(HANDOFF_TEXTS.assistant), SLOW);
     expect(await telemetryEvents(p, 'whatsapp.notice_skipped')).toHaveLength(2);
+  });
+
+  it('a handoff while the Yes/No buttons wait: a later Yes is answered that it was cancelled, and the write never runs', async () => {
+    const { graph, p, invoked } = await whatsappParley(open);
+    const phone = '+15550003333';
+    expect((await postWebhook(p.url(), webhookBody([textMessage(phone, 'cancel order 1001')]))).status).toBe(200);
+    const [prompt] = await until(
+      () => graph.delivered(),
+      (d) => d.length >= 1,
+      SLOW,
+    );
+    const buttons = prompt.body.interactive.action.buttons as { reply: { id: string } }[];
+    const [{ conversationId }] = await p.services.store.conversations.summaries({ limit: 10 });
+    expect((await api(p, `/conversations/${conversationId}/handoff`)).body.state).toBe('withHuman');
+    await until(
+      () => graph.delivered().map((r) => r.body.text?.body),
+      (t) => t.includes(HANDOFF_TEXTS.human),
+      SLOW,
+    );
+    expect((await postWebhook(p.url(), webhookBody([buttonReply(phone, buttons[0].reply.id, 'Yes')]))).status).toBe(200);
+    await until(
+      () => graph.delivered().map((r) => r.body.text?.body),
+      (t) => t.includes(CANCELLED_TEXT),
+      SLOW,
+    );
+    await sleep(300);
+    expect(invoked).toEqual([]);
   });
 });
