@@ -205,14 +205,18 @@ export const conversationMachine = setup({
     forwardQueued: enqueueActions(({ context, enqueue }) => {
       for (const m of context.queue) enqueue.emit({ type: 'forward', messageId: m.messageId, text: m.text });
     }),
-    /** A handoff while a confirmation waits: the confirmation is cancelled, the turn ends, a person has it. */
+    /**
+     * A handoff while a confirmation waits (or is about to be asked): the confirmation is cancelled (none is asked),
+     * the turn ends, a person has it.
+     */
     cancelForHandoff: enqueueActions(({ context, event, enqueue }) => {
       const turn = context.turn!;
       const call = turn.calls[turn.callIndex];
       const at = event.type === 'handoff.request' ? Math.max(context.lastAt, event.at) : context.lastAt;
       const reason = event.type === 'handoff.request' ? event.reason : context.handoffAsked?.reason;
       const human = humanMode(Object.assign({}, context, { lastAt: at }), 'api', reason);
-      enqueue.emit({ type: 'confirmation', id: turn.pending!.confirmationId, turnId: turn.turnId, name: call.name, outcome: 'cancelled', reason: 'handoff' });
+      if (turn.pending)
+        enqueue.emit({ type: 'confirmation', id: turn.pending.confirmationId, turnId: turn.turnId, name: call.name, outcome: 'cancelled', reason: 'handoff' });
       enqueue.emit(withReason({ type: 'handoff', id: `h:${human.since}`, phase: 'requested', source: 'api' } as const, reason));
       enqueue.emit({ type: 'turn', turnId: turn.turnId, phase: 'ended', messageId: turn.messageId });
       for (const m of context.queue) enqueue.emit({ type: 'forward', messageId: m.messageId, text: m.text });
@@ -425,6 +429,8 @@ export const conversationMachine = setup({
           target: 'thinking',
           actions: assign(({ context }) => ({ turn: Object.assign({}, context.turn!, { step: context.turn!.step + 1, calls: [], callIndex: 0 }) })),
         },
+        // Asked for a person earlier in this turn: handed over instead of asking the customer to confirm.
+        { guard: and(['needsConfirmation', 'handoffAsked']), target: 'withHuman', actions: 'cancelForHandoff' },
         {
           guard: 'needsConfirmation',
           target: 'awaitingConfirmation',
