@@ -9,6 +9,7 @@
 //   thinking → replying → idle (next queued message, if any)
 //   thinking ─(the model calls `handoff`)→ withHuman ─(release, or idle time)→ idle
 //   idle ─(handoff.request from the integrator; asked while busy: once the turn ends)→ withHuman
+//   awaitingConfirmation ─(handoff.request)→ withHuman at once: the confirmation is cancelled, the turn ends
 //
 // In `withHuman` customer messages are stored and forwarded (`forward`), never given to the LLM;
 // agent messages (`agent.message`) are the replies. Its idle deadline lives in context like the
@@ -75,7 +76,8 @@ export type ConversationOutput =
   /** `replyTo` is the turn's first message; `answers` (when the turn answered a burst) every message it answered, in order. */
   | { type: 'reply'; id: string; turnId: string; text: string; replyTo: string; answers?: string[] }
   | { type: 'confirm'; id: string; turnId: string; name: string; args: unknown; summary: string }
-  | { type: 'confirmation'; id: string; turnId: string; name: string; outcome: 'approved' | 'denied' | 'expired' }
+  /** `cancelled`: a person took the conversation over while it waited (`reason: 'handoff'`); a late answer is refused. */
+  | { type: 'confirmation'; id: string; turnId: string; name: string; outcome: 'approved' | 'denied' | 'expired' | 'cancelled'; reason?: 'handoff' }
   | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'invoked'; args: unknown }
   /** `content` is exactly what the LLM is given for this call. */
   | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'result' | 'failed'; content: string; durationMs?: number; error?: string }
@@ -156,6 +158,11 @@ export interface ConversationContext extends ConversationInput {
   lastReply?: { turnId: string; text: string };
   /** The integrator asked for a person while a turn ran: handed over when it ends. */
   handoffAsked?: { reason?: string; at: number };
+  /**
+   * The last agent message ids: a retried agent message (same idempotency key, so the same id) is shown once. Stored
+   * with the snapshot in every write, so whichever node owns the conversation next knows them too.
+   */
+  agentIds?: string[];
 }
 
 // Only messages not yet durable need the actor's memory: once stored, the durable seen-set (checked
@@ -164,6 +171,7 @@ export interface ConversationContext extends ConversationInput {
 const RECENT_IDS = 8;
 /** A burst that keeps going starts its turn at the latest this many windows after its first message. */
 export const GATHER_CAP = 4;
+const AGENT_IDS = 32;
 const MAX_TOOL_CONTENT = 8000;
 
 export const APOLOGY_LLM_FAILED = "Sorry — I'm having trouble right now. Please try again in a moment.";
@@ -226,6 +234,23 @@ export const conversationMachine = setup({
     forwardQueued: enqueueActions(({ context, enqueue }) => {
       for (const m of context.queue) enqueue.emit({ type: 'forward', messageId: m.messageId, text: m.text });
     }),
+    /**
+     * A handoff while a confirmation waits (or is about to be asked): the confirmation is cancelled (none is asked),
+     * the turn ends, a person has it.
+     */
+    cancelForHandoff: enqueueActions(({ context, event, enqueue }) => {
+      const turn = context.turn!;
+      const call = turn.calls[turn.callIndex];
+      const at = event.type === 'handoff.request' ? Math.max(context.lastAt, event.at) : context.lastAt;
+      const reason = event.type === 'handoff.request' ? event.reason : context.handoffAsked?.reason;
+      const human = humanMode(Object.assign({}, context, { lastAt: at }), 'api', reason);
+      if (turn.pending)
+        enqueue.emit({ type: 'confirmation', id: turn.pending.confirmationId, turnId: turn.turnId, name: call.name, outcome: 'cancelled', reason: 'handoff' });
+      enqueue.emit(withReason({ type: 'handoff', id: `h:${human.since}`, phase: 'requested', source: 'api' } as const, reason));
+      enqueue.emit({ type: 'turn', turnId: turn.turnId, phase: 'ended', messageId: turn.messageId });
+      for (const m of context.queue) enqueue.emit({ type: 'forward', messageId: m.messageId, text: m.text });
+      enqueue.assign({ lastAt: at, human, handoffAsked: undefined, turn: undefined, queue: [] });
+    }),
     /** "Alex joined": an agent's first message, or another agent's than the last one's. */
     agentJoined: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'agent.message' || context.human?.agent?.name === event.author.name) return;
@@ -241,6 +266,7 @@ export const conversationMachine = setup({
     needsConfirmation: ({ context }) => currentCall(context).requiresConfirmation,
     handoffAsked: ({ context }) => context.handoffAsked !== undefined,
     gathering: ({ context }) => (gatherDue(context) ?? 0) > context.lastAt,
+    isNewAgentMessage: ({ context, event }) => event.type === 'agent.message' && !(context.agentIds ?? []).includes(event.id),
   },
   delays: {
     confirmationLeft: ({ context }) => Math.max(0, (context.turn?.pending?.deadline ?? context.lastAt) - context.lastAt),
@@ -367,7 +393,8 @@ export const conversationMachine = setup({
         // Already with a person.
         'handoff.request': {},
         'agent.message': {
-          // Re-entered: the idle deadline starts again from this message.
+          // Re-entered: the idle deadline starts again from this message. A retried one (same id) changes nothing.
+          guard: 'isNewAgentMessage',
           target: 'withHuman',
           reenter: true,
           actions: [
@@ -376,6 +403,7 @@ export const conversationMachine = setup({
             assign(({ context, event }) => ({
               lastAt: event.at,
               human: Object.assign({}, context.human!, { deadline: event.at + context.humanIdleMs, agent: { name: event.author.name } }),
+              agentIds: [...(context.agentIds ?? []), event.id].slice(-AGENT_IDS),
             })),
           ],
         },
@@ -474,6 +502,8 @@ export const conversationMachine = setup({
           target: 'thinking',
           actions: assign(({ context }) => ({ turn: Object.assign({}, context.turn!, { step: context.turn!.step + 1, calls: [], callIndex: 0 }) })),
         },
+        // Asked for a person earlier in this turn: handed over instead of asking the customer to confirm.
+        { guard: and(['needsConfirmation', 'handoffAsked']), target: 'withHuman', actions: 'cancelForHandoff' },
         {
           guard: 'needsConfirmation',
           target: 'awaitingConfirmation',
@@ -512,6 +542,8 @@ export const conversationMachine = setup({
     },
 
     awaitingConfirmation: {
+      // Asked while the turn ran (before this confirmation): handed over now rather than after the customer answers.
+      always: { guard: 'handoffAsked', target: 'withHuman', actions: 'cancelForHandoff' },
       after: {
         confirmationLeft: {
           target: 'nextCall',
@@ -564,6 +596,8 @@ export const conversationMachine = setup({
             ],
           },
         ],
+        // A person takes over now: the write waiting for the customer's yes is cancelled (a late answer is refused).
+        'handoff.request': { target: 'withHuman', actions: 'cancelForHandoff' },
         restored: {
           target: 'awaitingConfirmation',
           reenter: true,

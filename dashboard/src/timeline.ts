@@ -35,6 +35,8 @@ export function describe(e: EventRecord): string {
       return `customer declined ${d.name}`;
     case 'confirmation.expired':
       return `${d.name}: not confirmed in time`;
+    case 'confirmation.cancelled':
+      return `${d.name}: cancelled, a person took over`;
     case 'handoff.requested':
       return `handed over to a person${typeof d.reason === 'string' ? ` (${d.reason})` : ''}`;
     case 'handoff.released':

@@ -27,7 +27,8 @@ export const WidgetConfirmFrame = z.object({ type: z.literal('confirm'), id, app
 export const WidgetClientFrame = z.discriminatedUnion('type', [WidgetInitFrame, WidgetMessageFrame, WidgetConfirmFrame]);
 
 // server → widget
-export const ConfirmationOutcome = z.enum(['approved', 'denied', 'expired']);
+/** `cancelled`: a person took the conversation over while the confirmation waited (`reason: 'handoff'`); nothing ran. */
+export const ConfirmationOutcome = z.enum(['approved', 'denied', 'expired', 'cancelled']);
 /** A person of the integrator's team (human handoff). */
 export const AgentAuthor = z.object({ name: z.string() });
 /** Who answers: the assistant, or a person (`agent`: the last one who wrote, once one has). */
@@ -86,8 +87,17 @@ export const WidgetConfirmRequestFrame = z.object({
   args: z.unknown(),
   summary: z.string(),
 });
-/** A confirmation was answered (in this tab or another) or expired: the widget turns its card into a receipt. */
-export const WidgetConfirmationFrame = z.object({ type: z.literal('confirmation'), id: z.string(), outcome: ConfirmationOutcome, at: z.number() });
+/**
+ * A confirmation was answered (in this tab or another), expired, or was cancelled because a person took over
+ * (`outcome: 'cancelled'`, `reason: 'handoff'`): the widget turns its card into a receipt.
+ */
+export const WidgetConfirmationFrame = z.object({
+  type: z.literal('confirmation'),
+  id: z.string(),
+  outcome: ConfirmationOutcome,
+  reason: z.literal('handoff').optional(),
+  at: z.number(),
+});
 /**
  * `id`: the client id of the customer message this refuses (`rate_limited`, `too_long`, `unavailable`, `bad_frame`,
  * `not_initialized`, `internal` for a `message` frame): that message is NOT stored; send it again with the same id.

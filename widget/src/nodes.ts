@@ -109,11 +109,12 @@ export function setSendState(row: HTMLElement, state: SendState, c: NodeContext,
   row.append(line);
 }
 
-const MARKS = { approved: '✓', denied: '✕', expired: '!' } as const;
+const MARKS = { approved: '✓', denied: '✕', expired: '!', cancelled: '→' } as const;
+const TEMPLATES = { approved: 'receiptApproved', denied: 'receiptDeclined', expired: 'receiptExpired', cancelled: 'receiptCancelled' } as const;
 
 export function receiptNode(b: Bubble, c: NodeContext): HTMLElement {
   const outcome = b.outcome ?? 'expired';
-  const template = outcome === 'approved' ? c.strings.receiptApproved : outcome === 'denied' ? c.strings.receiptDeclined : c.strings.receiptExpired;
+  const template = c.strings[TEMPLATES[outcome]];
   const node = el('div', { class: 'receipt', 'data-testid': 'receipt', 'data-outcome': outcome, role: 'note' });
   node.append(
     el('span', { class: 'mark', 'aria-hidden': 'true' }, MARKS[outcome]),

@@ -40,6 +40,8 @@ export interface Strings {
   receiptApproved: string;
   receiptDeclined: string;
   receiptExpired: string;
+  /** A person took the conversation over while the card waited: nothing was done. */
+  receiptCancelled: string;
   noticeReconnecting: string;
   noticeSessionEnded: string;
   noticeRefreshing: string;
@@ -94,6 +96,7 @@ const en: Strings = {
   receiptApproved: 'You approved: {summary}',
   receiptDeclined: 'You declined: {summary}',
   receiptExpired: 'Not confirmed in time: {summary}',
+  receiptCancelled: 'Cancelled: a person is taking over ({summary})',
   noticeReconnecting: 'Connection lost. Reconnecting… Messages you send now go out once we are back.',
   noticeSessionEnded: 'Your session has ended. Please reload the page to keep chatting.',
   noticeRefreshing: 'Signing you in again…',
@@ -147,6 +150,7 @@ const es: Strings = {
   receiptApproved: 'Aprobaste: {summary}',
   receiptDeclined: 'Rechazaste: {summary}',
   receiptExpired: 'Sin confirmar a tiempo: {summary}',
+  receiptCancelled: 'Cancelado: una persona se hace cargo ({summary})',
   noticeReconnecting: 'Se perdió la conexión. Reconectando… Lo que envíes ahora saldrá al volver.',
   noticeSessionEnded: 'Tu sesión ha terminado. Recarga la página para seguir conversando.',
   noticeRefreshing: 'Volviendo a iniciar tu sesión…',
