@@ -225,8 +225,16 @@ describe("the benchmarks' PostgreSQL (bench/lib.ts)", () => {
     // Work a backend does and then exits with: its CPU is counted only through the postmaster's reaped children.
     await query(a.url, 'INSERT INTO t SELECT generate_series(1, 300000)');
     for (let i = 0; i < 20; i++) await query(a.url, 'INSERT INTO t VALUES (1)');
-    await new Promise((r) => setTimeout(r, 1500)); // backends report their statistics within ~1 s
-    expect(postgresCpuMs(bench) - cpuBefore).toBeGreaterThan(200);
-    expect((await committedTransactions(a.url)) - commitsBefore).toBeGreaterThanOrEqual(21);
-  });
+    // Backends report their statistics about a second later (more on a busy machine): wait for them, generously.
+    const deadline = Date.now() + 60_000;
+    let cpu = 0;
+    let commits = 0;
+    do {
+      await new Promise((r) => setTimeout(r, 250));
+      cpu = postgresCpuMs(bench) - cpuBefore;
+      commits = (await committedTransactions(a.url)) - commitsBefore;
+    } while ((cpu <= 200 || commits < 21) && Date.now() < deadline);
+    expect(cpu).toBeGreaterThan(200);
+    expect(commits).toBeGreaterThanOrEqual(21);
+  }, 120_000);
 });
