@@ -36,7 +36,11 @@ async function runAll(paths: string[], repeat: number, harness: Harness): Promis
       // Each run is a new customer (its own conversation): runs of one scenario go one after the other.
       for (let i = 0; i < repeat; i++) {
         const s =
-          repeat > 1 ? { ...l.scenario, customer: { ...l.scenario.customer, externalId: `${l.scenario.customer.externalId}-run${i + 1}` } } : l.scenario;
+          repeat > 1
+            ? Object.assign({}, l.scenario, {
+                customer: Object.assign({}, l.scenario.customer, { externalId: `${l.scenario.customer.externalId}-run${i + 1}` }),
+              })
+            : l.scenario;
         runs.push(await runScenario(s, l.file, harness.target));
       }
       return { name: l.scenario.name, file: l.file, runs };

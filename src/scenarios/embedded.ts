@@ -88,7 +88,7 @@ export async function startBackend(suite: Suite, suiteDir: string, target: RunTa
     child = spawn(suite.backend.command, {
       shell: true,
       cwd: resolve(suiteDir, suite.backend.cwd ?? '.'),
-      env: { ...process.env, PARLEY_URL: target.url, SERVICE_SDK_SECRET: target.secret },
+      env: Object.assign({}, process.env, { PARLEY_URL: target.url, SERVICE_SDK_SECRET: target.secret }),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });

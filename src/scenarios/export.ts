@@ -59,7 +59,7 @@ export function scenarioFrom(meta: ConversationMeta, records: MessageRecord[]): 
 
 export function scenarioYaml(s: Scenario): string {
   const { expect, judge, ...rest } = s;
-  const shown = { ...rest, ...(expect.length ? { expect } : {}), ...(judge.length ? { judge } : {}) };
+  const shown = Object.assign({}, rest, expect.length ? { expect } : {}, judge.length ? { judge } : {});
   return `${SCHEMA_LINE}\n${stringify(shown, { lineWidth: 120 })}`;
 }
 
