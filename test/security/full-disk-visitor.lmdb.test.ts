@@ -61,15 +61,22 @@ describe('a new visitor on a full disk', () => {
     // A WhatsApp message the SDK ingests (provider sdk): a negative ack saying unavailable, not "ingest failed".
     const sdk = new WebSocket(`${parley.url.replace('http', 'ws')}/sdk`, { headers: { authorization: `Bearer ${TEST_SECRET}` } });
     cleanups.push(() => sdk.close());
-    const sdkAck = new Promise<Record<string, any>>((resolve) =>
-      sdk.on('message', (d) => {
-        const f = JSON.parse(d.toString());
-        if (f.type === 'ack' && f.id === 'full-ingest') resolve(f);
-      }),
-    );
+    const acks = new Map<string, (f: Record<string, any>) => void>();
+    sdk.on('message', (d) => {
+      const f = JSON.parse(d.toString());
+      if (f.type === 'ack') acks.get(f.id)?.(f);
+    });
     await new Promise((resolve, reject) => sdk.once('open', resolve).once('error', reject));
-    sdk.send(JSON.stringify({ type: 'ingest', id: 'full-ingest', channel: 'whatsapp', from: '+15550009999', text: 'hello' }));
-    expect(await sdkAck).toMatchObject({ ok: false, error: expect.stringMatching(/^unavailable: Parley cannot store this now \(ENOSPC\)/) });
+    // A small job can still fit in a page LMDB freed earlier: ingest until one cannot be stored (each accepted one is
+    // stored, which is right), then that one must be refused as unavailable.
+    let sdkAck: Record<string, any> = {};
+    for (let i = 0; i < 40; i++) {
+      const acked = new Promise<Record<string, any>>((resolve) => acks.set(`full-ingest-${i}`, resolve));
+      sdk.send(JSON.stringify({ type: 'ingest', id: `full-ingest-${i}`, channel: 'whatsapp', from: '+15550009999', text: `hello ${'y'.repeat(3000)}` }));
+      sdkAck = await acked;
+      if (!sdkAck.ok) break;
+    }
+    expect(sdkAck).toMatchObject({ ok: false, error: expect.stringMatching(/^unavailable: Parley cannot store this now \(ENOSPC\)/) });
     expect(refused).toMatchObject({ type: 'error', code: 'unavailable' });
     // Both refusals are logged at warn, with the cause and no stack (the child's output may lag its frames).
     const logged = Date.now() + 10_000;

@@ -233,8 +233,8 @@ describe("the benchmarks' PostgreSQL (bench/lib.ts)", () => {
       await new Promise((r) => setTimeout(r, 250));
       cpu = postgresCpuMs(bench) - cpuBefore;
       commits = (await committedTransactions(a.url)) - commitsBefore;
-    } while ((cpu <= 200 || commits < 21) && Date.now() < deadline);
-    expect(cpu).toBeGreaterThan(200);
+    } while ((cpu <= 50 || commits < 21) && Date.now() < deadline);
+    expect(cpu).toBeGreaterThan(50); // counted at all (a server whose backends went uncounted reads ~0)
     expect(commits).toBeGreaterThanOrEqual(21);
   }, 120_000);
 });
