@@ -1,6 +1,6 @@
 // The agent API (human handoff; service secret): hand a conversation to a person, reply as that person, give it back
 // to the assistant, read a conversation, list the agent inbox. Schemas: sdk/src/agent-api.ts.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { AgentReplyRequest, HandoffRequest, type ConversationList, type ConversationMessage, type ConversationView } from '../../sdk/src/agent-api.ts';
@@ -50,10 +50,14 @@ function refused(r: Extract<HandoffResult, { ok: false }>): never {
   throw new HttpError(409, 'not_handed_off', 'A person does not have this conversation: hand it over first (POST /conversations/{id}/handoff)');
 }
 
-export async function conversationsPlugin(app: FastifyInstance, o: { services: Services; host: ConversationHost; customers: CustomerRepo }) {
+export async function conversationsPlugin(
+  app: FastifyInstance,
+  o: { services: Services; host: ConversationHost; customers: CustomerRepo; auth?: (request: FastifyRequest) => Promise<void> },
+) {
   const { services, host, customers } = o;
   const { store, clock } = services;
-  const onRequest = requireServiceSecret(() => services.secret);
+  // The service secret, or (wired: src/agents/principal.ts) an agent's session or key; sets `request.principal`.
+  const onRequest = o.auth ?? requireServiceSecret(() => services.secret);
 
   app.post('/conversations/:conversationId/handoff', { onRequest }, async (request) => {
     const { conversationId } = parseOr400(Params, request.params, 'params');

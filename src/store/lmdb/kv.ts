@@ -34,6 +34,9 @@ export const TABLES = [
   'sendAttempts',
   'sent',
   'inbox',
+  'agents',
+  'agentEmails',
+  'agentCredentials',
 ] as const;
 export type TableName = (typeof TABLES)[number];
 

@@ -26,6 +26,7 @@ import { BUS_CHANNEL, postgresBus } from './bus.ts';
 import { postgresInbox } from './inbox.ts';
 import { JOBS_CHANNEL, jobLeaseHolder, postgresJobs } from './jobs.ts';
 import { postgresLinks } from './links.ts';
+import { postgresAgents } from './agents.ts';
 import { postgresNodes } from './nodes.ts';
 import { postgresOwnership } from './ownership.ts';
 import { maskedUrl } from './location.ts';
@@ -137,6 +138,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     conversations: (db) => postgresConversations(db, db === poolDb ? inTransaction : undefined),
     history: postgresHistory,
     links: postgresLinks,
+    agents: postgresAgents,
     proactive: postgresProactive,
     jobs: (db) => postgresJobs(db, holder),
     whatsapp: postgresWhatsApp,
