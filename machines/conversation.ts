@@ -50,7 +50,12 @@ export type LlmStepOutput =
 
 export interface AgentAuthor {
   name: string;
+  /** The signed-in agent who sent it (src/agents/); absent when a system sent it with the service secret. */
+  agentId?: string;
 }
+
+/** The author as outputs carry it: the name, and the agent's id when there is one. */
+const authorOf = (a: AgentAuthor): AgentAuthor => (a.agentId === undefined ? { name: a.name } : { name: a.name, agentId: a.agentId });
 
 /** An actor's output stamped with the time it finished (from the runtime's injected clock). */
 export type Timed<T> = T & { at: number };
@@ -200,7 +205,7 @@ export const conversationMachine = setup({
     /** "Alex joined": an agent's first message, or another agent's than the last one's. */
     agentJoined: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'agent.message' || context.human?.agent?.name === event.author.name) return;
-      enqueue.emit({ type: 'handoff', id: `j:${event.id}`, phase: 'joined', agent: { name: event.author.name } });
+      enqueue.emit({ type: 'handoff', id: `j:${event.id}`, phase: 'joined', agent: authorOf(event.author) });
     }),
   },
   guards: {
@@ -300,7 +305,7 @@ export const conversationMachine = setup({
           reenter: true,
           actions: [
             'agentJoined',
-            emit(({ event }) => ({ type: 'agent', id: event.id, text: event.text, author: { name: event.author.name } })),
+            emit(({ event }) => ({ type: 'agent', id: event.id, text: event.text, author: authorOf(event.author) })),
             assign(({ context, event }) => ({
               lastAt: event.at,
               human: Object.assign({}, context.human!, { deadline: event.at + context.humanIdleMs, agent: { name: event.author.name } }),

@@ -54,7 +54,7 @@ export interface ConversationHost {
   /** The assistant takes it back; only while a person has it. */
   release(conversationId: string): Promise<HandoffResult>;
   /** An agent's reply, delivered to the customer once durable; only while a person has the conversation. */
-  agentMessage(conversationId: string, message: { id: string; text: string; author: { name: string } }): Promise<HandoffResult>;
+  agentMessage(conversationId: string, message: { id: string; text: string; author: { name: string; agentId?: string } }): Promise<HandoffResult>;
   /** Activates every conversation that was mid-turn when the process stopped (and that no other live node owns). */
   resumeBusy(): Promise<number>;
   /** Applies the conversation's inbox entries, claiming the conversation when nobody live owns it. */
@@ -290,9 +290,9 @@ class Host implements ConversationHost {
     );
   }
 
-  agentMessage(conversationId: string, message: { id: string; text: string; author: { name: string } }) {
+  agentMessage(conversationId: string, message: { id: string; text: string; author: { name: string; agentId?: string } }) {
     const { id, text } = message;
-    const author = { name: message.author.name };
+    const author = message.author.agentId === undefined ? { name: message.author.name } : { name: message.author.name, agentId: message.author.agentId };
     return onOwner<HandoffResult>(
       this.rt,
       conversationId,

@@ -91,7 +91,10 @@ export async function conversationsPlugin(
       }
     }
     const id = `agent_${randomUUID()}`;
-    const r = await host.agentMessage(conversationId, { id, text: body.text, author: body.author });
+    // A signed-in agent writes under their own name and id (telemetry and webhooks say who); a system as it says.
+    const p = request.principal;
+    const author = p?.kind === 'agent' ? { name: p.name, agentId: p.agentId } : body.author;
+    const r = await host.agentMessage(conversationId, { id, text: body.text, author });
     if (!r.ok) refused(r);
     return reply.code(201).send({ id, conversationId, at: clock.now() });
   });
