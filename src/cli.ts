@@ -3,9 +3,11 @@ import { parseArgs } from 'node:util';
 
 export const HELP = `Usage: parley [--config <profile or path>] [--help] [--version]
        parley migrate-store --from lmdb:<path> --to postgres://…
+       parley agents add --email <email> --name <name> [--role agent|admin] [--config <profile>]
 
 Starts Parley: the widget, WhatsApp, the SDK gateway, proactive messages and telemetry in one process.
 \`migrate-store\` copies an LMDB store into an empty PostgreSQL database (stop Parley first), with progress.
+\`agents add\` creates an agent (or admin) account and prints a one-time link to set its password.
 
 Options:
   -c, --config <profile>  profile name (config/config.<name>.yaml) or path to a YAML file; same as SERVICE_CONFIG
@@ -21,10 +23,16 @@ Environment:
 Docs: README.md (configuration keys, routes, the widget protocol).`;
 
 export type CliAction =
-  { kind: 'help' } | { kind: 'version' } | { kind: 'run'; config?: string } | { kind: 'migrate-store'; args: string[] } | { kind: 'error'; message: string };
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | { kind: 'run'; config?: string }
+  | { kind: 'migrate-store'; args: string[] }
+  | { kind: 'agents'; args: string[] }
+  | { kind: 'error'; message: string };
 
 export function parseCli(argv: string[]): CliAction {
   if (argv[0] === 'migrate-store') return { kind: 'migrate-store', args: argv.slice(1) };
+  if (argv[0] === 'agents') return { kind: 'agents', args: argv.slice(1) };
   let parsed;
   try {
     parsed = parseArgs({

@@ -16,6 +16,19 @@ async function runMigrateStore(args: string[]) {
   }
 }
 
+async function runAgents(args: string[]) {
+  const { parseAgentsArgs, runAgentsCli, AgentsCliError } = await import('./tools/agents-cli.ts');
+  try {
+    const { config, fields } = parseAgentsArgs(args);
+    const loaded = loadConfig(config ? Object.assign({}, process.env, { SERVICE_CONFIG: config }) : process.env);
+    for (const line of await runAgentsCli(loaded.config, fields)) process.stdout.write(`${line}\n`);
+  } catch (err) {
+    const known = err instanceof AgentsCliError || err instanceof ConfigError;
+    process.stderr.write(`parley agents: ${known ? (err as Error).message : ((err as Error).stack ?? String(err))}\n`);
+    process.exit(known ? 64 : 1);
+  }
+}
+
 async function main() {
   const cli = parseCli(process.argv.slice(2));
   if (cli.kind === 'help') return void process.stdout.write(`${HELP}\n`);
@@ -25,6 +38,7 @@ async function main() {
     process.exit(64);
   }
   if (cli.kind === 'migrate-store') return runMigrateStore(cli.args);
+  if (cli.kind === 'agents') return runAgents(cli.args);
   const env = cli.config ? Object.assign({}, process.env, { SERVICE_CONFIG: cli.config }) : process.env;
   // Loaded only to run: --help and --version answer without opening the store or loading native modules.
   const { createParley } = await import('./app.ts');
