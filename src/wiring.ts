@@ -309,9 +309,9 @@ export async function wireComponents(o: {
     now: () => clock.now(),
   });
   const retention = createRetentionPruner({ store, clock, retentionDays: config.telemetry.retention_days, logger });
-  await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text() });
+  await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text(), auth: agents.principalHook });
   await app.register(whatsapp.plugin);
-  await app.register(webhooksPlugin, { services, webhooks });
+  await app.register(webhooksPlugin, { services, webhooks, auth: agents.principalHook });
   const wa = config.channels.whatsapp;
   if (wa.enabled && wa.provider === 'meta') {
     // Like the sender: test mode never reaches Meta; only a graph_url pointed elsewhere (a local fake) is called.
