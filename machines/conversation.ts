@@ -9,6 +9,7 @@
 //   thinking → replying → idle (next queued message, if any)
 //   thinking ─(the model calls `handoff`)→ withHuman ─(release, or idle time)→ idle
 //   idle ─(handoff.request from the integrator; asked while busy: once the turn ends)→ withHuman
+//   awaitingConfirmation ─(handoff.request)→ withHuman at once: the confirmation is cancelled, the turn ends
 //
 // In `withHuman` customer messages are stored and forwarded (`forward`), never given to the LLM;
 // agent messages (`agent.message`) are the replies. Its idle deadline lives in context like the
@@ -17,7 +18,7 @@
 // Deadlines live in context (`turn.pending.deadline`), because XState does
 // not restore `after` timers from a persisted snapshot: on `restored` the
 // waiting state is re-entered and its timer re-armed with the time left.
-import { and, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
+import { and, assign, emit, enqueueActions, fromPromise, not, setup } from 'xstate';
 
 export type Channel = 'web' | 'whatsapp';
 
@@ -40,6 +41,11 @@ export interface LlmStepInput {
   turnId: string;
   step: number;
   transcript: TurnEntry[];
+  /**
+   * The reply of the turn a burst waited for: it may not be stored yet when this turn starts (it is written with the
+   * next write), so the step adds it to the history it reads when the stored records do not have it yet.
+   */
+  previousReply?: { turnId: string; text: string };
 }
 
 export type LlmStepOutput =
@@ -72,9 +78,11 @@ export interface InvokeToolInput {
 
 export type ConversationOutput =
   | { type: 'typing'; on: boolean }
-  | { type: 'reply'; id: string; turnId: string; text: string; replyTo: string }
+  /** `replyTo` is the turn's first message; `answers` (when the turn answered a burst) every message it answered, in order. */
+  | { type: 'reply'; id: string; turnId: string; text: string; replyTo: string; answers?: string[] }
   | { type: 'confirm'; id: string; turnId: string; name: string; args: unknown; summary: string }
-  | { type: 'confirmation'; id: string; turnId: string; name: string; outcome: 'approved' | 'denied' | 'expired' }
+  /** `cancelled`: a person took the conversation over while it waited (`reason: 'handoff'`); a late answer is refused. */
+  | { type: 'confirmation'; id: string; turnId: string; name: string; outcome: 'approved' | 'denied' | 'expired' | 'cancelled'; reason?: 'handoff' }
   | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'invoked'; args: unknown }
   /** `content` is exactly what the LLM is given for this call. */
   | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'result' | 'failed'; content: string; durationMs?: number; error?: string }
@@ -96,6 +104,11 @@ export interface ConversationInput {
   confirmationTimeoutMs: number;
   /** With a person: released after this long without an agent message. */
   humanIdleMs: number;
+  /**
+   * The gathering window: a turn starts this long after the last of a burst of customer messages (at most
+   * GATHER_CAP windows after the first), so the burst is answered by one turn. 0: at once. Absent in old snapshots.
+   */
+  gatherMs?: number;
 }
 
 export type ConversationEvent =
@@ -123,7 +136,10 @@ interface QueuedMessage {
 
 export interface Turn {
   turnId: string;
+  /** The first message the turn answers (its id names the turn). */
   messageId: string;
+  /** Every message the turn answers, in order (absent in snapshots from before bursts: `[messageId]`). */
+  messageIds?: string[];
   step: number;
   transcript: TurnEntry[];
   calls: ToolCall[];
@@ -131,6 +147,8 @@ export interface Turn {
   callStartedAt?: number;
   pending?: { confirmationId: string; deadline: number };
   replyText?: string;
+  /** See LlmStepInput.previousReply. */
+  previousReply?: { turnId: string; text: string };
 }
 
 export interface ConversationContext extends ConversationInput {
@@ -141,14 +159,24 @@ export interface ConversationContext extends ConversationInput {
   turn?: Turn;
   /** Set while a person has the conversation. */
   human?: HumanMode;
+  /** The reply of the turn that just ended while messages waited (handed to the next turn, then dropped). */
+  lastReply?: { turnId: string; text: string };
   /** The integrator asked for a person while a turn ran: handed over when it ends. */
   handoffAsked?: { reason?: string; at: number };
+  /**
+   * The last agent message ids: a retried agent message (same idempotency key, so the same id) is shown once. Stored
+   * with the snapshot in every write, so whichever node owns the conversation next knows them too.
+   */
+  agentIds?: string[];
 }
 
 // Only messages not yet durable need the actor's memory: once stored, the durable seen-set (checked
 // before the actor and inside the write) is the authority. A few ids cover the commit lag; each one is
 // carried in every snapshot write.
 const RECENT_IDS = 8;
+/** A burst that keeps going starts its turn at the latest this many windows after its first message. */
+export const GATHER_CAP = 4;
+const AGENT_IDS = 32;
 const MAX_TOOL_CONTENT = 8000;
 
 export const APOLOGY_LLM_FAILED = "Sorry — I'm having trouble right now. Please try again in a moment.";
@@ -179,6 +207,15 @@ export const isKnownMessage = (context: Pick<ConversationContext, 'recent'>, mes
 /** The id of a turn's reply: known before the reply is written, so its live text can be streamed under it. */
 export const replyIdFor = (turnId: string) => `${turnId}:r`;
 
+/** When the queued burst's gathering window closes (undefined: no window, or nothing queued). */
+export function gatherDue(c: Pick<ConversationContext, 'queue' | 'gatherMs'>): number | undefined {
+  const ms = c.gatherMs ?? 0;
+  if (ms <= 0 || c.queue.length === 0) return undefined;
+  return Math.min(c.queue[c.queue.length - 1].at + ms, c.queue[0].at + GATHER_CAP * ms);
+}
+
+const answersOf = (turn: Turn) => turn.messageIds ?? [turn.messageId];
+
 const currentCall = (c: ConversationContext): ToolCall => c.turn!.calls[c.turn!.callIndex];
 const invocationIdFor = (turn: Turn, call: ToolCall) => `${turn.turnId}:${turn.step}:${call.id}`;
 
@@ -202,6 +239,23 @@ export const conversationMachine = setup({
     forwardQueued: enqueueActions(({ context, enqueue }) => {
       for (const m of context.queue) enqueue.emit({ type: 'forward', messageId: m.messageId, text: m.text });
     }),
+    /**
+     * A handoff while a confirmation waits (or is about to be asked): the confirmation is cancelled (none is asked),
+     * the turn ends, a person has it.
+     */
+    cancelForHandoff: enqueueActions(({ context, event, enqueue }) => {
+      const turn = context.turn!;
+      const call = turn.calls[turn.callIndex];
+      const at = event.type === 'handoff.request' ? Math.max(context.lastAt, event.at) : context.lastAt;
+      const reason = event.type === 'handoff.request' ? event.reason : context.handoffAsked?.reason;
+      const human = humanMode(Object.assign({}, context, { lastAt: at }), 'api', reason);
+      if (turn.pending)
+        enqueue.emit({ type: 'confirmation', id: turn.pending.confirmationId, turnId: turn.turnId, name: call.name, outcome: 'cancelled', reason: 'handoff' });
+      enqueue.emit(withReason({ type: 'handoff', id: `h:${human.since}`, phase: 'requested', source: 'api' } as const, reason));
+      enqueue.emit({ type: 'turn', turnId: turn.turnId, phase: 'ended', messageId: turn.messageId });
+      for (const m of context.queue) enqueue.emit({ type: 'forward', messageId: m.messageId, text: m.text });
+      enqueue.assign({ lastAt: at, human, handoffAsked: undefined, turn: undefined, queue: [] });
+    }),
     /** "Alex joined": an agent's first message, or another agent's than the last one's. */
     agentJoined: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'agent.message' || context.human?.agent?.name === event.author.name) return;
@@ -216,9 +270,12 @@ export const conversationMachine = setup({
     callsDone: ({ context }) => context.turn!.callIndex >= context.turn!.calls.length,
     needsConfirmation: ({ context }) => currentCall(context).requiresConfirmation,
     handoffAsked: ({ context }) => context.handoffAsked !== undefined,
+    gathering: ({ context }) => (gatherDue(context) ?? 0) > context.lastAt,
+    isNewAgentMessage: ({ context, event }) => event.type === 'agent.message' && !(context.agentIds ?? []).includes(event.id),
   },
   delays: {
     confirmationLeft: ({ context }) => Math.max(0, (context.turn?.pending?.deadline ?? context.lastAt) - context.lastAt),
+    gatherLeft: ({ context }) => Math.max(0, (gatherDue(context) ?? context.lastAt) - context.lastAt),
     humanLeft: ({ context }) => Math.max(0, (context.human?.deadline ?? context.lastAt) - context.lastAt),
   },
 }).createMachine({
@@ -260,23 +317,64 @@ export const conversationMachine = setup({
             ),
           ],
         },
-        {
-          guard: 'hasQueued',
-          target: 'thinking',
-          actions: [
-            assign(({ context }) => {
-              const [next, ...rest] = context.queue;
-              const turnId = `${context.conversationId}:${next.messageId}`;
-              return {
-                queue: rest,
-                turn: { turnId, messageId: next.messageId, step: 1, transcript: [{ role: 'user' as const, text: next.text }], calls: [], callIndex: 0 },
-              };
-            }),
-            emit(({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'started', messageId: context.turn!.messageId })),
-            emit({ type: 'typing', on: true }),
-          ],
-        },
+        { guard: and(['hasQueued', 'gathering']), target: 'gathering' },
+        { guard: 'hasQueued', target: 'starting' },
       ],
+    },
+
+    // A burst is gathering: its turn starts when the window closes; each new message re-arms it. The due time is
+    // computed from the queued messages' times (in the snapshot), so `restored` re-arms it with the time left.
+    gathering: {
+      always: [
+        { guard: 'handoffAsked', target: 'idle' },
+        // Restored after its due time: no timer needed.
+        { guard: not('gathering'), target: 'starting' },
+      ],
+      after: {
+        gatherLeft: { target: 'starting', actions: assign(({ context }) => ({ lastAt: Math.max(context.lastAt, gatherDue(context) ?? context.lastAt) })) },
+      },
+      on: {
+        'customer.message': {
+          guard: 'isNewMessage',
+          target: 'gathering',
+          reenter: true,
+          actions: assign(({ context, event }) => ({
+            lastAt: event.at,
+            queue: [...context.queue, { messageId: event.messageId, text: event.text, at: event.at }],
+            recent: [...context.recent, event.messageId].slice(-RECENT_IDS),
+          })),
+        },
+        restored: { target: 'gathering', reenter: true, actions: assign({ lastAt: ({ event }) => event.at }) },
+      },
+    },
+
+    // Every queued message goes into one turn (a burst is answered together, in order); transient.
+    starting: {
+      always: {
+        target: 'thinking',
+        actions: [
+          assign(({ context }) => {
+            const [first] = context.queue;
+            const turnId = `${context.conversationId}:${first.messageId}`;
+            return {
+              queue: [],
+              turn: {
+                turnId,
+                messageId: first.messageId,
+                messageIds: context.queue.map((m) => m.messageId),
+                step: 1,
+                transcript: context.queue.map((m) => ({ role: 'user' as const, text: m.text })),
+                calls: [],
+                callIndex: 0,
+                ...(context.lastReply ? { previousReply: context.lastReply } : {}),
+              },
+              lastReply: undefined,
+            };
+          }),
+          emit(({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'started', messageId: context.turn!.messageId })),
+          emit({ type: 'typing', on: true }),
+        ],
+      },
     },
 
     withHuman: {
@@ -300,7 +398,8 @@ export const conversationMachine = setup({
         // Already with a person.
         'handoff.request': {},
         'agent.message': {
-          // Re-entered: the idle deadline starts again from this message.
+          // Re-entered: the idle deadline starts again from this message. A retried one (same id) changes nothing.
+          guard: 'isNewAgentMessage',
           target: 'withHuman',
           reenter: true,
           actions: [
@@ -309,6 +408,7 @@ export const conversationMachine = setup({
             assign(({ context, event }) => ({
               lastAt: event.at,
               human: Object.assign({}, context.human!, { deadline: event.at + context.humanIdleMs, agent: { name: event.author.name } }),
+              agentIds: [...(context.agentIds ?? []), event.id].slice(-AGENT_IDS),
             })),
           ],
         },
@@ -336,6 +436,7 @@ export const conversationMachine = setup({
           turnId: context.turn!.turnId,
           step: context.turn!.step,
           transcript: context.turn!.transcript,
+          ...(context.turn!.previousReply ? { previousReply: context.turn!.previousReply } : {}),
         }),
         onDone: [
           {
@@ -406,6 +507,8 @@ export const conversationMachine = setup({
           target: 'thinking',
           actions: assign(({ context }) => ({ turn: Object.assign({}, context.turn!, { step: context.turn!.step + 1, calls: [], callIndex: 0 }) })),
         },
+        // Asked for a person earlier in this turn: handed over instead of asking the customer to confirm.
+        { guard: and(['needsConfirmation', 'handoffAsked']), target: 'withHuman', actions: 'cancelForHandoff' },
         {
           guard: 'needsConfirmation',
           target: 'awaitingConfirmation',
@@ -444,6 +547,8 @@ export const conversationMachine = setup({
     },
 
     awaitingConfirmation: {
+      // Asked while the turn ran (before this confirmation): handed over now rather than after the customer answers.
+      always: { guard: 'handoffAsked', target: 'withHuman', actions: 'cancelForHandoff' },
       after: {
         confirmationLeft: {
           target: 'nextCall',
@@ -496,6 +601,8 @@ export const conversationMachine = setup({
             ],
           },
         ],
+        // A person takes over now: the write waiting for the customer's yes is cancelled (a late answer is refused).
+        'handoff.request': { target: 'withHuman', actions: 'cancelForHandoff' },
         restored: {
           target: 'awaitingConfirmation',
           reenter: true,
@@ -544,10 +651,15 @@ export const conversationMachine = setup({
             turnId: context.turn!.turnId,
             text: context.turn!.replyText ?? '',
             replyTo: context.turn!.messageId,
+            ...(answersOf(context.turn!).length > 1 ? { answers: answersOf(context.turn!) } : {}),
           })),
           emit({ type: 'typing', on: false }),
           emit(({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'ended', messageId: context.turn!.messageId })),
-          assign({ turn: undefined }),
+          // Messages wait for the next turn: it starts before this reply is stored, and must see it.
+          assign(({ context }) => ({
+            turn: undefined,
+            lastReply: context.queue.length > 0 ? { turnId: context.turn!.turnId, text: context.turn!.replyText ?? '' } : undefined,
+          })),
         ],
       },
     },
@@ -563,7 +675,15 @@ export function abandonedTurnOutputs(turn: Turn | undefined): ConversationOutput
   const out: ConversationOutput[] = [];
   const call = turn.calls[turn.callIndex];
   if (turn.pending && call) out.push({ type: 'confirmation', id: turn.pending.confirmationId, turnId: turn.turnId, name: call.name, outcome: 'expired' });
-  out.push({ type: 'reply', id: replyIdFor(turn.turnId), turnId: turn.turnId, text: APOLOGY_LLM_FAILED, replyTo: turn.messageId });
+  const answers = answersOf(turn);
+  out.push({
+    type: 'reply',
+    id: replyIdFor(turn.turnId),
+    turnId: turn.turnId,
+    text: APOLOGY_LLM_FAILED,
+    replyTo: turn.messageId,
+    ...(answers.length > 1 ? { answers } : {}),
+  });
   out.push({ type: 'turn', turnId: turn.turnId, phase: 'ended', messageId: turn.messageId });
   return out;
 }

@@ -16,6 +16,30 @@ async function runMigrateStore(args: string[]) {
   }
 }
 
+async function runKnowledge(args: string[]) {
+  const { importFolder, ImportError } = await import('./knowledge/import.ts');
+  try {
+    await importFolder(args, { write: (line) => process.stderr.write(`${line}\n`) });
+  } catch (err) {
+    const known = err instanceof ImportError || (err as Error).name === 'ZodError' || (err as { code?: string }).code === 'ECONNREFUSED';
+    process.stderr.write(`parley knowledge: ${known ? (err as Error).message : ((err as Error).stack ?? String(err))}\n`);
+    process.exit(1);
+  }
+}
+
+async function runTest(args: string[]) {
+  const { parleyTest } = await import('./scenarios/command.ts');
+  const io = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t), loadConfig: () => loadConfig(process.env).config };
+  try {
+    process.exitCode = await parleyTest(args, io);
+  } catch (err) {
+    process.stderr.write(`parley test: ${err instanceof ConfigError ? `configuration error: ${err.message}` : ((err as Error).stack ?? String(err))}\n`);
+    process.exitCode = 1;
+  }
+  // Sockets and timers of the embedded Parley are closed; leave even if a backend left a handle open.
+  setImmediate(() => process.exit(process.exitCode));
+}
+
 async function runAgents(args: string[]) {
   const { parseAgentsArgs, runAgentsCli, AgentsCliError } = await import('./tools/agents-cli.ts');
   try {
@@ -38,6 +62,8 @@ async function main() {
     process.exit(64);
   }
   if (cli.kind === 'migrate-store') return runMigrateStore(cli.args);
+  if (cli.kind === 'knowledge') return runKnowledge(cli.args);
+  if (cli.kind === 'test') return runTest(cli.args);
   if (cli.kind === 'agents') return runAgents(cli.args);
   const env = cli.config ? Object.assign({}, process.env, { SERVICE_CONFIG: cli.config }) : process.env;
   // Loaded only to run: --help and --version answer without opening the store or loading native modules.

@@ -54,6 +54,7 @@ import { createWebRelay } from './cluster/web-relay.ts';
 import { createClusterHub, type ClusterHub } from './cluster/cluster-hub.ts';
 import { withToolSources } from './runtime/tool-source.ts';
 import { createMcpManager, type McpManager } from './mcp/manager.ts';
+import { createKnowledgeFeature, type Knowledge } from './knowledge/index.ts';
 
 export interface WiredComponents {
   /** This node's SDK connections (the gateway, /ready, diagnostics). */
@@ -73,6 +74,8 @@ export interface WiredComponents {
   whatsapp: WhatsAppChannel;
   /** Loud LLM failures (401/403/404): `/ready`'s `checks.llm`. */
   llmFailures: LlmFailureWatch;
+  /** The knowledge base (issue 36): articles, search (the `KnowledgeSearch` port), sync. */
+  knowledge: Knowledge;
   liveActors: () => LiveActor[];
   diagnostics: () => Promise<Record<string, unknown>>;
   afterListen: ((url: string) => Promise<void>)[];
@@ -187,6 +190,7 @@ export async function wireComponents(o: {
             { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
           ),
     sinks,
+    sdk: { registered: () => hub.registeredCount() > 0, onChange: (listener) => hub.onChange(listener) },
     // Several nodes share a PostgreSQL store: claims, fencing and inboxes. On LMDB one process holds the store and
     // owns every conversation, so nothing is claimed or checked.
     cluster: clustered
@@ -312,6 +316,8 @@ export async function wireComponents(o: {
   await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text(), auth: agents.principalHook });
   await app.register(whatsapp.plugin);
   await app.register(webhooksPlugin, { services, webhooks, auth: agents.principalHook });
+  const knowledge = createKnowledgeFeature(services);
+  await knowledge.register(app);
   const wa = config.channels.whatsapp;
   if (wa.enabled && wa.provider === 'meta') {
     // Like the sender: test mode never reaches Meta; only a graph_url pointed elsewhere (a local fake) is called.
@@ -346,6 +352,7 @@ export async function wireComponents(o: {
       await whatsapp.start();
       await webhooks.start();
       retention.start();
+      knowledge.sync.start();
       scheduleTick();
       if (daemon) {
         daemon.start();
@@ -383,6 +390,7 @@ export async function wireComponents(o: {
   onShutdown(() => {
     daemon?.stop();
   });
+  onShutdown(() => knowledge.sync.stop());
 
   return {
     hub: localHub,
@@ -393,6 +401,7 @@ export async function wireComponents(o: {
     cluster,
     whatsapp,
     llmFailures,
+    knowledge: knowledge.knowledge,
     liveActors: () => supervisor.liveActors(),
     diagnostics: async () => ({
       conversations: { active: host!.activeCount(), list: host!.list().slice(0, 200) },

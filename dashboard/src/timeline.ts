@@ -35,12 +35,16 @@ export function describe(e: EventRecord): string {
       return `customer declined ${d.name}`;
     case 'confirmation.expired':
       return `${d.name}: not confirmed in time`;
+    case 'confirmation.cancelled':
+      return `${d.name}: cancelled, a person took over`;
     case 'handoff.requested':
       return `handed over to a person${typeof d.reason === 'string' ? ` (${d.reason})` : ''}`;
     case 'handoff.released':
       return 'the assistant took over again';
     case 'whatsapp.status':
       return `delivery: ${d.status}`;
+    case 'tools.unavailable':
+      return 'no backend registered: the turn ran without its functions';
     default:
       return Object.keys(d).length ? `${e.type} ${JSON.stringify(d)}` : e.type;
   }
@@ -49,7 +53,7 @@ export function describe(e: EventRecord): string {
 /** The colour family of an entry: message, tool, confirmation, handoff, llm, error. */
 const family = (kind: string) => {
   if (kind.startsWith('llm')) return 'llm';
-  if (kind === 'error' || kind.endsWith('.failed') || kind.endsWith('.dead_letter')) return 'bad';
+  if (kind === 'error' || kind === 'tools.unavailable' || kind.endsWith('.failed') || kind.endsWith('.dead_letter')) return 'bad';
   return kind.split('.')[0];
 };
 

@@ -20,13 +20,27 @@ export function demoOrders(): Map<string, Order> {
   ]);
 }
 
-export async function startDemoBackend(o: { url: string; secret: string; logger?: { info(...a: unknown[]): void; warn(...a: unknown[]): void } }) {
+/**
+ * Faults for Parley's own scenario tests (examples/scenarios): `cancel-noop` answers a cancel without cancelling,
+ * `rename-status` exposes getOrderStatus as lookupOrder.
+ */
+export type DemoFault = 'cancel-noop' | 'rename-status';
+
+export async function startDemoBackend(o: {
+  url: string;
+  secret: string;
+  logger?: { info(...a: unknown[]): void; warn(...a: unknown[]): void };
+  faults?: DemoFault[];
+  /** Expose `orderStateForTests` (the order book as it is), for scenarios' backend checks. */
+  testFunctions?: boolean;
+}) {
+  const faults = new Set(o.faults ?? []);
   const orders = demoOrders();
   const appliedCancellations = new Set<string>();
   const client = createClient();
 
   client.expose(
-    'getOrderStatus',
+    faults.has('rename-status') ? 'lookupOrder' : 'getOrderStatus',
     {
       description: 'Get the status of an order by its order number',
       parameters: z.object({ orderId: z.string().describe('The order number, e.g. 1001') }),
@@ -57,11 +71,19 @@ export async function startDemoBackend(o: { url: string; secret: string; logger?
           { code: 'not_cancellable' },
         );
       }
-      order.status = 'cancelled';
+      if (!faults.has('cancel-noop')) order.status = 'cancelled';
       appliedCancellations.add(context.invocationId);
-      return { orderId: order.orderId, status: order.status };
+      return { orderId: order.orderId, status: faults.has('cancel-noop') ? 'cancelled' : order.status };
     },
   );
+
+  if (o.testFunctions) {
+    client.expose(
+      'orderStateForTests',
+      { description: 'Test only: the stored state of an order', parameters: z.object({ orderId: z.string() }), mode: 'read' },
+      async ({ orderId }: { orderId: string }) => ({ ...(orders.get(String(orderId)) ?? { orderId, status: 'unknown' }) }),
+    );
+  }
 
   await client.listen({ url: o.url, secret: o.secret });
   o.logger?.info({ functions: ['getOrderStatus', 'cancelOrder'] }, 'demo backend connected');

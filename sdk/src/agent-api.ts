@@ -9,8 +9,16 @@ export type AgentAuthor = z.infer<typeof AgentAuthor>;
 export const HandoffRequest = z.object({ reason: z.string().trim().min(1).max(500).optional() }).strict();
 export type HandoffRequest = z.infer<typeof HandoffRequest>;
 
-/** `POST /conversations/:conversationId/messages` */
-export const AgentReplyRequest = z.object({ text: z.string().trim().min(1).max(4096), author: AgentAuthor }).strict();
+/**
+ * `POST /conversations/:conversationId/messages`. `id`: the client's idempotency key (or the `Idempotency-Key`
+ * header): a retry with the same key is stored and shown once, and answered as the first post was.
+ */
+export const IdempotencyKey = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
+export const AgentReplyRequest = z.object({ text: z.string().trim().min(1).max(4096), author: AgentAuthor, id: IdempotencyKey.optional() }).strict();
 export type AgentReplyRequest = z.infer<typeof AgentReplyRequest>;
 
 export const AgentReplyResponse = z.object({ id: z.string(), conversationId: z.string(), at: z.number() });

@@ -26,8 +26,11 @@ export class ParleyApiError extends Error {
 }
 
 export interface Conversations {
-  /** Sends `text` to the customer as `author` (the widget shows the name). Only while a person has the conversation. */
-  reply(conversationId: string, text: string, author: AgentAuthor): Promise<AgentReplyResponse>;
+  /**
+   * Sends `text` to the customer as `author` (the widget shows the name). Only while a person has the conversation.
+   * `idempotencyKey`: pass the same one when retrying: the message is stored and shown once, the retry answered alike.
+   */
+  reply(conversationId: string, text: string, author: AgentAuthor, o?: { idempotencyKey?: string }): Promise<AgentReplyResponse>;
   /** Gives the conversation back to the assistant. */
   release(conversationId: string): Promise<ConversationStateResponse>;
   /** Hands the conversation to a person (as the model's `handoff` tool does). */
@@ -72,7 +75,13 @@ export function createConversations(target: () => { url: string; secret: string 
     return s ? `?${s}` : '';
   };
   return {
-    reply: (conversationId, text, author) => call(AgentReplyResponse, 'POST', `/conversations/${id(conversationId)}/messages`, { text, author }),
+    reply: (conversationId, text, author, o = {}) =>
+      call(
+        AgentReplyResponse,
+        'POST',
+        `/conversations/${id(conversationId)}/messages`,
+        o.idempotencyKey === undefined ? { text, author } : { text, author, id: o.idempotencyKey },
+      ),
     release: (conversationId) => call(ConversationStateResponse, 'POST', `/conversations/${id(conversationId)}/release`, {}),
     handoff: (conversationId, reason) =>
       call(ConversationStateResponse, 'POST', `/conversations/${id(conversationId)}/handoff`, reason === undefined ? {} : { reason }),

@@ -19,12 +19,16 @@ export const WidgetInitFrame = z.object({
   visitorToken: z.string().min(1).max(512).optional(),
   email: z.string().email().max(320).optional(),
 });
-export const WidgetMessageFrame = z.object({ type: z.literal('message'), id, text: z.string().min(1).max(4000) });
+import { WIDGET_MAX_MESSAGE_CHARS } from './widget-limits.ts';
+
+export { WIDGET_MAX_MESSAGE_CHARS };
+export const WidgetMessageFrame = z.object({ type: z.literal('message'), id, text: z.string().min(1).max(WIDGET_MAX_MESSAGE_CHARS) });
 export const WidgetConfirmFrame = z.object({ type: z.literal('confirm'), id, approve: z.boolean() });
 export const WidgetClientFrame = z.discriminatedUnion('type', [WidgetInitFrame, WidgetMessageFrame, WidgetConfirmFrame]);
 
 // server → widget
-export const ConfirmationOutcome = z.enum(['approved', 'denied', 'expired']);
+/** `cancelled`: a person took the conversation over while the confirmation waited (`reason: 'handoff'`); nothing ran. */
+export const ConfirmationOutcome = z.enum(['approved', 'denied', 'expired', 'cancelled']);
 /** A person of the integrator's team (human handoff). */
 export const AgentAuthor = z.object({ name: z.string() });
 /** Who answers: the assistant, or a person (`agent`: the last one who wrote, once one has). */
@@ -83,9 +87,29 @@ export const WidgetConfirmRequestFrame = z.object({
   args: z.unknown(),
   summary: z.string(),
 });
-/** A confirmation was answered (in this tab or another) or expired: the widget turns its card into a receipt. */
-export const WidgetConfirmationFrame = z.object({ type: z.literal('confirmation'), id: z.string(), outcome: ConfirmationOutcome, at: z.number() });
-export const WidgetErrorFrame = z.object({ type: z.literal('error'), code: z.string(), message: z.string() });
+/**
+ * A confirmation was answered (in this tab or another), expired, or was cancelled because a person took over
+ * (`outcome: 'cancelled'`, `reason: 'handoff'`): the widget turns its card into a receipt.
+ */
+export const WidgetConfirmationFrame = z.object({
+  type: z.literal('confirmation'),
+  id: z.string(),
+  outcome: ConfirmationOutcome,
+  reason: z.literal('handoff').optional(),
+  at: z.number(),
+});
+/**
+ * `id`: the client id of the customer message this refuses (`rate_limited`, `too_long`, `unavailable`, `bad_frame`,
+ * `not_initialized`, `internal` for a `message` frame): that message is NOT stored; send it again with the same id.
+ * `retryAfterMs` (`rate_limited`): how long until a message would be accepted.
+ */
+export const WidgetErrorFrame = z.object({
+  type: z.literal('error'),
+  code: z.string(),
+  message: z.string(),
+  id: z.string().optional(),
+  retryAfterMs: z.number().int().nonnegative().optional(),
+});
 export const WidgetAckFrame = z.object({ type: z.literal('ack'), id: z.string() });
 export const WidgetServerFrame = z.discriminatedUnion('type', [
   WidgetReadyFrame,

@@ -16,6 +16,8 @@ import type { ConversationOutput } from '../../machines/conversation.ts';
 import type { ChannelSink, ConversationHost, ConversationMeta } from '../conversations/host.ts';
 import { conversationIdFor } from '../conversations/history.ts';
 import type { CustomerRepo } from '../customers/repo.ts';
+import { insideWhatsAppWindow } from '../customers/whatsapp-window.ts';
+import { answeredCancelledPress } from './whatsapp-cancelled.ts';
 import { safeEqual } from '../http/auth.ts';
 import { HttpError, sendError } from '../http/errors.ts';
 import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
@@ -43,6 +45,7 @@ import { reportWebhookParts } from '../whatsapp/webhook-report.ts';
 import type { Customer, WhatsAppIdentity } from '../customers/repo.ts';
 import type { DeliveryRecord } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
+import { toWhatsAppText } from '../whatsapp/format.ts';
 
 export interface OutboundJob {
   message: OutboundWhatsApp;
@@ -356,6 +359,8 @@ export function createWhatsAppChannel(deps: {
           }
         }
       }
+      const press = { replyId: m.replyId, waMessageId: m.waMessageId, customer, conversationId };
+      if (await answeredCancelledPress({ store, outboundQueue, fromNumberFor }, press)) return 'done';
       await host.receive(customer, 'whatsapp', { messageId: `wa:${m.waMessageId}`, text: m.text, content: m.content });
       return 'done';
     },
@@ -389,12 +394,15 @@ export function createWhatsAppChannel(deps: {
   const prepared = new Map<string, Job<OutboundJob> | undefined>();
   // Conversation id → the WhatsApp message id answering its pending confirmation right now.
   const confirming = new Map<string, string>();
+  // Handoff notices not sent because the 24 h window is closed: recorded once their conversation's write commits.
+  const skippedNotices = new Set<string>();
 
   const messageFor = async (tx: StoreRepos, meta: ConversationMeta, o: ConversationOutput): Promise<OutboundWhatsApp | undefined> => {
     const c = await tx.customers.get(meta.customerId);
     const phone = c && whatsappAddress(c);
     if (!phone) return undefined;
-    if (o.type === 'reply' || o.type === 'agent') return Object.assign({ kind: 'text' as const, to: phone, text: o.text }, fromNumberFor(c));
+    // Replies are written in Markdown (for the widget): WhatsApp gets its own formatting.
+    if (o.type === 'reply' || o.type === 'agent') return Object.assign({ kind: 'text' as const, to: phone, text: toWhatsAppText(o.text) }, fromNumberFor(c));
     if (o.type === 'handoff' && o.phase !== 'joined')
       return Object.assign(
         { kind: 'text' as const, to: phone, text: o.phase === 'requested' ? HANDOFF_TEXTS.human : HANDOFF_TEXTS.assistant },
@@ -424,6 +432,11 @@ export function createWhatsAppChannel(deps: {
       }
       const sourceId = sourceIdOf(meta, o);
       if (sourceId === undefined) return;
+      // Parley's own notices are free-form text: like an agent's message, only inside the customer's 24 h window.
+      if (o.type === 'handoff' && !insideWhatsAppWindow(await tx.customers.get(meta.customerId), clock.now())) {
+        skippedNotices.add(sourceId);
+        return;
+      }
       const message = await messageFor(tx, meta, o);
       if (!message) {
         log.warn({ conversationId: meta.conversationId }, 'no phone number or BSUID for a WhatsApp reply');
@@ -437,6 +450,18 @@ export function createWhatsAppChannel(deps: {
     deliver(meta, o) {
       const sourceId = sourceIdOf(meta, o);
       if (sourceId === undefined) return;
+      if (o.type === 'handoff' && skippedNotices.delete(sourceId)) {
+        const { conversationId, customerId } = meta;
+        log.info({ conversationId, phase: o.phase }, "a handoff notice was not sent: the customer's 24 h WhatsApp window is closed");
+        telemetry.event({
+          type: 'whatsapp.notice_skipped',
+          conversationId,
+          customerId,
+          channel: 'whatsapp',
+          data: { notice: o.phase, reason: 'outside_window' },
+        });
+        return;
+      }
       const job = prepared.get(sourceId);
       prepared.delete(sourceId);
       outboundQueue.accept([job]);
@@ -446,7 +471,10 @@ export function createWhatsAppChannel(deps: {
   const outbound: WhatsAppOutbound = {
     async prepareProactive(tx, { messageId, customerId, to, text, template }) {
       const from = fromNumberFor(await tx.customers.get(customerId));
-      const message: OutboundWhatsApp = Object.assign(template ? { kind: 'template' as const, to, template } : { kind: 'text' as const, to, text }, from);
+      const message: OutboundWhatsApp = Object.assign(
+        template ? { kind: 'template' as const, to, template } : { kind: 'text' as const, to, text: toWhatsAppText(text) },
+        from,
+      );
       const job = await outboundQueue.prepare(
         tx,
         { message, customerId, conversationId: conversationIdFor(customerId, 'whatsapp'), sourceId: messageId, proactive: true },

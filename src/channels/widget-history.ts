@@ -4,7 +4,7 @@
 import type { HistoryEntry } from '../../sdk/src/widget-protocol.ts';
 import type { MessageRecord } from '../conversations/history.ts';
 
-const OUTCOMES = new Set(['approved', 'denied', 'expired']);
+const OUTCOMES = new Set(['approved', 'denied', 'expired', 'cancelled']);
 
 export function toWidgetHistory(records: MessageRecord[]): HistoryEntry[] {
   const out: HistoryEntry[] = [];

@@ -19,6 +19,12 @@ const bool = <T extends z.ZodBoolean>(schema: T) => z.preprocess((v: unknown) =>
 /** An unset `${ENV}` reference resolves to "": for an optional URL that means "not given". */
 const optionalUrl = () => z.preprocess((v: unknown) => (v === '' ? undefined : v), z.string().url().optional());
 
+const httpUrl = () =>
+  z
+    .string()
+    .url()
+    .refine((u) => /^https?:\/\//i.test(u), { message: 'must be an http(s) URL' });
+
 /** Shared secrets: empty means "not set" (generated or derived); anything shorter than this is refused. */
 export const MIN_SECRET_LENGTH = 16;
 const sharedSecret = (what: string) =>
@@ -195,6 +201,21 @@ export const ConfigSchema = s({
     /** A handed-over conversation goes back to the assistant after this long without an agent message. */
     idle_minutes: num(z.number().positive()).default(30),
   }).prefault({}),
+  conversation: s({
+    /**
+     * The gathering window per channel (ms): a turn starts this long after the last message of a burst (at most 4
+     * windows after its first), so the burst is answered by one turn. Messages sent while a turn runs are always
+     * answered together by the next turn.
+     */
+    gather_ms: s({
+      web: num(z.number().int().min(0).max(60_000)).default(0),
+      whatsapp: num(z.number().int().min(0).max(60_000)).default(1500),
+    }).prefault({}),
+  }).prefault({}),
+  sdk: s({
+    /** A turn resumed after a restart or a takeover waits this long for a backend to register its functions. */
+    resume_grace_seconds: num(z.number().min(0).max(600)).default(20),
+  }).prefault({}),
   session: s({
     history_window: num(z.number().int().min(1).max(500)).default(20),
     idle_minutes: num(z.number().positive()).default(15),
@@ -292,6 +313,29 @@ export const ConfigSchema = s({
     ),
     /** A node whose lease is this old without a renewal is presumed gone; heartbeats come every fifth of it. */
     lease_seconds: num(z.number().min(1).max(300)).default(5),
+  }).prefault({}),
+  /** The knowledge base (README, "Knowledge"): synced sources and optional embeddings. */
+  knowledge: s({
+    /** Web pages fetched on a schedule: every page a sitemap lists, or a list of URLs. */
+    sources: z.array(z.union([s({ sitemap: httpUrl() }), s({ urls: z.array(httpUrl()).min(1) })])).default([]),
+    /** How often the sources are fetched again: a number and a unit, e.g. `30m`, `24h`, `7d`. */
+    every: z
+      .string()
+      .regex(/^\d+(\.\d+)?\s*(s|m|h|d)$/, 'a number and a unit (s, m, h or d), e.g. "24h"')
+      .default('24h'),
+    /** A page that has not answered by then is skipped (kept as it was) until the next sync. */
+    fetch_timeout_ms: num(z.number().int().min(100)).default(15_000),
+    /** Pages (and sitemaps) larger than this are skipped. */
+    max_page_bytes: num(z.number().int().min(1024)).default(5 * 1024 * 1024),
+    /** The User-agent the sync sends and matches in robots.txt. */
+    user_agent: z.string().min(1).default('ParleyBot'),
+    /** An OpenAI-compatible `/embeddings` endpoint: vectors stored with the chunks, merged with keyword ranks (RRF). */
+    embeddings: s({
+      base_url: httpUrl(),
+      model: z.string().min(1),
+      api_key: z.string().optional(),
+      timeout_ms: num(z.number().int().min(100)).default(15_000),
+    }).optional(),
   }).prefault({}),
   logging: s({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

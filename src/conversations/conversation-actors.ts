@@ -17,6 +17,7 @@ import type { ConversationMeta } from '../store/model.ts';
 import { publish, writeBatch } from './conversation-write.ts';
 import type { ReplyDelta } from './reply-stream.ts';
 import type { Active, Runtime } from './runtime.ts';
+import { awaitTools } from './tools-ready.ts';
 import { WriteLoop, type HandedOver } from './write-loop.ts';
 
 /** A conversation dropped after repeated write failures is brought back from its last stored state after this. */
@@ -31,9 +32,10 @@ export type ConversationLogic = ReturnType<typeof conversationLogic>;
 export function conversationLogic(rt: Runtime) {
   return conversationMachine.provide({
     actors: {
-      llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(({ input, signal }) => {
-        const channel = rt.active.get(input.conversationId)?.meta.channel;
-        const streams = channel !== undefined && rt.deps.sinks[channel]?.stream !== undefined;
+      llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(async ({ input, signal }) => {
+        const a = rt.active.get(input.conversationId);
+        if (a) await awaitTools(rt, a, input, signal, () => onOutput(rt, a, { type: 'typing', on: true }));
+        const streams = a !== undefined && rt.deps.sinks[a.meta.channel]?.stream !== undefined;
         return rt.deps.llmStep(input, { signal, onDelta: streams ? (delta) => streamLive(rt, input.conversationId, delta, signal) : undefined });
       }),
       invokeTool: fromPromise<Timed<InvokeOutcome>, InvokeToolInput>(({ input }) => invokeTool(rt, input)),
@@ -139,10 +141,11 @@ export function startActor(
     maxToolSteps: config.llm.max_tool_steps,
     confirmationTimeoutMs: config.safety.confirmation_timeout_seconds * 1000,
     humanIdleMs: config.handoff.idle_minutes * 60_000,
+    gatherMs: config.conversation.gather_ms[meta.channel],
   };
   // Settings live in context; a snapshot keeps the ones it was made with (or none, from before they existed).
   const snapshot = saved?.snapshot as (Snapshot<unknown> & { context?: Record<string, unknown> }) | undefined;
-  if (snapshot?.context) snapshot.context.humanIdleMs = input.humanIdleMs;
+  if (snapshot?.context) Object.assign(snapshot.context, { humanIdleMs: input.humanIdleMs, gatherMs: input.gatherMs });
   a.actor = createActor(logic, { input, snapshot, clock: xstateClock(clock) });
   a.actor.on('*', (o) => onOutput(rt, a, o));
   a.actor.subscribe({

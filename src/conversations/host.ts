@@ -265,8 +265,8 @@ class Host implements ConversationHost {
       },
       async (owner, record) => {
         await toInbox(this.rt, owner, conversationId, reason === undefined ? { type: 'handoff' } : { type: 'handoff', reason });
-        // Idle: the owner hands it over at once; mid-turn: when the turn ends (the state it is in now).
-        return { ok: true, state: record.state === 'idle' || record.handoff ? 'withHuman' : record.state };
+        // Idle or waiting for a confirmation (cancelled): the owner hands it over at once; mid-turn: when the turn ends.
+        return { ok: true, state: record.state === 'idle' || record.handoff || record.pendingConfirmation ? 'withHuman' : record.state };
       },
       { ok: false, code: 'not_found' },
     );

@@ -113,12 +113,18 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       }
       if (w.entries.length > keep) w.entries.splice(0, w.entries.length - keep);
     }
-    // Everything before this turn's own records (its customer message is already stored).
+    // Everything before this turn's own records (its customer messages are already stored, and are in its
+    // transcript); after its first message, customer messages are this turn's or a later one's, but the rest (the
+    // reply of the turn that ran while they waited, an agent's message) came before this turn and is kept.
     const past: ChatMessage[] = [];
+    let mine = false;
+    let previousStored = false;
     for (const e of w.entries) {
-      if (e.turnId === input.turnId) break;
-      past.push(e.message);
+      if (e.turnId === input.turnId) mine = true;
+      if (e.turnId === input.previousReply?.turnId && e.message.role === 'assistant') previousStored = true;
+      if (!mine || e.message.role !== 'user') past.push(e.message);
     }
+    if (input.previousReply && !previousStored) past.push({ role: 'assistant', content: input.previousReply.text });
     return past;
   };
 

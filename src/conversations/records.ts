@@ -59,7 +59,15 @@ export function recordOutput(record: ConversationRecord, messages: MessageRecord
       record.reviewedAt = undefined;
       return;
     case 'reply':
-      messages.push({ id: o.id, conversationId, role: 'assistant', text: o.text, at, turnId: o.turnId });
+      messages.push({
+        id: o.id,
+        conversationId,
+        role: 'assistant',
+        text: o.text,
+        at,
+        turnId: o.turnId,
+        ...(o.answers ? { data: { answers: o.answers } } : {}),
+      });
       record.lastMessageAt = at;
       return;
     case 'tool':
@@ -71,7 +79,14 @@ export function recordOutput(record: ConversationRecord, messages: MessageRecord
       return;
     case 'confirmation':
       record.pendingConfirmation = undefined;
-      messages.push({ id: `${o.id}:${o.outcome}`, conversationId, role: 'confirmation', text: o.outcome, at, data: { name: o.name, outcome: o.outcome } });
+      messages.push({
+        id: `${o.id}:${o.outcome}`,
+        conversationId,
+        role: 'confirmation',
+        text: o.outcome,
+        at,
+        data: o.reason ? { name: o.name, outcome: o.outcome, reason: o.reason } : { name: o.name, outcome: o.outcome },
+      });
       return;
     case 'agent':
       messages.push({ id: o.id, conversationId, role: 'agent', text: o.text, at, data: { author: o.author } });

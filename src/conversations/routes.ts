@@ -1,13 +1,20 @@
 // The agent API (human handoff; service secret): hand a conversation to a person, reply as that person, give it back
 // to the assistant, read a conversation, list the agent inbox. Schemas: sdk/src/agent-api.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { AgentReplyRequest, HandoffRequest, type ConversationList, type ConversationMessage, type ConversationView } from '../../sdk/src/agent-api.ts';
+import {
+  AgentReplyRequest,
+  HandoffRequest,
+  IdempotencyKey,
+  type ConversationList,
+  type ConversationMessage,
+  type ConversationView,
+} from '../../sdk/src/agent-api.ts';
 import type { CustomerRepo } from '../customers/repo.ts';
 import { requireServiceSecret } from '../http/auth.ts';
 import { HttpError, parseOr400 } from '../http/errors.ts';
-import { WHATSAPP_WINDOW_MS } from '../customers/whatsapp-window.ts';
+import { insideWhatsAppWindow } from '../customers/whatsapp-window.ts';
 import type { Services } from '../services.ts';
 import type { ConversationSummary, MessageRecord } from '../store/model.ts';
 import type { ConversationHost, HandoffResult } from './host.ts';
@@ -45,6 +52,23 @@ const listItem = (c: ConversationSummary): ConversationList['items'][number] => 
   return item;
 };
 
+/**
+ * An agent message's id: from its idempotency key (the same key in the same conversation, the same id: a retry is
+ * recognised by the conversation's actor and shown once), else a new one. Hashed with the conversation id: message ids
+ * are unique across conversations (a WhatsApp send's job id is made of it).
+ */
+function agentMessageId(conversationId: string, key: string | undefined): string {
+  if (key === undefined) return `agent_${randomUUID()}`;
+  return `agent_k${createHash('sha256').update(`${conversationId}\n${key}`).digest('base64url').slice(0, 32)}`;
+}
+
+function idempotencyKeyOf(header: unknown, bodyId: string | undefined): string | undefined {
+  if (header === undefined) return bodyId;
+  const key = parseOr400(IdempotencyKey, header, 'Idempotency-Key header');
+  if (bodyId !== undefined && bodyId !== key) throw new HttpError(400, 'validation_failed', "Idempotency-Key and the body's id differ: send one of them");
+  return key;
+}
+
 function refused(r: Extract<HandoffResult, { ok: false }>): never {
   if (r.code === 'not_found') throw new HttpError(404, 'conversation_not_found', 'No conversation with this id');
   throw new HttpError(409, 'not_handed_off', 'A person does not have this conversation: hand it over first (POST /conversations/{id}/handoff)');
@@ -81,8 +105,7 @@ export async function conversationsPlugin(
     if (!record) refused({ ok: false, code: 'not_found' });
     if (record.channel === 'whatsapp') {
       // WhatsApp's customer service window: free-form messages only within 24 h of the customer's last message.
-      const last = (await customers.get(record.customerId))?.lastInboundAt?.whatsapp;
-      if (last === undefined || clock.now() - last >= WHATSAPP_WINDOW_MS) {
+      if (!insideWhatsAppWindow(await customers.get(record.customerId), clock.now())) {
         throw new HttpError(
           422,
           'outside_window',
@@ -90,13 +113,18 @@ export async function conversationsPlugin(
         );
       }
     }
-    const id = `agent_${randomUUID()}`;
+    const key = idempotencyKeyOf(request.headers['idempotency-key'], body.id);
+    const id = agentMessageId(conversationId, key);
+    // With a key: a retry of a message already stored is answered as the first post was, and nothing is sent again.
+    const storedAt = async () => (key === undefined ? undefined : (await store.history.recent(conversationId, 200, ['agent'])).find((m) => m.id === id)?.at);
+    const earlier = await storedAt();
+    if (earlier !== undefined) return reply.code(201).send({ id, conversationId, at: earlier });
     // A signed-in agent writes under their own name and id (telemetry and webhooks say who); a system as it says.
     const p = request.principal;
     const author = p?.kind === 'agent' ? { name: p.name, agentId: p.agentId } : body.author;
     const r = await host.agentMessage(conversationId, { id, text: body.text, author });
     if (!r.ok) refused(r);
-    return reply.code(201).send({ id, conversationId, at: clock.now() });
+    return reply.code(201).send({ id, conversationId, at: (await storedAt()) ?? clock.now() });
   });
 
   app.get('/conversations/:conversationId', { onRequest }, async (request): Promise<ConversationView> => {

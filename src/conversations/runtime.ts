@@ -20,6 +20,8 @@ export interface HostDeps {
     meta: ConversationMeta,
   ) => Promise<InvokeOutcome>;
   sinks: Partial<Record<Channel, ChannelSink>>;
+  /** Whether a backend's SDK has registered functions (tools-ready.ts); absent: not checked. */
+  sdk?: { registered(): boolean; onChange(listener: () => void): () => void };
   /** After each commit, in order (the SDK's handoff notifications). */
   observers?: OutputObserver[];
   /**

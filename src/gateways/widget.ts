@@ -2,7 +2,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES } from '../../sdk/src/widget-protocol.ts';
+import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES, WIDGET_MAX_MESSAGE_CHARS } from '../../sdk/src/widget-protocol.ts';
 import type { SignedIn, WidgetSignIn } from '../identity/widget-sign-in.ts';
 import type { ConversationHost } from '../conversations/host.ts';
 import { conversationIdFor } from '../conversations/history.ts';
@@ -32,6 +32,14 @@ export function originAllowed(origin: string | undefined, allowed: string[]): bo
   if (!origin) return true; // not a browser: the session token still decides
   if (allowed.includes('*')) return true;
   return allowed.some((a) => a.replace(/\/$/, '').toLowerCase() === origin.replace(/\/$/, '').toLowerCase());
+}
+
+/** A `message` frame the schema refused: its client id (when it has a usable one), and whether its text is too long. */
+function refusedMessage(json: unknown): { id: string; tooLong: boolean } | undefined {
+  if (!json || typeof json !== 'object') return undefined;
+  const f = json as { type?: unknown; id?: unknown; text?: unknown };
+  if (f.type !== 'message' || typeof f.id !== 'string' || f.id.length === 0 || f.id.length > 128) return undefined;
+  return { id: f.id, tooLong: typeof f.text === 'string' && f.text.length > WIDGET_MAX_MESSAGE_CHARS };
 }
 
 export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGatewayOptions) {
@@ -71,7 +79,9 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
       let customer: SignedIn | undefined;
       let visitor = false;
       let conversationId = '';
-      const error = (code: string, message: string) => sendFrame(socket, { type: 'error', code, message });
+      /** `id`: the customer message refused (the widget marks it not sent); `retryAfterMs` for `rate_limited`. */
+      const error = (code: string, message: string, refused?: { id?: string; retryAfterMs?: number }) =>
+        sendFrame(socket, { type: 'error', code, message, ...refused });
       /** A frame no client of ours sends (bad bytes): answered, and logged without a stack at debug. */
       const clientFault = (message: string) => {
         log.debug({ reason: message }, 'widget frame refused');
@@ -121,9 +131,12 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
       };
 
       const onMessage = async (frame: Extract<WidgetClientFrame, { type: 'message' }>) => {
-        if (!customer) return error('not_initialized', 'Send init first');
+        if (!customer) return error('not_initialized', 'Send init first', { id: frame.id });
         const allowed = visitor ? visitorAllowance(customer.customerId, request.ip) : limiter.take(customer.customerId);
-        if (!allowed.ok) return error('rate_limited', `Too many messages; try again in ${Math.ceil(allowed.retryAfterMs / 1000)} s`);
+        if (!allowed.ok) {
+          const { retryAfterMs } = allowed;
+          return error('rate_limited', `Too many messages; try again in ${Math.ceil(retryAfterMs / 1000)} s`, { id: frame.id, retryAfterMs });
+        }
         // Sent once: by the web sink with the write that stores the message (ahead of any reply in that write), or
         // here once it is known durable (a copy already stored, one handed to the owner node's inbox).
         let answered = false;
@@ -139,7 +152,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
           if (answered) return;
           answered = true;
           if (!isStoreUnavailable(err)) log.error({ err }, 'message not stored');
-          error('unavailable', 'Your message could not be stored; please send it again');
+          error('unavailable', 'Your message could not be stored; please send it again', { id: frame.id });
         }
       };
 
@@ -173,7 +186,10 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         if (illFormed !== undefined) return clientFault(illFormedMessage(illFormed));
         const parsed = WidgetClientFrame.safeParse(json);
         if (!parsed.success) {
-          return error('bad_frame', parsed.error.issues.map((i) => `${i.path.join('.') || 'frame'}: ${i.message}`).join('; '));
+          const refused = refusedMessage(json);
+          if (refused?.tooLong) return error('too_long', `A message is at most ${WIDGET_MAX_MESSAGE_CHARS} characters`, { id: refused.id });
+          const detail = parsed.error.issues.map((i) => `${i.path.join('.') || 'frame'}: ${i.message}`).join('; ');
+          return error('bad_frame', detail, refused && { id: refused.id });
         }
         const frame = parsed.data;
         const work = frame.type === 'init' ? init(frame) : frame.type === 'message' ? onMessage(frame) : onConfirm(frame);
@@ -181,10 +197,10 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
           // A store that cannot write (a full disk, PostgreSQL away) is the environment, not a bug: no stack.
           if (isStoreUnavailable(err)) {
             log.warn({ code: err.code, frame: frame.type }, 'widget frame not handled: the store cannot write');
-            return error('unavailable', 'Parley cannot store this now; please try again shortly');
+            return error('unavailable', 'Parley cannot store this now; please try again shortly', frame.type === 'message' ? { id: frame.id } : undefined);
           }
           log.error({ err }, 'widget frame failed');
-          error('internal', 'Something went wrong');
+          error('internal', 'Something went wrong', frame.type === 'message' ? { id: frame.id } : undefined);
         });
       });
       socket.on('close', () => {

@@ -11,6 +11,7 @@
 // Checks that must not race take a lock first and then read (PostgreSQL at READ COMMITTED: `lock…` operations
 // are `SELECT … FOR UPDATE` or a transaction-scoped advisory lock, so each read after them sees every earlier
 // committed write; LMDB runs one write transaction at a time, so its locks cost nothing).
+import type { KnowledgeStore } from './knowledge.ts';
 import type {
   Channel,
   ConversationMeta,
@@ -371,6 +372,8 @@ export interface Store extends StoreRepos {
   /** Where the data is, for logs and diagnostics (a URL's password masked). */
   readonly location: string;
   readonly telemetry: TelemetryStore;
+  /** The knowledge base (knowledge.ts, issue 36). */
+  readonly knowledge: KnowledgeStore;
   /** Cluster block below. */
   readonly nodes: NodeStore;
   readonly bus: ClusterBus;

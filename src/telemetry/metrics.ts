@@ -69,6 +69,11 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
   const messages = new Counter({ name: 'parley_messages_total', help: 'Messages', labelNames: ['channel', 'direction'], registers: [registry] });
   const confirmations = new Counter({ name: 'parley_confirmations_total', help: 'Write confirmations', labelNames: ['outcome'], registers: [registry] });
   const errors = new Counter({ name: 'parley_errors_total', help: 'Errors recorded in telemetry', registers: [registry] });
+  const toolsUnavailable = new Counter({
+    name: 'parley_tools_unavailable_total',
+    help: 'Turns that ran without the backend functions (no SDK registered; a resumed turn waited sdk.resume_grace_seconds)',
+    registers: [registry],
+  });
   const LAG_RESOLUTION_MS = 10;
   const loop = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
   loop.enable();
@@ -188,7 +193,10 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
       else if (type === 'whatsapp.identity') child(waEvents, 'we', 'identity').inc();
       else if (type.startsWith('confirmation.')) child(confirmations, 'c', type.slice(13)).inc();
       else if (type === 'handoff.requested' || type === 'handoff.released') child(handoffs, 'h', type.slice(8)).inc();
-      else if (type === 'error') errors.inc();
+      else if (type === 'error') {
+        errors.inc();
+        if (d.code === 'tools_unavailable') toolsUnavailable.inc();
+      } else if (type === 'tools.unavailable') toolsUnavailable.inc();
     },
     turnCall(c) {
       health.turnCall(c);

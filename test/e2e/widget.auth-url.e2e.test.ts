@@ -142,7 +142,7 @@ describe('a script-tag widget with data-auth-url', () => {
       await p.goto(siteUrl);
       await p.evaluate(() => ((window as unknown as { marker: string }).marker = 'still the same page'));
       await p.locator('[data-testid=launcher]').click();
-      await expect.poll(() => status(p).textContent(), { timeout: 15_000 }).toBe('Connected');
+      await expect.poll(() => status(p).textContent(), { timeout: 15_000 }).toBe('Online');
       expect(await calls(p)).toBe(1); // the page had no token: the widget fetched one (text) from the auth URL
       await ask(p, 'What is the status of order 1002?', 1, /1002.*shipped|shipped.*1002/s);
 
@@ -150,7 +150,7 @@ describe('a script-tag widget with data-auth-url', () => {
       await moveParleyClock((SESSION_TTL_MINUTES + 1) * 60_000);
       expect(proxy.cutAll()).toBeGreaterThan(0);
       await expect.poll(() => calls(p), { timeout: 20_000 }).toBe(2);
-      await expect.poll(() => status(p).textContent(), { timeout: 20_000 }).toBe('Connected');
+      await expect.poll(() => status(p).textContent(), { timeout: 20_000 }).toBe('Online');
       expect(consoleLines.join('\n')).toMatch(/\[parley\] unauthorized: Session token refused \(expired\)/);
 
       await ask(p, 'What is the status of order 1003?', 2, /1003.*delivered|delivered.*1003/s);
@@ -169,7 +169,7 @@ describe('a script-tag widget with data-auth-url', () => {
     await withScreenshotOnFailure(p, 'widget-auth-url-failing', async () => {
       await p.goto(siteUrl);
       await p.locator('[data-testid=launcher]').click();
-      await expect.poll(() => status(p).textContent(), { timeout: 15_000 }).toBe('Connected');
+      await expect.poll(() => status(p).textContent(), { timeout: 15_000 }).toBe('Online');
       expect(await calls(p)).toBe(1);
 
       shop.failing = true;
@@ -196,7 +196,7 @@ describe('a script-tag widget with data-auth-url', () => {
     await withScreenshotOnFailure(p, 'widget-auth-url-init', async () => {
       await p.goto(`${siteUrl}/init`);
       await p.locator('[data-testid=launcher]').click();
-      await expect.poll(() => status(p).textContent(), { timeout: 15_000 }).toBe('Connected');
+      await expect.poll(() => status(p).textContent(), { timeout: 15_000 }).toBe('Online');
       expect(await calls(p)).toBe(1);
       const before = await p.locator('[data-testid=message][data-role=assistant]').count();
       await ask(p, 'What is the status of order 1001?', before + 1, /1001/);

@@ -37,7 +37,7 @@ describe('the demo page in Chromium', () => {
       await page.goto(`${parley.url()}/demo.html`);
       await page.locator('[data-testid=launcher]').click();
       const status = page.locator('[data-testid=status]');
-      await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('Connected');
+      await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('Online');
 
       const input = page.locator('[data-testid=input]');
       await input.fill('What is the status of order 1001?');
@@ -63,7 +63,7 @@ describe('the demo page in Chromium', () => {
 
       await page.reload();
       await page.locator('[data-testid=launcher]').click();
-      await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('Connected');
+      await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('Online');
       await expect.poll(() => page.locator('[data-testid=message]').count(), { timeout: 10_000 }).toBe(4);
       const texts = await page.locator('[data-testid=message]').allTextContents();
       expect(texts.join('\n')).toContain('Cancel order 1001');
@@ -76,7 +76,7 @@ describe('the demo page in Chromium', () => {
     await withScreenshotOnFailure(page, 'widget-typing-confirm', async () => {
       await page.goto(`${parley.url()}/demo.html`);
       await page.locator('[data-testid=launcher]').click();
-      await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Connected');
+      await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Online');
       const input = page.locator('[data-testid=input]');
       await input.fill('Cancel order 1001');
       await input.press('Enter');
@@ -124,7 +124,7 @@ describe('the demo page in Chromium', () => {
       });
       await page.goto(`${parley.url()}/demo.html`);
       await page.locator('[data-testid=launcher]').click();
-      await expect.poll(() => page.evaluate(() => (window as unknown as { __statuses: string[] }).__statuses.at(-1)), { timeout: 10_000 }).toBe('Connected');
+      await expect.poll(() => page.evaluate(() => (window as unknown as { __statuses: string[] }).__statuses.at(-1)), { timeout: 10_000 }).toBe('Online');
       const seen = await page.evaluate(() => (window as unknown as { __statuses: string[] }).__statuses);
       expect(seen[0]).toBe('Connecting');
     });

@@ -69,7 +69,7 @@ const proactive = (content: string) =>
 async function openConnected(page: Page) {
   await page.goto(siteUrl);
   await page.locator('[data-testid=launcher]').click();
-  await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Connected');
+  await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Online');
 }
 
 describe('the widget embedded on another origin', () => {

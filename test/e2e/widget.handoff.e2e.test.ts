@@ -40,7 +40,7 @@ describe('human handoff in the widget (Chromium)', () => {
     await withScreenshotOnFailure(page, 'widget-handoff', async () => {
       await page.goto(`${parley.url()}/demo.html`);
       await page.locator('[data-testid=launcher]').click();
-      await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Connected');
+      await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Online');
       const input = page.locator('[data-testid=input]');
       await input.fill('I want to talk to a person');
       await input.press('Enter');

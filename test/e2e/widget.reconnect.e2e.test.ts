@@ -46,7 +46,7 @@ describe('widget reconnect in Chromium', () => {
       await page.goto(`${parley!.url()}/demo.html`);
       await page.locator('[data-testid=launcher]').click();
       const status = page.locator('[data-testid=status]');
-      await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('Connected');
+      await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('Online');
 
       await parley!.close();
       parley = undefined;
@@ -59,7 +59,7 @@ describe('widget reconnect in Chromium', () => {
       await expect.poll(() => user.getAttribute('data-delivered')).toBe('false');
 
       parley = await start(port, storagePath);
-      await expect.poll(() => status.textContent(), { timeout: 20_000 }).toBe('Connected');
+      await expect.poll(() => status.textContent(), { timeout: 20_000 }).toBe('Online');
       const assistant = page.locator('[data-testid=message][data-role=assistant]');
       await expect.poll(() => assistant.count(), { timeout: 10_000 }).toBe(1);
       expect(await assistant.first().textContent()).toMatch(/1003.*delivered|delivered.*1003/s);
@@ -71,7 +71,7 @@ describe('widget reconnect in Chromium', () => {
       expect(await user.count()).toBe(1);
       await page.reload();
       await page.locator('[data-testid=launcher]').click();
-      await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('Connected');
+      await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('Online');
       await expect.poll(() => page.locator('[data-testid=message]').count(), { timeout: 10_000 }).toBe(2);
     });
     await page.close();

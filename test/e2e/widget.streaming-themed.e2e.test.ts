@@ -96,7 +96,7 @@ describe('a streamed reply in the redesigned widget (accent, Spanish)', () => {
       await withScreenshotOnFailure(page, `widget-streaming-${scheme}`, async () => {
         await themedWidget(page, { locale: 'es', theme: { accent: '#0f766e', colorScheme: scheme, title: 'Ayuda Acme' } });
         await page.locator('[data-testid=launcher]').click();
-        await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Conectado');
+        await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('En línea');
         await page.locator('[data-testid=input]').fill('¿Dónde está mi pedido 1001?');
         await page.locator('[data-testid=input]').press('Enter');
 

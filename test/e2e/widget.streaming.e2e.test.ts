@@ -69,7 +69,7 @@ describe('a streamed reply in Chromium', () => {
       });
       await page.goto(`${parley.url()}/demo.html`);
       await page.locator('[data-testid=launcher]').click();
-      await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Connected');
+      await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Online');
       const input = page.locator('[data-testid=input]');
       await input.fill('Where is my order?');
       await input.press('Enter');

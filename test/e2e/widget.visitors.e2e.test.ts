@@ -50,7 +50,7 @@ afterAll(async () => {
 async function openConnected(p: Page, url: string) {
   await p.goto(url);
   await p.locator('[data-testid=launcher]').click();
-  await expect.poll(() => p.locator('[data-testid=status]').textContent(), { timeout: 15_000 }).toBe('Connected');
+  await expect.poll(() => p.locator('[data-testid=status]').textContent(), { timeout: 15_000 }).toBe('Online');
 }
 
 const userMessages = (p: Page) => p.locator('[data-testid=message][data-role=user]');

@@ -1,12 +1,15 @@
 // WhatsApp only: 120 signed messages acknowledged, the process SIGKILLed while
 // their replies are going out (some Graph requests in flight), restarted on the
 // same data and port. Every acknowledged message is answered exactly once,
-// matched per message id through biz_opaque_callback_data; the fake Graph sends
+// matched per reply through biz_opaque_callback_data and the messages each stored
+// reply answers (a burst is answered by one reply); the fake Graph sends
 // Meta's status webhooks (held back until after the restart), which resolve
 // the sends the kill interrupted instead of a resend.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeGraph } from '../support/fake-graph.ts';
 import { spawnParley, tempDir } from '../support/parley.ts';
+import { historyOf } from '../support/store.ts';
+import { openRunStore } from '../support/test-engine.ts';
 import { postWebhook, sleep, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
 
 const PHONES = 30;
@@ -57,22 +60,47 @@ describe('WhatsApp crash recovery', () => {
     const second = await spawnParley({ storagePath, config, port });
     cleanups.push(() => second.kill());
     graph.holdStatuses(false);
+    // A burst (the messages a phone sent while its turn ran, or within the gathering window) is answered by one
+    // reply, delivered under its first message's id: settled when nothing is queued or busy and deliveries stop.
     const end = Date.now() + 90_000;
+    let lastDelivered = -1;
+    let quietSince = Date.now();
     for (;;) {
       const d = await (await fetch(`${second.url}/diagnostics`)).json();
-      const answered = new Set(graph.delivered().map((r) => answeredId(r.body.biz_opaque_callback_data)));
-      if (d.whatsapp.inbound.depth === 0 && d.whatsapp.outbound.depth === 0 && acked.every((id) => answered.has(id))) break;
-      if (Date.now() > end) throw new Error(`not settled: ${JSON.stringify(d.whatsapp)}; unanswered ${acked.filter((id) => !answered.has(id)).length}`);
+      const busy = d.conversations.list.filter((c: { state: string; queued: number }) => c.state !== 'idle' || c.queued > 0).length;
+      const quiet = d.whatsapp.inbound.depth === 0 && d.whatsapp.outbound.depth === 0 && busy === 0;
+      const delivered = graph.delivered().length;
+      if (quiet && delivered === lastDelivered && Date.now() - quietSince >= 1_000) break;
+      if (!quiet || delivered !== lastDelivered) quietSince = Date.now();
+      lastDelivered = delivered;
+      if (Date.now() > end) throw new Error(`not settled: ${JSON.stringify(d.whatsapp)}; busy ${busy}`);
       await sleep(100);
     }
-    await sleep(500);
+    expect(await second.kill('SIGTERM')).toBe(0);
 
-    const perId = new Map<string, number>();
-    for (const r of graph.delivered()) {
-      const id = answeredId(r.body.biz_opaque_callback_data);
-      expect(id, `a delivered message without a recognisable callback: ${JSON.stringify(r.body)}`).toBeDefined();
-      perId.set(id!, (perId.get(id!) ?? 0) + 1);
+    // Which messages each reply answers: stored with the reply (`answers`, for a burst), else its own message.
+    const store = await openRunStore(storagePath);
+    const answersOf = new Map<string, string[]>();
+    try {
+      for (const c of await store.conversations.summaries({ limit: 10_000 }))
+        for (const r of await historyOf(store, c.conversationId))
+          if (r.role === 'assistant')
+            answersOf.set(r.id, Array.isArray(r.data?.answers) ? (r.data.answers as string[]) : [r.id.replace(/^.*:wa:(.+):r$/, 'wa:$1')]);
+    } finally {
+      await store.close();
     }
+    const perId = new Map<string, number>();
+    const perCallback = new Map<string, number>();
+    for (const r of graph.delivered()) {
+      const callback = r.body.biz_opaque_callback_data as string;
+      expect(answeredId(callback), `a delivered message without a recognisable callback: ${JSON.stringify(r.body)}`).toBeDefined();
+      perCallback.set(callback, (perCallback.get(callback) ?? 0) + 1);
+      for (const m of answersOf.get(callback.replace(/^out:/, '')) ?? []) perId.set(m.replace(/^wa:/, ''), (perId.get(m.replace(/^wa:/, '')) ?? 0) + 1);
+    }
+    expect(
+      [...perCallback].filter(([, n]) => n > 1),
+      'delivered twice',
+    ).toEqual([]);
     for (const id of acked) expect(perId.get(id), `answers to ${id}`).toBe(1);
     expect([...perId.entries()].filter(([, n]) => n > 1)).toEqual([]);
   }, 150_000);

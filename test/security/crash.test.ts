@@ -55,6 +55,12 @@ const auth = { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'applicat
 const answeredWamid = (callbackData: string | undefined) => /:wa:(.+):r$/.exec(callbackData ?? '')?.[1];
 
 type Record_ = { id: string; conversationId: string; role: string; proactive?: boolean; data?: Record<string, unknown> };
+/**
+ * The customer message ids a reply answers: a burst is answered by one turn, whose reply lists them all in `answers`;
+ * a reply to one message is `<conversationId>:<messageId>:r` and has none.
+ */
+const answersOf = (r: Record_): string[] =>
+  Array.isArray(r.data?.answers) ? (r.data.answers as string[]) : [r.id.slice(r.conversationId.length + 1, -':r'.length)];
 type ConvRecord = {
   conversationId: string;
   state: string;
@@ -221,13 +227,19 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
   await Promise.all(Array.from({ length: RACERS }, (_, i) => race.round(i, 4)));
 
   const end = Date.now() + 30_000;
+  let lastDelivered = -1;
+  let quietSince = Date.now();
   for (;;) {
     const d = await (await fetch(`${second.url}/diagnostics`)).json();
     const busy = d.conversations.list.filter((c: { state: string; queued: number }) => c.state !== 'idle' || c.queued > 0).length;
-    const answered = new Set(graph.delivered().map((r) => answeredWamid(r.body.biz_opaque_callback_data)));
-    const unanswered = [...ackedWa].filter((id) => !answered.has(id)).length;
-    if (d.whatsapp.inbound.depth === 0 && d.whatsapp.outbound.depth === 0 && busy === 0 && unanswered === 0) break;
-    if (Date.now() > end) throw new Error(`seed ${seed}: not settled after restart: ${JSON.stringify(d.whatsapp)} busy=${busy} unanswered=${unanswered}`);
+    // A burst's later messages have no delivery of their own (its one reply answers them all, checked below in the
+    // store): settled when nothing is queued or busy and no delivery came for a second.
+    const delivered = graph.delivered().length;
+    const quiet = d.whatsapp.inbound.depth === 0 && d.whatsapp.outbound.depth === 0 && busy === 0;
+    if (quiet && delivered === lastDelivered && Date.now() - quietSince >= 1_000) break;
+    if (!quiet || delivered !== lastDelivered) quietSince = Date.now();
+    lastDelivered = delivered;
+    if (Date.now() > end) throw new Error(`seed ${seed}: not settled after restart: ${JSON.stringify(d.whatsapp)} busy=${busy}`);
     await sleep(100);
   }
   await sleep(300); // a resend that was about to go out would show up now
@@ -241,15 +253,6 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
     [...deliveredPerCallback].filter(([, n]) => n > 1),
     `seed ${seed}: delivered twice`,
   ).toEqual([]);
-  const deliveriesPerWamid = new Map<string, number>();
-  for (const r of graph.delivered()) {
-    const id = answeredWamid(r.body.biz_opaque_callback_data);
-    expect(id, `seed ${seed}: a delivery without a recognisable callback: ${JSON.stringify(r.body)}`).toBeDefined();
-    deliveriesPerWamid.set(id!, (deliveriesPerWamid.get(id!) ?? 0) + 1);
-  }
-  const notOnce = [...ackedWa].filter((id) => deliveriesPerWamid.get(id) !== 1).map((id) => [id, deliveriesPerWamid.get(id) ?? 0]);
-  expect(notOnce, `seed ${seed}: acknowledged WhatsApp messages not answered exactly once`).toEqual([]);
-
   // Read the data directory directly: every conversation (a racer's may have proactive messages and no record).
   const store = await openRunStore(storagePath);
   try {
@@ -268,10 +271,28 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
 
     const userMsgs = records.filter((r) => r.role === 'user');
     const replies = records.filter((r) => r.role === 'assistant' && !r.proactive);
-    const repliesPerId = new Map<string, number>();
-    for (const r of replies) repliesPerId.set(r.id, (repliesPerId.get(r.id) ?? 0) + 1);
-    // Widget: exactly one assistant reply record per acknowledged message.
-    const widgetNotOnce = [...ackedWidget].map((id) => [id, repliesPerId.get(`conv_web_${id.split('-')[0]}:${id}:r`) ?? 0]).filter(([, n]) => n !== 1);
+    // How many replies answer each customer message (`<conversationId>|<messageId>`): a burst's one reply answers all.
+    const repliesPer = new Map<string, number>();
+    const answersByReply = new Map<string, string[]>();
+    for (const r of replies) {
+      answersByReply.set(r.id, answersOf(r));
+      for (const m of answersOf(r)) repliesPer.set(`${r.conversationId}|${m}`, (repliesPer.get(`${r.conversationId}|${m}`) ?? 0) + 1);
+    }
+    // WhatsApp: each acknowledged message answered by exactly one delivered reply (its own, or its burst's).
+    const deliveriesPerWamid = new Map<string, number>();
+    for (const r of graph.delivered()) {
+      const replyId = r.body.biz_opaque_callback_data.replace(/^out:/, '');
+      expect(
+        answeredWamid(r.body.biz_opaque_callback_data),
+        `seed ${seed}: a delivery without a recognisable callback: ${JSON.stringify(r.body)}`,
+      ).toBeDefined();
+      for (const m of answersByReply.get(replyId) ?? [])
+        deliveriesPerWamid.set(m.replace(/^wa:/, ''), (deliveriesPerWamid.get(m.replace(/^wa:/, '')) ?? 0) + 1);
+    }
+    const notOnce = [...ackedWa].filter((id) => deliveriesPerWamid.get(id) !== 1).map((id) => [id, deliveriesPerWamid.get(id) ?? 0]);
+    expect(notOnce, `seed ${seed}: acknowledged WhatsApp messages not answered exactly once`).toEqual([]);
+    // Widget: exactly one assistant reply record answers each acknowledged message.
+    const widgetNotOnce = [...ackedWidget].map((id) => [id, repliesPer.get(`conv_web_${id.split('-')[0]}|${id}`) ?? 0]).filter(([, n]) => n !== 1);
     expect(widgetNotOnce, `seed ${seed}: acknowledged widget messages not answered exactly once`).toEqual([]);
     const storedWa = new Set(userMsgs.filter((u) => u.conversationId.startsWith('conv_whatsapp_')).map((u) => u.id.replace(/^wa:/, '')));
     expect(
@@ -280,10 +301,13 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
     ).toEqual([]);
     // Every stored customer message (acknowledged or not) has its reply, and there are no other replies.
     expect(
-      userMsgs.filter((u) => repliesPerId.get(`${u.conversationId}:${u.id}:r`) !== 1),
+      userMsgs.filter((u) => repliesPer.get(`${u.conversationId}|${u.id}`) !== 1),
       `seed ${seed}: stored messages without exactly one reply`,
     ).toEqual([]);
-    expect(replies.length, `seed ${seed}: replies vs customer messages`).toBe(userMsgs.length);
+    expect(
+      replies.reduce((n, r) => n + answersOf(r).length, 0),
+      `seed ${seed}: messages answered vs customer messages`,
+    ).toBe(userMsgs.length);
     // Every WhatsApp reply went out (once, checked above).
     const waReplies = replies.filter((r) => r.conversationId.startsWith('conv_whatsapp_'));
     expect(
@@ -322,8 +346,8 @@ async function oneRun(run: number, seed: number, graph: FakeGraph) {
       // Each customer message is followed (later in the history) by its reply, and the history ends with a reply.
       const open = new Set<string>();
       for (const r of own) {
-        if (r.role === 'user') open.add(`${c}:${r.id}:r`);
-        if (r.role === 'assistant') open.delete(r.id);
+        if (r.role === 'user') open.add(r.id);
+        if (r.role === 'assistant') for (const m of answersOf(r)) open.delete(m);
       }
       if (open.size > 0 || (own.length > 0 && own.at(-1)!.role !== 'assistant')) unansweredHistories.push(c);
     }

@@ -52,6 +52,8 @@ describe('postgres: migrations', () => {
       (t) => t.tablename,
     );
     expect(tables).toEqual([
+      'agent_credentials',
+      'agents',
       'bus_payloads',
       'conversation_inbox',
       'conversation_owners',
@@ -61,6 +63,8 @@ describe('postgres: migrations', () => {
       'job_dead_letters',
       'job_ids',
       'jobs',
+      'knowledge_articles',
+      'knowledge_chunks',
       'magic_links',
       'messages',
       'nodes',

@@ -28,6 +28,8 @@ export function testConfig(overrides: DeepPartial<ConfigInput> = {}, storagePath
     logging: { level: 'silent' },
     identity: { allow_anonymous: true },
     demo: { backend: false },
+    // Most tests run without a backend: a turn resumed after a restart does not wait for one (tests of the wait set it).
+    sdk: { resume_grace_seconds: 0 },
   };
   return merge(base, overrides) as ConfigInput;
 }

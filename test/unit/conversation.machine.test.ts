@@ -24,6 +24,7 @@ function harness(o: {
   maxToolSteps?: number;
   snapshot?: unknown;
   clock?: ReturnType<typeof createManualClock>;
+  gatherMs?: number;
 }) {
   const clock = o.clock ?? createManualClock(1_000_000);
   const outputs: ConversationOutput[] = [];
@@ -50,6 +51,7 @@ function harness(o: {
       maxToolSteps: o.maxToolSteps ?? 3,
       confirmationTimeoutMs: o.timeoutMs ?? 60_000,
       humanIdleMs: 30 * 60_000,
+      gatherMs: o.gatherMs ?? 0,
     },
     clock: xstateClock(clock),
     snapshot: o.snapshot as never,
@@ -217,13 +219,14 @@ describe('conversation machine', () => {
     expect(h.replies()).toEqual(['re: one', 're: two']);
   });
 
-  it('messages arriving mid-turn wait in order; none is dropped', async () => {
+  it('messages arriving mid-turn wait in order and are answered together by the next turn (a burst is one turn)', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    const texts = (i: LlmStepInput) => i.transcript.filter((e) => e.role === 'user').map((e) => (e as { text: string }).text);
     const h = harness({
       llm: async (i) => {
-        if ((i.transcript[0] as { text: string }).text === 'first') await gate;
-        return { kind: 'reply', text: `re: ${(i.transcript[0] as { text: string }).text}` };
+        if (texts(i)[0] === 'first') await gate;
+        return { kind: 'reply', text: `re: ${texts(i).join(' + ')}` };
       },
     });
     h.send('first', '1');
@@ -233,7 +236,81 @@ describe('conversation machine', () => {
     expect(h.actor.getSnapshot().context.queue.map((q) => q.text)).toEqual(['second', 'third']);
     release();
     await h.settle();
-    expect(h.replies()).toEqual(['re: first', 're: second', 're: third']);
+    expect(h.replies()).toEqual(['re: first', 're: second + third']);
+    expect(h.llmInputs.map((i) => i.turnId)).toEqual(['c1:1', 'c1:2']);
+    const replies = h.outputs.filter((o): o is Extract<ConversationOutput, { type: 'reply' }> => o.type === 'reply');
+    expect(replies.map((r) => [r.replyTo, r.answers])).toEqual([
+      ['1', undefined],
+      ['2', ['2', '3']],
+    ]);
+  });
+
+  it('the gathering window: a burst starts one turn when its last message is gatherMs old (at most 4 windows after the first)', async () => {
+    const texts = (i: LlmStepInput) => i.transcript.filter((e) => e.role === 'user').map((e) => (e as { text: string }).text);
+    const h = harness({ gatherMs: 1_500, llm: (i) => ({ kind: 'reply', text: texts(i).join('|') }) });
+    h.send('a', 'a');
+    h.clock.advance(1_000);
+    h.send('b', 'b');
+    h.clock.advance(1_499);
+    await h.settle();
+    expect(h.llmInputs).toHaveLength(0);
+    expect(h.actor.getSnapshot().value).toBe('gathering');
+    h.clock.advance(1);
+    await h.settle();
+    expect(h.replies()).toEqual(['a|b']);
+
+    // A burst that never pauses for a window still starts its turn 4 windows after its first message.
+    const start = h.clock.now();
+    for (let k = 0; k < 10; k++) {
+      h.send(`x${k}`, `x${k}`);
+      h.clock.advance(1_000);
+      await h.settle();
+    }
+    expect(h.llmInputs).toHaveLength(2);
+    expect(h.llmInputs[1].transcript).toHaveLength(6); // x0…x5 sent by start + 5 000 < start + 6 000
+    expect(h.clock.now() - start).toBe(10_000);
+  });
+
+  it('the gathering deadline survives a restore: re-armed with the time left, or the turn starts at once when it passed', async () => {
+    const first = harness({ gatherMs: 1_500, llm: () => ({ kind: 'reply', text: 'ok' }) });
+    first.send('a', 'a');
+    first.clock.advance(500);
+    const persisted = JSON.parse(JSON.stringify(first.actor.getPersistedSnapshot()));
+    first.actor.stop();
+
+    const clock = createManualClock(first.clock.now() + 200);
+    const h = harness({ gatherMs: 1_500, llm: () => ({ kind: 'reply', text: 'ok' }), snapshot: persisted, clock });
+    h.actor.send({ type: 'restored', at: clock.now() });
+    clock.advance(799);
+    await h.settle();
+    expect(h.replies()).toEqual([]);
+    clock.advance(1);
+    await h.settle();
+    expect(h.replies()).toEqual(['ok']);
+
+    const late = createManualClock(first.clock.now() + 60_000);
+    const h2 = harness({ gatherMs: 1_500, llm: () => ({ kind: 'reply', text: 'late' }), snapshot: persisted, clock: late });
+    h2.actor.send({ type: 'restored', at: late.now() });
+    await h2.settle();
+    expect(h2.replies()).toEqual(['late']);
+  });
+
+  it('messages sent while a confirmation is pending wait; the confirmation still works, then they are answered together', async () => {
+    const texts = (i: LlmStepInput) => i.transcript.filter((e) => e.role === 'user').map((e) => (e as { text: string }).text);
+    const h = harness({
+      llm: (i) => (texts(i)[0] === 'cancel 1001' ? toolThenAnswer('cancelOrder', true)(i) : { kind: 'reply', text: `re: ${texts(i).join(' + ')}` }),
+    });
+    h.send('cancel 1001', 'm1');
+    await h.settle();
+    h.send('hello?', 'm2');
+    h.send('still there?', 'm3');
+    await h.settle();
+    expect(h.actor.getSnapshot().value).toBe('awaitingConfirmation');
+    const confirm = h.outputs.find((o) => o.type === 'confirm') as Extract<ConversationOutput, { type: 'confirm' }>;
+    h.actor.send({ type: 'customer.confirm', at: h.clock.now(), confirmationId: confirm.id, approve: true });
+    await h.settle();
+    expect(h.invocations).toHaveLength(1);
+    expect(h.replies()).toEqual(['ok: {"status":"shipped"}', 're: hello? + still there?']);
   });
 
   it('a failing tool: the LLM is told and answers', async () => {

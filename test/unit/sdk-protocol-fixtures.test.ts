@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import * as protocol from '../../sdk/src/protocol.ts';
+import { signIdentity, type IdentityFields } from '../../sdk/src/identity.ts';
 import { signWebhook, verifyWebhook } from '../../sdk/src/webhook-signature.ts';
 
 const DIR = join(import.meta.dirname, '../fixtures/protocol');
@@ -55,5 +56,15 @@ describe('signature fixtures shared with the Python SDK', () => {
     const f = JSON.parse(readFileSync(join(DIR, 'signatures/webhook-signature.json'), 'utf8')) as { secret: string; t: number; body: string; header: string };
     expect(signWebhook(f.secret, f.body, f.t)).toBe(f.header);
     expect(verifyWebhook(f.body, f.header, f.secret, { now: f.t * 1000 }).id).toBe('evt_1');
+  });
+
+  it('identity-tokens.json: signIdentity reproduces each token byte for byte (the Python SDK checks sign_identity too)', () => {
+    const f = JSON.parse(readFileSync(join(DIR, 'signatures/identity-tokens.json'), 'utf8')) as {
+      cases: { fields: IdentityFields; expiresIn: number; secret: string; nowSeconds: number; token: string }[];
+    };
+    expect(f.cases.length).toBeGreaterThan(0);
+    for (const c of f.cases) {
+      expect(signIdentity(c.fields, { secret: c.secret, expiresIn: c.expiresIn, now: c.nowSeconds * 1000 }), c.fields.externalId).toBe(c.token);
+    }
   });
 });

@@ -19,6 +19,8 @@ export interface Connection {
   send(frame: WidgetClientFrame): boolean;
   /** After a fatal error (e.g. a fresh session token is now available): connect again at once. */
   restart(): void;
+  /** Waiting to reconnect (not after a fatal error): connect now instead of after the backoff. */
+  reconnectNow(): void;
   close(): void;
 }
 
@@ -32,9 +34,12 @@ export function connect(o: ConnectionOptions): Connection {
   let stopped = false;
   let fatal = false;
   let ready = false;
+  // Bumped by each open: a backoff timer set for an older attempt does nothing once `reconnectNow` opened a socket.
+  let generation = 0;
 
   const open = () => {
     if (stopped) return;
+    generation++;
     ready = false;
     const s = new WS(o.url);
     socket = s;
@@ -61,7 +66,8 @@ export function connect(o: ConnectionOptions): Connection {
       if (stopped) return;
       if (fatal) return o.onStatus('Disconnected');
       o.onStatus('Reconnecting');
-      setTimer(open, backoffDelay(attempt++));
+      const mine = generation;
+      setTimer(() => mine === generation && !socket && open(), backoffDelay(attempt++));
     };
     s.onerror = () => {
       /* onclose follows */
@@ -82,6 +88,10 @@ export function connect(o: ConnectionOptions): Connection {
       fatal = false;
       attempt = 0;
       o.onStatus('Connecting');
+      open();
+    },
+    reconnectNow() {
+      if (stopped || socket || fatal || (o.deferred === true && generation === 0)) return;
       open();
     },
     close() {

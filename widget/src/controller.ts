@@ -2,7 +2,8 @@
 // index.ts hands it a render function; unit tests hand it a fake WebSocket and fake timers.
 import type { WidgetClientFrame, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 import { connect, type ConnectionOptions } from './connection.ts';
-import { initialState, reduce, unacknowledged, type Action, type WidgetState } from './state.ts';
+import { createOutbox, type OutboxStorage } from './outbox.ts';
+import { initialState, nextRateLimited, reduce, toResend, unacknowledged, type Action, type WidgetState } from './state.ts';
 
 export interface ControllerOptions {
   url: string;
@@ -26,6 +27,8 @@ export interface ControllerOptions {
   onServerFrame?: (frame: WidgetServerFrame) => void;
   WebSocketImpl?: ConnectionOptions['WebSocketImpl'];
   setTimer?: ConnectionOptions['setTimer'];
+  /** Where unacknowledged messages survive a reload (localStorage in the browser); none: kept in memory only. */
+  storage?: OutboxStorage;
 }
 
 /** The code of the error shown when an answer could not be sent (offline). */
@@ -37,9 +40,34 @@ export function createController(o: ControllerOptions) {
   let state: WidgetState = initialState;
   // One refresh per refusal: a fresh token that is refused again before `ready` ends the session.
   let refreshTried = false;
+  const setTimer = o.setTimer ?? ((fn: () => void, ms: number) => setTimeout(fn, ms));
+  const outbox = createOutbox(o.storage, o.url);
   const dispatch = (a: Action) => {
     state = reduce(state, a);
+    if (state.customerId) outbox.save(state.customerId, unacknowledged(state));
     o.render(state);
+  };
+  // Rate-limited messages go again one at a time, oldest first, each once its wait is over; `retrying` is the one
+  // out now (its ack or refusal sends the next). `pumpToken` cancels a timer that a newer plan replaced.
+  let retrying: string | undefined;
+  let pumpToken = 0;
+  const pump = () => {
+    if (retrying) return;
+    const next = nextRateLimited(state);
+    if (!next) return;
+    const wait = next.at - now();
+    const token = ++pumpToken;
+    if (wait > 0) {
+      setTimer(() => token === pumpToken && pump(), wait);
+      return;
+    }
+    if (!resend(next.id, next.text)) return; // offline: the next `ready` sends it
+    retrying = next.id;
+  };
+  const resend = (id: string, text: string): boolean => {
+    if (!connection.send({ type: 'message', id, text })) return false;
+    dispatch({ type: 'retry', id });
+    return true;
   };
   const refresh = async () => {
     refreshTried = true;
@@ -60,14 +88,20 @@ export function createController(o: ControllerOptions) {
       if (frame.type === 'error') log(`[parley] ${frame.code}: ${frame.message}`);
       if (frame.type === 'ready') refreshTried = false;
       o.onServerFrame?.(frame);
+      // Read before `ready` is applied: applying it saves what this page has not sent, over what an earlier page kept.
+      const kept = frame.type === 'ready' ? outbox.load(frame.customerId) : [];
       dispatch({ type: 'frame', frame, at: now() });
+      if (kept.length) dispatch({ type: 'restore', messages: kept });
+      if ((frame.type === 'ack' || frame.type === 'error') && frame.id !== undefined && frame.id === retrying) retrying = undefined;
+      if (frame.type === 'ack' || (frame.type === 'error' && frame.code === 'rate_limited')) pump();
     },
     onStatus: (status) => {
       dispatch({ type: 'status', status });
       if (status === 'Disconnected' && state.reason === 'auth' && o.refreshAuth && !refreshTried) void refresh();
     },
     onReady: () => {
-      for (const b of unacknowledged(state)) connection.send({ type: 'message', id: b.id, text: b.text });
+      retrying = undefined;
+      for (const b of toResend(state)) resend(b.id, b.text);
     },
     WebSocketImpl: o.WebSocketImpl,
     setTimer: o.setTimer,
@@ -91,6 +125,15 @@ export function createController(o: ControllerOptions) {
       // Not connected: kept as unacknowledged and sent after the next `ready`.
       connection.send({ type: 'message', id, text });
     },
+    /** Sends a refused message again now (its Retry button). */
+    retry(id: string) {
+      const b = unacknowledged(state).find((x) => x.id === id);
+      if (!b) return;
+      // Not connected: it stays marked and goes with the next `ready`.
+      if (resend(b.id, b.text) && b.failed?.code === 'rate_limited') retrying ??= b.id;
+    },
+    /** The browser is online again or the page visible again: a socket waiting for its backoff connects now. */
+    wake: () => connection.reconnectNow(),
     /** Returns false (and shows why) when the answer could not be sent. */
     answer(id: string, approve: boolean): boolean {
       if (!connection.send({ type: 'confirm', id, approve })) {

@@ -4,6 +4,7 @@
 // (or data-auth-url="/parley-token" instead of data-auth-token: sessions that renew themselves, see auth-url.ts;
 // data-auth-token alone with an identity token; data-visitors="true" alone for a visitor)
 // or window.Parley.init({ serverUrl, customerId, authToken, authUrl, theme, locale, strings, onAuthExpired }).
+import { WIDGET_MAX_MESSAGE_CHARS } from '../../sdk/src/widget-limits.ts';
 import type { WidgetClientFrame, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 import { createRenewal } from './auth-url.ts';
 import { createController } from './controller.ts';
@@ -57,6 +58,15 @@ export interface WidgetHandle {
 
 const newId = () => (crypto.randomUUID ? crypto.randomUUID() : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`);
 
+/** localStorage, when the page may use it (a sandboxed frame or blocked storage throws on access). */
+function localStorageOrNone(): Storage | undefined {
+  try {
+    return window.localStorage;
+  } catch {
+    return undefined;
+  }
+}
+
 function wsUrl(serverUrl: string): string {
   const u = new URL(serverUrl, location.href);
   u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
@@ -76,8 +86,9 @@ export function init(o: InitOptions): WidgetHandle {
       onSend: (text) => controller.send(text),
       onAnswer: (id, approve) => controller.answer(id, approve),
       onPanel: (open) => controller.panel(open),
+      onRetry: (id) => controller.retry(id),
     },
-    { strings: createStrings(locale, o.strings), locale, theme: resolveTheme(o.theme, warn) },
+    { strings: createStrings(locale, o.strings), locale, theme: resolveTheme(o.theme, warn), maxChars: WIDGET_MAX_MESSAGE_CHARS },
   );
   const visitor = visitorMemory(o.serverUrl);
   const initFrame = (): WidgetClientFrame => visitor.init(authToken ? { type: 'init', customerId, authToken } : { type: 'init', customerId, email: o.email });
@@ -100,12 +111,20 @@ export function init(o: InitOptions): WidgetHandle {
     firstAuth: authToken ? undefined : renewal.firstAuth,
     log: warn,
     onServerFrame: (frame: WidgetServerFrame) => visitor.onFrame(frame, !!authToken),
+    storage: localStorageOrNone(),
   });
+  // Back online, or the tab visible again: a socket waiting out its backoff connects at once.
+  const wake = () => controller.wake();
+  const onVisible = () => document.visibilityState === 'visible' && wake();
+  window.addEventListener('online', wake);
+  document.addEventListener('visibilitychange', onVisible);
   if (o.open) view.open();
   return {
     open: view.open,
     close: view.close,
     destroy() {
+      window.removeEventListener('online', wake);
+      document.removeEventListener('visibilitychange', onVisible);
       controller.close();
       view.destroy();
     },

@@ -1,4 +1,5 @@
 // The transcript's pieces: a message row, a confirmation card, its receipt. Text only through textContent.
+import { renderMarkdown } from './markdown.ts';
 import type { Bubble } from './state.ts';
 import { fill, type Strings } from './strings.ts';
 import { exactTime, relativeTime } from './time.ts';
@@ -16,7 +17,7 @@ export interface NodeContext {
   now: () => number;
 }
 
-/** A focusable time: relative text, the exact time on hover and focus (and for screen readers). */
+/** A time: relative text, the exact time on hover (and for screen readers). Not a tab stop: nothing to do there. */
 export function timeNode(at: number, c: NodeContext): HTMLElement {
   const exact = exactTime(at, c.locale);
   const t = el('time', {
@@ -25,7 +26,6 @@ export function timeNode(at: number, c: NodeContext): HTMLElement {
     datetime: new Date(at).toISOString(),
     'data-at': String(at),
     'data-exact': exact,
-    tabindex: '0',
   });
   t.setAttribute('aria-label', exact);
   t.textContent = relativeTime(at, c.now(), c.locale, c.strings.justNow);
@@ -61,7 +61,13 @@ export function messageNode(b: Bubble, c: NodeContext): HTMLElement {
   else row.append(el('span', { class: 'sr' }, `${b.role === 'user' ? c.strings.you : c.strings.support}: `));
   const bubble = el('div', { class: 'msg' });
   if (b.proactive) bubble.append(el('span', { class: 'tag' }, c.strings.update), el('span', { class: 'sr' }, ': '));
-  bubble.append(el('span', { class: 'text' }, b.text));
+  if (b.role === 'user') bubble.append(el('span', { class: 'text' }, b.text));
+  else {
+    // Replies (the assistant's, a person's, proactive updates): a safe subset of Markdown, built as DOM nodes.
+    const text = el('div', { class: 'text md' });
+    text.append(renderMarkdown(b.text));
+    bubble.append(text);
+  }
   row.append(bubble, timeNode(b.at, c));
   return row;
 }
@@ -75,19 +81,40 @@ export function statusNode(b: Bubble, c: NodeContext): HTMLElement {
   return node;
 }
 
-/** Marks a user row sent or still sending (its time reads "Sending…" until the server has stored it). */
-export function setDelivered(row: HTMLElement, delivered: boolean, c: NodeContext) {
-  if (row.getAttribute('data-delivered') === String(delivered)) return;
-  row.setAttribute('data-delivered', String(delivered));
-  const time = row.querySelector('.time');
-  if (time) time.textContent = delivered ? relativeTime(Number(time.getAttribute('data-at')), c.now(), c.locale, c.strings.justNow) : c.strings.sending;
+export type SendState = 'sending' | 'sent' | 'failed';
+
+/**
+ * Marks a user row sent, sending ("Sending…" until the server has stored it) or not sent ("Not sent · Retry"; the
+ * button calls `retry`). `data-delivered` stays for the sent/not-yet-sent distinction.
+ */
+export function setSendState(row: HTMLElement, state: SendState, c: NodeContext, retry: () => void) {
+  if (row.getAttribute('data-state') === state) return;
+  row.setAttribute('data-state', state);
+  row.setAttribute('data-delivered', String(state === 'sent'));
+  row.querySelector('.sendstate')?.remove();
+  const time = row.querySelector<HTMLElement>('.time');
+  if (time) time.hidden = state !== 'sent';
+  if (time && state === 'sent') time.textContent = relativeTime(Number(time.getAttribute('data-at')), c.now(), c.locale, c.strings.justNow);
+  if (state === 'sent') return;
+  const line = el(
+    'span',
+    { class: 'sendstate', 'data-testid': 'send-state', 'data-state': state },
+    state === 'sending' ? c.strings.sending : c.strings.notSent,
+  );
+  if (state === 'failed') {
+    const button = el('button', { class: 'retry', type: 'button', 'data-testid': 'retry' }, c.strings.retry);
+    button.addEventListener('click', retry);
+    line.append(button);
+  }
+  row.append(line);
 }
 
-const MARKS = { approved: '✓', denied: '✕', expired: '!' } as const;
+const MARKS = { approved: '✓', denied: '✕', expired: '!', cancelled: '→' } as const;
+const TEMPLATES = { approved: 'receiptApproved', denied: 'receiptDeclined', expired: 'receiptExpired', cancelled: 'receiptCancelled' } as const;
 
 export function receiptNode(b: Bubble, c: NodeContext): HTMLElement {
   const outcome = b.outcome ?? 'expired';
-  const template = outcome === 'approved' ? c.strings.receiptApproved : outcome === 'denied' ? c.strings.receiptDeclined : c.strings.receiptExpired;
+  const template = c.strings[TEMPLATES[outcome]];
   const node = el('div', { class: 'receipt', 'data-testid': 'receipt', 'data-outcome': outcome, role: 'note' });
   node.append(
     el('span', { class: 'mark', 'aria-hidden': 'true' }, MARKS[outcome]),

@@ -19,6 +19,11 @@ export interface Bubble {
   proactive?: boolean;
   /** user bubbles: stored durably by the server */
   delivered?: boolean;
+  /**
+   * user bubbles the server refused (not stored): the refusal's code, and for `rate_limited` when the widget sends it
+   * again by itself (`retryAt`, on the widget's clock). Cleared when it is sent again.
+   */
+  failed?: { code: string; retryAt?: number };
   outcome?: Outcome;
   author?: { name: string };
   mode?: 'human' | 'assistant';
@@ -57,9 +62,18 @@ export type Action =
   | { type: 'frame'; frame: WidgetServerFrame; at?: number }
   | { type: 'status'; status: Status; reason?: StatusReason }
   | { type: 'sent'; id: string; text: string; at: number }
+  /** A refused message goes out again (Retry, or the rate limit's wait is over). */
+  | { type: 'retry'; id: string }
+  /** Messages kept from an earlier page (localStorage) that the server has not acknowledged. */
+  | { type: 'restore'; messages: { id: string; text: string; at: number }[] }
   | { type: 'answered'; id: string; approve: boolean }
   | { type: 'panel'; open: boolean }
   | { type: 'error'; code: string };
+
+/** The wait before re-sending a rate-limited message when the server did not say how long (an older server). */
+export const RATE_LIMIT_FALLBACK_MS = 5_000;
+/** Refusals a re-send cannot fix (the text itself is refused): no automatic re-send, not even after a reconnect. */
+const FINAL_REFUSALS = new Set(['too_long', 'bad_frame']);
 
 const FATAL_REASONS: Record<string, StatusReason> = { unauthorized: 'auth', forbidden_origin: 'origin' };
 
@@ -88,6 +102,13 @@ export function reduce(state: WidgetState, action: Action): WidgetState {
     case 'sent':
       if (state.bubbles.some((b) => b.id === action.id)) return state;
       return { ...state, bubbles: [...state.bubbles, { id: action.id, role: 'user', text: action.text, at: action.at, delivered: false }] };
+    case 'retry':
+      return { ...state, bubbles: state.bubbles.map((b) => (b.id === action.id && b.failed ? { ...b, failed: undefined } : b)) };
+    case 'restore': {
+      const known = new Set(state.bubbles.map((b) => b.id));
+      const fresh = action.messages.filter((m) => !known.has(m.id)).map((m): Bubble => ({ id: m.id, role: 'user', text: m.text, at: m.at, delivered: false }));
+      return fresh.length ? { ...state, bubbles: [...state.bubbles, ...fresh] } : state;
+    }
     case 'answered':
       return resolve(state, action.id, action.approve ? 'approved' : 'denied');
     case 'panel':
@@ -120,7 +141,7 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
       };
     }
     case 'ack':
-      return { ...state, bubbles: state.bubbles.map((b) => (b.id === f.id ? { ...b, delivered: true } : b)) };
+      return { ...state, bubbles: state.bubbles.map((b) => (b.id === f.id ? { ...b, delivered: true, failed: undefined } : b)) };
     case 'message':
       if (state.bubbles.some((b) => b.id === f.id)) return state;
       return {
@@ -151,6 +172,12 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
       return { ...state, mode: f.agent ? { mode: f.mode, agent: f.agent } : { mode: f.mode }, bubbles: [...state.bubbles, line], typing: false };
     }
     case 'error': {
+      if (f.id !== undefined && state.bubbles.some((b) => b.id === f.id && b.role === 'user' && !b.delivered)) {
+        // A refused message: its bubble says "Not sent" (with Retry); a rate-limited one goes again after the wait.
+        const failed: Bubble['failed'] = { code: f.code };
+        if (f.code === 'rate_limited') failed.retryAt = receivedAt + (f.retryAfterMs ?? RATE_LIMIT_FALLBACK_MS);
+        return { ...state, bubbles: state.bubbles.map((b) => (b.id === f.id ? { ...b, failed } : b)) };
+      }
       const reason = FATAL_REASONS[f.code];
       return reason ? { ...state, reason } : { ...state, error: { code: f.code } };
     }
@@ -160,8 +187,20 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
   }
 }
 
-/** Messages sent but not acknowledged: re-sent with the same id after a reconnect. */
+/** Messages sent but not acknowledged (kept across a reload until they are). */
 export const unacknowledged = (state: WidgetState) => state.bubbles.filter((b) => b.role === 'user' && !b.delivered);
+
+/** What goes again, with the same id, after `ready`: every unacknowledged message a re-send can help. */
+export const toResend = (state: WidgetState) => unacknowledged(state).filter((b) => !b.failed || !FINAL_REFUSALS.has(b.failed.code));
+
+/**
+ * The next rate-limited message to send again: the oldest one (so they are stored in order, one at a time), and
+ * when (`at`, on the widget's clock). None: nothing waits for the rate limit.
+ */
+export function nextRateLimited(state: WidgetState): { id: string; text: string; at: number } | undefined {
+  const b = state.bubbles.find((x) => x.role === 'user' && !x.delivered && x.failed?.code === 'rate_limited');
+  return b && { id: b.id, text: b.text, at: b.failed?.retryAt ?? 0 };
+}
 
 /** Reconnect delay: 0.5 s doubling to 30 s, half fixed and half random (jitter). */
 export function backoffDelay(attempt: number, random: () => number = Math.random): number {

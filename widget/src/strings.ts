@@ -24,6 +24,11 @@ export interface Strings {
   update: string;
   typing: string;
   sending: string;
+  /** A message the server refused (not stored), and the button that sends it again. */
+  notSent: string;
+  retry: string;
+  /** Under the input when the text is longer than a message may be ({n} characters of {max}). */
+  tooLongCount: string;
   justNow: string;
   newMessages1: string;
   newMessagesN: string;
@@ -35,6 +40,8 @@ export interface Strings {
   receiptApproved: string;
   receiptDeclined: string;
   receiptExpired: string;
+  /** A person took the conversation over while the card waited: nothing was done. */
+  receiptCancelled: string;
   noticeReconnecting: string;
   noticeSessionEnded: string;
   noticeRefreshing: string;
@@ -54,14 +61,14 @@ export interface Strings {
 
 const en: Strings = {
   title: 'Support',
-  subtitle: 'We are here to help',
+  subtitle: 'Typically replies in minutes',
   openChat: 'Open chat',
   openChatUnread1: 'Open chat, 1 new message',
   openChatUnreadN: 'Open chat, {n} new messages',
   closeChat: 'Close chat',
   dialogLabel: 'Chat with support',
   statusConnecting: 'Connecting',
-  statusConnected: 'Connected',
+  statusConnected: 'Online',
   statusReconnecting: 'Reconnecting',
   statusDisconnected: 'Disconnected',
   messagesLabel: 'Messages',
@@ -75,6 +82,9 @@ const en: Strings = {
   update: 'Update',
   typing: 'Support is typing…',
   sending: 'Sending…',
+  notSent: 'Not sent',
+  retry: 'Retry',
+  tooLongCount: '{n} / {max} characters: too long to send',
   justNow: 'just now',
   newMessages1: '1 new message from Support',
   newMessagesN: '{n} new messages from Support',
@@ -86,6 +96,7 @@ const en: Strings = {
   receiptApproved: 'You approved: {summary}',
   receiptDeclined: 'You declined: {summary}',
   receiptExpired: 'Not confirmed in time: {summary}',
+  receiptCancelled: 'Cancelled: a person is taking over ({summary})',
   noticeReconnecting: 'Connection lost. Reconnecting… Messages you send now go out once we are back.',
   noticeSessionEnded: 'Your session has ended. Please reload the page to keep chatting.',
   noticeRefreshing: 'Signing you in again…',
@@ -104,14 +115,14 @@ const en: Strings = {
 
 const es: Strings = {
   title: 'Soporte',
-  subtitle: 'Estamos aquí para ayudarte',
+  subtitle: 'Suele responder en minutos',
   openChat: 'Abrir chat',
   openChatUnread1: 'Abrir chat, 1 mensaje nuevo',
   openChatUnreadN: 'Abrir chat, {n} mensajes nuevos',
   closeChat: 'Cerrar chat',
   dialogLabel: 'Chat con soporte',
   statusConnecting: 'Conectando',
-  statusConnected: 'Conectado',
+  statusConnected: 'En línea',
   statusReconnecting: 'Reconectando',
   statusDisconnected: 'Desconectado',
   messagesLabel: 'Mensajes',
@@ -125,6 +136,9 @@ const es: Strings = {
   update: 'Novedad',
   typing: 'Soporte está escribiendo…',
   sending: 'Enviando…',
+  notSent: 'No enviado',
+  retry: 'Reintentar',
+  tooLongCount: '{n} / {max} caracteres: demasiado largo para enviarlo',
   justNow: 'ahora mismo',
   newMessages1: '1 mensaje nuevo de Soporte',
   newMessagesN: '{n} mensajes nuevos de Soporte',
@@ -136,6 +150,7 @@ const es: Strings = {
   receiptApproved: 'Aprobaste: {summary}',
   receiptDeclined: 'Rechazaste: {summary}',
   receiptExpired: 'Sin confirmar a tiempo: {summary}',
+  receiptCancelled: 'Cancelado: una persona se hace cargo ({summary})',
   noticeReconnecting: 'Se perdió la conexión. Reconectando… Lo que envíes ahora saldrá al volver.',
   noticeSessionEnded: 'Tu sesión ha terminado. Recarga la página para seguir conversando.',
   noticeRefreshing: 'Volviendo a iniciar tu sesión…',

@@ -24,8 +24,8 @@ button { font: inherit; }
 .launcher svg { width: 26px; height: 26px; }
 .launcher .ic-close, .launcher[aria-expanded=true] .ic-open { display: none; }
 .launcher[aria-expanded=true] .ic-close { display: block; }
-.launcher:focus-visible, button:focus-visible, .time:focus-visible { outline: 3px solid #ffb400; outline-offset: 2px; }
-input:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1px; }
+.launcher:focus-visible, button:focus-visible { outline: 3px solid #ffb400; outline-offset: 2px; }
+textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1px; }
 .badge { position: absolute; top: -4px; right: -4px; min-width: 20px; height: 20px; padding: 0 5px; border-radius: 10px; background: #d93025; color: #fff;
   font: 600 12px/20px system-ui, sans-serif; text-align: center; }
 .badge[hidden] { display: none; }
@@ -39,9 +39,10 @@ input:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1px; 
 .title { font-weight: 650; font-size: 16px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .subtitle { font-size: 12.5px; opacity: .88; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .subtitle:empty { display: none; }
-.status { display: inline-flex; align-items: center; gap: 5px; font-size: 12px; padding: 2px 8px; border-radius: 10px; background: rgba(0,0,0,.16); white-space: nowrap; }
+/* The pill is drawn in the panel's own colours, not over the accent: readable (WCAG AA) whatever the brand colour. */
+.status { display: inline-flex; align-items: center; gap: 5px; font-size: 12px; font-weight: 550; padding: 2px 8px; border-radius: 10px; background: var(--pw-bg); color: var(--pw-fg); white-space: nowrap; }
 .dot { width: 8px; height: 8px; border-radius: 50%; background: #ff8a80; }
-.dot[data-state=Connected] { background: #4ade80; }
+.dot[data-state=Connected] { background: #16a34a; }
 .dot[data-state=Reconnecting], .dot[data-state=Connecting] { background: #fcd34d; }
 .close { flex: none; width: 40px; height: 40px; border-radius: 50%; background: transparent; border: 0; color: inherit; cursor: pointer; display: grid; place-items: center; }
 .close:hover { background: rgba(0,0,0,.12); }
@@ -73,7 +74,7 @@ input:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1px; 
   border: 1px solid var(--pw-border); border-radius: 14px; background: var(--pw-bubble); color: var(--pw-muted); font-size: 13px; text-align: center; }
 .receipt .mark { flex: none; display: inline-grid; place-items: center; width: 18px; height: 18px; border-radius: 50%; color: #fff; font-size: 11px; font-weight: 700; background: var(--pw-ok); }
 .receipt[data-outcome=denied] .mark { background: var(--pw-bad); }
-.receipt[data-outcome=expired] .mark { background: var(--pw-muted); }
+.receipt[data-outcome=expired] .mark, .receipt[data-outcome=cancelled] .mark { background: var(--pw-muted); }
 .receipt .what { color: var(--pw-fg); font-weight: 550; }
 .receipt .time { margin: 0; }
 .receipt .time::after { left: 50%; transform: translateX(-50%); }
@@ -101,11 +102,29 @@ input:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1px; 
 .notice { background: var(--pw-notice-bg); color: var(--pw-notice-fg); }
 .error { background: var(--pw-error-bg); color: var(--pw-error-fg); }
 .notice[hidden], .error[hidden] { display: none; }
-form { display: flex; align-items: center; gap: 8px; padding: 10px 12px; border-top: 1px solid var(--pw-border); background: var(--pw-bg); }
-input { flex: 1; min-width: 0; height: 44px; border: 1px solid var(--pw-border); border-radius: 22px; padding: 0 16px; background: var(--pw-input); color: var(--pw-fg);
-  font: 16px/1.2 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-input::placeholder { color: var(--pw-muted); }
-input:disabled { opacity: .6; }
+form { display: flex; flex-wrap: wrap; align-items: flex-end; gap: 8px; padding: 10px 12px; border-top: 1px solid var(--pw-border); background: var(--pw-bg); }
+textarea { flex: 1; min-width: 0; height: 44px; max-height: 132px; resize: none; overflow-y: auto; border: 1px solid var(--pw-border); border-radius: 22px;
+  padding: 12px 16px; background: var(--pw-input); color: var(--pw-fg); font: 16px/1.25 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+textarea::placeholder { color: var(--pw-muted); }
+textarea:disabled { opacity: .6; }
+textarea[aria-invalid=true] { border-color: var(--pw-error-fg); }
+.count { flex-basis: 100%; order: 3; margin: 0 8px; font-size: 12.5px; color: var(--pw-error-fg); }
+.count[hidden] { display: none; }
+.sendstate { display: inline-flex; align-items: center; gap: 6px; font-size: 11.5px; color: var(--pw-muted); margin: 3px 6px 0; }
+.sendstate[data-state=failed] { color: var(--pw-error-fg); }
+.retry { font: inherit; font-weight: 650; color: var(--pw-error-fg); background: none; border: 1px solid currentColor; border-radius: 10px; padding: 1px 8px; cursor: pointer; }
+.row[data-state=failed] .msg { opacity: .72; }
+.row[data-grouped] > .time { display: none; }
+.md { white-space: normal; }
+.md p, .md ul, .md ol, .md pre { margin: 0 0 8px; }
+.md > :last-child { margin-bottom: 0; }
+.md ul, .md ol { padding-left: 20px; }
+.md li + li { margin-top: 2px; }
+.md code { font: 13.5px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: rgba(127,127,127,.16); border-radius: 4px; padding: 1px 4px; }
+.md pre { white-space: pre; overflow-x: auto; background: rgba(127,127,127,.14); border-radius: 8px; padding: 8px 10px; }
+.md pre code { background: none; padding: 0; }
+.md a { color: inherit; text-decoration: underline; text-underline-offset: 2px; font-weight: 550; }
+.md a:focus-visible { outline: 3px solid #ffb400; outline-offset: 1px; border-radius: 2px; }
 .send { position: relative; flex: none; width: 44px; height: 44px; border: 0; border-radius: 50%; background: var(--pw-accent); color: var(--pw-on-accent); cursor: pointer;
   display: grid; place-items: center; }
 .send svg { width: 20px; height: 20px; }

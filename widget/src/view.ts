@@ -1,6 +1,6 @@
 // The DOM of the widget, inside an open shadow root. Text is always set with
 // textContent: nothing from the server is ever parsed as HTML.
-import { confirmNode, el, messageNode, receiptNode, refreshTimes, setDelivered, statusNode, type NodeContext } from './nodes.ts';
+import { confirmNode, el, messageNode, receiptNode, refreshTimes, setSendState, statusNode, type NodeContext } from './nodes.ts';
 import type { Bubble, WidgetState } from './state.ts';
 import { errorText, fill, type Strings } from './strings.ts';
 import { createStreamingBubble } from './streaming-view.ts';
@@ -12,6 +12,8 @@ export interface ViewHandlers {
   /** Returns false when the answer could not be sent (the card stays usable). */
   onAnswer(id: string, approve: boolean): boolean;
   onPanel(open: boolean): void;
+  /** Send a refused message again (its Retry button). */
+  onRetry(id: string): void;
 }
 
 export interface ViewOptions {
@@ -19,6 +21,8 @@ export interface ViewOptions {
   locale: string;
   theme: ResolvedTheme;
   now?: () => number;
+  /** The longest message the server takes (longer text is refused in the input, never cut). */
+  maxChars: number;
 }
 
 export interface View {
@@ -37,6 +41,11 @@ const ICON_SEND = '<path d="M3.4 20.4 21 12 3.4 3.6 3.4 10l12.6 2-12.6 2z"/>';
 const svg = (path: string, cls = '') => `<svg class="${cls}" viewBox="0 0 24 24" fill="currentColor" aria-hidden="true" focusable="false">${path}</svg>`;
 
 const TIME_REFRESH_MS = 30_000;
+/** Messages of one sender closer than this share one time label (the last one's). */
+const GROUP_MS = 5 * 60_000;
+const isMessage = (b: Bubble) => b.role === 'user' || b.role === 'assistant' || b.role === 'agent';
+/** Phones: the panel fills the screen, so it is a modal dialog and Tab stays inside it. */
+const PHONE_QUERY = '(max-width: 480px)';
 /** Closer than this to the bottom, the log follows new messages. */
 const STICK_PX = 80;
 
@@ -80,19 +89,21 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   const error = el('div', { class: 'error', role: 'alert', 'data-testid': 'error', hidden: '' });
   const form = el('form');
   const label = el('label', { class: 'sr', for: 'parley-input' }, s.inputLabel);
-  const input = el('input', {
+  // Several lines: Enter sends, Shift+Enter starts a new line. No maxlength (it cuts a paste without a word).
+  const input = el('textarea', {
     id: 'parley-input',
-    type: 'text',
+    rows: '1',
     autocomplete: 'off',
     enterkeyhint: 'send',
     placeholder: s.placeholder,
     'data-testid': 'input',
-    maxlength: '4000',
+    'aria-describedby': 'parley-count',
   });
+  const count = el('div', { class: 'count', id: 'parley-count', 'data-testid': 'count', 'aria-live': 'polite', hidden: '' });
   const send = el('button', { class: 'send', type: 'submit', 'data-testid': 'send', 'aria-label': s.send });
   send.innerHTML = svg(ICON_SEND);
   send.append(el('span', { class: 'sr' }, s.send));
-  form.append(label, input, send);
+  form.append(label, input, send, count);
   // Announcements that are not in the log: a card waiting for an answer, news while the panel is closed.
   const announcer = el('div', { class: 'sr', role: 'status', 'aria-live': 'polite', 'data-testid': 'announcer' });
   log.append(welcome, typing);
@@ -119,8 +130,10 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
     if (!unread) return s.openChat;
     return unread === 1 ? s.openChatUnread1 : fill(s.openChatUnreadN, { n: unread });
   };
+  const isPhone = () => typeof matchMedia === 'function' && matchMedia(PHONE_QUERY).matches;
   const open = () => {
     panel.hidden = false;
+    panel.setAttribute('aria-modal', String(isPhone()));
     wrap.setAttribute('data-open', '');
     launcher.setAttribute('aria-expanded', 'true');
     launcher.setAttribute('aria-label', launcherLabel());
@@ -149,12 +162,47 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   close.addEventListener('click', closePanel);
   panel.addEventListener('keydown', (e) => {
     if (e.key === 'Escape') closePanel();
+    if (e.key === 'Tab' && panel.getAttribute('aria-modal') === 'true') trapTab(e);
+  });
+  /** Tab from the last control goes to the first, Shift+Tab from the first to the last. */
+  const trapTab = (e: KeyboardEvent) => {
+    const focusable = [...panel.querySelectorAll<HTMLElement>('button, textarea, a[href], [tabindex]:not([tabindex="-1"])')].filter(
+      (x) => !(x as HTMLButtonElement).disabled && x.getClientRects().length > 0,
+    );
+    if (!focusable.length) return;
+    const first = focusable[0];
+    const last = focusable[focusable.length - 1];
+    const active = root.activeElement;
+    if (e.shiftKey && (active === first || !panel.contains(active))) {
+      e.preventDefault();
+      last.focus();
+    } else if (!e.shiftKey && (active === last || !panel.contains(active))) {
+      e.preventDefault();
+      first.focus();
+    }
+  };
+  /** Grows the input with its lines (CSS caps it); shows the count once the text is over the limit. */
+  const fitInput = (): boolean => {
+    input.style.height = '';
+    if (input.scrollHeight > input.clientHeight) input.style.height = `${input.scrollHeight + 2}px`;
+    const over = input.value.trim().length > o.maxChars;
+    count.hidden = !over;
+    count.textContent = over ? fill(s.tooLongCount, { n: input.value.trim().length, max: o.maxChars }) : '';
+    input.setAttribute('aria-invalid', String(over));
+    return over;
+  };
+  input.addEventListener('input', fitInput);
+  input.addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter' || e.shiftKey || e.isComposing) return;
+    e.preventDefault();
+    form.requestSubmit();
   });
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const text = input.value.trim();
-    if (!text || input.disabled) return;
+    if (!text || input.disabled || fitInput()) return;
     input.value = '';
+    fitInput();
     handlers.onSend(text);
     input.focus(); // keeps the on-screen keyboard up on phones
   });
@@ -206,7 +254,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
     }
     // Nodes are kept in state order, before the typing indicator (always last); existing ones stay put.
     let previous: Node = welcome;
-    for (const b of state.bubbles) {
+    for (const [i, b] of state.bubbles.entries()) {
       const kind = b.role !== 'confirmation' ? 'message' : (b.outcome ?? 'pending');
       let n = nodes.get(b.id);
       if (!n || n.kind !== kind) {
@@ -222,7 +270,14 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
       }
       if (previous.nextSibling !== n.node) log.insertBefore(n.node, previous.nextSibling);
       previous = n.node;
-      if (b.role === 'user') setDelivered(n.node, b.delivered !== false, ctx);
+      // One time per group: a message followed by the same sender's next one within minutes shows none of its own.
+      const next = state.bubbles[i + 1];
+      const grouped = !!next && isMessage(b) && next.role === b.role && next.author?.name === b.author?.name && next.at - b.at < GROUP_MS && next.at >= b.at;
+      if (grouped !== n.node.hasAttribute('data-grouped')) n.node.toggleAttribute('data-grouped', grouped);
+      if (b.role === 'user') {
+        const id = b.id;
+        setSendState(n.node, b.delivered !== false ? 'sent' : b.failed ? 'failed' : 'sending', ctx, () => handlers.onRetry(id));
+      }
     }
     streaming.render(state.streaming);
     welcome.hidden = state.bubbles.length > 0 || state.streaming !== undefined;

@@ -20,6 +20,7 @@ import { lmdbInbox } from './repos/inbox.ts';
 import { createProcessBus } from './bus.ts';
 import { createMemoryCluster, type MemoryCluster } from './cluster.ts';
 import { lmdbTelemetry } from './telemetry/store.ts';
+import { lmdbKnowledge } from './repos/knowledge.ts';
 
 export interface OpenLmdbOptions extends OpenKvOptions {
   migrations?: Migration[];
@@ -76,6 +77,7 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
   const txRepos = lazyRepos(factories);
   const telemetry = lmdbTelemetry(kv, options.logger);
   const bus = createProcessBus();
+  const knowledge = lmdbKnowledge(kv, options.logger);
   let closed = false;
   return Object.assign(repos, {
     engine: 'lmdb' as const,
@@ -84,6 +86,7 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
     nodes: cluster.nodes,
     bus,
     telemetry,
+    knowledge,
     transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => kv.transaction((tx) => fn(txRepos(tx))),
     checks() {
       if (closed) return { database: 'closed', migrations: 'unknown' };
@@ -101,12 +104,13 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
     setJobNoticeAudience: () => undefined,
     onRecovered: (listener: () => void) => kv.health.onRecovered(listener),
     flushed: () => kv.flushed(),
-    isEmpty: async () => TABLES.every((t) => t === 'meta' || kv.count(t) === 0),
+    isEmpty: async () => TABLES.every((t) => t === 'meta' || t === 'knowledgeIndex' || kv.count(t) === 0),
     async close() {
       if (closed) return;
       closed = true;
       await bus.close();
       await telemetry.stop();
+      await knowledge.close();
       await kv.close();
       lock.release();
     },

@@ -35,6 +35,7 @@ import { postgresProactive } from './proactive.ts';
 import { postgresTelemetry } from './telemetry.ts';
 import { asStoreError, unavailability } from './unavailable.ts';
 import { postgresWhatsApp } from './whatsapp.ts';
+import { postgresKnowledge } from './knowledge.ts';
 import { allRepos, lazyRepos, type RepoFactories } from '../lazy-repos.ts';
 
 export interface PostgresStoreOptions {
@@ -213,6 +214,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       onDropped: (records: number, err: unknown) =>
         log?.error({ records, err: { message: (err as Error).message } }, 'telemetry batch refused by PostgreSQL; dropped'),
     }),
+    knowledge: postgresKnowledge(poolDb, (fn) => inTransaction((_tx, db) => fn(db))),
     transaction: <T>(fn: (tx: StoreRepos) => Promise<T>) => inTransaction(fn),
     checks: () => (closed ? { database: 'closed', migrations: migrationStatus } : { database: health.status(), migrations: migrationStatus }),
     watchJobs: (watcher: Parameters<Store['watchJobs']>[0]) => {

@@ -1,0 +1,29 @@
+// What happened in a conversation (or in one turn of it), as the runner saw it: what the expectations are checked on.
+export interface ToolCall {
+  name: string;
+  args?: Record<string, unknown>;
+  /** undefined: not known (a running Parley's telemetry) or not finished. */
+  ok?: boolean;
+  error?: string;
+}
+
+export interface ConfirmationSeen {
+  name: string;
+  args: unknown;
+  /** What the runner answered, if it did. */
+  answer?: 'approve' | 'decline';
+}
+
+export interface Observed {
+  tools: ToolCall[];
+  replies: string[];
+  proactive: string[];
+  confirmations: ConfirmationSeen[];
+  handoff: boolean;
+}
+
+/** A failed expectation: what was expected, what happened instead. */
+export interface Difference {
+  expected: string;
+  happened: string;
+}

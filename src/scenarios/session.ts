@@ -1,0 +1,125 @@
+// One simulated customer on the widget protocol (GET /widget/ws), as a browser would be: init, messages, answers to
+// confirmation cards. A turn is over when telemetry says so (`turn.ended`) and its replies have arrived, or when a
+// confirmation waits for the customer, or when a person has the conversation.
+import WebSocket from 'ws';
+import { WidgetServerFrame, type WidgetServerFrame as ServerFrame } from '../../sdk/src/widget-protocol.ts';
+import type { Observed } from './observed.ts';
+
+export interface SessionTarget {
+  url: string;
+  secret: string;
+  /** Tool calls with their arguments, oldest first (the store's history when Parley is embedded). */
+  toolCalls?: (conversationId: string) => Promise<Observed['tools']>;
+  deadlineMs?: number;
+}
+
+interface TelemetryEvent {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class SessionError extends Error {}
+
+export async function openSession(target: SessionTarget, customer: { externalId: string; verified: boolean }) {
+  const deadlineMs = target.deadlineMs ?? 30_000;
+  const socket = new WebSocket(`${target.url.replace(/^http/, 'ws')}/widget/ws`);
+  const frames: ServerFrame[] = [];
+  socket.on('message', (d) => {
+    const parsed = WidgetServerFrame.safeParse(JSON.parse(d.toString()));
+    if (parsed.success) frames.push(parsed.data);
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  const send = (frame: Record<string, unknown>) => socket.send(JSON.stringify(frame));
+  const waitFor = async <T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> => {
+    const until = Date.now() + deadlineMs;
+    for (;;) {
+      const v = await probe();
+      if (v !== undefined) return v;
+      if (Date.now() > until) throw new SessionError(`timed out waiting for ${what}`);
+      await sleep(50);
+    }
+  };
+  send(
+    customer.verified
+      ? { type: 'init', customerId: customer.externalId, email: `${customer.externalId.replace(/[^\w.-]/g, '_')}@scenario.test` }
+      : { type: 'init' },
+  );
+  const ready = await waitFor('ready', () => {
+    const err = frames.find((f) => f.type === 'error');
+    if (err && err.type === 'error') throw new SessionError(`the widget refused the customer: ${err.code}: ${err.message}`);
+    return frames.find((f) => f.type === 'ready');
+  });
+  if (ready.type !== 'ready') throw new SessionError('no ready frame');
+  const conversationId = ready.conversationId;
+
+  const events = async (): Promise<TelemetryEvent[]> => {
+    const res = await fetch(`${target.url}/api/v1/telemetry/events?conversationId=${encodeURIComponent(conversationId)}&limit=1000&order=asc`, {
+      headers: { authorization: `Bearer ${target.secret}` },
+    });
+    if (!res.ok) throw new SessionError(`telemetry answered ${res.status}`);
+    return ((await res.json()) as { items: TelemetryEvent[] }).items;
+  };
+  const count = (list: TelemetryEvent[], type: string) => list.filter((e) => e.type === type).length;
+  const answered = new Set<string>();
+  const pendingConfirm = () =>
+    frames.find(
+      (f): f is Extract<ServerFrame, { type: 'confirm' }> =>
+        f.type === 'confirm' && !answered.has(f.id) && !frames.some((g) => g.type === 'confirmation' && g.id === f.id),
+    );
+  const withHuman = () => frames.filter((f) => f.type === 'status').at(-1)?.mode === 'human';
+  const replies = () => frames.filter((f) => f.type === 'message').length;
+
+  /** Waits until the turn started by `act` is over (or waits for the customer). */
+  const settle = async (act: () => void) => {
+    const before = await events();
+    const ended = count(before, 'turn.ended');
+    act();
+    await waitFor('the end of the turn', async () => {
+      if (pendingConfirm()) return true;
+      const now = await events();
+      const out = count(now, 'message.out') + count(now, 'message.agent');
+      if (count(now, 'turn.ended') > ended && replies() >= out) return true;
+      if (withHuman() && count(now, 'turn.started') === count(now, 'turn.ended') && replies() >= out) return true;
+      return undefined;
+    });
+  };
+
+  let seq = 0;
+  return {
+    conversationId,
+    frames,
+    async say(text: string) {
+      const id = `scn-${++seq}`;
+      await settle(() => send({ type: 'message', id, text }));
+    },
+    /** Answers the pending confirmation; false when none is pending. */
+    async confirm(approve: boolean): Promise<boolean> {
+      const pending = pendingConfirm();
+      if (!pending) return false;
+      answered.add(pending.id);
+      await settle(() => send({ type: 'confirm', id: pending.id, approve }));
+      return true;
+    },
+    pendingConfirm,
+    withHuman,
+    async tools(): Promise<Observed['tools']> {
+      if (target.toolCalls) return target.toolCalls(conversationId);
+      // A running Parley: the names from telemetry, the arguments of confirmed calls from their cards.
+      const list = (await events()).filter((e) => e.type === 'tool.invoked');
+      const cards = frames.filter((f) => f.type === 'confirm');
+      return list.map((e) => {
+        const name = String(e.data.name);
+        const card = cards.find((c) => c.name === name);
+        return { name, args: card?.args as Record<string, unknown> | undefined, ok: undefined };
+      });
+    },
+    close: () => socket.close(),
+  };
+}
+
+export type Session = Awaited<ReturnType<typeof openSession>>;

@@ -1,0 +1,98 @@
+// `parley test` as an integrator runs it: the real CLI (a child process) starts an embedded Parley with the project's
+// configuration on a fresh LMDB store, starts the demo backend from examples/scenarios/parley-suite.yaml through the
+// real SDK, and drives each scenario over the widget protocol. The same suite against the demo backend broken on
+// purpose fails exactly the scenarios that should fail, each with a diff naming the difference.
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../src/config/load.ts';
+import { tempDir } from '../support/tmp.ts';
+
+function parleyTest(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts'), 'test', ...args], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, SERVICE_CONFIG: '', DEMO_FAULTS: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, out, err }));
+  });
+}
+
+const SUITE = 'examples/scenarios';
+
+describe('parley test on the demo backend’s suite', { timeout: 180_000 }, () => {
+  it('passes every scenario, and writes valid JUnit XML', async () => {
+    const file = join(tempDir(), 'junit.xml');
+    const r = await parleyTest([SUITE, '--reporter', 'junit', '--output', file]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/5 passed, 0 failed, 0 skipped \(5 scenarios\)/);
+    const xml = readFileSync(file, 'utf8');
+    expect(XMLValidator.validate(xml)).toBe(true);
+    const doc = new XMLParser({ ignoreAttributes: false }).parse(xml);
+    const suite = doc.testsuites.testsuite;
+    expect(suite['@_tests']).toBe('5');
+    expect(suite['@_failures']).toBe('0');
+    expect(suite.testcase.map((c: Record<string, string>) => c['@_name']).sort()).toEqual([
+      'a cancel the backend refuses is explained',
+      'a customer who asks for a person gets one',
+      'a declined cancel changes nothing',
+      'cancelling an order asks first, then cancels',
+      'order status is looked up and told',
+    ]);
+  });
+
+  it('against a broken backend fails exactly the scenarios it breaks, with a diff naming each difference; --repeat 3 reports pass^3', async () => {
+    const r = await parleyTest([SUITE, '--repeat', '3', '--reporter', 'json'], { DEMO_FAULTS: 'cancel-noop,rename-status' });
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.out) as {
+      repeat: number;
+      totals: Record<string, number>;
+      scenarios: { name: string; status: string; passes: number; runs: { differences: { step: number | string; expected: string; happened: string }[] }[] }[];
+    };
+    expect(report.repeat).toBe(3);
+    const byName = new Map(report.scenarios.map((s) => [s.name, s]));
+    const failed = report.scenarios.filter((s) => s.status === 'failed').map((s) => s.name);
+    expect(failed.sort()).toEqual(['cancelling an order asks first, then cancels', 'order status is looked up and told']);
+    for (const s of report.scenarios) expect(s.passes).toBe(s.status === 'passed' ? 3 : 0);
+    // The renamed tool: the diff names what was expected and what was called instead.
+    expect(byName.get('order status is looked up and told')!.runs[0].differences).toEqual([
+      { step: 2, expected: 'tool getOrderStatus with args ⊇ {"orderId":"1002"}', happened: 'lookupOrder({"orderId":"1002"})' },
+    ]);
+    // The cancel that does nothing: the assistant says cancelled, the backend's own state says otherwise.
+    const cancel = byName.get('cancelling an order asks first, then cancels')!.runs[0].differences;
+    expect(cancel).toHaveLength(1);
+    expect(cancel[0].step).toBe(4);
+    expect(cancel[0].expected).toBe('backend orderStateForTests({"orderId":"1001"}) ⊇ {"status":"cancelled"}');
+    expect(cancel[0].happened).toContain('"status":"processing"');
+  });
+
+  it('prints a readable diff and pass^k in the pretty report', async () => {
+    const r = await parleyTest([join(SUITE, 'order-status.scenario.yaml'), '--repeat', '3'], { DEMO_FAULTS: 'rename-status' });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('✗ order status is looked up and told');
+    expect(r.out).toContain('- expected: tool getOrderStatus with args ⊇ {"orderId":"1002"}');
+    expect(r.out).toContain('+ happened: lookupOrder({"orderId":"1002"})');
+    expect(r.out).toContain('pass^3: 0/1 scenarios passed all 3 runs');
+  });
+
+  it('refuses bad usage with exit code 64, and reports an invalid scenario file as a failure', async () => {
+    expect((await parleyTest([SUITE, '--repeat', '0'])).code).toBe(64);
+    expect((await parleyTest([SUITE, '--reporter', 'tap'])).code).toBe(64);
+    expect((await parleyTest([tempDir()])).code).toBe(64);
+    const dir = tempDir();
+    writeFileSync(join(dir, 'bad.scenario.yaml'), 'name: no customer\nsteps:\n  - customer: hi\n');
+    const bad = await parleyTest([dir]);
+    expect(bad.code).toBe(1);
+    expect(bad.out).toContain('- expected: a valid scenario file');
+    expect(bad.out).toMatch(/\+ happened: [^\n]*expected object[^\n]*\n {18,}→ at customer/);
+  });
+});
