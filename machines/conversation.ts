@@ -89,7 +89,7 @@ export type ConversationOutput =
   | { type: 'turn'; turnId: string; phase: 'started' | 'ended'; messageId: string }
   /** `id`s of handoff outputs are unique within the conversation: `h:<since>`, `r:<since>`, `j:<agent message id>`. */
   | { type: 'handoff'; id: string; phase: 'requested'; source: 'model' | 'api'; reason?: string; turnId?: string }
-  | { type: 'handoff'; id: string; phase: 'released'; by: 'agent' | 'idle' }
+  | { type: 'handoff'; id: string; phase: 'released'; by: 'agent' | 'idle'; agentId?: string }
   /** The first message of an agent (or of another agent than the last one): "Alex joined". */
   | { type: 'handoff'; id: string; phase: 'joined'; agent: AgentAuthor }
   | { type: 'agent'; id: string; text: string; author: AgentAuthor }
@@ -116,7 +116,8 @@ export type ConversationEvent =
   | { type: 'customer.confirm'; at: number; confirmationId: string; approve: boolean }
   | { type: 'restored'; at: number }
   | { type: 'handoff.request'; at: number; reason?: string }
-  | { type: 'handoff.release'; at: number; by: 'agent' | 'idle' }
+  /** `agentId`: the signed-in agent who released it (src/agents/). */
+  | { type: 'handoff.release'; at: number; by: 'agent' | 'idle'; agentId?: string }
   | { type: 'agent.message'; at: number; id: string; text: string; author: AgentAuthor };
 
 export interface HumanMode {
@@ -415,7 +416,12 @@ export const conversationMachine = setup({
         'handoff.release': {
           target: 'idle',
           actions: [
-            emit(({ context, event }) => ({ type: 'handoff', id: `r:${context.human!.since}`, phase: 'released', by: event.by })),
+            emit(({ context, event }) =>
+              Object.assign(
+                { type: 'handoff' as const, id: `r:${context.human!.since}`, phase: 'released' as const, by: event.by },
+                event.agentId === undefined ? {} : { agentId: event.agentId },
+              ),
+            ),
             assign(({ context, event }) => ({ lastAt: Math.max(context.lastAt, event.at), human: undefined })),
           ],
         },

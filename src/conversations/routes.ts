@@ -93,7 +93,8 @@ export async function conversationsPlugin(
 
   app.post('/conversations/:conversationId/release', { onRequest }, async (request) => {
     const { conversationId } = parseOr400(Params, request.params, 'params');
-    const r = await host.release(conversationId);
+    const p = request.principal;
+    const r = await host.release(conversationId, p?.kind === 'agent' ? p.agentId : undefined);
     if (!r.ok) refused(r);
     return { conversationId, state: r.state };
   });

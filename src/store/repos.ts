@@ -522,8 +522,8 @@ export type InboxEvent =
     }
   | { type: 'confirm'; confirmationId: string; approve: boolean }
   | { type: 'handoff'; reason?: string }
-  | { type: 'release' }
-  | { type: 'agent'; message: { id: string; text: string; author: { name: string } } };
+  | { type: 'release'; agentId?: string }
+  | { type: 'agent'; message: { id: string; text: string; author: { name: string; agentId?: string } } };
 
 export interface InboxEntry {
   id: number;

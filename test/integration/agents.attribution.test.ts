@@ -22,7 +22,7 @@ async function agentEvents(p: TestParley, conversationId: string) {
 }
 
 describe('agent attribution', () => {
-  it("a signed-in agent's message carries agentId in telemetry and the webhook, under the account's name; the widget sees only the name", async () => {
+  it("a signed-in agent's message carries agentId in telemetry and the webhook, under the account's name; the widget sees only the name; so does its release", async () => {
     const receiver = await startWebhookReceiver({ secret: HOOK_SECRET });
     open.push(receiver);
     const p: TestParley = await startParley({ config: { webhooks: { allow_private: true, endpoints: [{ url: receiver.url, secret: HOOK_SECRET }] } } });
@@ -53,5 +53,16 @@ describe('agent attribution', () => {
     const authors = (await agentEvents(p, conversationId)).map((e) => e.data.author);
     expect(authors).toContainEqual({ name: 'Ada', agentId: ada.agentId });
     expect(authors).toContainEqual({ name: 'Bot ops' });
+
+    // Released by the agent (with an API key this time): handoff.released says who, in telemetry and the webhook.
+    const made = await post(p, '/api/v1/agents/me/keys', { name: 'script' }, { cookie: ada.cookie, 'x-csrf-token': ada.csrf });
+    const { key } = (await made.json()) as { key: string };
+    expect((await post(p, `/conversations/${conversationId}/release`, {}, { authorization: `Bearer ${key}` })).status).toBe(200);
+    await expect
+      .poll(() => receiver.delivered().find((e) => e.type === 'handoff.released')?.data, { timeout: 30_000 })
+      .toMatchObject({ by: 'agent', agentId: ada.agentId });
+    await p.services.telemetry.flush();
+    const released = await fetch(`${p.url()}/api/v1/telemetry/events?type=handoff.released&conversationId=${conversationId}`, { headers: asService });
+    expect(((await released.json()) as { items: { data: unknown }[] }).items.map((e) => e.data)).toEqual([{ by: 'agent', agentId: ada.agentId }]);
   });
 });
