@@ -243,7 +243,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       const [row] = await poolDb.rows<{ empty: boolean }>(
         {
           text: `SELECT NOT (EXISTS (SELECT 1 FROM customers) OR EXISTS (SELECT 1 FROM conversations) OR EXISTS (SELECT 1 FROM job_ids)
-           OR EXISTS (SELECT 1 FROM job_dead_letters) OR EXISTS (SELECT 1 FROM telemetry_events) OR EXISTS (SELECT 1 FROM magic_links)) AS empty`,
+           OR EXISTS (SELECT 1 FROM job_dead_letters) OR EXISTS (SELECT 1 FROM telemetry_events) OR EXISTS (SELECT 1 FROM magic_links) OR EXISTS (SELECT 1 FROM agents)) AS empty`,
         },
         [],
       );
