@@ -56,7 +56,12 @@ export type LlmStepOutput =
 
 export interface AgentAuthor {
   name: string;
+  /** The signed-in agent who sent it (src/agents/); absent when a system sent it with the service secret. */
+  agentId?: string;
 }
+
+/** The author as outputs carry it: the name, and the agent's id when there is one. */
+const authorOf = (a: AgentAuthor): AgentAuthor => (a.agentId === undefined ? { name: a.name } : { name: a.name, agentId: a.agentId });
 
 /** An actor's output stamped with the time it finished (from the runtime's injected clock). */
 export type Timed<T> = T & { at: number };
@@ -84,7 +89,7 @@ export type ConversationOutput =
   | { type: 'turn'; turnId: string; phase: 'started' | 'ended'; messageId: string }
   /** `id`s of handoff outputs are unique within the conversation: `h:<since>`, `r:<since>`, `j:<agent message id>`. */
   | { type: 'handoff'; id: string; phase: 'requested'; source: 'model' | 'api'; reason?: string; turnId?: string }
-  | { type: 'handoff'; id: string; phase: 'released'; by: 'agent' | 'idle' }
+  | { type: 'handoff'; id: string; phase: 'released'; by: 'agent' | 'idle'; agentId?: string }
   /** The first message of an agent (or of another agent than the last one): "Alex joined". */
   | { type: 'handoff'; id: string; phase: 'joined'; agent: AgentAuthor }
   | { type: 'agent'; id: string; text: string; author: AgentAuthor }
@@ -111,7 +116,8 @@ export type ConversationEvent =
   | { type: 'customer.confirm'; at: number; confirmationId: string; approve: boolean }
   | { type: 'restored'; at: number }
   | { type: 'handoff.request'; at: number; reason?: string }
-  | { type: 'handoff.release'; at: number; by: 'agent' | 'idle' }
+  /** `agentId`: the signed-in agent who released it (src/agents/). */
+  | { type: 'handoff.release'; at: number; by: 'agent' | 'idle'; agentId?: string }
   | { type: 'agent.message'; at: number; id: string; text: string; author: AgentAuthor };
 
 export interface HumanMode {
@@ -254,7 +260,7 @@ export const conversationMachine = setup({
     /** "Alex joined": an agent's first message, or another agent's than the last one's. */
     agentJoined: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'agent.message' || context.human?.agent?.name === event.author.name) return;
-      enqueue.emit({ type: 'handoff', id: `j:${event.id}`, phase: 'joined', agent: { name: event.author.name } });
+      enqueue.emit({ type: 'handoff', id: `j:${event.id}`, phase: 'joined', agent: authorOf(event.author) });
     }),
   },
   guards: {
@@ -399,7 +405,7 @@ export const conversationMachine = setup({
           reenter: true,
           actions: [
             'agentJoined',
-            emit(({ event }) => ({ type: 'agent', id: event.id, text: event.text, author: { name: event.author.name } })),
+            emit(({ event }) => ({ type: 'agent', id: event.id, text: event.text, author: authorOf(event.author) })),
             assign(({ context, event }) => ({
               lastAt: event.at,
               human: Object.assign({}, context.human!, { deadline: event.at + context.humanIdleMs, agent: { name: event.author.name } }),
@@ -410,7 +416,12 @@ export const conversationMachine = setup({
         'handoff.release': {
           target: 'idle',
           actions: [
-            emit(({ context, event }) => ({ type: 'handoff', id: `r:${context.human!.since}`, phase: 'released', by: event.by })),
+            emit(({ context, event }) =>
+              Object.assign(
+                { type: 'handoff' as const, id: `r:${context.human!.since}`, phase: 'released' as const, by: event.by },
+                event.agentId === undefined ? {} : { agentId: event.agentId },
+              ),
+            ),
             assign(({ context, event }) => ({ lastAt: Math.max(context.lastAt, event.at), human: undefined })),
           ],
         },

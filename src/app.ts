@@ -102,6 +102,8 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
       },
       { route: '/demo.html', file: 'demo.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
       { route: '/telemetry', file: 'telemetry.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
+      // The one-time link of a new account (src/agents/): the dashboard's page shows the set-password form there.
+      { route: '/agents/set-password', file: 'telemetry.html', type: 'text/html; charset=utf-8', cache: 'no-store' },
       {
         route: '/dashboard.js',
         file: 'dashboard.js',

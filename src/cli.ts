@@ -5,12 +5,14 @@ export const HELP = `Usage: parley [--config <profile or path>] [--help] [--vers
        parley migrate-store --from lmdb:<path> --to postgres://…
        parley knowledge import <folder> [--url <parley url>] [--secret <service secret>] [--locale <tag>]
        parley test [paths…] [--repeat k] [--reporter pretty|junit|json] [--url URL]   (parley test --help)
+       parley agents add --email <email> --name <name> [--role agent|admin] [--config <profile>]
 
 Starts Parley: the widget, WhatsApp, the SDK gateway, proactive messages and telemetry in one process.
 \`test\` runs conversation scenarios (*.scenario.yaml) against an embedded Parley; \`test export <id>\` writes one.
 \`migrate-store\` copies an LMDB store into an empty PostgreSQL database (stop Parley first), with progress.
 \`knowledge import\` sends every .md, .html, .txt and .pdf file of a folder to a running Parley's knowledge base
 (PARLEY_URL, default http://127.0.0.1:3000; the secret from SERVICE_SDK_SECRET when --secret is not given).
+\`agents add\` creates an agent (or admin) account and prints a one-time link to set its password.
 
 Options:
   -c, --config <profile>  profile name (config/config.<name>.yaml) or path to a YAML file; same as SERVICE_CONFIG
@@ -32,12 +34,14 @@ export type CliAction =
   | { kind: 'migrate-store'; args: string[] }
   | { kind: 'knowledge'; args: string[] }
   | { kind: 'test'; args: string[] }
+  | { kind: 'agents'; args: string[] }
   | { kind: 'error'; message: string };
 
 export function parseCli(argv: string[]): CliAction {
   if (argv[0] === 'migrate-store') return { kind: 'migrate-store', args: argv.slice(1) };
   if (argv[0] === 'knowledge') return { kind: 'knowledge', args: argv.slice(1) };
   if (argv[0] === 'test') return { kind: 'test', args: argv.slice(1) };
+  if (argv[0] === 'agents') return { kind: 'agents', args: argv.slice(1) };
   let parsed;
   try {
     parsed = parseArgs({

@@ -40,6 +40,19 @@ async function runTest(args: string[]) {
   setImmediate(() => process.exit(process.exitCode));
 }
 
+async function runAgents(args: string[]) {
+  const { parseAgentsArgs, runAgentsCli, AgentsCliError } = await import('./tools/agents-cli.ts');
+  try {
+    const { config, fields } = parseAgentsArgs(args);
+    const loaded = loadConfig(config ? Object.assign({}, process.env, { SERVICE_CONFIG: config }) : process.env);
+    for (const line of await runAgentsCli(loaded.config, fields)) process.stdout.write(`${line}\n`);
+  } catch (err) {
+    const known = err instanceof AgentsCliError || err instanceof ConfigError;
+    process.stderr.write(`parley agents: ${known ? (err as Error).message : ((err as Error).stack ?? String(err))}\n`);
+    process.exit(known ? 64 : 1);
+  }
+}
+
 async function main() {
   const cli = parseCli(process.argv.slice(2));
   if (cli.kind === 'help') return void process.stdout.write(`${HELP}\n`);
@@ -51,6 +64,7 @@ async function main() {
   if (cli.kind === 'migrate-store') return runMigrateStore(cli.args);
   if (cli.kind === 'knowledge') return runKnowledge(cli.args);
   if (cli.kind === 'test') return runTest(cli.args);
+  if (cli.kind === 'agents') return runAgents(cli.args);
   const env = cli.config ? Object.assign({}, process.env, { SERVICE_CONFIG: cli.config }) : process.env;
   // Loaded only to run: --help and --version answer without opening the store or loading native modules.
   const { createParley } = await import('./app.ts');

@@ -33,6 +33,7 @@ import { createClock, xstateClock } from './clock.ts';
 import { createOutbox, createWhatsAppChannel, type WhatsAppChannel } from './channels/whatsapp.ts';
 import { customersPlugin } from './customers/routes.ts';
 import { conversationsPlugin } from './conversations/routes.ts';
+import { createAgents } from './agents/index.ts';
 import { normalizePhone } from './whatsapp/phone.ts';
 import { whatsappTestPlugin } from './ops/test-mode.ts';
 import { whatsappMediaPlugin } from './whatsapp/media.ts';
@@ -298,7 +299,9 @@ export async function wireComponents(o: {
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
   await app.register(proactivePlugin, { services, proactive });
   await app.register(customersPlugin, { services, customers, normalizePhone });
-  await app.register(conversationsPlugin, { services, host, customers });
+  const agents = createAgents(services);
+  await app.register(agents.plugin, agents.routes);
+  await app.register(conversationsPlugin, { services, host, customers, auth: agents.principalHook });
   const metrics = createMetrics(telemetry, {
     activeConversations: () => host!.activeCount(),
     sdkConnections: () => hub.connectionCount(),
@@ -310,9 +313,9 @@ export async function wireComponents(o: {
     now: () => clock.now(),
   });
   const retention = createRetentionPruner({ store, clock, retentionDays: config.telemetry.retention_days, logger });
-  await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text() });
+  await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text(), auth: agents.principalHook });
   await app.register(whatsapp.plugin);
-  await app.register(webhooksPlugin, { services, webhooks });
+  await app.register(webhooksPlugin, { services, webhooks, auth: agents.principalHook });
   const knowledge = createKnowledgeFeature(services);
   await knowledge.register(app);
   const wa = config.channels.whatsapp;
@@ -332,6 +335,8 @@ export async function wireComponents(o: {
       supervisor.tick();
       void ledger.prune().catch((err) => logger.warn({ err }, 'proactive prune failed'));
       void identity.links.prune().catch((err) => logger.warn({ err }, 'magic-link prune failed'));
+      // A day late: a link opened just after it expired is still told "expired", not "unknown".
+      if (ticks % 60 === 0) void store.agents.pruneCredentials(clock.now() - 86_400_000).catch((err) => logger.warn({ err }, 'agent credential prune failed'));
       if (++ticks % 120 === 0) void whatsapp.prune().catch((err) => logger.warn({ err }, 'webhook de-dup prune failed'));
       scheduleTick();
     }, PASSIVATION_TICK_MS);

@@ -1,6 +1,8 @@
-// The dashboard reads the protected telemetry API with the secret the
-// operator typed, kept only in this tab's sessionStorage.
+// The dashboard reads the protected telemetry API as a signed-in person (the session cookie, HttpOnly: this code
+// never sees it) or, for operators, with the service secret typed in, kept only in this tab's sessionStorage.
 // Record shapes are the server's own (type-only imports: no server code reaches the bundle).
+import type { SignedIn } from '../../src/agents/wire.ts';
+export type { SignedIn } from '../../src/agents/wire.ts';
 export type { Summary } from '../../src/telemetry/summary.ts';
 export type { TelemetryEvent as EventRecord, TurnCallRecord as TurnCall } from '../../src/telemetry/types.ts';
 
@@ -15,8 +17,9 @@ export const secret = {
 };
 
 export async function api<T>(path: string): Promise<T> {
-  const res = await fetch(path, { headers: { authorization: `Bearer ${secret.get()}` } });
-  if (res.status === 401) throw new Unauthorized('The service secret was refused');
+  const s = secret.get();
+  const res = await fetch(path, { headers: s ? { authorization: `Bearer ${s}` } : {} });
+  if (res.status === 401) throw new Unauthorized(s ? 'The service secret was refused' : 'Your session has ended: sign in again');
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
   return (await res.json()) as T;
 }
@@ -46,4 +49,36 @@ export async function allPages<T>(path: string, max = 5000): Promise<T[]> {
     cursor = page.nextCursor;
   } while (cursor && out.length < max);
   return out;
+}
+
+/** The signed-in person (and the session's CSRF token), or undefined when there is no live session. */
+export async function currentPerson(): Promise<SignedIn | undefined> {
+  const res = await fetch('/api/v1/agents/me');
+  return res.ok ? ((await res.json()) as SignedIn) : undefined;
+}
+
+export async function signIn(email: string, password: string): Promise<{ ok: true; person: SignedIn } | { ok: false; message: string }> {
+  const res = await fetch('/api/v1/agents/sign-in', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  const body = (await res.json()) as SignedIn & { error?: { message: string } };
+  return res.ok ? { ok: true, person: body } : { ok: false, message: body.error?.message ?? `HTTP ${res.status}` };
+}
+
+export async function signOut(csrfToken: string): Promise<void> {
+  await fetch('/api/v1/agents/sign-out', { method: 'POST', headers: { 'x-csrf-token': csrfToken } });
+}
+
+/** Sets the password with a set-password link's token. */
+export async function setPassword(token: string, password: string): Promise<{ ok: true } | { ok: false; message: string }> {
+  const res = await fetch('/api/v1/agents/set-password', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token, password }),
+  });
+  if (res.ok) return { ok: true };
+  const body = (await res.json()) as { error?: { message: string } };
+  return { ok: false, message: body.error?.message ?? `HTTP ${res.status}` };
 }

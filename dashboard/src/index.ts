@@ -1,8 +1,8 @@
-// The telemetry dashboard: asks for the service secret (kept in this tab's
-// sessionStorage), then draws charts, a live list of recent conversations and
-// a conversation timeline. Everything is served by Parley (works offline).
+// The telemetry dashboard: signs a person in (email and password: a session cookie), or takes an operator's service
+// secret (kept in this tab's sessionStorage), then draws charts, a live list of recent conversations and a
+// conversation timeline. Everything is served by Parley (works offline).
 import uplotCss from 'uplot/dist/uPlot.min.css';
-import { api, secret, Unauthorized, type ConversationRow, type Summary } from './api.ts';
+import { api, currentPerson, secret, setPassword, signIn, signOut, Unauthorized, type ConversationRow, type SignedIn, type Summary } from './api.ts';
 import { chartKey, chartSpecs, renderChart, updateChart } from './charts.ts';
 import { fmtAgo, fmtMs, fmtTime, h } from './dom.ts';
 import { createFilters } from './filters.ts';
@@ -19,7 +19,67 @@ function installStyles() {
   document.head.append(style);
 }
 
+function signInForm(app: HTMLElement, message?: string) {
+  const email = h('input', { type: 'email', id: 'email', 'data-testid': 'email-input', autocomplete: 'username', required: '' });
+  const password = h('input', { type: 'password', id: 'password', 'data-testid': 'password-input', autocomplete: 'current-password', required: '' });
+  const alert = h('p', { class: 'error', role: 'alert', 'data-testid': 'sign-in-error' }, message ?? '');
+  const form = h(
+    'form',
+    { class: 'login card', 'data-testid': 'sign-in-form' },
+    h('h2', {}, 'Sign in to Parley'),
+    h('label', { for: 'email' }, 'Email'),
+    email,
+    h('label', { for: 'password' }, 'Password'),
+    password,
+    alert,
+    h('button', { type: 'submit' }, 'Sign in'),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    void signIn(email.value.trim(), password.value).then((r) => {
+      if (r.ok) return dashboardView(app, r.person);
+      alert.textContent = r.message;
+      password.value = '';
+      password.focus();
+    });
+  });
+  return { form, email };
+}
+
+/** The page a new account's one-time link opens: choose a password, then sign in. */
+function setPasswordView(app: HTMLElement, token: string) {
+  const password = h('input', {
+    type: 'password',
+    id: 'new-password',
+    'data-testid': 'new-password-input',
+    autocomplete: 'new-password',
+    required: '',
+    minlength: '10',
+  });
+  const alert = h('p', { class: 'error', role: 'alert' }, '');
+  const form = h(
+    'form',
+    { class: 'login card', 'data-testid': 'set-password-form' },
+    h('h2', {}, 'Choose your password'),
+    h('label', { for: 'new-password' }, 'Password (at least 10 characters)'),
+    password,
+    alert,
+    h('button', { type: 'submit' }, 'Set password'),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    void setPassword(token, password.value).then((r) => {
+      if (!r.ok) return void (alert.textContent = r.message);
+      history.replaceState(null, '', '/telemetry');
+      loginView(app, 'Your password is set: sign in.');
+    });
+  });
+  app.replaceChildren(form);
+  password.focus();
+}
+
 function loginView(app: HTMLElement, message?: string) {
+  const person = signInForm(app, message);
   const input = h('input', {
     type: 'password',
     id: 'secret',
@@ -31,11 +91,10 @@ function loginView(app: HTMLElement, message?: string) {
   const form = h(
     'form',
     { class: 'login card', 'data-testid': 'secret-form' },
-    h('h2', {}, 'Parley telemetry'),
+    h('h2', {}, 'Operators: the service secret'),
     h('label', { for: 'secret' }, 'Service secret'),
     input,
     h('small', { id: 'secret-help' }, 'Kept in this tab only (sessionStorage). The same secret your backend uses for the SDK.'),
-    message ? h('p', { class: 'error', role: 'alert' }, message) : undefined,
     h('button', { type: 'submit' }, 'Open dashboard'),
   );
   form.addEventListener('submit', (e) => {
@@ -43,8 +102,8 @@ function loginView(app: HTMLElement, message?: string) {
     secret.set(input.value.trim());
     void dashboardView(app);
   });
-  app.replaceChildren(form);
-  input.focus();
+  app.replaceChildren(person.form, form);
+  person.email.focus();
 }
 
 /** The last message's text (with `telemetry.store_text`) and when; otherwise only when. */
@@ -62,13 +121,14 @@ function kpi(label: string, value: string) {
   return h('div', { class: 'card kpi' }, h('div', { class: 'value' }, value), h('div', { class: 'label' }, label));
 }
 
-async function dashboardView(app: HTMLElement) {
-  const signOut = h('button', { type: 'button' }, 'Sign out');
-  signOut.addEventListener('click', () => {
+async function dashboardView(app: HTMLElement, person?: SignedIn) {
+  const signOutButton = h('button', { type: 'button', 'data-testid': 'sign-out' }, 'Sign out');
+  signOutButton.addEventListener('click', () => {
     secret.clear();
     stop();
-    loginView(app);
+    void (person?.csrfToken ? signOut(person.csrfToken) : Promise.resolve()).finally(() => loginView(app));
   });
+  const who = person ? h('span', { 'data-testid': 'signed-in-as' }, `${person.agent.name} (${person.agent.role})`) : undefined;
   const filters = createFilters(() => {
     if (timer) clearTimeout(timer);
     void refresh();
@@ -96,7 +156,7 @@ async function dashboardView(app: HTMLElement) {
   const deliveries = h('section', { class: 'card', 'aria-label': 'Webhook deliveries', 'data-testid': 'webhooks-card' });
   const updated = h('span', {}, '');
   app.replaceChildren(
-    h('header', {}, h('h1', {}, 'Parley telemetry'), filters.root, updated, signOut),
+    h('header', {}, h('h1', {}, 'Parley telemetry'), filters.root, updated, who, signOutButton),
     h('main', {}, kpis, charts, h('div', { class: 'split' }, list, timeline), h('div', { class: 'split operations' }, withHuman, deliveries)),
   );
   let selected: string | undefined;
@@ -177,5 +237,11 @@ async function dashboardView(app: HTMLElement) {
 
 installStyles();
 const app = document.getElementById('app') ?? document.body.appendChild(document.createElement('div'));
-if (secret.get()) void dashboardView(app);
-else loginView(app);
+const linkToken = location.pathname === '/agents/set-password' ? new URLSearchParams(location.search).get('token') : null;
+if (linkToken) setPasswordView(app, linkToken);
+else
+  void currentPerson().then((person) => {
+    if (person) return dashboardView(app, person);
+    if (secret.get()) return dashboardView(app);
+    loginView(app);
+  });

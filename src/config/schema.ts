@@ -181,6 +181,19 @@ export const ConfigSchema = s({
     /** New visitors one client IP may create per minute (a returning visitor's token creates none). */
     visitor_creations_per_ip_per_minute: num(z.number().int().positive()).default(10),
   }).prefault({}),
+  /** People who answer customers: agents and admins (README, "People: agents and admins"). */
+  agents: s({
+    /** A session ends after this long without a request. */
+    session_idle_minutes: num(z.number().positive()).default(120),
+    /** A session ends this long after sign-in, however active. */
+    session_max_hours: num(z.number().positive()).default(168),
+    /** How long a set-password link works. */
+    set_password_link_hours: num(z.number().positive()).default(72),
+    /** Sign-in attempts per account per minute (429 beyond). */
+    sign_in_per_account_per_minute: num(z.number().int().positive()).default(5),
+    /** Sign-in attempts per client IP per minute (429 beyond). */
+    sign_in_per_ip_per_minute: num(z.number().int().positive()).default(20),
+  }).prefault({}),
   /** Human handoff (README, "Human handoff"). */
   handoff: s({
     /** Offer the model the built-in `handoff` tool. The integrator's `POST /conversations/:id/handoff` works either way. */

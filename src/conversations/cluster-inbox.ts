@@ -90,7 +90,10 @@ export async function applyEntry(rt: Runtime, a: Active, { id, event }: InboxEnt
       return;
     case 'release':
       taken();
-      if (value === 'withHuman') a.actor.send({ type: 'handoff.release', at, by: 'agent' });
+      if (value === 'withHuman')
+        a.actor.send(
+          Object.assign({ type: 'handoff.release' as const, at, by: 'agent' as const }, event.agentId === undefined ? {} : { agentId: event.agentId }),
+        );
       return;
     case 'agent':
       taken();

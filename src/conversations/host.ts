@@ -52,9 +52,10 @@ export interface ConversationHost {
   /** A person takes the conversation over (at once when idle, else when the running turn ends). */
   handoff(conversationId: string, reason?: string): Promise<HandoffResult>;
   /** The assistant takes it back; only while a person has it. */
-  release(conversationId: string): Promise<HandoffResult>;
+  /** `agentId`: the signed-in agent who releases it (attributed in telemetry and webhooks). */
+  release(conversationId: string, agentId?: string): Promise<HandoffResult>;
   /** An agent's reply, delivered to the customer once durable; only while a person has the conversation. */
-  agentMessage(conversationId: string, message: { id: string; text: string; author: { name: string } }): Promise<HandoffResult>;
+  agentMessage(conversationId: string, message: { id: string; text: string; author: { name: string; agentId?: string } }): Promise<HandoffResult>;
   /** Activates every conversation that was mid-turn when the process stopped (and that no other live node owns). */
   resumeBusy(): Promise<number>;
   /** Applies the conversation's inbox entries, claiming the conversation when nobody live owns it. */
@@ -272,27 +273,28 @@ class Host implements ConversationHost {
     );
   }
 
-  release(conversationId: string) {
+  release(conversationId: string, agentId?: string) {
+    const by = agentId === undefined ? {} : { agentId };
     return onOwner<HandoffResult>(
       this.rt,
       conversationId,
       async (a) => {
         if (a.actor.getSnapshot().value !== 'withHuman') return { ok: false, code: 'not_handed_off' };
-        await this.sendDurably(a, { type: 'handoff.release', at: this.now(), by: 'agent' });
+        await this.sendDurably(a, Object.assign({ type: 'handoff.release' as const, at: this.now(), by: 'agent' as const }, by));
         return { ok: true, state: stateName(a.actor.getSnapshot().value) };
       },
       async (owner, record) => {
         if (!record.handoff) return { ok: false, code: 'not_handed_off' };
-        await toInbox(this.rt, owner, conversationId, { type: 'release' });
+        await toInbox(this.rt, owner, conversationId, Object.assign({ type: 'release' as const }, by));
         return { ok: true, state: 'idle' };
       },
       { ok: false, code: 'not_found' },
     );
   }
 
-  agentMessage(conversationId: string, message: { id: string; text: string; author: { name: string } }) {
+  agentMessage(conversationId: string, message: { id: string; text: string; author: { name: string; agentId?: string } }) {
     const { id, text } = message;
-    const author = { name: message.author.name };
+    const author = message.author.agentId === undefined ? { name: message.author.name } : { name: message.author.name, agentId: message.author.agentId };
     return onOwner<HandoffResult>(
       this.rt,
       conversationId,

@@ -165,7 +165,7 @@ export function telemetryOf(meta: ConversationMeta, { o, at }: Pending, storeTex
 }
 
 function handoffData(o: Output<'handoff'>): Record<string, unknown> {
-  if (o.phase === 'released') return { by: o.by };
+  if (o.phase === 'released') return o.agentId === undefined ? { by: o.by } : { by: o.by, agentId: o.agentId };
   if (o.phase === 'joined') return { agent: o.agent };
   const data: Record<string, unknown> = { source: o.source };
   if (o.reason !== undefined) data.reason = o.reason;

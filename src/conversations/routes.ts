@@ -1,6 +1,6 @@
 // The agent API (human handoff; service secret): hand a conversation to a person, reply as that person, give it back
 // to the assistant, read a conversation, list the agent inbox. Schemas: sdk/src/agent-api.ts.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import {
@@ -74,10 +74,14 @@ function refused(r: Extract<HandoffResult, { ok: false }>): never {
   throw new HttpError(409, 'not_handed_off', 'A person does not have this conversation: hand it over first (POST /conversations/{id}/handoff)');
 }
 
-export async function conversationsPlugin(app: FastifyInstance, o: { services: Services; host: ConversationHost; customers: CustomerRepo }) {
+export async function conversationsPlugin(
+  app: FastifyInstance,
+  o: { services: Services; host: ConversationHost; customers: CustomerRepo; auth?: (request: FastifyRequest) => Promise<void> },
+) {
   const { services, host, customers } = o;
   const { store, clock } = services;
-  const onRequest = requireServiceSecret(() => services.secret);
+  // The service secret, or (wired: src/agents/principal.ts) an agent's session or key; sets `request.principal`.
+  const onRequest = o.auth ?? requireServiceSecret(() => services.secret);
 
   app.post('/conversations/:conversationId/handoff', { onRequest }, async (request) => {
     const { conversationId } = parseOr400(Params, request.params, 'params');
@@ -89,7 +93,8 @@ export async function conversationsPlugin(app: FastifyInstance, o: { services: S
 
   app.post('/conversations/:conversationId/release', { onRequest }, async (request) => {
     const { conversationId } = parseOr400(Params, request.params, 'params');
-    const r = await host.release(conversationId);
+    const p = request.principal;
+    const r = await host.release(conversationId, p?.kind === 'agent' ? p.agentId : undefined);
     if (!r.ok) refused(r);
     return { conversationId, state: r.state };
   });
@@ -115,7 +120,10 @@ export async function conversationsPlugin(app: FastifyInstance, o: { services: S
     const storedAt = async () => (key === undefined ? undefined : (await store.history.recent(conversationId, 200, ['agent'])).find((m) => m.id === id)?.at);
     const earlier = await storedAt();
     if (earlier !== undefined) return reply.code(201).send({ id, conversationId, at: earlier });
-    const r = await host.agentMessage(conversationId, { id, text: body.text, author: body.author });
+    // A signed-in agent writes under their own name and id (telemetry and webhooks say who); a system as it says.
+    const p = request.principal;
+    const author = p?.kind === 'agent' ? { name: p.name, agentId: p.agentId } : body.author;
+    const r = await host.agentMessage(conversationId, { id, text: body.text, author });
     if (!r.ok) refused(r);
     return reply.code(201).send({ id, conversationId, at: (await storedAt()) ?? clock.now() });
   });

@@ -9,6 +9,8 @@ export class HttpError extends Error {
     readonly code: string,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** More fields of the error object (e.g. `retryAfterMs`), beside code and message. */
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -19,8 +21,11 @@ export const unauthorized = (message = 'Missing or invalid credentials') => new 
 export const forbidden = (message: string) => new HttpError(403, 'forbidden', message);
 export const notFound = (message = 'Not found') => new HttpError(404, 'not_found', message);
 
-export function sendError(reply: FastifyReply, status: number, code: string, message: string) {
-  return reply.code(status).type('application/json; charset=utf-8').send({ error: { code, message } });
+export function sendError(reply: FastifyReply, status: number, code: string, message: string, details: Record<string, unknown> = {}) {
+  return reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .send({ error: Object.assign({}, details, { code, message }) });
 }
 
 /** "body.email: Invalid email; body.externalId: Required" — zod issues named by path. */
@@ -58,7 +63,7 @@ export function installErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError | HttpError, request, reply) => {
     if (err instanceof HttpError) {
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-      return sendError(reply, err.status, err.code, err.message);
+      return sendError(reply, err.status, err.code, err.message, err.details);
     }
     if (isStoreUnavailable(err)) {
       // Nothing was acknowledged: the caller (Meta, the integrator) retries. Logged by the store's health, not per request.

@@ -145,6 +145,39 @@ export interface MagicLink {
   usedAt?: number;
 }
 
+export type AgentRole = 'agent' | 'admin';
+
+/** A person who answers customers (an agent) or also manages the team (an admin). */
+export interface AgentAccount {
+  agentId: string;
+  name: string;
+  /** As typed; unique case-insensitively. */
+  email: string;
+  role: AgentRole;
+  disabled: boolean;
+  /** `scrypt$N$r$p$salt$hash` (src/agents/passwords.ts); absent until the person sets a password. */
+  passwordHash?: string;
+  createdAt: number;
+}
+
+export type AgentCredentialKind = 'session' | 'key' | 'setPassword';
+
+/** A secret an agent holds (a session, an API key, a set-password link), stored by the SHA-256 of the secret. */
+export interface AgentCredential {
+  kind: AgentCredentialKind;
+  agentId: string;
+  createdAt: number;
+  /** Absolute end (sessions, set-password links); none for keys. */
+  expiresAt?: number;
+  /** Sessions: the last request seen (idle expiry), written at most once a minute. */
+  lastSeenAt?: number;
+  /** Keys: the public id (for listing and DELETE) and the owner's name for it. */
+  keyId?: string;
+  name?: string;
+  /** Set-password links: when it was used (single use). */
+  usedAt?: number;
+}
+
 export interface Job<P = unknown> {
   id: string;
   seq: number;

@@ -23,6 +23,9 @@ import type {
   EarlyStatus,
   IdentityKind,
   Job,
+  AgentAccount,
+  AgentCredential,
+  AgentCredentialKind,
   MagicLink,
   MessageRecord,
   MessageRole,
@@ -152,6 +155,32 @@ export interface MagicLinkStore {
   pruneExpired(now: number): Promise<number>;
 }
 
+/** Agent accounts and the secrets they hold (src/agents/). Emails are unique case-insensitively. */
+export interface AgentStore {
+  /** Stores a new account; false (nothing written) when another account has this email in any case. */
+  insert(agent: AgentAccount): Promise<boolean>;
+  get(agentId: string): Promise<AgentAccount | undefined>;
+  /** By email, case-insensitively. */
+  byEmail(email: string): Promise<AgentAccount | undefined>;
+  /** Every account, oldest first. */
+  list(): Promise<AgentAccount[]>;
+  /** Replaces an existing account's name, role, disabled flag and password hash (never its id or email). */
+  update(agent: AgentAccount): Promise<void>;
+  /** `hash`: the SHA-256 of the secret; the secret itself is never stored. */
+  putCredential(hash: string, credential: AgentCredential): Promise<void>;
+  getCredential(hash: string): Promise<AgentCredential | undefined>;
+  /** In a transaction: the credential, locked until the transaction ends (single use under concurrency). */
+  lockCredential(hash: string): Promise<AgentCredential | undefined>;
+  /** True when there was one to remove. */
+  removeCredential(hash: string): Promise<boolean>;
+  /** One agent's credentials of a kind, oldest first, with their hashes. */
+  credentials(agentId: string, kind: AgentCredentialKind): Promise<{ hash: string; credential: AgentCredential }[]>;
+  /** Removes every credential of this kind the agent holds; resolves with how many. */
+  removeCredentials(agentId: string, kind: AgentCredentialKind): Promise<number>;
+  /** Removes credentials whose `expiresAt` is at or before `now`; resolves with how many. */
+  pruneCredentials(now: number): Promise<number>;
+}
+
 export interface ProactiveStore {
   /** When this dedup key was last accepted for this customer (undefined: never, or pruned). */
   dedupSentAt(customerId: string, dedupKey: string): Promise<number | undefined>;
@@ -272,6 +301,7 @@ export interface StoreRepos {
   conversations: ConversationStore;
   history: HistoryStore;
   links: MagicLinkStore;
+  agents: AgentStore;
   proactive: ProactiveStore;
   jobs: JobStore;
   whatsapp: WhatsAppStore;
@@ -492,8 +522,8 @@ export type InboxEvent =
     }
   | { type: 'confirm'; confirmationId: string; approve: boolean }
   | { type: 'handoff'; reason?: string }
-  | { type: 'release' }
-  | { type: 'agent'; message: { id: string; text: string; author: { name: string } } };
+  | { type: 'release'; agentId?: string }
+  | { type: 'agent'; message: { id: string; text: string; author: { name: string; agentId?: string } } };
 
 export interface InboxEntry {
   id: number;

@@ -1,7 +1,19 @@
 // Moving a store's data to another engine: the source engine lists its records as domain records (this union), and
 // the importer writes them to the target through the ordinary repositories, so any engine can be a target.
 import type { TelemetryEvent, TurnCallRecord } from './telemetry-records.ts';
-import type { Channel, ConversationRecord, Customer, DeadJob, DeliveryRecord, EarlyStatus, Job, MagicLink, MessageRecord } from './model.ts';
+import type {
+  AgentAccount,
+  AgentCredential,
+  Channel,
+  ConversationRecord,
+  Customer,
+  DeadJob,
+  DeliveryRecord,
+  EarlyStatus,
+  Job,
+  MagicLink,
+  MessageRecord,
+} from './model.ts';
 
 export type StoreRecord =
   | { kind: 'customer'; value: Customer }
@@ -9,6 +21,8 @@ export type StoreRecord =
   /** In sequence order per conversation (the importer appends them in the order given). */
   | { kind: 'message'; value: MessageRecord }
   | { kind: 'magicLink'; value: { tokenHash: string; link: MagicLink } }
+  | { kind: 'agent'; value: AgentAccount }
+  | { kind: 'agentCredential'; value: { hash: string; credential: AgentCredential } }
   | { kind: 'proactiveSend'; value: { customerId: string; messageId: string; at: number; channel: Channel; dedupKey?: string } }
   /** Queued jobs in sequence order per queue. */
   | { kind: 'job'; value: { queue: string; job: Job } }

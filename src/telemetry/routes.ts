@@ -1,5 +1,5 @@
 // Telemetry read API (service secret) and Prometheus metrics.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { CustomerRepo } from '../customers/repo.ts';
 import { requireServiceSecret } from '../http/auth.ts';
@@ -32,9 +32,13 @@ const ConversationsQuery = z.strictObject({
   channel: z.enum(['web', 'whatsapp']).optional(),
 });
 
-export async function telemetryPlugin(app: FastifyInstance, o: { services: Services; customers: CustomerRepo; metricsText: () => Promise<string> }) {
+export async function telemetryPlugin(
+  app: FastifyInstance,
+  o: { services: Services; customers: CustomerRepo; metricsText: () => Promise<string>; auth?: (request: FastifyRequest) => Promise<void> },
+) {
   const { services } = o;
-  const onRequest = requireServiceSecret(() => services.secret);
+  // The service secret, or (wired) a signed-in person's session or key: the dashboard reads these.
+  const onRequest = o.auth ?? requireServiceSecret(() => services.secret);
 
   app.get('/api/v1/telemetry/events', { onRequest }, async (request) => {
     const q = parseOr400(TelemetryQuerySchema, request.query, 'query');

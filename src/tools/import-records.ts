@@ -17,6 +17,11 @@ async function importOne(tx: StoreRepos, r: StoreRecord): Promise<void> {
     case 'magicLink':
       await tx.links.insert(r.value.tokenHash, r.value.link);
       return;
+    case 'agent':
+      await tx.agents.insert(r.value);
+      return;
+    case 'agentCredential':
+      return tx.agents.putCredential(r.value.hash, r.value.credential);
     case 'proactiveSend':
       return tx.proactive.recordSend(r.value);
     case 'job': {

@@ -40,7 +40,8 @@ export function conversationEvent(meta: ConversationMeta, { o, at }: Pending): N
           createdAt: at,
           data: Object.assign(data, { source: o.source }, o.reason === undefined ? {} : { reason: o.reason }),
         };
-      if (o.phase === 'released') return { type: 'handoff.released', createdAt: at, data: Object.assign(data, { by: o.by }) };
+      if (o.phase === 'released')
+        return { type: 'handoff.released', createdAt: at, data: Object.assign(data, { by: o.by }, o.agentId === undefined ? {} : { agentId: o.agentId }) };
       return undefined;
     default:
       return undefined;

@@ -3,6 +3,7 @@
 // the conversation's history, the proactive dedup key and daily cap, a WhatsApp reply still queued, telemetry. A
 // target that already holds data is refused. Run as the real command (a child process), black-box.
 import { spawn } from 'node:child_process';
+import { newSignedInAgent, post as postAgents, signIn } from '../support/agents.ts';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
@@ -65,6 +66,10 @@ describe('migrate-store: LMDB into PostgreSQL', () => {
       () => graph.requests.length,
       (n) => n > 0,
     );
+    // An admin with a password, a session and a personal API key (issue 35).
+    const person = await newSignedInAgent(lmdb, 'mover-admin@example.com', 'admin');
+    const keyMade = await postAgents(lmdb, '/api/v1/agents/me/keys', { name: 'k' }, { cookie: person.cookie, 'x-csrf-token': person.csrf });
+    const { key } = (await keyMade.json()) as { key: string };
     await lmdb.close();
     expect(graph.delivered()).toHaveLength(0);
 
@@ -78,6 +83,10 @@ describe('migrate-store: LMDB into PostgreSQL', () => {
 
     const pg = await startParley({ config: Object.assign({}, config, { storage: { engine: 'postgres' as const, url } }) });
     open.push(pg);
+    // The person's account, password, session and key came along.
+    expect((await signIn(pg, 'mover-admin@example.com')).status).toBe(200);
+    expect((await fetch(`${pg.url()}/api/v1/agents/me`, { headers: { cookie: person.cookie } })).status).toBe(200);
+    expect((await fetch(`${pg.url()}/api/v1/agents/me`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
     // The history is there, and the conversation goes on.
     const again = await startWidgetSession(pg.url(), { customerId: 'mover', email: 'mover@example.com' });
     open.push(again);

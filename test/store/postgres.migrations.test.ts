@@ -52,6 +52,8 @@ describe('postgres: migrations', () => {
       (t) => t.tablename,
     );
     expect(tables).toEqual([
+      'agent_credentials',
+      'agents',
       'bus_payloads',
       'conversation_inbox',
       'conversation_owners',

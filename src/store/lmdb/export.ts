@@ -1,6 +1,18 @@
 // Every record of an LMDB store, as domain records (src/store/transfer.ts), for `migrate-store`. Read straight from
 // the key layouts of src/store/lmdb/repos/ and the telemetry segments.
-import type { Channel, ConversationRecord, Customer, DeadJob, DeliveryRecord, EarlyStatus, Job, MagicLink, MessageRecord } from '../model.ts';
+import type {
+  AgentAccount,
+  AgentCredential,
+  Channel,
+  ConversationRecord,
+  Customer,
+  DeadJob,
+  DeliveryRecord,
+  EarlyStatus,
+  Job,
+  MagicLink,
+  MessageRecord,
+} from '../model.ts';
 import type { StoreRecord } from '../transfer.ts';
 import type { TelemetryEvent, TurnCallRecord } from '../telemetry-records.ts';
 import type { Kv } from './kv.ts';
@@ -16,6 +28,9 @@ export async function* exportLmdb(kv: Kv): AsyncGenerator<StoreRecord> {
   // ['m', conversationId, seq]: per conversation, in sequence order.
   for (const { value } of kv.range<MessageRecord>('messages', { start: ['m'], end: ['m', '\uffff'] })) yield { kind: 'message', value };
   for (const { key, value } of kv.range<MagicLink>('magicLinks')) yield { kind: 'magicLink', value: { tokenHash: key as string, link: value } };
+  for (const { value } of kv.range<AgentAccount>('agents')) yield { kind: 'agent', value };
+  for (const { key, value } of kv.range<AgentCredential>('agentCredentials'))
+    yield { kind: 'agentCredential', value: { hash: key as string, credential: value } };
 
   // A send and the dedup key that points at it (by messageId) are one record on the way out.
   const dedupOf = new Map<string, string>();

@@ -13,6 +13,7 @@ import { lmdbCustomers } from './repos/customers.ts';
 import { lmdbHistory } from './repos/history.ts';
 import { createClaimState, createSequences, lmdbJobs, type ClaimState, type Sequences } from './repos/jobs.ts';
 import { lmdbLinks } from './repos/links.ts';
+import { lmdbAgents } from './repos/agents.ts';
 import { lmdbProactive } from './repos/proactive.ts';
 import { lmdbWhatsApp } from './repos/whatsapp.ts';
 import { lmdbInbox } from './repos/inbox.ts';
@@ -32,6 +33,7 @@ function repoFactories(kv: Kv, sequences: Sequences, claims: ClaimState, cluster
     conversations: (s) => lmdbConversations(s, cluster.ownership.owner, reposOn),
     history: lmdbHistory,
     links: lmdbLinks,
+    agents: lmdbAgents,
     proactive: lmdbProactive,
     jobs: (s) => lmdbJobs(s, kv, sequences, claims),
     whatsapp: lmdbWhatsApp,

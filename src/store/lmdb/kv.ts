@@ -38,6 +38,9 @@ export const TABLES = [
   'knowledgeUrls',
   'knowledgeChunks',
   'knowledgeIndex',
+  'agents',
+  'agentEmails',
+  'agentCredentials',
 ] as const;
 export type TableName = (typeof TABLES)[number];
 

@@ -26,6 +26,7 @@ import { BUS_CHANNEL, postgresBus } from './bus.ts';
 import { postgresInbox } from './inbox.ts';
 import { JOBS_CHANNEL, jobLeaseHolder, postgresJobs } from './jobs.ts';
 import { postgresLinks } from './links.ts';
+import { postgresAgents } from './agents.ts';
 import { postgresNodes } from './nodes.ts';
 import { postgresOwnership } from './ownership.ts';
 import { maskedUrl } from './location.ts';
@@ -138,6 +139,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     conversations: (db) => postgresConversations(db, db === poolDb ? inTransaction : undefined),
     history: postgresHistory,
     links: postgresLinks,
+    agents: postgresAgents,
     proactive: postgresProactive,
     jobs: (db) => postgresJobs(db, holder),
     whatsapp: postgresWhatsApp,
@@ -241,7 +243,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       const [row] = await poolDb.rows<{ empty: boolean }>(
         {
           text: `SELECT NOT (EXISTS (SELECT 1 FROM customers) OR EXISTS (SELECT 1 FROM conversations) OR EXISTS (SELECT 1 FROM job_ids)
-           OR EXISTS (SELECT 1 FROM job_dead_letters) OR EXISTS (SELECT 1 FROM telemetry_events) OR EXISTS (SELECT 1 FROM magic_links)) AS empty`,
+           OR EXISTS (SELECT 1 FROM job_dead_letters) OR EXISTS (SELECT 1 FROM telemetry_events) OR EXISTS (SELECT 1 FROM magic_links) OR EXISTS (SELECT 1 FROM agents)) AS empty`,
         },
         [],
       );
