@@ -26,7 +26,7 @@ if [ ! -x "$VENV/bin/python" ]; then
   fi
 fi
 echo "npm test: installing sdk-python and its test tools into $VENV…"
-if ! "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e 'sdk-python[dev]'; then
+if ! "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --retries 1 -e 'sdk-python[dev]'; then
   echo "npm test: installing the Python SDK's dependencies failed. Run:" >&2
   echo "  $VENV/bin/python -m pip install -e 'sdk-python[dev]'" >&2
   exit 1

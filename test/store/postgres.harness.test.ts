@@ -227,8 +227,8 @@ describe("the benchmarks' PostgreSQL (bench/lib.ts)", () => {
     for (let i = 0; i < 20; i++) await query(a.url, 'INSERT INTO t VALUES (1)');
     // Backends report their statistics about a second later (more on a busy machine): wait for them, generously.
     const deadline = Date.now() + 60_000;
-    let cpu = 0;
-    let commits = 0;
+    let cpu: number;
+    let commits: number;
     do {
       await new Promise((r) => setTimeout(r, 250));
       cpu = postgresCpuMs(bench) - cpuBefore;
