@@ -57,8 +57,11 @@ const deliveredTo = (graph: FakeGraph) => graph.delivered().map((d) => d.body as
 
 describe('real webhook bodies', () => {
   it('every fixture: 200 as sent, as a duplicate and re-serialised; exactly one reply per customer message; none for statuses, system events, removed reactions, edits', async () => {
-    const { p, graph } = await setup();
+    const { p, graph } = await setup({ gatherMs: 0 });
     const expected = FIXTURES.reduce((n, f) => n + f.replies, 0);
+    // One fixture at a time, each answered before the next: several fixtures come from one sender, and messages of one
+    // sender that arrive together are answered by one turn (a burst, issue 33), which is not what this test is about.
+    let answered = 0;
     for (const f of FIXTURES) {
       const body = loadFixture(f.file);
       for (const raw of [metaWire(body), metaWire(body), spacedWire(body)]) {
@@ -66,6 +69,12 @@ describe('real webhook bodies', () => {
         expect(res.status, f.file).toBe(200);
         expect((await res.json()).ignored, f.file).toBe(f.ignored);
       }
+      answered += f.replies;
+      await until(
+        () => graph.delivered().length,
+        (n) => n >= answered,
+        20_000,
+      );
     }
     await until(
       () => graph.delivered().length,
@@ -80,7 +89,7 @@ describe('real webhook bodies', () => {
     expect(bsuidOnly.map((b) => b.recipient).sort()).toEqual(['GB.90210044556677889900', 'US.55501234000000000042']);
     expect(bsuidOnly.every((b) => b.to === undefined)).toBe(true);
     expect(errorLogs(p)).toEqual([]);
-  });
+  }, 120_000);
 
   it('a multi-entry body mixing a BSUID message, a number change, a status and an unknown field: one reply, the change applied, the status stored', async () => {
     const { p, graph } = await setup();

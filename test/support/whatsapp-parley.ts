@@ -22,6 +22,8 @@ export async function whatsappParley(
     statuses?: boolean;
     proactive?: boolean;
     handoff?: { idle_minutes?: number };
+    /** WhatsApp's gathering window (`conversation.gather_ms.whatsapp`; Parley's default 1,500 ms when not given). */
+    gatherMs?: number;
   } = {},
 ): Promise<WhatsAppSetup> {
   const graph = o.graph ?? (await startFakeGraph());
@@ -31,6 +33,7 @@ export async function whatsappParley(
       proactive: { enabled: o.proactive ?? false },
       channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA, ...o.whatsapp } },
       handoff: o.handoff,
+      ...(o.gatherMs === undefined ? {} : { conversation: { gather_ms: { web: 0, whatsapp: o.gatherMs } } }),
     },
   });
   open.push(p);
