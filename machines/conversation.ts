@@ -109,6 +109,8 @@ export interface ConversationInput {
    * GATHER_CAP windows after the first), so the burst is answered by one turn. 0: at once. Absent in old snapshots.
    */
   gatherMs?: number;
+  /** false: a turn takes one queued message (one reply per message). Absent (old snapshots): true. */
+  bursts?: boolean;
 }
 
 export type ConversationEvent =
@@ -355,16 +357,17 @@ export const conversationMachine = setup({
         target: 'thinking',
         actions: [
           assign(({ context }) => {
-            const [first] = context.queue;
+            const batch = context.bursts === false ? context.queue.slice(0, 1) : context.queue;
+            const [first] = batch;
             const turnId = `${context.conversationId}:${first.messageId}`;
             return {
-              queue: [],
+              queue: context.queue.slice(batch.length),
               turn: {
                 turnId,
                 messageId: first.messageId,
-                messageIds: context.queue.map((m) => m.messageId),
+                messageIds: batch.map((m) => m.messageId),
                 step: 1,
-                transcript: context.queue.map((m) => ({ role: 'user' as const, text: m.text })),
+                transcript: batch.map((m) => ({ role: 'user' as const, text: m.text })),
                 calls: [],
                 callIndex: 0,
                 ...(context.lastReply ? { previousReply: context.lastReply } : {}),

@@ -202,6 +202,8 @@ export const ConfigSchema = s({
     idle_minutes: num(z.number().positive()).default(30),
   }).prefault({}),
   conversation: s({
+    /** false: one turn per customer message, as before bursts (the gathering window then only delays a turn). */
+    bursts: bool(z.boolean()).default(true),
     /**
      * The gathering window per channel (ms): a turn starts this long after the last message of a burst (at most 4
      * windows after its first), so the burst is answered by one turn. Messages sent while a turn runs are always

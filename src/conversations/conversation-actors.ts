@@ -142,10 +142,11 @@ export function startActor(
     confirmationTimeoutMs: config.safety.confirmation_timeout_seconds * 1000,
     humanIdleMs: config.handoff.idle_minutes * 60_000,
     gatherMs: config.conversation.gather_ms[meta.channel],
+    bursts: config.conversation.bursts,
   };
   // Settings live in context; a snapshot keeps the ones it was made with (or none, from before they existed).
   const snapshot = saved?.snapshot as (Snapshot<unknown> & { context?: Record<string, unknown> }) | undefined;
-  if (snapshot?.context) Object.assign(snapshot.context, { humanIdleMs: input.humanIdleMs, gatherMs: input.gatherMs });
+  if (snapshot?.context) Object.assign(snapshot.context, { humanIdleMs: input.humanIdleMs, gatherMs: input.gatherMs, bursts: input.bursts });
   a.actor = createActor(logic, { input, snapshot, clock: xstateClock(clock) });
   a.actor.on('*', (o) => onOutput(rt, a, o));
   a.actor.subscribe({

@@ -24,7 +24,7 @@ describe('a burst is one turn', () => {
     llm.fallback((body: { messages: ChatMessage[] }) => ({
       text: `got ${body.messages.filter((m) => m.role === 'user').length} lines`,
     }));
-    const p = await startParley({ config: { llm: { provider: 'openai', base_url: llm.url, model: 'fake-1', api_key: 'k' } } });
+    const p = await startParley({ config: { llm: { provider: 'openai', base_url: llm.url, model: 'fake-1', api_key: 'k' }, conversation: { bursts: true } } });
     open.push(p);
     const w = await connectWidget(p.url());
     open.push(w);
@@ -59,7 +59,7 @@ describe('a burst is one turn', () => {
   }, 60_000);
 
   it('WhatsApp: four messages sent within the gathering window get one reply', async () => {
-    const { graph, p } = await whatsappParley(open);
+    const { graph, p } = await whatsappParley(open, { bursts: true });
     const from = '+15554440001';
     const texts = ['hi', 'my order is 1001', 'it has not arrived', 'can you check?'];
     for (const [i, text] of texts.entries()) {

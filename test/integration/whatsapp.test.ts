@@ -87,7 +87,7 @@ describe('WhatsApp webhook', () => {
   });
 
   it('two messages from one phone sent together are one burst: answered by one reply, to the latest', async () => {
-    const { p, graph } = await setup();
+    const { p, graph } = await setup({ bursts: true });
     await postWebhook(p.url(), webhookBody([textMessage('+15550005555', 'status of order 1001'), textMessage('+15550005555', 'status of order 2002')]));
     const sent = await until(
       () => graph.delivered(),

@@ -30,6 +30,8 @@ export function testConfig(overrides: DeepPartial<ConfigInput> = {}, storagePath
     demo: { backend: false },
     // Most tests run without a backend: a turn resumed after a restart does not wait for one (tests of the wait set it).
     sdk: { resume_grace_seconds: 0 },
+    // Most tests count one reply per customer message: bursts (answered together) are on only where a test says so.
+    conversation: { bursts: false },
   };
   return merge(base, overrides) as ConfigInput;
 }

@@ -24,6 +24,8 @@ export async function whatsappParley(
     handoff?: { idle_minutes?: number };
     /** WhatsApp's gathering window (`conversation.gather_ms.whatsapp`; Parley's default 1,500 ms when not given). */
     gatherMs?: number;
+    /** Messages that arrive together answered by one turn (off in the shared test config: see support/parley.ts). */
+    bursts?: boolean;
   } = {},
 ): Promise<WhatsAppSetup> {
   const graph = o.graph ?? (await startFakeGraph());
@@ -33,7 +35,7 @@ export async function whatsappParley(
       proactive: { enabled: o.proactive ?? false },
       channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA, ...o.whatsapp } },
       handoff: o.handoff,
-      ...(o.gatherMs === undefined ? {} : { conversation: { gather_ms: { web: 0, whatsapp: o.gatherMs } } }),
+      conversation: Object.assign({ bursts: o.bursts ?? false }, o.gatherMs === undefined ? {} : { gather_ms: { web: 0, whatsapp: o.gatherMs } }),
     },
   });
   open.push(p);
