@@ -14,9 +14,18 @@ export interface ConfirmationSeen {
   answer?: 'approve' | 'decline';
 }
 
+/** A source a reply cites (a knowledge answer's `sources`). */
+export interface CitedSource {
+  n: number;
+  title: string;
+  url?: string;
+}
+
 export interface Observed {
   tools: ToolCall[];
   replies: string[];
+  /** The sources the replies cite, in order. */
+  sources: CitedSource[];
   proactive: string[];
   confirmations: ConfirmationSeen[];
   handoff: boolean;

@@ -4,6 +4,7 @@
 import type { Scenario, Expectation } from './schema.ts';
 import type { Difference, Observed } from './observed.ts';
 import { checkBackendResult, checkConfirmation, checkLocal, type Cursor } from './expectations.ts';
+import { observedOf } from './frames.ts';
 import { openSession, type Session, type SessionTarget } from './session.ts';
 
 export interface RunTarget extends SessionTarget {
@@ -40,29 +41,7 @@ interface Window {
 }
 
 async function observe(session: Session, from: Window): Promise<Observed> {
-  const frames = session.frames.slice(from.frames);
-  const tools = (await session.tools()).slice(from.tools);
-  const messages = frames.filter((f) => f.type === 'message');
-  // A call that waits for (or was refused) its confirmation was proposed, not made: it shows as a failed call.
-  for (const card of frames.filter((f) => f.type === 'confirm')) {
-    const outcome = frames.find((f) => f.type === 'confirmation' && f.id === card.id);
-    if (!outcome || (outcome.type === 'confirmation' && outcome.outcome !== 'approved'))
-      tools.push({
-        name: card.name,
-        args: card.args as Record<string, unknown>,
-        ok: false,
-        error: outcome?.type === 'confirmation' ? outcome.outcome : 'awaiting confirmation',
-      });
-  }
-  // The built-in handoff is no SDK call: the hand-over itself shows it was made.
-  if (frames.some((f) => f.type === 'status' && f.mode === 'human') && !tools.some((t) => t.name === 'handoff')) tools.push({ name: 'handoff', ok: true });
-  return {
-    tools,
-    replies: messages.filter((m) => !m.proactive).map((m) => m.text),
-    proactive: messages.filter((m) => m.proactive).map((m) => m.text),
-    confirmations: frames.filter((f) => f.type === 'confirm').map((c) => ({ name: c.name, args: c.args })),
-    handoff: session.withHuman(),
-  };
+  return observedOf(session.frames.slice(from.frames), (await session.tools()).slice(from.tools), session.withHuman());
 }
 
 const transcriptOf = (session: Session) =>

@@ -2,7 +2,8 @@
 // confirmation cards. A turn is over when telemetry says so (`turn.ended`) and its replies have arrived, or when a
 // confirmation waits for the customer, or when a person has the conversation.
 import WebSocket from 'ws';
-import { WidgetServerFrame, type WidgetServerFrame as ServerFrame } from '../../sdk/src/widget-protocol.ts';
+import type { WidgetServerFrame as ServerFrame } from '../../sdk/src/widget-protocol.ts';
+import { parseFrame, type SessionFrame } from './frames.ts';
 import type { Observed } from './observed.ts';
 
 export interface SessionTarget {
@@ -25,10 +26,10 @@ export class SessionError extends Error {}
 export async function openSession(target: SessionTarget, customer: { externalId: string; verified: boolean }) {
   const deadlineMs = target.deadlineMs ?? 30_000;
   const socket = new WebSocket(`${target.url.replace(/^http/, 'ws')}/widget/ws`);
-  const frames: ServerFrame[] = [];
+  const frames: SessionFrame[] = [];
   socket.on('message', (d) => {
-    const parsed = WidgetServerFrame.safeParse(JSON.parse(d.toString()));
-    if (parsed.success) frames.push(parsed.data);
+    const frame = parseFrame(JSON.parse(d.toString()));
+    if (frame) frames.push(frame);
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());
