@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import { openStore } from '../store/open.ts';
 import { ANONYMOUS_PREFIX, isVisitorCustomerId, type ConversationMeta, type MessageRecord } from '../store/model.ts';
 import type { Expectation, Scenario, Step } from './schema.ts';
-import { storedHistory, toolCallsOf } from './history.ts';
+import { storedHistory, toolCallsOf } from '../conversations/tool-calls.ts';
 import type { TestIo } from './io.ts';
 
 export const SCHEMA_LINE = '# yaml-language-server: $schema=https://raw.githubusercontent.com/parley/parley/main/docs/scenario.schema.json';

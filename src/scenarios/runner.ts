@@ -68,7 +68,7 @@ async function check(e: Expectation, session: Session, window: Window, cursor: C
   out.push(...checkLocal(e, await observe(session, window), cursor));
   if (e.backend) {
     if (!target.invokeBackend)
-      out.push({ expected: `backend ${e.backend.call}`, happened: 'no test path to the backend (only an embedded Parley has one, not --url)' });
+      out.push({ expected: `backend ${e.backend.call}`, happened: 'no test path to the backend (an embedded Parley, or a running one in test mode, has one)' });
     else out.push(...checkBackendResult(e.backend, await target.invokeBackend(e.backend.call, e.backend.args)));
   }
   if (e.judge && target.model) {
