@@ -7,9 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Parley } from '../app.ts';
-import type { Config } from '../config/schema.ts';
+import { DEFAULT_GRAPH_URL, type Config } from '../config/schema.ts';
+import { conversationIdFor } from '../conversations/history.ts';
 import type { Suite } from './schema.ts';
 import type { RunTarget } from './runner.ts';
+import type { WhatsAppTarget } from './turns.ts';
 import { storedHistory, toolCallsOf, type ToolCall } from '../conversations/tool-calls.ts';
 import { callBackend, type BackendCallAnswer } from '../ops/scenario-test.ts';
 
@@ -27,7 +29,32 @@ function merge(a: unknown, b: unknown): unknown {
   return b === undefined ? a : b;
 }
 
-/** How the runner reaches an in-process Parley: its URL and secret, its store's history, its SDK hub. */
+/**
+ * How the runner is a WhatsApp customer of an in-process Parley: when its WhatsApp channel is on (provider meta) and
+ * test mode's mock sender stands for the Graph API (its outbox is what the customer received).
+ */
+function whatsappOf(parley: Parley): WhatsAppTarget | undefined {
+  const { config, store, testMode } = parley.services;
+  const wa = config.channels.whatsapp;
+  const mock = testMode && (!wa.phone_id || !wa.token || wa.graph_url === DEFAULT_GRAPH_URL);
+  if (!wa.enabled || wa.provider !== 'meta' || !mock || !wa.app_secret) return undefined;
+  return {
+    appSecret: wa.app_secret,
+    phoneNumberId: wa.phone_id || '100000000000001',
+    webhookPath: wa.webhook_path,
+    async conversationOf(phone) {
+      const customer = await store.customers.findBy('phone', phone);
+      const conversationId = customer && conversationIdFor(customer.customerId, 'whatsapp');
+      return conversationId && (await store.conversations.get(conversationId)) ? conversationId : undefined;
+    },
+    async pendingConfirmation(conversationId) {
+      const pending = (await store.conversations.get(conversationId))?.pendingConfirmation;
+      return pending && { id: pending.id, name: pending.name, args: pending.args };
+    },
+  };
+}
+
+/** How the runner reaches an in-process Parley: its URL and secret, its store's history, its SDK hub, WhatsApp. */
 export function targetOf(parley: Parley): RunTarget {
   const { store } = parley.services;
   const hub = parley.runtime.hub;
@@ -36,10 +63,26 @@ export function targetOf(parley: Parley): RunTarget {
     secret: parley.services.secret,
     toolCalls: async (conversationId) => toolCallsOf(await storedHistory(store.history, conversationId)),
     invokeBackend: (name, args) => callBackend(hub, name, args),
+    whatsapp: whatsappOf(parley),
   };
 }
 
-export async function startEmbedded(config: Config, suite: Suite): Promise<Harness> {
+/** WhatsApp for the run: the real webhook path, its own secrets, the mock sender (the Graph API is never called). */
+const whatsappForRun = () => ({
+  channels: {
+    whatsapp: {
+      enabled: true,
+      provider: 'meta',
+      phone_id: '100000000000001',
+      token: randomBytes(16).toString('hex'),
+      verify_token: randomBytes(16).toString('hex'),
+      app_secret: randomBytes(24).toString('hex'),
+      graph_url: DEFAULT_GRAPH_URL,
+    },
+  },
+});
+
+export async function startEmbedded(config: Config, suite: Suite, o: { whatsapp?: boolean } = {}): Promise<Harness> {
   const { createParley } = await import('../app.ts');
   const { createLogger } = await import('../logger.ts');
   const { ConfigSchema } = await import('../config/schema.ts');
@@ -53,7 +96,7 @@ export async function startEmbedded(config: Config, suite: Suite): Promise<Harne
     demo: suite.backend ? { backend: false } : {},
     logging: { level: 'error' },
   };
-  const input = merge(merge(config, suite.config ?? {}), overrides) as { server: { base_url?: string } };
+  const input = merge(merge(merge(config, suite.config ?? {}), overrides), o.whatsapp ? whatsappForRun() : {}) as { server: { base_url?: string } };
   delete input.server.base_url; // its own address, known once it listens
   const parley = await createParley({ config: ConfigSchema.parse(input), testMode: true, logger: createLogger('error', process.stderr) });
   await parley.start();

@@ -5,7 +5,9 @@ import type { Scenario, Expectation } from './schema.ts';
 import type { Difference, Observed } from './observed.ts';
 import { checkBackendResult, checkConfirmation, checkLocal, type Cursor } from './expectations.ts';
 import { observedOf } from './frames.ts';
-import { openSession, type Session, type SessionTarget } from './session.ts';
+import { openSession } from './session.ts';
+import { openWhatsAppSession } from './whatsapp-session.ts';
+import type { Session, SessionTarget } from './turns.ts';
 
 export interface RunTarget extends SessionTarget {
   /** Calls a function the integrator's backend exposes (Parley's test path); undefined: not available. */
@@ -51,7 +53,6 @@ const transcriptOf = (session: Session) =>
     .join('\n');
 
 function needsModel(s: Scenario): string | undefined {
-  if (s.customer.channel === 'whatsapp') return 'channel whatsapp is not driven yet (only web): not run';
   if (s.simulate) return 'simulate needs a model (model: in parley-suite.yaml); none is configured';
   if (s.judge.length || [...s.steps, ...s.expect.map((e) => ({ expect: e }))].some((st) => 'expect' in st && st.expect.judge))
     return 'judge needs a model (model: in parley-suite.yaml); none is configured';
@@ -88,9 +89,12 @@ export async function runScenario(s: Scenario, file: string, target: RunTarget):
     durationMs: Date.now() - started,
     ...extra,
   });
-  const missing = s.customer.channel === 'whatsapp' || !target.model ? needsModel(s) : undefined;
+  const whatsapp = s.customer.channel === 'whatsapp' ? target.whatsapp : undefined;
+  if (s.customer.channel === 'whatsapp' && !whatsapp)
+    return result('skipped', [], { reason: 'channel whatsapp is driven through an embedded Parley only (not --url): not run' });
+  const missing = target.model ? undefined : needsModel(s);
   if (missing) return result('skipped', [], { reason: missing });
-  const session = await openSession(target, s.customer);
+  const session = whatsapp ? await openWhatsAppSession(Object.assign({}, target, { whatsapp }), s.customer) : await openSession(target, s.customer);
   const differences: StepDifference[] = [];
   try {
     let window: Window = { frames: 0, tools: 0 };
