@@ -89,8 +89,11 @@ export async function openWhatsAppSession(
     const outcome = /^confirmation\.(approved|denied|expired|cancelled)$/.exec(e.type)?.[1] as 'approved' | 'denied' | 'expired' | 'cancelled' | undefined;
     return outcome ? { type: 'confirmation', id: String(e.data.id), outcome, at: e.at } : undefined;
   };
-  /** Appends what arrived since the last look, in the order it happened (frames only grow: windows stay valid). */
-  const refresh = async () => {
+  /**
+   * Appends what arrived since the last look, in the order it happened (frames only grow: windows stay valid), and
+   * returns the telemetry it read: whether the turn is over is judged on the same reading the frames come from.
+   */
+  const refresh = async (): Promise<TelemetryEvent[]> => {
     conversationId ??= await wa.conversationOf(phone);
     const fresh: { at: number; frame: SessionFrame }[] = [];
     for (const m of await outbox()) {
@@ -99,12 +102,14 @@ export async function openWhatsAppSession(
       const frame = await frameOfSent(m);
       if (frame) fresh.push({ at: m.sentAt, frame });
     }
-    for (const e of await events()) {
+    const now = await events();
+    for (const e of now) {
       const frame = seen.has(`e:${e.id}`) ? undefined : frameOfEvent(e);
       seen.add(`e:${e.id}`);
       if (frame) fresh.push({ at: e.at, frame });
     }
     frames.push(...fresh.sort((a, b) => a.at - b.at).map((f) => f.frame));
+    return now;
   };
   const answered = new Set<string>();
   const pendingConfirm = () =>
@@ -115,13 +120,12 @@ export async function openWhatsAppSession(
   const withHuman = () => frames.filter((f) => f.type === 'status').at(-1)?.mode === 'human';
   const replies = () => frames.filter((f) => f.type === 'message').length;
   const settle = async (act: () => Promise<void>) => {
-    await refresh();
-    const ended = countOf(await events(), 'turn.ended');
+    const ended = countOf(await refresh(), 'turn.ended');
     await act();
     await waitFor(deadlineMs, 'the end of the turn (WhatsApp)', async () => {
-      await refresh();
+      const now = await refresh();
       if (pendingConfirm()) return true;
-      return (conversationId !== undefined && turnOver(await events(), ended, replies(), withHuman())) || undefined;
+      return (conversationId !== undefined && turnOver(now, ended, replies(), withHuman())) || undefined;
     });
   };
 
