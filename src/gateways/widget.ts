@@ -78,6 +78,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
     wsHandler: (socket: WebSocket, request: FastifyRequest) => {
       let customer: SignedIn | undefined;
       let visitor = false;
+      let initializing = false;
       let conversationId = '';
       /** `id`: the customer message refused (the widget marks it not sent); `retryAfterMs` for `rate_limited`. */
       const error = (code: string, message: string, refused?: { id?: string; retryAfterMs?: number }) =>
@@ -87,12 +88,16 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         log.debug({ reason: message }, 'widget frame refused');
         error('bad_frame', message);
       };
-      const initTimer = clock.setTimeout(() => {
-        if (!customer) {
-          error('init_timeout', 'Send init first');
-          socket.close(4008, 'init timeout');
-        }
-      }, INIT_TIMEOUT_MS);
+      // For a client that never sends init. An init being handled is bounded by the store's deadline instead, so a
+      // slow store answers `unavailable` rather than `init_timeout`; a failed init starts the wait again.
+      const armInitTimer = () =>
+        clock.setTimeout(() => {
+          if (!customer) {
+            error('init_timeout', 'Send init first');
+            socket.close(4008, 'init timeout');
+          }
+        }, INIT_TIMEOUT_MS);
+      let initTimer = armInitTimer();
 
       const refuse = (code: string, message: string) => {
         error(code, message);
@@ -100,11 +105,20 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
       };
 
       const init = async (frame: Extract<WidgetClientFrame, { type: 'init' }>) => {
-        if (customer) return error('already_initialized', 'init was already accepted on this connection');
-        const signedIn = await o.signIn.signIn(frame, request.ip);
+        if (customer || initializing) return error('already_initialized', 'init was already accepted on this connection');
+        clock.clearTimeout(initTimer);
+        initializing = true;
+        let signedIn: Awaited<ReturnType<typeof o.signIn.signIn>>;
+        try {
+          signedIn = await withinDeadline(o.signIn.signIn(frame, request.ip));
+        } catch (err) {
+          initTimer = armInitTimer();
+          throw err;
+        } finally {
+          initializing = false;
+        }
         if (!signedIn.ok) return refuse(signedIn.code, signedIn.message);
         const found = signedIn.customer;
-        clock.clearTimeout(initTimer);
         customer = found;
         visitor = signedIn.visitor;
         conversationId = conversationIdFor(found.customerId, 'web');
