@@ -11,10 +11,10 @@ import { sendError } from '../http/errors.ts';
 import { illFormedMessage, illFormedTextAt, jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
 import { createRateLimiter } from '../limits/rate-limiter.ts';
 import type { Services } from '../services.ts';
-import { sendFrame, type WebSessions } from '../channels/web-sessions.ts';
+import { sendFrame, type WebSessions } from './sessions.ts';
 import { withinDeadline } from '../store/deadline.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
-import { toWidgetHistory } from '../channels/widget-history.ts';
+import { toWidgetHistory } from './history.ts';
 
 export interface WidgetGatewayOptions {
   services: Services;
