@@ -104,11 +104,11 @@ export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOption
   const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
     const token = bearerToken(request.headers.authorization);
     if (!token || !safeEqual(token, services.secret)) {
-      return sendError(reply, 401, 'unauthorized', 'Missing or invalid Authorization: Bearer <SERVICE_SDK_SECRET>');
+      return sendError(reply, 'unauthorized', 'Missing or invalid Authorization: Bearer <SERVICE_SDK_SECRET>');
     }
     const connectionId = supervisor.reserveSdkSlot();
     if (!connectionId) {
-      return sendError(reply, 503, 'too_many_connections', 'All SDK connection slots are in use; retry later');
+      return sendError(reply, 'too_many_connections', 'All SDK connection slots are in use; retry later');
     }
     reservations.set(request, connectionId);
   };
@@ -134,7 +134,7 @@ export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOption
     onRequest,
     onResponse,
     handler: (_request, reply) =>
-      sendError(reply.header('upgrade', 'websocket'), 426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'),
+      sendError(reply.header('upgrade', 'websocket'), 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'),
     wsHandler: (socket: WebSocket, request: FastifyRequest) => {
       const connectionId = reservations.get(request);
       reservations.delete(request);

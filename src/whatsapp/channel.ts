@@ -585,25 +585,25 @@ export function createWhatsAppChannel(deps: {
         if (mode === 'subscribe' && typeof token === 'string' && safeEqual(token, wa.verify_token) && typeof challenge === 'string') {
           return reply.type('text/plain; charset=utf-8').send(challenge);
         }
-        return sendError(reply, 403, 'forbidden', 'Verification failed');
+        return sendError(reply, 'forbidden', 'Verification failed');
       });
       scope.post(wa.webhook_path, async (request, reply) => {
         const raw = request.body;
         if (!Buffer.isBuffer(raw) || !verifySignature(raw, request.headers['x-hub-signature-256'], wa.app_secret)) {
-          return sendError(reply, 401, 'invalid_signature', 'Missing or invalid x-hub-signature-256');
+          return sendError(reply, 'invalid_signature', 'Missing or invalid x-hub-signature-256');
         }
         let json: unknown;
         try {
           json = sjson.parse(raw.toString('utf8'), { protoAction: 'error', constructorAction: 'error' });
         } catch {
-          throw new HttpError(400, 'bad_request', 'Body is not valid JSON');
+          throw new HttpError('bad_request', 'Body is not valid JSON');
         }
-        if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw new HttpError(400, 'bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+        if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw new HttpError('bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
         let parsed;
         try {
           parsed = parseWebhook(json);
         } catch (err) {
-          if (err instanceof WebhookPayloadError) throw new HttpError(400, 'validation_failed', err.message);
+          if (err instanceof WebhookPayloadError) throw new HttpError('validation_failed', err.message);
           throw err;
         }
         // Customer messages and identity changes are queued (durable, ordered per user); the rest starts no turn.
