@@ -94,7 +94,7 @@ export async function scenarioExportPlugin(app: FastifyInstance, o: { services: 
     const { conversationId } = parseOr400(Params, request.params, 'params');
     const { store } = o.services;
     const record = await store.conversations.get(conversationId);
-    if (!record) throw new HttpError(404, 'conversation_not_found', 'No conversation with this id');
+    if (!record) throw new HttpError('conversation_not_found');
     const text = scenarioYaml(scenarioFrom(record, await storedHistory(store.history, conversationId)));
     return reply
       .type('application/yaml; charset=utf-8')

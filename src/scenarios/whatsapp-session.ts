@@ -3,7 +3,7 @@
 // WhatsApp outbox (the mock sender that stands for the Graph API). What it received is kept as widget frames (a text
 // is a message; buttons are a confirmation card; telemetry gives the answers and the handoffs), so the same checks run.
 import { createHash } from 'node:crypto';
-import { HANDOFF_TEXTS } from '../channels/whatsapp.ts';
+import { HANDOFF_TEXTS } from '../whatsapp/channel.ts';
 import { signPayload } from '../whatsapp/signature.ts';
 import type { SessionFrame } from './frames.ts';
 import {
