@@ -35,6 +35,7 @@ import { customersPlugin } from './customers/routes.ts';
 import { conversationsPlugin } from './conversations/routes.ts';
 import { createAgents } from './agents/index.ts';
 import { normalizePhone } from './whatsapp/phone.ts';
+import { scenarioExportPlugin } from './ops/scenario-export.ts';
 import { whatsappTestPlugin } from './ops/test-mode.ts';
 import { whatsappMediaPlugin } from './whatsapp/media.ts';
 import { DEFAULT_GRAPH_URL } from './config/schema.ts';
@@ -314,6 +315,8 @@ export async function wireComponents(o: {
   });
   const retention = createRetentionPruner({ store, clock, retentionDays: config.telemetry.retention_days, logger });
   await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text(), auth: agents.principalHook });
+  // The dashboard's "Export as test": a conversation as a scenario file (README, "Testing your conversations").
+  await app.register(scenarioExportPlugin, { services, auth: agents.principalHook });
   await app.register(whatsapp.plugin);
   await app.register(webhooksPlugin, { services, webhooks, auth: agents.principalHook });
   const knowledge = createKnowledgeFeature(services);
