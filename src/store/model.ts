@@ -95,8 +95,12 @@ export interface HandoffInfo {
   /** `model`: the LLM called the `handoff` tool; `api`: the integrator's `POST /conversations/:id/handoff`. */
   source: 'model' | 'api';
   reason?: string;
-  /** The last agent who wrote. */
-  agent?: { name: string };
+  /** The signed-in agent who asked for it through the API. */
+  requestedBy?: string;
+  /** The last agent who wrote (with their id when signed in). */
+  agent?: { name: string; agentId?: string };
+  /** No agent wrote within `handoff.offline_after_minutes`: the customer was asked for an email address then. */
+  offlineAt?: number;
 }
 
 /** A conversation record without its snapshot (lists, the dashboard). */

@@ -28,7 +28,7 @@ const SLOW = 20_000;
 describe('human handoff on WhatsApp', () => {
   it('a person takes over and hands back; agent replies go through Graph; an agent reply outside the 24 h window is refused', async () => {
     // A long idle release: the clock jumps a day ahead below.
-    const { graph, p } = await whatsappParley(open, { handoff: { idle_minutes: 3 * 24 * 60 } });
+    const { graph, p } = await whatsappParley(open, { handoff: { offline_after_minutes: 3 * 24 * 60 } });
     const texts = () => graph.delivered().map((r) => r.body.text?.body as string);
     const customerSays = async (text: string) => expect((await postWebhook(p.url(), webhookBody([textMessage(PHONE, text)]))).status).toBe(200);
 

@@ -21,7 +21,7 @@ export async function whatsappParley(
     backend?: boolean;
     statuses?: boolean;
     proactive?: boolean;
-    handoff?: { idle_minutes?: number };
+    handoff?: { offline_after_minutes?: number; return_to_assistant_after_minutes?: number };
     /** WhatsApp's gathering window (`conversation.gather_ms.whatsapp`; Parley's default 1,500 ms when not given). */
     gatherMs?: number;
     /** Messages that arrive together answered by one turn (off in the shared test config: see support/parley.ts). */
