@@ -20,6 +20,11 @@ export interface Customer {
    * messages go out from it (unset: `channels.whatsapp.phone_id`).
    */
   businessNumberId?: string;
+  /**
+   * An email address the customer left for a reply while waiting for a person (issue 35): their own claim, never
+   * verified, so never an identity. Written only by `CustomerStore.setContact`; `save` keeps it as stored.
+   */
+  contact?: { email: string; at: number };
 }
 
 /** How a customer is found: the integrator's id, an email (case-insensitive), a WhatsApp phone (E.164) or BSUID. */

@@ -44,6 +44,8 @@ export interface CustomerStore {
    * `customer` no longer has are released. An identity owned by another customer is taken over.
    */
   save(customer: Customer, previous?: Customer): Promise<void>;
+  /** Stores the email address the customer left for a reply (`contact`); false when there is no such customer. */
+  setContact(customerId: string, contact: { email: string; at: number }): Promise<boolean>;
 }
 
 export interface ConversationStore {
