@@ -2,7 +2,7 @@
 // IANA time zone across daylight saving changes.
 import { describe, expect, it } from 'vitest';
 import { BusinessHoursSchema } from '../../src/config/business-hours-schema.ts';
-import { backAtText, openness } from '../../src/conversations/business-hours.ts';
+import { backAtText, openness } from '../../src/handoff/business-hours.ts';
 
 const berlin = BusinessHoursSchema.parse({
   time_zone: 'Europe/Berlin',
