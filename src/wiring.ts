@@ -314,6 +314,8 @@ export async function wireComponents(o: {
     sdkConnections: () => hub.connectionCount(),
     whatsappQueueDepth: () => ({ inbound: whatsapp.inbound.depth(), outbound: whatsapp.outboundQueue.depth() }),
     withHuman: () => host!.list().filter((c) => c.state === 'withHuman').length,
+    handoffs: () =>
+      host!.list().flatMap((c) => (c.human ? [{ since: c.human.since, answered: c.human.agent !== undefined, agentId: c.human.agent?.agentId }] : [])),
     webhooks: () => webhooks.counters(),
     storeDatabase: () => store.checks().database,
     clusterNodes: () => cluster.view().nodes.length,

@@ -523,7 +523,8 @@ export type InboxEvent =
       message: { messageId: string; text: string; content?: object };
     }
   | { type: 'confirm'; confirmationId: string; approve: boolean }
-  | { type: 'handoff'; reason?: string }
+  /** `agentId`: the signed-in agent who asked for it. */
+  | { type: 'handoff'; reason?: string; agentId?: string }
   | { type: 'release'; agentId?: string }
   | { type: 'agent'; message: { id: string; text: string; author: { name: string; agentId?: string } } };
 
