@@ -27,6 +27,8 @@ export interface Bubble {
   outcome?: Outcome;
   author?: { name: string };
   mode?: 'human' | 'assistant';
+  /** A `human` status line while nobody is there yet (closed, or no one free): it does not promise "shortly". */
+  away?: boolean;
 }
 
 export interface ConfirmPrompt {
@@ -186,6 +188,7 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
     case 'handoff_notice':
       return {
         ...state,
+        bubbles: f.kind === 'open' ? state.bubbles : markAway(state.bubbles),
         handoff: f,
         contact: f.contactEmail ? { ...state.contact, email: f.contactEmail } : state.contact,
       };
@@ -206,6 +209,14 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
       // A frame this build does not know (from a newer server) changes nothing.
       return state;
   }
+}
+
+/** The last "a person will join" line no longer promises "shortly" (the team is away, or no one is free yet). */
+function markAway(bubbles: Bubble[]): Bubble[] {
+  let i = bubbles.length - 1;
+  while (i >= 0 && !(bubbles[i].role === 'status' && bubbles[i].mode === 'human' && !bubbles[i].author)) i--;
+  if (i < 0 || bubbles[i].away) return bubbles;
+  return bubbles.map((b, j) => (j === i ? { ...b, away: true } : b));
 }
 
 /** Messages sent but not acknowledged (kept across a reload until they are). */

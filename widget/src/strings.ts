@@ -47,6 +47,7 @@ export interface Strings {
   noticeRefreshing: string;
   /** Status lines of a human handoff. */
   statusHuman: string;
+  statusHumanAway: string;
   statusAgentJoined: string;
   statusAssistant: string;
   /** While waiting for a person: outside opening hours ({when}: the next opening), the usual wait, no one free yet. */
@@ -112,6 +113,7 @@ const en: Strings = {
   noticeSessionEnded: 'Your session has ended. Please reload the page to keep chatting.',
   noticeRefreshing: 'Signing you in again…',
   statusHuman: 'A person from our team will join you here shortly.',
+  statusHumanAway: 'Your conversation is with our team now.',
   statusAgentJoined: '{name} joined the conversation',
   statusAssistant: 'You are chatting with the assistant again.',
   handoffClosed: 'Our team is away right now and back {when}.',
@@ -175,6 +177,7 @@ const es: Strings = {
   noticeSessionEnded: 'Tu sesión ha terminado. Recarga la página para seguir conversando.',
   noticeRefreshing: 'Volviendo a iniciar tu sesión…',
   statusHuman: 'Una persona de nuestro equipo te atenderá aquí en breve.',
+  statusHumanAway: 'Tu conversación está ahora con nuestro equipo.',
   statusAgentJoined: '{name} se unió a la conversación',
   statusAssistant: 'Vuelves a hablar con el asistente.',
   handoffClosed: 'Nuestro equipo no está disponible ahora; vuelve el {when}.',

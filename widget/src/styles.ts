@@ -105,6 +105,8 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1p
 .handoff { font-size: 13px; padding: 8px 14px; border-top: 1px solid var(--pw-border); }
 .handoff[hidden], .handoff [hidden] { display: none; }
 .handoff p { margin: 0 0 6px; }
+.handoff form.email-form { display: block; padding: 0; border: 0; background: none; }
+.handoff form.email-form[hidden] { display: none; }
 .email-form label { display: block; font-weight: 600; margin-bottom: 4px; }
 .email-row { display: flex; gap: 6px; }
 .email-row input { flex: 1; min-width: 0; font: inherit; padding: 6px 8px; border: 1px solid var(--pw-border); border-radius: 8px; background: var(--pw-input); color: inherit; }

@@ -259,7 +259,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
     // Nodes are kept in state order, before the typing indicator (always last); existing ones stay put.
     let previous: Node = welcome;
     for (const [i, b] of state.bubbles.entries()) {
-      const kind = b.role !== 'confirmation' ? 'message' : (b.outcome ?? 'pending');
+      const kind = b.role === 'status' && b.away ? 'away' : b.role !== 'confirmation' ? 'message' : (b.outcome ?? 'pending');
       let n = nodes.get(b.id);
       if (!n || n.kind !== kind) {
         const fresh = build(b);
