@@ -3,12 +3,13 @@
 // widget of theirs (`contact_saved`, so another tab's form closes too).
 import { z } from 'zod';
 import type { WidgetContactFrame } from '../../sdk/src/widget-protocol.ts';
-import type { WebSessions } from '../channels/web-sessions.ts';
+import type { WebSessions } from './sessions.ts';
 import type { StoreRepos } from '../store/repos.ts';
 
 const Email = z.email();
 
-export type ContactOutcome = { ok: true } | { ok: false; code: 'invalid_email' | 'not_found'; message: string };
+/** `internal`: the signed-in customer's record is gone (it never is while its socket is open). */
+export type ContactOutcome = { ok: true } | { ok: false; code: 'invalid_email' | 'internal'; message: string };
 
 export async function saveContact(
   o: { store: Pick<StoreRepos, 'customers'>; sessions: Pick<WebSessions, 'push'>; now: () => number },
@@ -17,7 +18,7 @@ export async function saveContact(
 ): Promise<ContactOutcome> {
   const email = frame.email.trim();
   if (!Email.safeParse(email).success) return { ok: false, code: 'invalid_email', message: 'This is not an email address' };
-  if (!(await o.store.customers.setContact(customerId, { email, at: o.now() }))) return { ok: false, code: 'not_found', message: 'No such customer' };
+  if (!(await o.store.customers.setContact(customerId, { email, at: o.now() }))) return { ok: false, code: 'internal', message: 'No such customer' };
   o.sessions.push(customerId, { type: 'contact_saved', id: frame.id, email });
   return { ok: true };
 }
