@@ -12,6 +12,7 @@
 import type { FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_GRAPH_URL } from '../config/schema.ts';
+import { conversationLocale, questionFor, wordsFor } from '../customers/locale.ts';
 import type { ConversationOutput } from '../../machines/conversation.ts';
 import type { ChannelSink, ConversationHost, ConversationMeta } from '../conversations/host.ts';
 import { conversationIdFor } from '../conversations/history.ts';
@@ -409,13 +410,16 @@ export function createWhatsAppChannel(deps: {
         fromNumberFor(c),
       );
     if (o.type === 'confirm') {
+      // In the customer's locale (channels.whatsapp.locale unless known): "¿Cancelar el pedido 1001?" [Sí] [No].
+      const locale = conversationLocale(c, 'whatsapp', wa.locale);
+      const words = wordsFor(locale);
       const buttons: OutboundWhatsApp = {
         kind: 'buttons',
         to: phone,
-        text: `${o.summary}?`,
+        text: questionFor(locale, o.summary),
         buttons: [
-          { id: `confirm:${o.id}:yes`, title: 'Yes' },
-          { id: `confirm:${o.id}:no`, title: 'No' },
+          { id: `confirm:${o.id}:yes`, title: words.yes },
+          { id: `confirm:${o.id}:no`, title: words.no },
         ],
       };
       return Object.assign(buttons, fromNumberFor(c));

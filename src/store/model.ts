@@ -20,6 +20,11 @@ export interface Customer {
    * messages go out from it (unset: `channels.whatsapp.phone_id`).
    */
   businessNumberId?: string;
+  /**
+   * The customer's locale (a language tag: `es`, `es-MX`) as their widget last said (`init.locale`); unset on
+   * WhatsApp, where `channels.whatsapp.locale` applies. The model answers in it; confirmations are worded in it.
+   */
+  locale?: string;
 }
 
 /** How a customer is found: the integrator's id, an email (case-insensitive), a WhatsApp phone (E.164) or BSUID. */
