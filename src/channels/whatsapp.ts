@@ -71,8 +71,8 @@ const sourceIdOf = (meta: ConversationMeta, o: ConversationOutput): string | und
 };
 
 const CONFIRM_REPLY = /^confirm:(.+):(yes|no)$/;
-const YES = /^\s*(yes|y|yeah|yep|ok|okay|approve|confirm|sí|si)\s*[.!]*\s*$/i;
-const NO = /^\s*(no|n|nope|decline|cancel|stop)\s*[.!]*\s*$/i;
+const YES = /^\s*(yes|y|yeah|yep|ok|okay|approve|confirm|sí|si|ja|oui)\s*[.!]*\s*$/i;
+const NO = /^\s*(no|n|nope|decline|cancel|stop|nein|non)\s*[.!]*\s*$/i;
 
 /** A button reply for this confirmation, or a typed yes/no while one is pending. */
 export function confirmationAnswer(m: Pick<InboundMessage, 'text' | 'replyId'>, pendingId: string): boolean | undefined {
