@@ -69,7 +69,8 @@ const authorOf = (a: AgentAuthor): AgentAuthor => (a.agentId === undefined ? { n
 /** An actor's output stamped with the time it finished (from the runtime's injected clock). */
 export type Timed<T> = T & { at: number };
 
-export type InvokeOutcome = { ok: true; data: unknown } | { ok: false; error: { message: string; code?: string } };
+/** `receipt`: what the customer reads once a confirmed action ran (the backend's words, or derived by the runtime). */
+export type InvokeOutcome = { ok: true; data: unknown; receipt?: string } | { ok: false; error: { message: string; code?: string }; receipt?: string };
 
 export interface InvokeToolInput {
   invocationId: string;
@@ -77,6 +78,9 @@ export interface InvokeToolInput {
   args: unknown;
   conversationId: string;
   customerId: string;
+  /** The customer approved this call (a confirmation ran): its outcome gets a receipt worded from `summary`. */
+  confirmed?: boolean;
+  summary?: string;
 }
 
 export type ConversationOutput =
@@ -87,8 +91,22 @@ export type ConversationOutput =
   /** `cancelled`: a person took the conversation over while it waited (`reason: 'handoff'`); a late answer is refused. */
   | { type: 'confirmation'; id: string; turnId: string; name: string; outcome: 'approved' | 'denied' | 'expired' | 'cancelled'; reason?: 'handoff' }
   | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'invoked'; args: unknown }
-  /** `content` is exactly what the LLM is given for this call. */
-  | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'result' | 'failed'; content: string; durationMs?: number; error?: string }
+  /**
+   * `content` is exactly what the LLM is given for this call. A confirmed call's outcome also names its confirmation
+   * (`confirmationId`) and carries the `receipt` the customer reads ("Order 1001 cancelled" / "Could not …").
+   */
+  | {
+      type: 'tool';
+      turnId: string;
+      callId: string;
+      name: string;
+      phase: 'result' | 'failed';
+      content: string;
+      durationMs?: number;
+      error?: string;
+      confirmationId?: string;
+      receipt?: string;
+    }
   | { type: 'turn'; turnId: string; phase: 'started' | 'ended'; messageId: string }
   /** `id`s of handoff outputs are unique within the conversation: `h:<since>`, `r:<since>`, `j:<agent message id>`. */
   /** `agentId`: the signed-in agent who asked for it through the API. */
@@ -655,13 +673,14 @@ export const conversationMachine = setup({
         src: 'invokeTool',
         input: ({ context }) => {
           const call = currentCall(context);
-          return {
+          const input: InvokeToolInput = {
             invocationId: invocationIdFor(context.turn!, call),
             name: call.name,
             args: call.args,
             conversationId: context.conversationId,
             customerId: context.customerId,
           };
+          return call.requiresConfirmation ? Object.assign(input, { confirmed: true, summary: call.summary }) : input;
         },
         onDone: {
           target: 'nextCall',
@@ -755,6 +774,7 @@ const invokeError = (error: unknown): InvokeOutcome => ({ ok: false, error: { me
 function toolFinished(context: ConversationContext, outcome: InvokeOutcome, at?: number): ConversationOutput {
   const turn = context.turn!;
   const entry = turn.transcript[turn.transcript.length - 1] as Extract<TurnEntry, { role: 'tool' }>;
+  const call = turn.calls[turn.callIndex - 1];
   return {
     type: 'tool',
     turnId: turn.turnId,
@@ -764,6 +784,8 @@ function toolFinished(context: ConversationContext, outcome: InvokeOutcome, at?:
     content: entry.content,
     ...(at !== undefined && turn.callStartedAt !== undefined ? { durationMs: Math.max(0, at - turn.callStartedAt) } : {}),
     ...(entry.ok ? {} : { error: outcome.ok ? 'unreadable result' : outcome.error.message }),
+    // A confirmed call: its receipt goes where the customer approved it (never a bare "approved" next to a failure).
+    ...(call?.requiresConfirmation && outcome.receipt ? { confirmationId: invocationIdFor(turn, call), receipt: outcome.receipt } : {}),
   };
 }
 

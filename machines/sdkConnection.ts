@@ -17,6 +17,9 @@ export interface SdkFunctionDeclaration {
   mode: 'read' | 'write' | 'destructive';
   /** Offered to visitors' turns too (never a write or destructive one). */
   visitors?: boolean;
+  /** The confirmation summary per locale (templates), and whether the backend words it itself. */
+  summary?: Record<string, string>;
+  summarizes?: boolean;
 }
 
 export interface SdkInfo {

@@ -14,11 +14,14 @@ export interface Paths {
 }
 
 /** One registered SDK function in the catalog (union of all registered connections). */
-export interface CatalogEntry extends FunctionDeclaration {
+export interface CatalogEntry extends Omit<FunctionDeclaration, 'summarizes'> {
+  /** See FunctionDeclaration (absent: false; MCP tools never do). */
+  summarizes?: boolean;
   connectionId: string;
 }
 
-export type InvokeOutcome = { ok: true; data: unknown } | { ok: false; error: { message: string; code?: string } };
+/** `receipt`: what the customer reads once a confirmed action ran, when the backend worded it (`result.receipt`). */
+export type InvokeOutcome = { ok: true; data: unknown; receipt?: string } | { ok: false; error: { message: string; code?: string }; receipt?: string };
 
 export interface SdkHub {
   /** Functions callable now. A name registered by two connections resolves to the most recent registration. */
@@ -32,6 +35,11 @@ export interface SdkHub {
    * with code `unknown_function` | `timeout` | `disconnected` | the handler's code.
    */
   invoke(name: string, args: unknown, context: InvokeContextInput, options?: { invocationId?: string; timeoutMs?: number }): Promise<InvokeOutcome>;
+  /**
+   * A `summarizes` function's confirmation summary, asked of the backend that registered it (a `summarize` frame).
+   * Resolves undefined when it has none, does not answer within `timeoutMs`, or is not on this node. Never rejects.
+   */
+  summarize?(name: string, args: unknown, locale: string, timeoutMs: number): Promise<string | undefined>;
   /** True when a registered connection declared `sendProvider`. */
   canSend(): boolean;
   /** Deliver an outbound message through an SDK `onSend` handler (provider `sdk`). */

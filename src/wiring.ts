@@ -7,7 +7,8 @@ import type { LiveActor } from './runtime/supervisor.ts';
 import { createCustomerRepo } from './customers/repo.ts';
 import { createConversationHost, type ChannelSink, type ConversationHost } from './conversations/host.ts';
 import { handoffNotice } from './conversations/handoff-notices.ts';
-import { createLlmStep, visitorMayUse } from './conversations/llm-step.ts';
+import { createLlmStep } from './conversations/llm-step.ts';
+import { createToolInvoker } from './conversations/tool-invoker.ts';
 import { createWebSessions } from './web/sessions.ts';
 import { widgetGatewayPlugin } from './web/gateway.ts';
 import { createHandoffOutlook } from './handoff/outlook.ts';
@@ -24,7 +25,6 @@ import { identityPlugin } from './identity/routes.ts';
 import { createAuthLimits } from './identity/limits.ts';
 import { createWidgetSignIn } from './identity/widget-sign-in.ts';
 import { createVisitors } from './identity/visitors.ts';
-import { isVerifiedCustomer, isVisitorCustomerId } from './store/model.ts';
 import { demoPlugin } from './demo/routes.ts';
 import { createProactiveLedger } from './proactive/ledger.ts';
 import { createProactiveService } from './proactive/service.ts';
@@ -180,22 +180,7 @@ export async function wireComponents(o: {
   host = createConversationHost({
     services,
     llmStep,
-    invokeTool: (input, meta) =>
-      // A visitor's turn calls only what it was offered, whatever name the model writes.
-      isVisitorCustomerId(meta.customerId) && !tools.catalog().some((f) => f.name === input.name && visitorMayUse(f))
-        ? Promise.resolve({ ok: false, error: { code: 'sign_in_required', message: `"${input.name}" needs the customer to sign in first` } })
-        : tools.invoke(
-            input.name,
-            input.args,
-            {
-              customerId: meta.customerId,
-              externalId: meta.externalId,
-              channel: meta.channel,
-              conversationId: meta.conversationId,
-              verified: isVerifiedCustomer(meta),
-            },
-            { invocationId: input.invocationId, timeoutMs: config.safety.invoke_timeout_ms },
-          ),
+    invokeTool: createToolInvoker({ tools, customers: store.customers, config }),
     sinks,
     sdk: { registered: () => hub.registeredCount() > 0, onChange: (listener) => hub.onChange(listener) },
     // Several nodes share a PostgreSQL store: claims, fencing and inboxes. On LMDB one process holds the store and

@@ -3,7 +3,7 @@
 // Started in-process by the default profile (`demo.backend: true`); run it on
 // its own with `npx tsx examples/demo-backend/main.ts`.
 import { z } from 'zod';
-import { createClient } from '../../sdk/src/index.ts';
+import { createClient, withReceipt } from '../../sdk/src/index.ts';
 
 interface Order {
   orderId: string;
@@ -59,6 +59,13 @@ export async function startDemoBackend(o: {
       description: 'Cancel an order by its order number',
       parameters: z.object({ orderId: z.string().describe('The order number, e.g. 1001') }),
       mode: 'write',
+      // The confirmation card in the customer's language (Parley fills {orderId} from the arguments).
+      summary: {
+        en: 'Cancel order {orderId}',
+        es: 'Cancelar el pedido {orderId}',
+        de: 'Bestellung {orderId} stornieren',
+        fr: 'Annuler la commande {orderId}',
+      },
     },
     async ({ orderId }: { orderId: string }, context: { invocationId: string }) => {
       const order = orders.get(String(orderId));
@@ -66,14 +73,26 @@ export async function startDemoBackend(o: {
       // The invocationId is stable across retries: apply the write once.
       if (appliedCancellations.has(context.invocationId)) return { orderId: order.orderId, status: order.status };
       if (order.status === 'shipped' || order.status === 'delivered') {
-        throw Object.assign(
-          new Error(`Order ${orderId} has already ${order.status === 'shipped' ? 'shipped' : 'been delivered'} and can no longer be cancelled`),
-          { code: 'not_cancellable' },
-        );
+        const shipped = order.status === 'shipped';
+        // The receipt the customer reads where they approved (the message is for the model).
+        const receipt = {
+          en: `Could not cancel order ${orderId}: it has already ${shipped ? 'shipped' : 'been delivered'}`,
+          es: `No se pudo cancelar el pedido ${orderId}: ya ${shipped ? 'se envió' : 'se entregó'}`,
+        };
+        throw Object.assign(new Error(`Order ${orderId} has already ${shipped ? 'shipped' : 'been delivered'} and can no longer be cancelled`), {
+          code: 'not_cancellable',
+          receipt,
+        });
       }
       if (!faults.has('cancel-noop')) order.status = 'cancelled';
       appliedCancellations.add(context.invocationId);
-      return { orderId: order.orderId, status: faults.has('cancel-noop') ? 'cancelled' : order.status };
+      const result = { orderId: order.orderId, status: faults.has('cancel-noop') ? 'cancelled' : order.status };
+      return withReceipt(result, {
+        en: `Order ${orderId} cancelled`,
+        es: `Pedido ${orderId} cancelado`,
+        de: `Bestellung ${orderId} storniert`,
+        fr: `Commande ${orderId} annulée`,
+      });
     },
   );
 

@@ -27,6 +27,8 @@ SCHEMAS: dict[str, Any] = {
     "AckFrame": protocol.AckFrame,
     "HandoffFrame": protocol.HandoffFrame,
     "CustomerMessageFrame": protocol.CustomerMessageFrame,
+    "SummarizeFrame": protocol.SummarizeFrame,
+    "SummaryFrame": protocol.SummaryFrame,
 }
 
 
@@ -56,7 +58,8 @@ def matches(actual: Any, expected: Any) -> bool:
 
 def test_the_fixtures_cover_every_frame_kind_of_both_directions() -> None:
     kinds = {v["input"]["type"] for f in FILES for v in json.loads(f.read_text())["valid"]}
-    expected = {"register", "result", "sent", "ingest", "error", "registered", "invoke", "send", "ack", "handoff", "customer_message"}
+    expected = {"register", "result", "sent", "ingest", "summary", "error"}
+    expected |= {"registered", "invoke", "send", "ack", "handoff", "customer_message", "summarize"}
     assert kinds == expected
 
 

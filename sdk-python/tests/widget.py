@@ -19,10 +19,13 @@ class Widget:
         self._cursor = 0
 
     @classmethod
-    async def open(cls, base_url: str, customer_id: str) -> Widget:
+    async def open(cls, base_url: str, customer_id: str, locale: str | None = None) -> Widget:
         ws = await connect(base_url.replace("http", "ws", 1) + "/widget/ws", open_timeout=30)
         widget = cls(ws)
-        await widget.send({"type": "init", "customerId": customer_id, "email": f"{customer_id}@example.com"})
+        init: Frame = {"type": "init", "customerId": customer_id, "email": f"{customer_id}@example.com"}
+        if locale is not None:
+            init["locale"] = locale
+        await widget.send(init)
         await widget.next(lambda f: f["type"] == "ready")
         return widget
 

@@ -14,7 +14,9 @@ import {
   SendFrame,
   HandoffFrame,
   CustomerMessageFrame,
+  SummarizeFrame,
   type ClientFrame,
+  type SummaryTemplates,
   type FunctionMode,
   type ToolError,
 } from './protocol.ts';
@@ -24,6 +26,7 @@ import { downloadMedia, ParleyMediaError, type DownloadedMedia, type DownloadMed
 import type { z } from 'zod';
 import type { CustomerMessageNotice, HandoffNotice } from './agent-api.ts';
 import { createConversations, type Conversations } from './conversations.ts';
+import { errorReceipt, splitResult, summaryDeclaration, type SummaryFunction } from './localized.ts';
 
 export type HandoffHandler = (notice: HandoffNotice) => void | Promise<void>;
 export type CustomerMessageHandler = (notice: CustomerMessageNotice) => void | Promise<void>;
@@ -35,6 +38,7 @@ const SERVER_SCHEMAS: Record<string, z.ZodType> = {
   ack: AckFrame,
   handoff: HandoffFrame,
   customer_message: CustomerMessageFrame,
+  summarize: SummarizeFrame,
   error: ErrorFrame,
 };
 
@@ -53,6 +57,8 @@ export interface InvocationContext {
    * visitor who has not signed in. Check it before acting on a customer's own data.
    */
   verified: boolean;
+  /** The customer's locale (`es`, `es-MX`): the widget's browser language, or the WhatsApp default. Absent when unknown. */
+  locale?: string;
 }
 
 export interface ExposeOptions<P extends Parameters | undefined = Parameters | undefined> {
@@ -63,6 +69,12 @@ export interface ExposeOptions<P extends Parameters | undefined = Parameters | u
   mode?: FunctionMode;
   /** Offer it to visitors (not signed in) too; default false. Never applies to `write` and `destructive` functions. */
   visitors?: boolean;
+  /**
+   * What the confirmation card asks, per locale: templates filled from the arguments (`{ en: 'Cancel order {orderId}',
+   * es: 'Cancelar el pedido {orderId}' }`), or a function of the arguments and the customer's locale, run here when
+   * Parley asks (it waits `sdk.summary_timeout_ms`, then falls back). Default: Parley's built-in English summary.
+   */
+  summary?: SummaryTemplates | SummaryFunction<ArgsOf<P>>;
 }
 
 type ArgsOf<P> = P extends z.ZodType ? z.output<P> : Record<string, unknown>;
@@ -165,6 +177,7 @@ interface Exposed {
   declaration: FunctionDeclaration;
   parameters: PreparedParameters;
   handler: (args: unknown, context: InvocationContext) => unknown;
+  summarize?: SummaryFunction<unknown>;
 }
 
 export function createClient(options: ClientOptions = {}): ParleyClient {
@@ -259,9 +272,17 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
       conversationId: frame.context.conversationId,
       verified: frame.context.verified,
       ...(frame.context.externalId !== undefined ? { externalId: frame.context.externalId } : {}),
+      ...(frame.context.locale !== undefined ? { locale: frame.context.locale } : {}),
     };
-    const ok = (data: unknown): ClientFrame => ({ type: 'result', id: frame.id, ok: true, data: data === undefined ? null : data });
-    const failed = (err: unknown): ClientFrame => ({ type: 'result', id: frame.id, ok: false, error: toolError(err) });
+    const locale = frame.context.locale;
+    const ok = (out: unknown): ClientFrame => {
+      const { data, receipt } = splitResult(out, locale);
+      return { type: 'result', id: frame.id, ok: true, data: data === undefined ? null : data, ...(receipt ? { receipt } : {}) };
+    };
+    const failed = (err: unknown): ClientFrame => {
+      const receipt = errorReceipt(err, locale);
+      return { type: 'result', id: frame.id, ok: false, error: toolError(err), ...(receipt ? { receipt } : {}) };
+    };
     try {
       const out = fn.handler(args.value, context);
       if (out && typeof (out as PromiseLike<unknown>).then === 'function') return Promise.resolve(out).then(ok, failed);
@@ -290,6 +311,19 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
       inflight.delete(frame.id);
       reply(frame, r);
     });
+  };
+
+  /** Parley asks a `summarizes` function for its confirmation summary: answered with the text, or none (it falls back). */
+  const onSummarize = async (frame: SummarizeFrame) => {
+    const fn = functions.get(frame.name);
+    const args = fn?.summarize ? fn.parameters.validate(frame.args) : undefined;
+    let text: string | undefined;
+    try {
+      if (fn?.summarize && args?.ok) text = (await fn.summarize(args.value, frame.locale))?.trim().slice(0, 300) || undefined;
+    } catch (err) {
+      emit('error', err instanceof Error ? err : new Error(String(err)));
+    }
+    send({ type: 'summary', id: frame.id, ...(text ? { text } : {}) });
   };
 
   const onSendFrame = async (frame: SendFrame) => {
@@ -331,6 +365,8 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
         return onInvoke(parsed);
       case 'send':
         return void onSendFrame(parsed);
+      case 'summarize':
+        return void onSummarize(parsed);
       case 'ack': {
         const p = pendingIngests.get(parsed.id);
         if (!p) return;
@@ -428,8 +464,10 @@ export function createClient(options: ClientOptions = {}): ParleyClient {
         parameters: parameters.jsonSchema,
         mode: opts.mode ?? 'read',
         visitors: opts.visitors ?? false,
+        ...summaryDeclaration(opts.summary as SummaryTemplates | SummaryFunction<never> | undefined),
       });
-      functions.set(name, { declaration, parameters, handler: handler as Exposed['handler'] });
+      const summarize = typeof opts.summary === 'function' ? (opts.summary as SummaryFunction<unknown>) : undefined;
+      functions.set(name, { declaration, parameters, handler: handler as Exposed['handler'], summarize });
       if (isRegistered) reRegister();
       return client;
     },

@@ -19,6 +19,7 @@ export {
   type CustomerMessageHandler,
 } from './client.ts';
 export { ParleyApiError, type Conversations } from './conversations.ts';
+export { withReceipt, type Localized, type SummaryFunction } from './localized.ts';
 export { backoffDelay, type BackoffOptions } from './backoff.ts';
 export { ParleyMediaError, type DownloadedMedia, type DownloadMediaOptions } from './media.ts';
 export type { JsonSchema, Parameters } from './schema.ts';

@@ -2,6 +2,7 @@
 // The server validates with these schemas; the widget imports only the types
 // (`import type`), so no zod code reaches the browser bundle.
 import { z } from 'zod';
+import { LocaleTag } from './locale-tag.ts';
 
 const id = z.string().min(1).max(128);
 
@@ -18,6 +19,11 @@ export const WidgetInitFrame = z.object({
   authToken: z.string().min(1).max(4096).optional(),
   visitorToken: z.string().min(1).max(512).optional(),
   email: z.string().email().max(320).optional(),
+  /**
+   * The customer's locale (the browser's language, or the page's `data-locale`): stored with the customer; the model
+   * answers in it and confirmation summaries are worded in it.
+   */
+  locale: LocaleTag.optional(),
 });
 import { WIDGET_MAX_MESSAGE_CHARS } from './widget-limits.ts';
 
@@ -39,8 +45,13 @@ export const AgentAuthor = z.object({ name: z.string() });
 /** Who answers: the assistant, or a person (`agent`: the last one who wrote, once one has). */
 export const ConversationMode = z.object({ mode: z.enum(['human', 'assistant']), agent: AgentAuthor.optional() });
 /**
- * `confirmation` entries are answered confirmations: `text` is the summary, `outcome` what became of it. `agent`
- * entries are a person's messages, with their `author`.
+ * What a confirmed action came to once the backend ran it: `ok`, and the words the customer reads ("Order 1001
+ * cancelled" / "Could not cancel order 1002: it has already shipped"), in their locale.
+ */
+export const ActionReceipt = z.object({ ok: z.boolean(), text: z.string() });
+/**
+ * `confirmation` entries are answered confirmations: `text` is the summary, `outcome` what became of it, and for an
+ * approved one that ran, `receipt` its result. `agent` entries are a person's messages, with their `author`.
  */
 export const HistoryEntry = z.object({
   id: z.string(),
@@ -49,6 +60,7 @@ export const HistoryEntry = z.object({
   at: z.number(),
   proactive: z.boolean().optional(),
   outcome: ConfirmationOutcome.optional(),
+  receipt: ActionReceipt.optional(),
   author: AgentAuthor.optional(),
 });
 /**
@@ -123,6 +135,11 @@ export const WidgetConfirmationFrame = z.object({
   at: z.number(),
 });
 /**
+ * An approved action ran: its result (`id` is the confirmation's). The widget shows it in place of "You approved":
+ * a success, or a failure the backend reported (never a success mark next to a refused action).
+ */
+export const WidgetReceiptFrame = ActionReceipt.extend({ type: z.literal('receipt'), id: z.string(), at: z.number() });
+/**
  * `id`: the client id of the customer message this refuses (`rate_limited`, `too_long`, `unavailable`, `bad_frame`,
  * `not_initialized`, `internal` for a `message` frame): that message is NOT stored; send it again with the same id.
  * `retryAfterMs` (`rate_limited`): how long until a message would be accepted.
@@ -143,6 +160,7 @@ export const WidgetServerFrame = z.discriminatedUnion('type', [
   WidgetAssistantMessageFrame,
   WidgetConfirmRequestFrame,
   WidgetConfirmationFrame,
+  WidgetReceiptFrame,
   WidgetStatusFrame,
   WidgetHandoffNoticeFrame,
   WidgetContactSavedFrame,
@@ -164,6 +182,8 @@ export type WidgetAssistantMessageFrame = z.infer<typeof WidgetAssistantMessageF
 export type WidgetConfirmRequestFrame = z.infer<typeof WidgetConfirmRequestFrame>;
 export type WidgetConfirmationFrame = z.infer<typeof WidgetConfirmationFrame>;
 export type ConfirmationOutcome = z.infer<typeof ConfirmationOutcome>;
+export type ActionReceipt = z.infer<typeof ActionReceipt>;
+export type WidgetReceiptFrame = z.infer<typeof WidgetReceiptFrame>;
 export type WidgetErrorFrame = z.infer<typeof WidgetErrorFrame>;
 export type WidgetStatusFrame = z.infer<typeof WidgetStatusFrame>;
 export type ConversationMode = z.infer<typeof ConversationMode>;

@@ -1,7 +1,7 @@
 // What the nodes of a cluster say to each other over the store's bus (issue 17, part 4: the SDK across nodes). One
 // zod schema per message, parsed by the receiving end and typing the sending one; nothing else goes on these topics.
 import { z } from 'zod';
-import { FunctionDeclaration, HandoffFrame, CustomerMessageFrame, InvokeContext, ToolError } from '../../sdk/src/protocol.ts';
+import { FunctionDeclaration, HandoffFrame, CustomerMessageFrame, InvokeContext, Receipt, ToolError } from '../../sdk/src/protocol.ts';
 
 export const TOPICS = {
   /** Requests and responses between two nodes (node-rpc.ts). */
@@ -61,8 +61,8 @@ export const InvokeRequest = z.object({
   timeoutMs: z.number().int().positive(),
 });
 export const InvokeResponse = z.discriminatedUnion('ok', [
-  z.object({ ok: z.literal(true), data: z.unknown() }),
-  z.object({ ok: z.literal(false), error: ToolError }),
+  z.object({ ok: z.literal(true), data: z.unknown(), receipt: Receipt.optional() }),
+  z.object({ ok: z.literal(false), error: ToolError, receipt: Receipt.optional() }),
 ]);
 
 export const SendRequest = z.object({

@@ -231,6 +231,11 @@ export const ConfigSchema = s({
   sdk: s({
     /** A turn resumed after a restart or a takeover waits this long for a backend to register its functions. */
     resume_grace_seconds: num(z.number().min(0).max(600)).default(20),
+    /**
+     * How long a confirmation waits for a `summarizes` function's backend to word its summary (a `summarize` frame)
+     * before it falls back to the function's templates or the built-in English summary.
+     */
+    summary_timeout_ms: num(z.number().int().min(1).max(30_000)).default(2000),
   }).prefault({}),
   session: s({
     history_window: num(z.number().int().min(1).max(500)).default(20),
@@ -279,6 +284,14 @@ export const ConfigSchema = s({
       retention_days: num(z.number().positive()).default(7),
       /** Per pricing category Meta reports in statuses (`marketing`, `utility`, `authentication`, `service`, …): the price of one billable message, in `telemetry.currency`. */
       prices: z.record(z.string().min(1), num(z.number().min(0))).default({}),
+      /**
+       * The locale of WhatsApp customers (WhatsApp does not say the user's language): the model is told to answer in
+       * it, and confirmations (text and buttons) are worded in it. A language tag: `en`, `es`, `de`, `fr`, `pt-BR`, …
+       */
+      locale: z
+        .string()
+        .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/, 'a language tag such as en or es-MX')
+        .default('en'),
     })
       .transform((wa) =>
         Object.assign(wa, { enabled: wa.enabled === 'auto' ? Boolean(wa.phone_id && wa.token && wa.verify_token && wa.app_secret) : wa.enabled }),

@@ -9,7 +9,9 @@ import type { ChatMessage, LlmProvider, ToolSpec } from '../llm/types.ts';
 import type { SdkHub, Services } from '../services.ts';
 import { isVisitorCustomerId, type MessageRecord } from '../store/model.ts';
 import type { HistoryStore } from '../store/repos.ts';
-import { describeAction } from './action-summary.ts';
+import { conversationLocale } from '../customers/locale.ts';
+import { conversationIdFor } from './history.ts';
+import { localizedSummary } from './localized-summary.ts';
 import { createReplyStream, type ReplyDelta } from './reply-stream.ts';
 import { createLoopPacer, type LoopPacer } from '../runtime/loop-pacer.ts';
 
@@ -63,6 +65,9 @@ export function pastMessage(r: MessageRecord): ChatMessage | undefined {
 export const VISITOR_PROMPT =
   'This customer has not signed in (a visitor): you cannot see or change their account, orders or other data. ' +
   'When they ask for something that needs it, ask them to sign in first; after signing in, this conversation continues.';
+
+/** Told to the model when the customer's locale is known (after the system prompt). */
+export const localePrompt = (locale: string) => `Answer in the customer's language: ${locale} (their locale), unless they write to you in another language.`;
 
 /** A function a visitor's turn may be offered (and call): exposed with `visitors: true`, and only ever a `read` one. */
 export const visitorMayUse = (f: { mode: string; visitors?: boolean }) => f.visitors === true && f.mode === 'read';
@@ -128,6 +133,19 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
     return past;
   };
 
+  // The customer's locale, read once per turn (a new session may have changed it): conversation id → turn, locale.
+  const locales = new Map<string, { turnId: string; locale: string | undefined }>();
+  const localeFor = async (input: LlmStepInput): Promise<string | undefined> => {
+    const known = locales.get(input.conversationId);
+    if (known?.turnId === input.turnId) return known.locale;
+    const channel = input.conversationId === conversationIdFor(input.customerId, 'whatsapp') ? 'whatsapp' : 'web';
+    const locale = conversationLocale(await services.store.customers.get(input.customerId), channel, config.channels.whatsapp.locale);
+    locales.set(input.conversationId, { turnId: input.turnId, locale });
+    return locale;
+  };
+  const ask = (name: string, args: unknown, locale: string) =>
+    hub.summarize ? hub.summarize(name, args, locale, config.sdk.summary_timeout_ms) : Promise.resolve(undefined);
+
   const step = async (input: LlmStepInput, live: LiveStep = {}): Promise<Timed<LlmStepOutput>> => {
     const handoff = config.handoff.enabled;
     // The built-in `handoff` wins over an SDK function of the same name.
@@ -135,9 +153,10 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
     const catalog = hub.catalog().filter((f) => !(handoff && f.name === HANDOFF_TOOL.name) && (!visitor || visitorMayUse(f)));
     const tools: ToolSpec[] = catalog.map((f) => ({ name: f.name, description: f.description, parameters: f.parameters }));
     if (handoff) tools.push(HANDOFF_TOOL);
-    const past = await pastFor(input);
+    const [past, locale] = await Promise.all([pastFor(input), localeFor(input)]);
     const messages: ChatMessage[] = [
       { role: 'system', content: config.llm.system_prompt ?? DEFAULT_SYSTEM_PROMPT },
+      ...(locale ? [{ role: 'system' as const, content: localePrompt(locale) }] : []),
       ...(visitor ? [{ role: 'system' as const, content: VISITOR_PROMPT }] : []),
       ...past.slice(-config.session.history_window),
       ...transcriptToMessages(input.transcript),
@@ -196,18 +215,15 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
         return typeof reason === 'string' && reason.trim() ? { kind: 'handoff', reason: reason.trim().slice(0, 500), at } : { kind: 'handoff', at };
       }
       const byName = new Map(catalog.map((f) => [f.name, f]));
-      return {
-        kind: 'tools',
-        text: res.text ?? undefined,
-        calls: res.toolCalls.map((c) => ({
-          id: c.id,
-          name: c.name,
-          args: c.args,
-          requiresConfirmation: requiresConfirmation(byName.get(c.name)?.mode, c.name, config),
-          summary: describeAction(c.name, byName.get(c.name)?.description, c.args),
-        })),
-        at,
-      };
+      // Worded in the customer's locale; the backend is asked for its own words only when the customer will read them.
+      const calls = await Promise.all(
+        res.toolCalls.map(async (c) => {
+          const confirm = requiresConfirmation(byName.get(c.name)?.mode, c.name, config);
+          const summary = await localizedSummary(byName.get(c.name), c.name, c.args, locale, confirm ? { ask } : {});
+          return { id: c.id, name: c.name, args: c.args, requiresConfirmation: confirm, summary };
+        }),
+      );
+      return { kind: 'tools', text: res.text ?? undefined, calls, at: calls.some((c) => c.requiresConfirmation) ? services.clock.now() : at };
     } catch (err) {
       stream?.takeBack();
       if (failedAttempts === 0)
@@ -226,6 +242,9 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
     }
   };
   /** The conversation was passivated: drop its window (it is read again from the store when it returns). */
-  const forget = (conversationId: string) => void windows.delete(conversationId);
+  const forget = (conversationId: string) => {
+    windows.delete(conversationId);
+    locales.delete(conversationId);
+  };
   return Object.assign(step, { forget });
 }

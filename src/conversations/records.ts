@@ -72,6 +72,7 @@ export function recordOutput(record: ConversationRecord, messages: MessageRecord
       return;
     case 'tool':
       messages.push(toolRecord(conversationId, o, at));
+      if (o.phase !== 'invoked' && o.confirmationId && o.receipt) messages.push(receiptRecord(conversationId, o, at));
       return;
     case 'confirm':
       record.pendingConfirmation = { id: o.id, name: o.name, args: o.args, summary: o.summary };
@@ -109,7 +110,20 @@ function toolRecord(conversationId: string, o: Output<'tool'>, at: number): Mess
   }
   const data: Record<string, unknown> = { phase: o.phase, name: o.name, ok: o.phase === 'result', content: o.content, durationMs: o.durationMs };
   if (o.error !== undefined) data.error = o.error;
+  if (o.confirmationId !== undefined) data.confirmationId = o.confirmationId;
+  if (o.receipt !== undefined) data.receipt = o.receipt;
   return { id: `${o.callId}:${o.phase}`, conversationId, role: 'tool', text: o.error ?? '', at, turnId: o.turnId, data };
+}
+
+/**
+ * What became of a confirmed action, where the customer approved it: `<confirmation id>:receipt`, a confirmation record
+ * with `outcome` `done` or `failed` and the receipt as its text (the widget's history shows it after a reload).
+ */
+function receiptRecord(conversationId: string, o: Output<'tool'>, at: number): MessageRecord {
+  const done = o.phase === 'result';
+  const id = `${(o as { confirmationId: string }).confirmationId}:receipt`;
+  const text = (o as { receipt: string }).receipt;
+  return { id, conversationId, role: 'confirmation', text, at, turnId: o.turnId, data: { name: o.name, outcome: done ? 'done' : 'failed' } };
 }
 
 function handoffRecord(record: ConversationRecord, o: Output<'handoff'>, at: number): MessageRecord {

@@ -2,7 +2,7 @@
 // dependencies, one live conversation (`Active`), and the runtime every part is handed (no part imports another's
 // closure). Types only, and one error class.
 import type { Actor } from 'xstate';
-import type { conversationMachine, InvokeOutcome, LlmStepInput, LlmStepOutput, Timed } from '../../machines/conversation.ts';
+import type { conversationMachine, InvokeOutcome, InvokeToolInput, LlmStepInput, LlmStepOutput, Timed } from '../../machines/conversation.ts';
 import type { ConversationOwnership } from '../cluster/conversation-ownership.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
@@ -15,10 +15,7 @@ export interface HostDeps {
   services: Services;
   /** Stamps its output with `at` (the clock's time when the LLM answered). */
   llmStep: (input: LlmStepInput, live: LiveStep) => Promise<Timed<LlmStepOutput>>;
-  invokeTool: (
-    input: { invocationId: string; name: string; args: unknown; conversationId: string; customerId: string },
-    meta: ConversationMeta,
-  ) => Promise<InvokeOutcome>;
+  invokeTool: (input: InvokeToolInput, meta: ConversationMeta) => Promise<InvokeOutcome>;
   sinks: Partial<Record<Channel, ChannelSink>>;
   /** Whether a backend's SDK has registered functions (tools-ready.ts); absent: not checked. */
   sdk?: { registered(): boolean; onChange(listener: () => void): () => void };

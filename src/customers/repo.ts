@@ -54,6 +54,8 @@ export interface CustomerRepo {
    * it reached (Meta's phone_number_id), kept when this message is the customer's latest on WhatsApp.
    */
   touchInbound(customerId: string, channel: 'web' | 'whatsapp', at: number, businessNumberId?: string): Promise<void>;
+  /** The customer's locale as their widget says it (`init.locale`): written only when it changed (one read otherwise). */
+  setLocale(customerId: string, locale: string): Promise<void>;
 }
 
 export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
@@ -157,6 +159,10 @@ export function createCustomerRepo(store: Store, clock: Clock): CustomerRepo {
         if (businessNumberId && at >= previous) next.businessNumberId = businessNumberId;
         return next;
       });
+    },
+    setLocale: async (customerId, locale) => {
+      if ((await store.customers.get(customerId))?.locale === locale) return;
+      await update(customerId, (cur) => (cur.locale === locale ? undefined : Object.assign({}, cur, { locale })));
     },
   };
 }

@@ -111,23 +111,38 @@ export function createWidgetSignIn(d: WidgetSignInDeps) {
     }
   };
 
+  /** The locale the widget said, kept with the customer (a failure is logged: the sign-in stands). */
+  const keepLocale = async (r: SignInResult, locale: string | undefined): Promise<SignInResult> => {
+    if (!r.ok || !locale) return r;
+    try {
+      await d.customers.setLocale(r.customer.customerId, locale);
+    } catch (err) {
+      log.warn({ err, customerId: r.customer.customerId }, "the customer's locale could not be stored");
+    }
+    return r;
+  };
+
   return {
     async signIn(frame: WidgetInitFrame, ip: string): Promise<SignInResult> {
-      if (frame.authToken) {
-        const jwt = looksLikeJwt(frame.authToken);
-        const r = jwt ? await byIdentityToken(frame.authToken, frame) : await bySessionToken(frame.authToken, frame);
-        if (r.ok && frame.visitorToken && identity.visitors) await mergeVisitor(frame.visitorToken, r.customer.customerId);
-        return r;
-      }
-      if (identity.visitors && (frame.visitorToken || !frame.email)) return asVisitor(frame, ip);
-      if (identity.allow_anonymous) {
-        if (!frame.email || !frame.customerId) return refuse('anonymous init without customerId and email', 'Anonymous init needs customerId and email');
-        const anonymous = await resumeAnonymous(d.customers, { customerId: frame.customerId, email: frame.email });
-        return anonymous.ok ? { ok: true, customer: anonymous.customer, visitor: false } : refuse(`anonymous: ${anonymous.reason}`, anonymous.reason);
-      }
-      return refuse('no token', 'authToken is required (anonymous widget sessions are disabled)');
+      return keepLocale(await signInAs(frame, ip), frame.locale);
     },
   };
+
+  async function signInAs(frame: WidgetInitFrame, ip: string): Promise<SignInResult> {
+    if (frame.authToken) {
+      const jwt = looksLikeJwt(frame.authToken);
+      const r = jwt ? await byIdentityToken(frame.authToken, frame) : await bySessionToken(frame.authToken, frame);
+      if (r.ok && frame.visitorToken && identity.visitors) await mergeVisitor(frame.visitorToken, r.customer.customerId);
+      return r;
+    }
+    if (identity.visitors && (frame.visitorToken || !frame.email)) return asVisitor(frame, ip);
+    if (identity.allow_anonymous) {
+      if (!frame.email || !frame.customerId) return refuse('anonymous init without customerId and email', 'Anonymous init needs customerId and email');
+      const anonymous = await resumeAnonymous(d.customers, { customerId: frame.customerId, email: frame.email });
+      return anonymous.ok ? { ok: true, customer: anonymous.customer, visitor: false } : refuse(`anonymous: ${anonymous.reason}`, anonymous.reason);
+    }
+    return refuse('no token', 'authToken is required (anonymous widget sessions are disabled)');
+  }
 }
 
 export type WidgetSignIn = ReturnType<typeof createWidgetSignIn>;

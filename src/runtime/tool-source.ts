@@ -36,6 +36,7 @@ export function withToolSources(sdk: SdkHub, sources: ToolSource[]): SdkHub {
     },
     connectionCount: () => sdk.connectionCount(),
     registeredCount: () => sdk.registeredCount(),
+    summarize: (name, args, locale, timeoutMs) => (ownerOf(name) || !sdk.summarize ? Promise.resolve(undefined) : sdk.summarize(name, args, locale, timeoutMs)),
     canSend: () => sdk.canSend(),
     send: (message, timeoutMs) => sdk.send(message, timeoutMs),
     broadcast: (frame) => sdk.broadcast(frame),

@@ -121,6 +121,9 @@ export function createClusterCatalog(o: ClusterCatalogOptions): ClusterCatalog {
       parameters: e.parameters,
       mode: e.mode,
       visitors: e.visitors,
+      // A remote node's confirmation uses the templates (a backend is asked for its summary on its own node only).
+      ...(e.summary ? { summary: e.summary } : {}),
+      summarizes: false,
       connectionId: e.connectionId,
       registeredAt: stamps.get(e.connectionId) ?? o.now(),
     }));
@@ -182,6 +185,7 @@ export function createClusterCatalog(o: ClusterCatalogOptions): ClusterCatalog {
           parameters: f.parameters,
           mode: f.mode,
           visitors: f.visitors,
+          ...(f.summary ? { summary: f.summary } : {}),
           connectionId: `${a.nodeId}/${f.connectionId}`,
           nodeId: a.nodeId,
           registeredAt: f.registeredAt,

@@ -99,9 +99,15 @@ export function createClusterHub(o: ClusterHubOptions): ClusterHub {
       return joined(invokes, invocationId, async () => {
         const r = await rpc.call(target, 'invoke', { name, args: args ?? {}, context, invocationId, timeoutMs }, timeoutMs);
         if (!r.ok) return unreachable(r.error, name);
-        return r.body.ok ? { ok: true, data: r.body.data ?? null } : { ok: false, error: r.body.error };
+        const outcome: InvokeOutcome = r.body.ok ? { ok: true, data: r.body.data ?? null } : { ok: false, error: r.body.error };
+        if (typeof r.body.receipt === 'string') outcome.receipt = r.body.receipt;
+        return outcome;
       });
     },
+
+    // A summary is asked of this node's backends only (a remote function's confirmation uses its templates).
+    summarize: (name, args, locale, timeoutMs) =>
+      isLocal(name) && local.summarize ? local.summarize(name, args, locale, timeoutMs) : Promise.resolve(undefined),
 
     canSend: () => local.canSend() || catalog.sendNode() !== undefined,
 

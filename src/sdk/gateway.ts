@@ -15,6 +15,7 @@ import {
   CloseCodes,
   ErrorFrame,
   IngestFrame,
+  SummaryFrame,
   MAX_FRAME_BYTES,
   RegisterFrame,
   ResultFrame,
@@ -46,6 +47,7 @@ const CLIENT_SCHEMAS: Record<string, z.ZodType> = {
   result: ResultFrame,
   sent: SentFrame,
   ingest: IngestFrame,
+  summary: SummaryFrame,
   error: ErrorFrame,
 };
 
@@ -188,6 +190,8 @@ export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOption
             return hub.handleResult(connectionId, frame);
           case 'sent':
             return hub.handleSent(connectionId, frame);
+          case 'summary':
+            return hub.handleSummary(connectionId, frame);
           case 'ingest': {
             const f = frame;
             void ingest(f, connectionId)

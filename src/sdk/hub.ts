@@ -6,7 +6,7 @@
 // recent registration; when that connection closes, the name falls back to the
 // next most recent connection still offering it.
 import { randomUUID } from 'node:crypto';
-import type { AckFrame, IngestFrame, InvokeContextInput, ResultFrame, SentFrame, ServerFrame } from '../../sdk/src/protocol.ts';
+import type { AckFrame, IngestFrame, InvokeContextInput, ResultFrame, SentFrame, ServerFrame, SummaryFrame } from '../../sdk/src/protocol.ts';
 import type { CatalogEntry, InvokeOutcome, SdkHub, Services } from '../services.ts';
 import type { TimerHandle } from '../clock.ts';
 import type { SdkConnectionEffectHandlers, SupervisorRuntime } from '../runtime/supervisor.ts';
@@ -38,6 +38,8 @@ export interface SdkHubRuntime extends SdkHub {
   handleResult(connectionId: string, frame: ResultFrame): void;
   /** A `sent` frame from a connection. */
   handleSent(connectionId: string, frame: SentFrame): void;
+  /** A `summary` frame from a connection (the answer to `summarize`). */
+  handleSummary(connectionId: string, frame: SummaryFrame): void;
   /** Answers an `ingest` frame with the handler set by `setIngestHandler` (default: not enabled). */
   ingest(frame: IngestFrame, connectionId: string): Promise<Omit<AckFrame, 'type' | 'id'>>;
   setIngestHandler(handler: IngestHandler | undefined): void;
@@ -71,6 +73,7 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
   const registrations = new Map<string, Registration>();
   const pendingInvokes = new Map<string, Pending<InvokeOutcome>>();
   const pendingSends = new Map<string, Pending<{ ok: boolean; messageId?: string; error?: string }>>();
+  const pendingSummaries = new Map<string, Pending<string | undefined>>();
   const listeners = new Set<() => void>();
   let seq = 0;
   let ingestHandler: IngestHandler | undefined;
@@ -201,6 +204,19 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
       return p.promise;
     },
 
+    summarize(name, args, locale, timeoutMs) {
+      const entry = catalogIndex().get(name);
+      if (!entry?.summarizes) return Promise.resolve(undefined);
+      const id = randomUUID();
+      const p = track<string | undefined>(pendingSummaries, id, entry.connectionId, timeoutMs, undefined);
+      if (!sendTo(entry.connectionId, { type: 'summarize', id, name, args: args ?? {}, locale })) {
+        clock.clearTimeout(p.timer);
+        pendingSummaries.delete(id);
+        return Promise.resolve(undefined);
+      }
+      return p.promise;
+    },
+
     canSend: () => sendProvider() !== undefined,
 
     send(message, timeoutMs = DEFAULT_SEND_TIMEOUT_MS) {
@@ -237,6 +253,7 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
       if (!transports.delete(connectionId)) return;
       settleAll(pendingInvokes, connectionId, { ok: false, error: { code: 'disconnected', message: 'The SDK connection closed before answering' } });
       settleAll(pendingSends, connectionId, { ok: false, error: 'disconnected' });
+      settleAll(pendingSummaries, connectionId, undefined);
       supervisor.releaseSdkSlot(connectionId, code); // → socket.closed → unpublishCatalog
       unpublish(connectionId); // in case the connection actor is already gone
       telemetry.event({ type: 'sdk.closed', data: { connectionId, code: code ?? null } });
@@ -248,7 +265,17 @@ export function createSdkHub(o: { services: Services; supervisor: SupervisorRunt
       if (!p || p.connectionId !== connectionId) return void log.debug({ connectionId, id: frame.id }, 'result for no pending invoke');
       clock.clearTimeout(p.timer);
       pendingInvokes.delete(frame.id);
-      p.resolve(frame.ok ? { ok: true, data: frame.data ?? null } : { ok: false, error: frame.error });
+      const outcome: InvokeOutcome = frame.ok ? { ok: true, data: frame.data ?? null } : { ok: false, error: frame.error };
+      if (frame.receipt !== undefined) outcome.receipt = frame.receipt;
+      p.resolve(outcome);
+    },
+
+    handleSummary(connectionId, frame) {
+      const p = pendingSummaries.get(frame.id);
+      if (!p || p.connectionId !== connectionId) return void log.debug({ connectionId, id: frame.id }, 'summary for no pending summarize');
+      clock.clearTimeout(p.timer);
+      pendingSummaries.delete(frame.id);
+      p.resolve(frame.text);
     },
 
     handleSent(connectionId, frame) {

@@ -25,6 +25,11 @@ export interface Customer {
    * verified, so never an identity. Written only by `CustomerStore.setContact`; `save` keeps it as stored.
    */
   contact?: { email: string; at: number };
+  /**
+   * The customer's locale (a language tag: `es`, `es-MX`) as their widget last said (`init.locale`); unset on
+   * WhatsApp, where `channels.whatsapp.locale` applies. The model answers in it; confirmations are worded in it.
+   */
+  locale?: string;
 }
 
 /** How a customer is found: the integrator's id, an email (case-insensitive), a WhatsApp phone (E.164) or BSUID. */

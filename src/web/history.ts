@@ -1,6 +1,6 @@
 // The history a widget gets on `ready`: messages, and each answered confirmation once, as a receipt at the
-// place it was asked (its summary, with what became of it). A confirmation still waiting is left out: the
-// gateway sends it as a `confirm` frame right after `ready`.
+// place it was asked (its summary, with what became of it, and once an approved action ran, its result). A
+// confirmation still waiting is left out: the gateway sends it as a `confirm` frame right after `ready`.
 import type { HistoryEntry } from '../../sdk/src/widget-protocol.ts';
 import type { MessageRecord } from '../conversations/history.ts';
 
@@ -21,6 +21,11 @@ export function toWidgetHistory(records: MessageRecord[]): HistoryEntry[] {
     }
     if (r.role !== 'confirmation') continue;
     const outcome = r.data?.outcome;
+    if (outcome === 'done' || outcome === 'failed') {
+      const request = asked.get(r.id.slice(0, r.id.length - ':receipt'.length));
+      if (request) request.receipt = { ok: outcome === 'done', text: r.text };
+      continue;
+    }
     if (outcome === 'requested') {
       const entry: HistoryEntry = { id: r.id, role: 'confirmation', text: r.text, at: r.at };
       asked.set(r.id, entry);

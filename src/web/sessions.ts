@@ -117,6 +117,8 @@ export function createWebSessions(now: () => number, relay?: (customerId: string
       } else if (o.type === 'confirm') push(meta.customerId, { type: 'confirm', id: o.id, name: o.name, args: o.args, summary: o.summary });
       else if (o.type === 'confirmation')
         push(meta.customerId, Object.assign({ type: 'confirmation' as const, id: o.id, outcome: o.outcome, at: now() }, o.reason ? { reason: o.reason } : {}));
+      else if (o.type === 'tool' && o.phase !== 'invoked' && o.confirmationId && o.receipt)
+        push(meta.customerId, { type: 'receipt', id: o.confirmationId, ok: o.phase === 'result', text: o.receipt, at: now() });
       else if (o.type === 'agent')
         push(meta.customerId, { type: 'message', id: o.id, role: 'agent', text: o.text, at: now(), author: { name: o.author.name } });
       else if (o.type === 'handoff') {

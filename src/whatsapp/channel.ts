@@ -12,6 +12,7 @@
 import type { FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_GRAPH_URL } from '../config/schema.ts';
+import { conversationLocale, questionFor, wordsFor } from '../customers/locale.ts';
 import type { ConversationOutput } from '../../machines/conversation.ts';
 import type { ChannelSink, ConversationHost, ConversationMeta } from '../conversations/host.ts';
 import { conversationIdFor } from '../conversations/history.ts';
@@ -69,8 +70,8 @@ const sourceIdOf = (meta: ConversationMeta, o: ConversationOutput): string | und
 };
 
 const CONFIRM_REPLY = /^confirm:(.+):(yes|no)$/;
-const YES = /^\s*(yes|y|yeah|yep|ok|okay|approve|confirm|sí|si)\s*[.!]*\s*$/i;
-const NO = /^\s*(no|n|nope|decline|cancel|stop)\s*[.!]*\s*$/i;
+const YES = /^\s*(yes|y|yeah|yep|ok|okay|approve|confirm|sí|si|ja|oui)\s*[.!]*\s*$/i;
+const NO = /^\s*(no|n|nope|decline|cancel|stop|nein|non)\s*[.!]*\s*$/i;
 
 /** A button reply for this confirmation, or a typed yes/no while one is pending. */
 export function confirmationAnswer(m: Pick<InboundMessage, 'text' | 'replyId'>, pendingId: string): boolean | undefined {
@@ -409,13 +410,16 @@ export function createWhatsAppChannel(deps: {
       return text === undefined ? undefined : Object.assign({ kind: 'text' as const, to: phone, text }, fromNumberFor(c));
     }
     if (o.type === 'confirm') {
+      // In the customer's locale (channels.whatsapp.locale unless known): "¿Cancelar el pedido 1001?" [Sí] [No].
+      const locale = conversationLocale(c, 'whatsapp', wa.locale);
+      const words = wordsFor(locale);
       const buttons: OutboundWhatsApp = {
         kind: 'buttons',
         to: phone,
-        text: `${o.summary}?`,
+        text: questionFor(locale, o.summary),
         buttons: [
-          { id: `confirm:${o.id}:yes`, title: 'Yes' },
-          { id: `confirm:${o.id}:no`, title: 'No' },
+          { id: `confirm:${o.id}:yes`, title: words.yes },
+          { id: `confirm:${o.id}:no`, title: words.no },
         ],
       };
       return Object.assign(buttons, fromNumberFor(c));

@@ -124,17 +124,18 @@ describe('the widget on a desktop page', () => {
       await shot(page, 'widget-confirm');
       await page.locator('[data-testid=approve]').click();
       const receipt = page.locator('[data-testid=receipt]');
-      await expect.poll(() => receipt.textContent()).toContain('You approved: Cancel order 1001');
+      // Approved, then what the backend did in its place (issue 33): its own words for a success.
+      await expect.poll(() => receipt.textContent(), { timeout: 10_000 }).toContain('Order 1001 cancelled');
       const assistant = page.locator('[data-testid=message][data-role=assistant]');
       await expect.poll(() => assistant.count(), { timeout: 10_000 }).toBe(1);
       expect(await assistant.textContent()).toMatch(/cancelled/i);
       expect(await receipt.isVisible()).toBe(true);
-      expect(await receipt.getAttribute('data-outcome')).toBe('approved');
+      expect(await receipt.getAttribute('data-outcome')).toBe('done');
       await shot(page, 'widget-receipt');
       await page.reload();
       await page.locator('[data-testid=launcher]').click();
       await connected(page);
-      await expect.poll(() => page.locator('[data-testid=receipt]').textContent(), { timeout: 10_000 }).toContain('You approved: Cancel order 1001');
+      await expect.poll(() => page.locator('[data-testid=receipt]').textContent(), { timeout: 10_000 }).toContain('Order 1001 cancelled');
       // in order: the request, the receipt, the answer
       const order = await page.evaluate(() =>
         [...document.getElementById('parley-widget')!.shadowRoot!.querySelectorAll('[data-testid=message], [data-testid=receipt]')].map(
@@ -210,8 +211,10 @@ describe('the widget on a desktop page', () => {
       await page.locator('[data-testid=input]').press('Enter');
       await page.locator('[data-testid=confirm]').waitFor({ timeout: 10_000 });
       expect(await page.locator('[data-testid=approve]').textContent()).toBe('Aprobar');
+      // The card in the customer's language too (issue 33: the demo backend words cancelOrder per locale).
+      expect(await page.locator('[data-testid=confirm] .question').textContent()).toBe('¿Cancelar el pedido 1001?');
       await page.locator('[data-testid=decline]').click();
-      await expect.poll(() => page.locator('[data-testid=receipt]').textContent()).toContain('Rechazaste: Cancel order 1001');
+      await expect.poll(() => page.locator('[data-testid=receipt]').textContent()).toContain('Rechazaste: Cancelar el pedido 1001');
       expect(await page.locator('[data-testid=time]').first().textContent()).toBe('ahora mismo');
       await shot(page, 'widget-es');
     });

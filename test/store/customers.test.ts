@@ -101,6 +101,18 @@ export function describeCustomersContract(engine: string, open: () => Promise<St
       expect(await store().customers.findBy('phone', '123456123')).toBeUndefined();
     });
 
+    it('the locale comes back, changes between sessions, and is cleared by a save without it (issue 33)', async () => {
+      const spanish: Customer = Object.assign({}, ada, { locale: 'es-MX' });
+      await store().customers.save(spanish);
+      expect(await store().customers.get('cus_ada')).toEqual(spanish);
+      expect((await store().customers.findBy('email', 'ada@example.com'))?.locale).toBe('es-MX');
+      const german: Customer = Object.assign({}, spanish, { locale: 'de' });
+      await store().transaction(async (tx) => tx.customers.save(german, spanish));
+      expect((await store().customers.get('cus_ada'))?.locale).toBe('de');
+      await store().customers.save(ada, german);
+      expect(await store().customers.get('cus_ada')).toEqual(ada);
+    });
+
     it('lock returns the customer inside a transaction, and undefined for an unknown one', async () => {
       await store().customers.save(ada);
       const [locked, unknown] = await store().transaction(async (tx) => [await tx.customers.lock('cus_ada'), await tx.customers.lock('cus_nobody')]);

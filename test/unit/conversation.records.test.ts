@@ -100,6 +100,29 @@ describe('records: a write of durable outputs', () => {
     expect(joined.record.handoff).toEqual({ since: 21, source: 'api', reason: 'angry', agent: { name: 'Alex' } });
   });
 
+  it("a confirmed call's outcome keeps its receipt, and the receipt is also stored where the customer approved (issue 33)", () => {
+    const { messages } = writeOf(meta, undefined, actor, 100, [
+      at(20, {
+        type: 'tool',
+        turnId: 't1',
+        callId: 'k2',
+        name: 'cancelOrder',
+        phase: 'failed',
+        content: 'Error (not_cancellable): shipped',
+        error: 'shipped',
+        confirmationId: 't1:1:k2',
+        receipt: 'Could not cancel order 1002: shipped',
+      }),
+      at(21, { type: 'tool', turnId: 't1', callId: 'k3', name: 'getOrder', phase: 'result', content: '{}' }),
+    ]);
+    expect(messages.map((m) => [m.id, m.role, m.text, m.data?.outcome ?? m.data?.receipt ?? null])).toEqual([
+      ['k2:failed', 'tool', 'shipped', 'Could not cancel order 1002: shipped'],
+      ['t1:1:k2:receipt', 'confirmation', 'Could not cancel order 1002: shipped', 'failed'],
+      ['k3:result', 'tool', '', null],
+    ]);
+    expect(messages[1].data).toEqual({ name: 'cancelOrder', outcome: 'failed' });
+  });
+
   it('live-only outputs store nothing; a nested state is stored as its JSON', () => {
     const { messages } = writeOf(meta, undefined, actor, 1, [
       at(1, { type: 'typing', on: true }),

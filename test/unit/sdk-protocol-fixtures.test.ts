@@ -25,7 +25,7 @@ describe('protocol fixtures shared with the Python SDK', () => {
   it('cover every frame kind of both directions', () => {
     const kinds = files.flatMap((f) => (JSON.parse(readFileSync(join(DIR, f), 'utf8')) as Fixture).valid.map((v) => (v.input as { type: string }).type));
     expect(new Set(kinds)).toEqual(
-      new Set(['register', 'result', 'sent', 'ingest', 'error', 'registered', 'invoke', 'send', 'ack', 'handoff', 'customer_message']),
+      new Set(['register', 'result', 'sent', 'ingest', 'summary', 'error', 'registered', 'invoke', 'send', 'ack', 'handoff', 'customer_message', 'summarize']),
     );
   });
 

@@ -23,6 +23,34 @@ describe('toWidgetHistory', () => {
     ]);
   });
 
+  it('an approved action that ran carries its result (issue 33): a failure stays a failure', () => {
+    const out = toWidgetHistory([
+      rec({ id: 'k1', role: 'confirmation', text: 'Cancelar el pedido 1002', at: 2, data: { name: 'cancelOrder', outcome: 'requested' } }),
+      rec({ id: 'k1:approved', role: 'confirmation', text: 'approved', at: 5, data: { name: 'cancelOrder', outcome: 'approved' } }),
+      rec({
+        id: 'k1:receipt',
+        role: 'confirmation',
+        text: 'No se pudo cancelar el pedido 1002: ya se envió',
+        at: 6,
+        data: { name: 'cancelOrder', outcome: 'failed' },
+      }),
+      rec({ id: 'k2', role: 'confirmation', text: 'Cancelar el pedido 1001', at: 7, data: { name: 'cancelOrder', outcome: 'requested' } }),
+      rec({ id: 'k2:approved', role: 'confirmation', text: 'approved', at: 8, data: { name: 'cancelOrder', outcome: 'approved' } }),
+      rec({ id: 'k2:receipt', role: 'confirmation', text: 'Pedido 1001 cancelado', at: 9, data: { name: 'cancelOrder', outcome: 'done' } }),
+    ]);
+    expect(out).toEqual([
+      {
+        id: 'k1',
+        role: 'confirmation',
+        text: 'Cancelar el pedido 1002',
+        at: 2,
+        outcome: 'approved',
+        receipt: { ok: false, text: 'No se pudo cancelar el pedido 1002: ya se envió' },
+      },
+      { id: 'k2', role: 'confirmation', text: 'Cancelar el pedido 1001', at: 7, outcome: 'approved', receipt: { ok: true, text: 'Pedido 1001 cancelado' } },
+    ]);
+  });
+
   it('an outcome whose request is older than the records read still shows, named after the function', () => {
     expect(
       toWidgetHistory([rec({ id: 'k9:expired', role: 'confirmation', text: 'expired', at: 3, data: { name: 'cancelOrder', outcome: 'expired' } })]),

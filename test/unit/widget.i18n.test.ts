@@ -4,22 +4,29 @@ import { createStrings, errorText, fill, LOCALES, pickLocale } from '../../widge
 import { exactTime, relativeTime } from '../../widget/src/time.ts';
 
 describe('widget strings', () => {
-  it('Spanish has every key English has, each translated and non-empty', () => {
+  it('Spanish, German and French have every key English has, each translated and non-empty', () => {
     const en = LOCALES.en;
-    const es = LOCALES.es;
-    expect(Object.keys(es).sort()).toEqual(Object.keys(en).sort());
-    for (const k of Object.keys(en) as (keyof typeof en)[]) {
-      expect(es[k].trim(), k).not.toBe('');
-      // placeholders survive translation
-      expect(es[k].match(/\{\w+\}/g) ?? [], k).toEqual(en[k].match(/\{\w+\}/g) ?? []);
+    expect(Object.keys(LOCALES).sort()).toEqual(['de', 'en', 'es', 'fr']);
+    for (const lang of ['es', 'de', 'fr']) {
+      const t = LOCALES[lang];
+      expect(Object.keys(t).sort(), lang).toEqual(Object.keys(en).sort());
+      for (const k of Object.keys(en) as (keyof typeof en)[]) {
+        expect(t[k].trim(), `${lang}.${k}`).not.toBe('');
+        // placeholders survive translation
+        expect(t[k].match(/\{\w+\}/g) ?? [], `${lang}.${k}`).toEqual(en[k].match(/\{\w+\}/g) ?? []);
+      }
     }
-    expect(es.send).toBe('Enviar');
+    expect(LOCALES.es.send).toBe('Enviar');
+    expect(LOCALES.de.send).toBe('Senden');
+    expect(LOCALES.fr.send).toBe('Envoyer');
   });
 
   it('picks the closest shipped language and lets the page replace single strings', () => {
     expect(pickLocale('es-MX')).toBe('es');
     expect(pickLocale('ES')).toBe('es');
-    expect(pickLocale('fr-FR')).toBe('en');
+    expect(pickLocale('fr-FR')).toBe('fr');
+    expect(pickLocale('de-AT')).toBe('de');
+    expect(pickLocale('pt-BR')).toBe('en');
     expect(pickLocale(undefined)).toBe('en');
     const s = createStrings('es', { title: 'Ayuda Acme', nonsense: 'x' } as never);
     expect(s.title).toBe('Ayuda Acme');

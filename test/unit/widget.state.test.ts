@@ -112,4 +112,26 @@ describe('widget state', () => {
     s = reduce(s, { type: 'frame', frame: { type: 'status', mode: 'human', agent: { name: 'Alex' }, at: 3 } });
     expect(s.handoff).toBeUndefined();
   });
+
+  it('an approved card gets its result from a receipt frame (issue 33): a refused action is marked failed, not approved-only', () => {
+    let s = reduce(initialState, { type: 'frame', frame: { type: 'ready', customerId: 'c', conversationId: 'x', history: [] } });
+    s = reduce(s, { type: 'frame', frame: { type: 'confirm', id: 'k1', name: 'cancelOrder', args: {}, summary: 'Cancelar el pedido 1002' }, at: 5 });
+    s = reduce(s, { type: 'answered', id: 'k1', approve: true });
+    expect(s.bubbles[0]).toMatchObject({ outcome: 'approved' });
+    expect(s.bubbles[0].receipt).toBeUndefined();
+    s = reduce(s, { type: 'frame', frame: { type: 'receipt', id: 'k1', ok: false, text: 'No se pudo cancelar el pedido 1002', at: 9 } });
+    expect(s.bubbles[0]).toMatchObject({ outcome: 'approved', receipt: { ok: false, text: 'No se pudo cancelar el pedido 1002' } });
+    // a receipt for no card changes nothing; the ready history brings it back after a reload
+    expect(reduce(s, { type: 'frame', frame: { type: 'receipt', id: 'nope', ok: true, text: 'x', at: 1 } })).toBe(s);
+    s = reduce(s, {
+      type: 'frame',
+      frame: {
+        type: 'ready',
+        customerId: 'c',
+        conversationId: 'x',
+        history: [{ id: 'k1', role: 'confirmation', text: 'Cancelar el pedido 1002', at: 5, outcome: 'approved', receipt: { ok: false, text: 'No se pudo' } }],
+      },
+    });
+    expect(s.bubbles[0].receipt).toEqual({ ok: false, text: 'No se pudo' });
+  });
 });

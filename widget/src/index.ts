@@ -36,7 +36,11 @@ export interface InitOptions {
   container?: HTMLElement;
   open?: boolean;
   theme?: Theme;
-  /** `en` or `es` (or a tag such as `es-MX`); default: the page's `<html lang>`, then the browser's language. */
+  /**
+   * The customer's locale (`es`, `es-MX`, `de`, `fr`, …): sent to Parley (the model answers in it, confirmations are
+   * worded in it) and used for the widget's own words (en, es, de, fr). Default: the browser's language for Parley;
+   * the page's `<html lang>`, then the browser's language, for the widget's words.
+   */
   locale?: string;
   /** Replaces any of the customer-facing strings of the chosen language. */
   strings?: Partial<Strings>;
@@ -55,6 +59,10 @@ export interface WidgetHandle {
   /** Hands the widget a fresh session token; it reconnects at once if the old one had ended the session. */
   setAuthToken(token: string): void;
 }
+
+/** A language tag Parley accepts (the init frame's `locale`); anything else is not sent. */
+const LOCALE_TAG = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/;
+const localeTag = (tag: string | undefined) => (tag && tag.length <= 35 && LOCALE_TAG.test(tag) ? tag : undefined);
 
 const newId = () => (crypto.randomUUID ? crypto.randomUUID() : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`);
 
@@ -92,7 +100,13 @@ export function init(o: InitOptions): WidgetHandle {
     { strings: createStrings(locale, o.strings), locale, theme: resolveTheme(o.theme, warn), maxChars: WIDGET_MAX_MESSAGE_CHARS },
   );
   const visitor = visitorMemory(o.serverUrl);
-  const initFrame = (): WidgetClientFrame => visitor.init(authToken ? { type: 'init', customerId, authToken } : { type: 'init', customerId, email: o.email });
+  // The customer's locale for Parley: the page's choice, else the browser's language.
+  const customerLocale = localeTag(o.locale) ?? localeTag(navigator.language);
+  const initFrame = (): WidgetClientFrame => {
+    const frame: WidgetClientFrame = authToken ? { type: 'init', customerId, authToken } : { type: 'init', customerId, email: o.email };
+    if (customerLocale) frame.locale = customerLocale;
+    return visitor.init(frame);
+  };
   const renewal = createRenewal({
     authUrl: o.authUrl,
     onAuthExpired: o.onAuthExpired,

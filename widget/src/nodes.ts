@@ -118,15 +118,18 @@ export function setSendState(row: HTMLElement, state: SendState, c: NodeContext,
 const MARKS = { approved: '✓', denied: '✕', expired: '!', cancelled: '→' } as const;
 const TEMPLATES = { approved: 'receiptApproved', denied: 'receiptDeclined', expired: 'receiptExpired', cancelled: 'receiptCancelled' } as const;
 
+/** What a receipt shows: the answer, and for an approved action that ran, its result (`done` or `failed`). */
+export const receiptKind = (b: Bubble): string => (b.outcome === 'approved' && b.receipt ? (b.receipt.ok ? 'done' : 'failed') : (b.outcome ?? 'expired'));
+
 export function receiptNode(b: Bubble, c: NodeContext): HTMLElement {
   const outcome = b.outcome ?? 'expired';
-  const template = c.strings[TEMPLATES[outcome]];
-  const node = el('div', { class: 'receipt', 'data-testid': 'receipt', 'data-outcome': outcome, role: 'note' });
-  node.append(
-    el('span', { class: 'mark', 'aria-hidden': 'true' }, MARKS[outcome]),
-    el('span', { class: 'what' }, fill(template, { summary: b.text })),
-    timeNode(b.at, c),
-  );
+  const kind = receiptKind(b);
+  // Approved and not yet run: the answer only, in neutral colours (the result follows in its place).
+  const text = b.receipt && outcome === 'approved' ? b.receipt.text : fill(c.strings[TEMPLATES[outcome]], { summary: b.text });
+  const mark = kind === 'failed' ? '✕' : MARKS[outcome];
+  const node = el('div', { class: 'receipt', 'data-testid': 'receipt', 'data-outcome': kind, role: 'note' });
+  if (kind === 'failed') node.setAttribute('role', 'alert');
+  node.append(el('span', { class: 'mark', 'aria-hidden': 'true' }, mark), el('span', { class: 'what' }, text), timeNode(b.at, c));
   return node;
 }
 

@@ -25,6 +25,8 @@ export interface Bubble {
    */
   failed?: { code: string; retryAt?: number };
   outcome?: Outcome;
+  /** An approved action that ran: its result, in the customer's words (a failure is never shown as a success). */
+  receipt?: { ok: boolean; text: string };
   author?: { name: string };
   mode?: 'human' | 'assistant';
   /** A `human` status line while nobody is there yet (closed, or no one free): it does not promise "shortly". */
@@ -89,6 +91,7 @@ const fromHistory = (h: HistoryEntry): Bubble => {
   const b: Bubble = { id: h.id, role: h.role, text: h.text, at: h.at, delivered: true };
   if (h.proactive) b.proactive = true;
   if (h.outcome) b.outcome = h.outcome;
+  if (h.receipt) b.receipt = { ok: h.receipt.ok, text: h.receipt.text };
   if (h.author) b.author = h.author;
   return b;
 };
@@ -177,6 +180,15 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
     }
     case 'confirmation':
       return resolve(state, f.id, f.outcome);
+    case 'receipt':
+      if (!state.bubbles.some((b) => b.id === f.id && b.role === 'confirmation')) return state;
+      return {
+        ...state,
+        bubbles: state.bubbles.map((b) =>
+          b.id === f.id && b.role === 'confirmation' ? { ...b, outcome: 'approved', receipt: { ok: f.ok, text: f.text } } : b,
+        ),
+        confirm: state.confirm?.id === f.id ? undefined : state.confirm,
+      };
     case 'status': {
       const line: Bubble = { id: `status:${f.at}:${f.mode}:${f.agent?.name ?? ''}`, role: 'status', text: '', at: f.at, mode: f.mode };
       if (f.agent) line.author = f.agent;

@@ -73,10 +73,13 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1p
 .receipt { align-self: center; max-width: 92%; display: flex; flex-wrap: wrap; align-items: center; justify-content: center; gap: 2px 8px; padding: 6px 12px;
   border: 1px solid var(--pw-border); border-radius: 14px; background: var(--pw-bubble); color: var(--pw-muted); font-size: 13px; text-align: center; }
 .receipt .mark { flex: none; display: inline-grid; place-items: center; width: 18px; height: 18px; border-radius: 50%; color: #fff; font-size: 11px; font-weight: 700; background: var(--pw-ok); }
-.receipt[data-outcome=denied] .mark { background: var(--pw-bad); }
-.receipt[data-outcome=expired] .mark, .receipt[data-outcome=cancelled] .mark { background: var(--pw-muted); }
-.receipt .what { color: var(--pw-fg); font-weight: 550; }
-.receipt .time { margin: 0; }
+.receipt[data-outcome=denied] .mark, .receipt[data-outcome=failed] .mark { background: var(--pw-bad); }
+.receipt[data-outcome=expired] .mark, .receipt[data-outcome=cancelled] .mark, .receipt[data-outcome=approved] .mark { background: var(--pw-muted); }
+.receipt[data-outcome=failed] { border-color: var(--pw-bad); }
+.receipt .what { color: var(--pw-fg); font-weight: 550; min-width: 0; overflow-wrap: anywhere; }
+.receipt .time { margin: 0; flex: none; }
+/* A long receipt (a refused action's reason) wraps its words beside its mark, not under it. */
+.receipt { flex-wrap: nowrap; }
 .receipt .time::after { left: 50%; transform: translateX(-50%); }
 .confirm { background: var(--pw-bubble); border: 1px solid var(--pw-border); border-left: 4px solid var(--pw-accent); border-radius: 12px; padding: 12px 14px;
   box-shadow: 0 2px 8px rgba(15,23,42,.06); }

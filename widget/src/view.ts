@@ -1,6 +1,6 @@
 // The DOM of the widget, inside an open shadow root. Text is always set with
 // textContent: nothing from the server is ever parsed as HTML.
-import { confirmNode, el, messageNode, receiptNode, refreshTimes, setSendState, statusNode, type NodeContext } from './nodes.ts';
+import { confirmNode, el, messageNode, receiptKind, receiptNode, refreshTimes, setSendState, statusNode, type NodeContext } from './nodes.ts';
 import type { Bubble, WidgetState } from './state.ts';
 import { errorText, fill, type Strings } from './strings.ts';
 import { createStreamingBubble } from './streaming-view.ts';
@@ -219,7 +219,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
       return { node: statusNode(b, ctx), kind: 'message' };
     }
     if (b.role !== 'confirmation') return { node: messageNode(b, ctx), kind: 'message' };
-    if (b.outcome) return { node: receiptNode(b, ctx), kind: b.outcome };
+    if (b.outcome) return { node: receiptNode(b, ctx), kind: receiptKind(b) };
     const card = confirmNode(b, ctx, (approve) => {
       // Focus goes back to the input once the answer is sent; if it was not, the error says why.
       if (handlers.onAnswer(b.id, approve)) input.focus();
@@ -259,7 +259,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
     // Nodes are kept in state order, before the typing indicator (always last); existing ones stay put.
     let previous: Node = welcome;
     for (const [i, b] of state.bubbles.entries()) {
-      const kind = b.role === 'status' && b.away ? 'away' : b.role !== 'confirmation' ? 'message' : (b.outcome ?? 'pending');
+      const kind = b.role === 'status' && b.away ? 'away' : b.role !== 'confirmation' ? 'message' : b.outcome ? receiptKind(b) : 'pending';
       let n = nodes.get(b.id);
       if (!n || n.kind !== kind) {
         const fresh = build(b);

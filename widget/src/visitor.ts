@@ -36,6 +36,7 @@ export function visitorMemory(serverUrl: string, store: Store | undefined = loca
       if (frame.customerId) out.customerId = frame.customerId;
       if (frame.authToken) out.authToken = frame.authToken;
       if (frame.email) out.email = frame.email;
+      if (frame.locale) out.locale = frame.locale;
       const kept = attempt(() => store?.getItem(key));
       if (kept) out.visitorToken = kept;
       return out;

@@ -14,7 +14,7 @@ from .conversations import (
 from .identity import IdentityFields, sign_identity
 from .media import DownloadedMedia, ParleyMediaError
 from .protocol import AckFrame, CustomerMessageNotice, HandoffNotice
-from .tools import Context, ToolError
+from .tools import Context, Localized, SummaryFunction, ToolError, WithReceipt, with_receipt
 from .webhook import (
     SIGNATURE_HEADER,
     WebhookEvent,
@@ -41,7 +41,10 @@ __all__ = [
     "ParleyApiError",
     "ParleyConnectionError",
     "ParleyMediaError",
+    "Localized",
+    "SummaryFunction",
     "ToolError",
+    "WithReceipt",
     "WebhookEvent",
     "WebhookVerificationError",
     "__version__",
@@ -50,4 +53,5 @@ __all__ = [
     "sign_identity",
     "sign_webhook",
     "verify_webhook",
+    "with_receipt",
 ]

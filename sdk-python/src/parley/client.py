@@ -9,7 +9,7 @@ import inspect
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, overload
 from urllib.parse import urlsplit, urlunsplit
@@ -39,13 +39,15 @@ from .protocol import (
     ResultOkFrame,
     SdkInfo,
     SendFrame,
+    SummarizeFrame,
+    SummaryFrame,
     SentFrame,
     ToolError,
     dump,
     parse_server_frame,
 )
 from .reconnect import connections
-from .tools import Context, ResultNotJson, Tool, describe_validation_error, make_tool
+from .tools import Context, ResultNotJson, SummaryFunction, Tool, describe_validation_error, make_tool, receipt_text
 from .tools import ToolError as ToolFailure
 
 log = logging.getLogger("parley")
@@ -148,6 +150,7 @@ class Client:
         description: str | None = None,
         mode: FunctionMode = "read",
         visitors: bool = False,
+        summary: Mapping[str, str] | SummaryFunction | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -159,13 +162,16 @@ class Client:
         description: str | None = None,
         mode: FunctionMode = "read",
         visitors: bool = False,
+        summary: Mapping[str, str] | SummaryFunction | None = None,
     ) -> F | Callable[[F], F]:
         """Exposes a typed function (sync or async) as a tool. ``mode``: ``read`` runs at once; ``write`` and
         ``destructive`` wait for the customer's confirmation. A parameter named ``ctx`` (or typed ``Context``)
-        receives the call's ``Context``. The function is returned unchanged."""
+        receives the call's ``Context``. ``summary``: what the confirmation card asks, per locale — templates filled
+        from the arguments (``{"en": "Cancel order {order_id}", "es": "Cancelar el pedido {order_id}"}``) or a
+        function of the arguments (a dict) and the locale, run when Parley asks. The function is returned unchanged."""
 
         def expose(f: F) -> F:
-            tool = make_tool(f, name=name, description=description, mode=mode, visitors=visitors)
+            tool = make_tool(f, name=name, description=description, mode=mode, visitors=visitors, summary=summary)
             if tool.name in self._tools:
                 raise ValueError(f'"{tool.name}" is already exposed')
             self._tools[tool.name] = tool
@@ -373,6 +379,8 @@ class Client:
             self._spawn(self._on_invoke(frame))
         elif isinstance(frame, SendFrame):
             self._spawn(self._on_send_frame(frame))
+        elif isinstance(frame, SummarizeFrame):
+            self._spawn(self._on_summarize(frame))
         elif isinstance(frame, AckFrame):
             future = self._ingests.get(frame.id)
             if future is not None and not future.done():
@@ -413,16 +421,29 @@ class Client:
         tool = self._tools.get(frame.name)
         if tool is None:
             return _failure(frame.id, "unknown_function", f'"{frame.name}" is not exposed by this SDK')
+        locale = frame.context.locale
         try:
-            data = await tool.run(frame.args, Context.of(frame.id, frame.context))
+            data, receipt = await tool.run_with_receipt(frame.args, Context.of(frame.id, frame.context))
         except ValidationError as err:
             return _failure(frame.id, "invalid_args", describe_validation_error(err))
         except ResultNotJson as err:
             return _failure(frame.id, "unserializable_result", str(err))
         except Exception as err:  # noqa: BLE001 (a tool's failure is reported to the model, never a crash)
             code = err.code if isinstance(err, ToolFailure) else getattr(err, "code", None)
-            return _failure(frame.id, code if isinstance(code, str) else "handler_error", str(err) or type(err).__name__)
-        return ResultOkFrame(type="result", id=frame.id, ok=True, data=data)
+            failed = _failure(frame.id, code if isinstance(code, str) else "handler_error", str(err) or type(err).__name__)
+            said = receipt_text(getattr(err, "receipt", None), locale)
+            return failed.model_copy(update={"receipt": said}) if said else failed
+        return ResultOkFrame(type="result", id=frame.id, ok=True, data=data, receipt=receipt)
+
+    async def _on_summarize(self, frame: SummarizeFrame) -> None:
+        """Parley asks for a tool's own confirmation summary: answered with the text, or none (Parley falls back)."""
+        tool = self._tools.get(frame.name)
+        text: str | None = None
+        try:
+            text = await tool.summary_for(frame.args, frame.locale) if tool is not None else None
+        except Exception:  # noqa: BLE001 (a failing summary function falls back to Parley's words)
+            log.exception("The summary function of %s failed", frame.name)
+        await self._send(dump(SummaryFrame(type="summary", id=frame.id, text=text)))
 
     async def _on_send_frame(self, frame: SendFrame) -> None:
         handler = self._send_handler

@@ -17,6 +17,10 @@ Channel = Literal["web", "whatsapp"]
 Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$")]
 # `<conversationId>:<messageId>:<step>:<callId>`: long with real WhatsApp message ids.
 Id = Annotated[str, Field(min_length=1, max_length=512)]
+#: A language tag (``es``, ``es-MX``): a customer's locale.
+LocaleTag = Annotated[str, Field(min_length=2, max_length=35, pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$")]
+#: What the customer reads once a confirmed action ran.
+Receipt = Annotated[str, Field(min_length=1, max_length=500)]
 
 MAX_FRAME_BYTES = 1024 * 1024
 
@@ -33,6 +37,10 @@ class FunctionDeclaration(_Frame):
     mode: FunctionMode = "read"
     #: Offered to visitors (customers who have not signed in) too; never applies to write and destructive tools.
     visitors: bool = False
+    #: The confirmation card's words per locale: templates whose ``{argName}`` placeholders take the arguments.
+    summary: Annotated[dict[LocaleTag, Annotated[str, Field(min_length=1, max_length=300)]], Field(max_length=32)] | None = None
+    #: The backend words the summary itself: Parley asks with a ``summarize`` frame before a confirmation.
+    summarizes: bool = False
 
 
 class InvokeContext(_Frame):
@@ -42,6 +50,8 @@ class InvokeContext(_Frame):
     conversationId: str
     #: The customer proved who they are (identity token, session token, WhatsApp number); false for a visitor.
     verified: bool = False
+    #: The customer's locale (the widget's browser language, or the WhatsApp default); None when unknown.
+    locale: LocaleTag | None = None
 
 
 class ToolError(_Frame):
@@ -69,6 +79,7 @@ class ResultOkFrame(_Frame):
     id: Id
     ok: Literal[True]
     data: Any = None
+    receipt: Receipt | None = None
 
 
 class ResultErrorFrame(_Frame):
@@ -76,6 +87,7 @@ class ResultErrorFrame(_Frame):
     id: Id
     ok: Literal[False]
     error: ToolError
+    receipt: Receipt | None = None
 
 
 class SentFrame(_Frame):
@@ -101,6 +113,14 @@ class IngestFrame(_Frame):
 # server → SDK
 
 
+class SummaryFrame(_Frame):
+    """The answer to ``summarize``: the summary in the asked locale (None: Parley falls back)."""
+
+    type: Literal["summary"]
+    id: Id
+    text: Annotated[str, Field(min_length=1, max_length=300)] | None = None
+
+
 class RegisteredFrame(_Frame):
     type: Literal["registered"]
     functions: int
@@ -120,6 +140,16 @@ class SendFrame(_Frame):
     channel: Channel
     to: str
     content: str
+
+
+class SummarizeFrame(_Frame):
+    """Parley asks a ``summarizes`` tool for its confirmation summary of these arguments, in this locale."""
+
+    type: Literal["summarize"]
+    id: Id
+    name: Name
+    args: Any = None
+    locale: LocaleTag
 
 
 class AckFrame(_Frame):
@@ -173,14 +203,14 @@ class ErrorFrame(_Frame):
 
 
 ResultFrame = Annotated[Union[ResultOkFrame, ResultErrorFrame], Field(discriminator="ok")]
-ClientFrame = Union[RegisterFrame, ResultOkFrame, ResultErrorFrame, SentFrame, IngestFrame, ErrorFrame]
+ClientFrame = Union[RegisterFrame, ResultOkFrame, ResultErrorFrame, SentFrame, IngestFrame, SummaryFrame, ErrorFrame]
 ServerFrame = Annotated[
-    Union[RegisteredFrame, InvokeFrame, SendFrame, AckFrame, HandoffFrame, CustomerMessageFrame, ErrorFrame],
+    Union[RegisteredFrame, InvokeFrame, SendFrame, AckFrame, HandoffFrame, CustomerMessageFrame, SummarizeFrame, ErrorFrame],
     Field(discriminator="type"),
 ]
 
 SERVER_FRAME: TypeAdapter[
-    RegisteredFrame | InvokeFrame | SendFrame | AckFrame | HandoffFrame | CustomerMessageFrame | ErrorFrame
+    RegisteredFrame | InvokeFrame | SendFrame | AckFrame | HandoffFrame | CustomerMessageFrame | SummarizeFrame | ErrorFrame
 ] = TypeAdapter(ServerFrame)
 RESULT_FRAME: TypeAdapter[ResultOkFrame | ResultErrorFrame] = TypeAdapter(ResultFrame)
 
@@ -188,13 +218,14 @@ _CLIENT_BY_TYPE: dict[str, type[_Frame]] = {
     "register": RegisterFrame,
     "sent": SentFrame,
     "ingest": IngestFrame,
+    "summary": SummaryFrame,
     "error": ErrorFrame,
 }
 
 
 def parse_server_frame(
     raw: str | bytes,
-) -> RegisteredFrame | InvokeFrame | SendFrame | AckFrame | HandoffFrame | CustomerMessageFrame | ErrorFrame:
+) -> RegisteredFrame | InvokeFrame | SendFrame | AckFrame | HandoffFrame | CustomerMessageFrame | SummarizeFrame | ErrorFrame:
     """Parses one frame Parley sent. Raises ``pydantic.ValidationError`` for anything else."""
     return SERVER_FRAME.validate_json(raw)
 
@@ -208,7 +239,7 @@ def parse_client_frame(value: Any) -> ClientFrame:
     if model is None:
         raise ValueError(f"not a client frame type: {kind!r}")
     frame = model.model_validate(value)
-    assert isinstance(frame, (RegisterFrame, SentFrame, IngestFrame, ErrorFrame))
+    assert isinstance(frame, (RegisterFrame, SentFrame, IngestFrame, SummaryFrame, ErrorFrame))
     return frame
 
 

@@ -7,9 +7,9 @@ import asyncio
 import inspect
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_jsonable_python
@@ -30,6 +30,8 @@ class Context:
     external_id: str | None = None
     #: The customer proved who they are (signed in, or writing from their WhatsApp number); false for a visitor.
     verified: bool = False
+    #: The customer's locale (``es``, ``es-MX``): the widget's browser language, or the WhatsApp default; None when unknown.
+    locale: str | None = None
 
     @classmethod
     def of(cls, invocation_id: str, context: InvokeContext) -> Context:
@@ -40,6 +42,7 @@ class Context:
             conversation_id=context.conversationId,
             external_id=context.externalId,
             verified=context.verified,
+            locale=context.locale,
         )
 
 
@@ -47,12 +50,63 @@ class ResultNotJson(TypeError):
     """A tool returned a value pydantic cannot turn into JSON."""
 
 
-class ToolError(Exception):
-    """Raise it from a tool to fail the call with a message the assistant is told (and a machine-readable code)."""
+#: Texts per locale (``{"en": "…", "es": "…"}``), or one text for every locale.
+Localized = Union[str, Mapping[str, str]]
+#: A confirmation summary computed by the backend from the arguments (a dict) and the customer's locale; None: Parley words it.
+SummaryFunction = Callable[[dict[str, Any], str], Union[str, None, Awaitable[Union[str, None]]]]
 
-    def __init__(self, message: str, code: str = "handler_error") -> None:
+
+class ToolError(Exception):
+    """Raise it from a tool to fail the call with a message the assistant is told (and a machine-readable code).
+    ``receipt``: what the customer reads where they approved the action ("Could not cancel order 1002: it has already
+    shipped"), one text or texts per locale; without it Parley derives one from the summary and the message."""
+
+    def __init__(self, message: str, code: str = "handler_error", receipt: Localized | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.receipt = receipt
+
+
+@dataclass(frozen=True)
+class WithReceipt:
+    """A tool's result with the words the customer reads once the action ran (see ``with_receipt``)."""
+
+    data: Any
+    receipt: Localized
+
+
+def with_receipt(data: Any, receipt: Localized) -> Any:
+    """``return with_receipt(order, {"en": "Order 1001 cancelled", "es": "Pedido 1001 cancelado"})``: the data goes to
+    the assistant, the receipt (in the customer's locale) to the customer where they approved."""
+    return WithReceipt(data, receipt)
+
+
+def pick_localized(texts: Localized | None, locale: str | None) -> str | None:
+    """The text for ``locale``: the exact tag, its language, a variant of that language, English, else the first."""
+    if texts is None or isinstance(texts, str):
+        return texts
+    keys = list(texts)
+    tag = (locale or "").lower()
+    lang = tag.split("-")[0]
+    ranks: list[Callable[[str], bool]] = [
+        lambda k: k.lower() == tag,
+        lambda k: k.lower() == lang,
+        lambda k: k.split("-")[0].lower() == lang,
+        lambda k: k.lower() == "en",
+    ]
+    for match in ranks:
+        found = next((k for k in keys if match(k)), None)
+        if found is not None:
+            return texts[found]
+    return texts[keys[0]] if keys else None
+
+
+def receipt_text(texts: Any, locale: str | None) -> str | None:
+    """A receipt (a string or texts per locale) in the locale, trimmed to what the wire takes; None when there is none."""
+    if not isinstance(texts, (str, Mapping)):
+        return None
+    text = pick_localized(texts, locale)
+    return text.strip()[:500] or None if isinstance(text, str) else None
 
 
 _SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?|Notes?)\s*:\s*$")
@@ -125,6 +179,8 @@ class Tool:
     #: The name of the handler's parameter that receives the ``Context`` (None: it takes none).
     context_parameter: str | None
     is_async: bool
+    #: The backend's own confirmation summary (``summary=`` given a function), run when Parley asks.
+    summarize: SummaryFunction | None = None
 
     @property
     def name(self) -> str:
@@ -133,6 +189,11 @@ class Tool:
     async def run(self, args: Any, ctx: Context) -> Any:
         """Validates ``args`` (raises ``ValidationError``), runs the handler (a sync one in a worker thread) and
         returns its result as JSON-able data (raises ``ResultNotJson`` when it is not)."""
+        data, _ = await self.run_with_receipt(args, ctx)
+        return data
+
+    async def run_with_receipt(self, args: Any, ctx: Context) -> tuple[Any, str | None]:
+        """As ``run``, with the receipt the handler gave (``with_receipt``) in the call's locale, or None."""
         parsed = self.arguments.model_validate({} if args is None else args)
         kwargs = {name: getattr(parsed, name) for name in type(parsed).model_fields}
         if self.context_parameter:
@@ -141,10 +202,24 @@ class Tool:
             result = await self.handler(**kwargs)
         else:
             result = await asyncio.to_thread(self.handler, **kwargs)
+        receipt = None
+        if isinstance(result, WithReceipt):
+            receipt = receipt_text(result.receipt, ctx.locale)
+            result = result.data
         try:
-            return to_jsonable_python(result)
+            return to_jsonable_python(result), receipt
         except PydanticSerializationError as err:
             raise ResultNotJson(f"The tool's result is not JSON: {err}") from None
+
+    async def summary_for(self, args: Any, locale: str) -> str | None:
+        """The backend's own summary of these arguments in ``locale`` (``summary=`` a function); None when it has none."""
+        if self.summarize is None:
+            return None
+        parsed = self.arguments.model_validate({} if args is None else args)
+        values = {name: getattr(parsed, name) for name in type(parsed).model_fields}
+        out = self.summarize(values, locale)
+        text = await out if inspect.isawaitable(out) else out
+        return text.strip()[:300] or None if isinstance(text, str) else None
 
 
 def _is_context(name: str, annotation: Any) -> bool:
@@ -176,9 +251,10 @@ def make_tool(
     description: str | None = None,
     mode: FunctionMode = "read",
     visitors: bool = False,
+    summary: Mapping[str, str] | SummaryFunction | None = None,
 ) -> Tool:
     """Builds the declaration and the argument model of ``fn`` from its signature and docstring."""
-    summary, docs = parse_docstring(fn.__doc__)
+    doc_summary, docs = parse_docstring(fn.__doc__)
     hints = _parameter_hints(fn)
     fields: dict[str, Any] = {}
     context_parameter: str | None = None
@@ -201,10 +277,13 @@ def make_tool(
     schema = _strip_titles(arguments.model_json_schema())
     declaration = FunctionDeclaration(
         name=name or fn.__name__,
-        description=(description if description is not None else summary)[:2000],
+        description=(description if description is not None else doc_summary)[:2000],
         parameters=schema,
         mode=mode,
         visitors=visitors,
+        summary=dict(summary) if isinstance(summary, Mapping) else None,
+        summarizes=callable(summary),
     )
     is_async = inspect.iscoroutinefunction(fn)
-    return Tool(declaration, arguments, fn, context_parameter, is_async)
+    summarize = summary if callable(summary) else None
+    return Tool(declaration, arguments, fn, context_parameter, is_async, summarize)

@@ -16,9 +16,10 @@ interface CustomerRow {
   business_number_id: string | null;
   contact_email?: string | null;
   contact_email_at?: number | null;
+  locale: string | null;
 }
 
-const COLUMNS = 'customer_id, external_id, email, phone, bsuid, created_at, opt_in, last_inbound_web, last_inbound_whatsapp, business_number_id';
+const COLUMNS = 'customer_id, external_id, email, phone, bsuid, created_at, opt_in, last_inbound_web, last_inbound_whatsapp, business_number_id, locale';
 
 /** Read with the contact address, which only SET_CONTACT writes (save keeps it as stored). */
 const READ = `${COLUMNS}, contact_email, contact_email_at`;
@@ -34,10 +35,11 @@ const LOCK_IDENTITY = prepared('customers_lock_identity', `SELECT pg_advisory_xa
 const SAVE = prepared(
   'customers_save',
   `WITH saved AS (
-     INSERT INTO customers (${COLUMNS}) VALUES ($1, $2, $3, $4, $13, $5, $6, $7, $8, $14)
+     INSERT INTO customers (${COLUMNS}) VALUES ($1, $2, $3, $4, $13, $5, $6, $7, $8, $14, $15)
      ON CONFLICT (customer_id) DO UPDATE SET external_id = EXCLUDED.external_id, email = EXCLUDED.email, phone = EXCLUDED.phone,
        bsuid = EXCLUDED.bsuid, created_at = EXCLUDED.created_at, opt_in = EXCLUDED.opt_in, last_inbound_web = EXCLUDED.last_inbound_web,
-       last_inbound_whatsapp = EXCLUDED.last_inbound_whatsapp, business_number_id = EXCLUDED.business_number_id
+       last_inbound_whatsapp = EXCLUDED.last_inbound_whatsapp, business_number_id = EXCLUDED.business_number_id,
+       locale = EXCLUDED.locale
    ), released AS (
      DELETE FROM customer_identities i USING unnest($11::text[], $12::text[]) AS r(kind, value)
      WHERE i.kind = r.kind AND i.value = r.value AND i.customer_id = $1
@@ -74,6 +76,7 @@ function toCustomer(r: CustomerRow | undefined): Customer | undefined {
   }
   if (r.business_number_id !== null) c.businessNumberId = r.business_number_id;
   if (r.contact_email != null && r.contact_email_at != null) c.contact = { email: r.contact_email, at: Number(r.contact_email_at) };
+  if (r.locale != null) c.locale = r.locale;
   return c;
 }
 
@@ -103,6 +106,7 @@ export function postgresCustomers(db: Db): CustomerStore {
         released.map(([, value]) => value),
         c.bsuid ?? null,
         c.businessNumberId ?? null,
+        c.locale ?? null,
       ]);
     },
     setContact: async (customerId, contact) => (await db.rows(SET_CONTACT, [customerId, contact.email, contact.at])).length > 0,
