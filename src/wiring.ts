@@ -2,9 +2,11 @@
 import type { FastifyInstance } from 'fastify';
 import { createActor, fromPromise } from 'xstate';
 import type { Services } from './services.ts';
+import type { StoreRepos } from './store/repos.ts';
+import type { ConversationMeta } from './store/model.ts';
 import type { LiveActor } from './runtime/supervisor.ts';
 import { createCustomerRepo } from './customers/repo.ts';
-import { createConversationHost, type ChannelSink, type ConversationHost } from './conversations/host.ts';
+import { createConversationHost, type ChannelSink, type ConversationHost, type Pending } from './conversations/host.ts';
 import { handoffNotice } from './conversations/handoff-notices.ts';
 import { createLlmStep, visitorMayUse } from './conversations/llm-step.ts';
 import { createWebSessions } from './channels/web-sessions.ts';
@@ -55,6 +57,8 @@ import { createClusterHub, type ClusterHub } from './cluster/cluster-hub.ts';
 import { withToolSources } from './runtime/tool-source.ts';
 import { createMcpManager, type McpManager } from './mcp/manager.ts';
 import { createKnowledgeFeature, type Knowledge } from './knowledge/index.ts';
+import { createOutcomeTracker } from './outcomes/tracker.ts';
+import { outcomesPlugin } from './outcomes/routes.ts';
 
 export interface WiredComponents {
   /** This node's SDK connections (the gateway, /ready, diagnostics). */
@@ -169,6 +173,10 @@ export async function wireComponents(o: {
   const mcp = createMcpManager({ servers: config.tools.mcp, clock, logger, version: services.version });
   const tools = withToolSources(hub, [mcp]);
   onShutdown(() => mcp.stop());
+  const outcomes = createOutcomeTracker({
+    services,
+    webhooks: config.webhooks.endpoints.length ? (tx, events) => webhooks.prepare(tx, events) : undefined,
+  });
   const llmStep = createLlmStep({ services, llm, hub: tools, history: store.history });
   host = createConversationHost({
     services,
@@ -200,15 +208,19 @@ export async function wireComponents(o: {
           holdsLease: () => cluster.holdsLease(),
         }
       : undefined,
-    recorders: config.webhooks.endpoints.length
-      ? [
-          (tx, meta, written) =>
-            webhooks.prepare(
-              tx,
-              written.map((entry) => conversationEvent(meta, entry)).filter((e) => e !== undefined),
-            ),
-        ]
-      : [],
+    recorders: [
+      ...(config.webhooks.endpoints.length
+        ? [
+            (tx: StoreRepos, meta: ConversationMeta, written: Pending[]) =>
+              webhooks.prepare(
+                tx,
+                written.map((entry) => conversationEvent(meta, entry)).filter((e) => e !== undefined),
+              ),
+          ]
+        : []),
+      // Every conversation's outcome (docs/outcomes.md), written with the messages that decide it.
+      outcomes.recorder,
+    ],
     observers: [
       (meta, entry) => {
         const notice = handoffNotice(meta, entry);
@@ -314,6 +326,7 @@ export async function wireComponents(o: {
   });
   const retention = createRetentionPruner({ store, clock, retentionDays: config.telemetry.retention_days, logger });
   await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text(), auth: agents.principalHook });
+  await app.register(outcomesPlugin, { services, customers, tracker: outcomes, auth: agents.principalHook });
   await app.register(whatsapp.plugin);
   await app.register(webhooksPlugin, { services, webhooks, auth: agents.principalHook });
   const knowledge = createKnowledgeFeature(services);
@@ -352,6 +365,7 @@ export async function wireComponents(o: {
       await whatsapp.start();
       await webhooks.start();
       retention.start();
+      await outcomes.start();
       knowledge.sync.start();
       scheduleTick();
       if (daemon) {
@@ -387,6 +401,7 @@ export async function wireComponents(o: {
     retention.stop();
     metrics.close();
   });
+  onShutdown(() => outcomes.stop());
   onShutdown(() => {
     daemon?.stop();
   });

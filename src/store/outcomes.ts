@@ -2,14 +2,14 @@
 // episode (docs/outcomes.md defines each), with the times the dashboard measures and the customer's rating. Both
 // engines serve `OutcomeStore` (test/store/outcomes.test.ts); it joins a transaction's repositories, so an outcome is
 // written in the same transaction as the conversation's messages that decide it.
+import { HANDOFF_REASONS, OUTCOMES } from '../../sdk/src/agent-api.ts';
 import type { Channel } from './model.ts';
 
-export const OUTCOMES = ['resolved_confirmed', 'resolved_assumed', 'handed_over', 'abandoned', 'unresolved'] as const;
+export { HANDOFF_REASONS, OUTCOMES };
 export type Outcome = (typeof OUTCOMES)[number];
 /** `open`: the episode has no outcome yet. */
 export type OutcomeStatus = 'open' | Outcome;
 
-export const HANDOFF_REASONS = ['customer_asked', 'missing_knowledge', 'unsupported_request', 'tool_failure', 'policy', 'other'] as const;
 export type HandoffReason = (typeof HANDOFF_REASONS)[number];
 
 /** A rating the customer gave (CSAT, 1–5) or a model's estimate of the experience (labelled estimated). */

@@ -3,6 +3,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { createHealthMetrics, type HealthGauges } from './health-metrics.ts';
+import { createOutcomeMetrics } from './outcome-metrics.ts';
 import type { Telemetry } from './types.ts';
 
 export interface MetricsGauges extends HealthGauges {
@@ -170,9 +171,11 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
     if (!c) bound.set(key, (c = metric.labels(...values) as { inc(v?: number): void; observe(v: number): void }));
     return c;
   };
+  const outcomes = createOutcomeMetrics(registry);
   const unsubscribe = telemetry.subscribe({
     event(e) {
       health.event(e);
+      if (e.type.startsWith('conversation.')) return outcomes(e);
       const d = e.data as Record<string, unknown>;
       const type = e.type;
       if (type === 'message.in' || type === 'message.out') child(messages, 'm', e.channel ?? 'unknown', type.slice(8)).inc();
