@@ -59,6 +59,7 @@ import { createMcpManager, type McpManager } from './mcp/manager.ts';
 import { createKnowledgeFeature, type Knowledge } from './knowledge/index.ts';
 import { createOutcomeTracker } from './outcomes/tracker.ts';
 import { outcomesPlugin } from './outcomes/routes.ts';
+import { widgetFeedback } from './outcomes/feedback.ts';
 
 export interface WiredComponents {
   /** This node's SDK connections (the gateway, /ready, diagnostics). */
@@ -137,7 +138,7 @@ export async function wireComponents(o: {
   const sessions = createWebSessions(clock.now, webRelay.relay);
   const stopWebRelay = clustered ? webRelay.listen((customerId, frame) => sessions.pushFromPeer(customerId, frame)) : undefined;
   const outbox = createOutbox(clock);
-  const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox });
+  const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox, rate: (id, rating) => outcomes.rate(id, rating) });
   const sinks: Partial<Record<'web' | 'whatsapp', ChannelSink>> = { web: sessions, whatsapp: whatsapp.sink };
 
   const webhooks = createWebhooks(services);
@@ -176,6 +177,12 @@ export async function wireComponents(o: {
   const outcomes = createOutcomeTracker({
     services,
     webhooks: config.webhooks.endpoints.length ? (tx, events) => webhooks.prepare(tx, events) : undefined,
+    // CSAT (`outcomes.csat`): open widgets are asked at once (a closed one on its next `ready`), WhatsApp with buttons.
+    onDecided: (r) => {
+      if (!config.outcomes.csat) return;
+      if (r.channel === 'web') sessions.push(r.customerId, { type: 'rate' });
+      else void whatsapp.askRating(r).catch((err) => logger.warn({ err }, 'WhatsApp rating request not sent'));
+    },
   });
   const llmStep = createLlmStep({ services, llm, hub: tools, history: store.history });
   host = createConversationHost({
@@ -306,7 +313,7 @@ export async function wireComponents(o: {
       visitorTokens: identity.visitorTokens,
       visitors: createVisitors({ store, customers }),
     });
-    await scope.register(widgetGatewayPlugin, { services, history: store.history, host, sessions, signIn });
+    await scope.register(widgetGatewayPlugin, { services, history: store.history, host, sessions, signIn, feedback: widgetFeedback(services, outcomes) });
   });
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
   await app.register(proactivePlugin, { services, proactive });

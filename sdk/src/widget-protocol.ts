@@ -24,7 +24,22 @@ import { WIDGET_MAX_MESSAGE_CHARS } from './widget-limits.ts';
 export { WIDGET_MAX_MESSAGE_CHARS };
 export const WidgetMessageFrame = z.object({ type: z.literal('message'), id, text: z.string().min(1).max(WIDGET_MAX_MESSAGE_CHARS) });
 export const WidgetConfirmFrame = z.object({ type: z.literal('confirm'), id, approve: z.boolean() });
-export const WidgetClientFrame = z.discriminatedUnion('type', [WidgetInitFrame, WidgetMessageFrame, WidgetConfirmFrame]);
+/** The customer's answer to "Did that answer your question?" (docs/outcomes.md: yes resolves the conversation, confirmed). */
+export const WidgetResolutionFrame = z.object({ type: z.literal('resolution'), answer: z.enum(['yes', 'no']) });
+export const WIDGET_MAX_RATING_COMMENT_CHARS = 1000;
+/** The customer's rating of the conversation (CSAT, `outcomes.csat`): 1–5 and an optional comment. */
+export const WidgetRatingFrame = z.object({
+  type: z.literal('rating'),
+  score: z.number().int().min(1).max(5),
+  comment: z.string().max(WIDGET_MAX_RATING_COMMENT_CHARS).optional(),
+});
+export const WidgetClientFrame = z.discriminatedUnion('type', [
+  WidgetInitFrame,
+  WidgetMessageFrame,
+  WidgetConfirmFrame,
+  WidgetResolutionFrame,
+  WidgetRatingFrame,
+]);
 
 // server → widget
 /** `cancelled`: a person took the conversation over while the confirmation waited (`reason: 'handoff'`); nothing ran. */
@@ -57,6 +72,8 @@ export const WidgetReadyFrame = z.object({
   history: z.array(HistoryEntry),
   status: ConversationMode.optional(),
   visitorToken: z.string().optional(),
+  /** `resolution`: show "Did that answer your question?" under answers; `rating`: ask for a rating now (`outcomes.csat`). */
+  feedback: z.object({ resolution: z.boolean(), rating: z.boolean() }).optional(),
 });
 export const WidgetTypingFrame = z.object({ type: z.literal('typing'), on: z.boolean() });
 /**
@@ -111,6 +128,10 @@ export const WidgetErrorFrame = z.object({
   retryAfterMs: z.number().int().nonnegative().optional(),
 });
 export const WidgetAckFrame = z.object({ type: z.literal('ack'), id: z.string() });
+/** The conversation has an outcome and `outcomes.csat` is on: ask the customer for a rating. */
+export const WidgetRateFrame = z.object({ type: z.literal('rate') });
+/** A `resolution` or `rating` frame was stored. */
+export const WidgetNotedFrame = z.object({ type: z.literal('noted'), of: z.enum(['resolution', 'rating']) });
 export const WidgetServerFrame = z.discriminatedUnion('type', [
   WidgetReadyFrame,
   WidgetAckFrame,
@@ -121,11 +142,17 @@ export const WidgetServerFrame = z.discriminatedUnion('type', [
   WidgetConfirmationFrame,
   WidgetStatusFrame,
   WidgetErrorFrame,
+  WidgetRateFrame,
+  WidgetNotedFrame,
 ]);
 
 export type WidgetInitFrame = z.infer<typeof WidgetInitFrame>;
 export type WidgetMessageFrame = z.infer<typeof WidgetMessageFrame>;
 export type WidgetConfirmFrame = z.infer<typeof WidgetConfirmFrame>;
+export type WidgetResolutionFrame = z.infer<typeof WidgetResolutionFrame>;
+export type WidgetRatingFrame = z.infer<typeof WidgetRatingFrame>;
+export type WidgetRateFrame = z.infer<typeof WidgetRateFrame>;
+export type WidgetNotedFrame = z.infer<typeof WidgetNotedFrame>;
 export type WidgetClientFrame = z.infer<typeof WidgetClientFrame>;
 export type HistoryEntry = z.infer<typeof HistoryEntry>;
 export type WidgetReadyFrame = z.infer<typeof WidgetReadyFrame>;

@@ -306,7 +306,12 @@ export const ConfigSchema = s({
   /** An outcome for every conversation (docs/outcomes.md), the customer's rating and the model's estimate. */
   outcomes: s({
     /** An open conversation is decided (resolved and assumed, abandoned or unresolved) after this long without a message. */
-    assume_after_hours: num(z.number().positive().max(24 * 30)).default(24),
+    assume_after_hours: num(
+      z
+        .number()
+        .positive()
+        .max(24 * 30),
+    ).default(24),
     /** A resolution is undone (a reopen) when the customer writes again within this many days of it. */
     reopen_days: num(z.number().positive().max(90)).default(7),
     /** CSAT: ask the customer for a rating (1–5, optional comment) once the conversation has an outcome. Off by default. */

@@ -33,7 +33,8 @@ export interface OutcomeChange {
 const NO_ANSWER = "Sorry, I don't have an answer for that.";
 const FAILURES = new Set([APOLOGY_LLM_FAILED, APOLOGY_TOO_MANY_STEPS, NO_ANSWER]);
 
-const DENIES = /\b(didn'?t|doesn'?t|did not|does not|not|never|still not|isn'?t|wasn'?t) (help|helpful|work|working|answer|solve|fix|it|right|what)\b|\bstill (broken|failing|doesn'?t|not)\b|\bno,? (it|that) (didn'?t|doesn'?t)\b/i;
+const DENIES =
+  /\b(didn'?t|doesn'?t|did not|does not|not|never|still not|isn'?t|wasn'?t) (help|helpful|work|working|answer|solve|fix|it|right|what)\b|\bstill (broken|failing|doesn'?t|not)\b|\bno,? (it|that) (didn'?t|doesn'?t)\b/i;
 const CONFIRMS =
   /\b(thanks|thank you|thx|ty|that (helped|helps|answered|answers|solved|solves|fixed|works|worked|did it)|(it|this) (works|worked)( now)?|(problem|issue) (solved|fixed)|all (sorted|good|set)|got it,? thanks|perfect|great,? thanks|solved)\b/i;
 
@@ -53,10 +54,16 @@ export function asksCustomer(text: string): boolean {
 }
 
 const KEYWORDS: [HandoffReason, RegExp][] = [
-  ['customer_asked', /\b(asked|asks|wants|want|requested|request) (for |to (talk|speak) to )?(a |an )?(human|person|agent|operator|someone|representative)\b|customer (asked|wants)/i],
+  [
+    'customer_asked',
+    /\b(asked|asks|wants|want|requested|request) (for |to (talk|speak) to )?(a |an )?(human|person|agent|operator|someone|representative)\b|customer (asked|wants)/i,
+  ],
   ['tool_failure', /\b(tool|function|system|backend|api)\b.*\b(fail|failed|failing|error|down|broken)\b|\b(fail|failed|error)\b/i],
   ['policy', /\b(policy|policies|not allowed|compliance|legal|refund over|exception|approval)\b/i],
-  ['missing_knowledge', /\b(don'?t know|do not know|no (information|answer|article)|missing (knowledge|information)|not (in|covered by) the (docs|knowledge))\b/i],
+  [
+    'missing_knowledge',
+    /\b(don'?t know|do not know|no (information|answer|article)|missing (knowledge|information)|not (in|covered by) the (docs|knowledge))\b/i,
+  ],
   ['unsupported_request', /\b(unsupported|can'?t (do|help)|cannot (do|help)|not supported|out of scope|not able to)\b/i],
 ];
 
@@ -97,7 +104,13 @@ function settle(r: ConversationOutcome, outcome: Outcome, at: number, changes: O
   changes.push({ outcome, at, record: r });
 }
 
-function onCustomer(prev: ConversationOutcome | undefined, meta: ConversationMeta, f: { at: number; text: string }, s: OutcomeSettings, changes: OutcomeChange[]) {
+function onCustomer(
+  prev: ConversationOutcome | undefined,
+  meta: ConversationMeta,
+  f: { at: number; text: string },
+  s: OutcomeSettings,
+  changes: OutcomeChange[],
+) {
   let r: ConversationOutcome;
   if (!prev) r = startEpisode(meta, f.at);
   else if (prev.status === 'open' || (prev.status === 'handed_over' && prev.withHuman)) r = Object.assign({}, prev);
@@ -187,7 +200,8 @@ export function decide(r: ConversationOutcome | undefined, now: number): Outcome
   if (!r || r.status !== 'open' || r.decideAt === undefined || r.decideAt > now) return undefined;
   const next = Object.assign({}, r, { updatedAt: now });
   const changes: OutcomeChange[] = [];
-  // Decided at the time it came due (not when the sweep ran): resolution times stay exact after a restart.
-  settle(next, outcomeAtRest(next), r.decideAt, changes);
-  return changes[0];
+  // It ended with its last message (resolution time), and was decided when it came due (not when the sweep ran, which
+  // may be late after a restart).
+  settle(next, outcomeAtRest(next), r.lastAt, changes);
+  return Object.assign(changes[0], { at: r.decideAt });
 }

@@ -16,7 +16,14 @@ export function outcomeData(c: OutcomeChange): Record<string, unknown> {
 
 export function outcomeTelemetry(c: OutcomeChange): NewEvent {
   const r = c.record;
-  const e: NewEvent = { type: 'conversation.outcome', at: c.at, conversationId: r.conversationId, customerId: r.customerId, channel: r.channel, data: outcomeData(c) };
+  const e: NewEvent = {
+    type: 'conversation.outcome',
+    at: c.at,
+    conversationId: r.conversationId,
+    customerId: r.customerId,
+    channel: r.channel,
+    data: outcomeData(c),
+  };
   if (r.externalId !== undefined) e.customerExternalId = r.externalId;
   return e;
 }

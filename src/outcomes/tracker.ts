@@ -25,7 +25,7 @@ export interface OutcomeTracker {
   /** The customer's answer to "Did that answer your question?"; false when the conversation has no outcome record. */
   answer(conversationId: string, yes: boolean): Promise<boolean>;
   /** The customer's rating (CSAT); false when the conversation has no outcome record. */
-  rate(conversationId: string, rating: { score: number; comment?: string }): Promise<boolean>;
+  rate(conversationId: string, rating: { score: number; comment?: string; id?: string }): Promise<boolean>;
   /** The model's estimate of the experience (labelled estimated). */
   estimate(conversationId: string, rating: { score: number; comment: string }): Promise<boolean>;
   /** An agent changes a handed-over conversation's reason category; undefined when it is not handed over. */
@@ -115,16 +115,23 @@ export function createOutcomeTracker(o: {
     return done?.record;
   };
 
-  const rated = (r: { score: number; comment?: string }): Rating => {
+  const rated = (r: { score: number; comment?: string; id?: string }): Rating => {
     const out: Rating = { score: r.score, at: clock.now() };
+    if (r.id !== undefined) out.id = r.id;
     if (r.comment?.trim()) out.comment = r.comment.trim();
     return out;
   };
 
   /** Stores a rating (the customer's, or the model's estimate) and records it as `conversation.rating`. */
   const scored = async (id: string, kind: 'csat' | 'experience', rating: Rating) => {
-    const record = await change(id, (r) => ({ record: Object.assign({}, r, { [kind]: rating, updatedAt: rating.at }), changes: [] }));
+    let again = false;
+    const record = await change(id, (r) => {
+      // The same rating given again (a WhatsApp button press whose job ran twice): stored once, counted once.
+      again = rating.id !== undefined && r[kind]?.id === rating.id;
+      return { record: again ? r : Object.assign({}, r, { [kind]: rating, updatedAt: rating.at }), changes: [] };
+    });
     if (!record) return false;
+    if (again) return true;
     const data: Record<string, unknown> = { kind, score: rating.score, outcome: record.status };
     if (rating.comment !== undefined && (kind === 'experience' || config.telemetry.store_text)) data.comment = rating.comment;
     telemetry.event({ type: 'conversation.rating', at: rating.at, conversationId: id, customerId: record.customerId, channel: record.channel, data });
@@ -177,7 +184,9 @@ export function createOutcomeTracker(o: {
     rate: (id, rating) => scored(id, 'csat', rated(rating)),
     estimate: (id, rating) => scored(id, 'experience', rated(rating)),
     setReason: (id, reason) =>
-      change(id, (r) => (r.status === 'handed_over' ? { record: Object.assign({}, r, { reason, reasonBy: 'agent', updatedAt: clock.now() }), changes: [] } : undefined)),
+      change(id, (r) =>
+        r.status === 'handed_over' ? { record: Object.assign({}, r, { reason, reasonBy: 'agent', updatedAt: clock.now() }), changes: [] } : undefined,
+      ),
     sweep() {
       // One sweep at a time: a timer firing during a test's own sweep waits for it.
       const run = (sweeping ?? Promise.resolve(0)).catch(() => 0).then(sweepOnce);

@@ -15,6 +15,8 @@ export type HandoffReason = (typeof HANDOFF_REASONS)[number];
 /** A rating the customer gave (CSAT, 1–5) or a model's estimate of the experience (labelled estimated). */
 export interface Rating {
   score: number;
+  /** Where it came from when it may arrive twice (a WhatsApp message id): the same id is stored once. */
+  id?: string;
   comment?: string;
   at: number;
 }

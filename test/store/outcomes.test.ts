@@ -7,7 +7,19 @@ import { freshStore } from './contract.ts';
 import { engines } from './engines.ts';
 
 const outcome = (id: string, o: Partial<ConversationOutcome> = {}): ConversationOutcome =>
-  Object.assign({ conversationId: id, customerId: `cus_${id}`, channel: 'web' as const, status: 'open' as const, startedAt: 1000, lastAt: 1000, reopens: 0, updatedAt: 1000 }, o);
+  Object.assign(
+    {
+      conversationId: id,
+      customerId: `cus_${id}`,
+      channel: 'web' as const,
+      status: 'open' as const,
+      startedAt: 1000,
+      lastAt: 1000,
+      reopens: 0,
+      updatedAt: 1000,
+    },
+    o,
+  );
 
 export function describeOutcomesContract(engine: string, open: () => Promise<Store>) {
   describe(`${engine}: outcomes`, () => {

@@ -11,10 +11,7 @@ const PUT = prepared(
    ON CONFLICT (conversation_id) DO UPDATE SET customer_id = EXCLUDED.customer_id, channel = EXCLUDED.channel,
      status = EXCLUDED.status, started_at = EXCLUDED.started_at, decide_at = EXCLUDED.decide_at, body = EXCLUDED.body`,
 );
-const DUE = prepared(
-  'outcomes_due',
-  'SELECT conversation_id FROM conversation_outcomes WHERE decide_at <= $1 ORDER BY decide_at, conversation_id LIMIT $2',
-);
+const DUE = prepared('outcomes_due', 'SELECT conversation_id FROM conversation_outcomes WHERE decide_at <= $1 ORDER BY decide_at, conversation_id LIMIT $2');
 const NEXT_DUE = prepared('outcomes_next_due', 'SELECT min(decide_at) AS at FROM conversation_outcomes WHERE decide_at IS NOT NULL');
 const LIST = prepared(
   'outcomes_list',
