@@ -2,11 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import { createActor, fromPromise } from 'xstate';
 import type { Services } from './services.ts';
-import type { StoreRepos } from './store/repos.ts';
-import type { ConversationMeta } from './store/model.ts';
 import type { LiveActor } from './runtime/supervisor.ts';
 import { createCustomerRepo } from './customers/repo.ts';
-import { createConversationHost, type ChannelSink, type ConversationHost, type Pending } from './conversations/host.ts';
+import { createConversationHost, type ChannelSink, type ConversationHost } from './conversations/host.ts';
 import { handoffNotice } from './conversations/handoff-notices.ts';
 import { createLlmStep, visitorMayUse } from './conversations/llm-step.ts';
 import { createWebSessions } from './channels/web-sessions.ts';
@@ -215,20 +213,18 @@ export async function wireComponents(o: {
           holdsLease: () => cluster.holdsLease(),
         }
       : undefined,
-    recorders: [
-      ...(config.webhooks.endpoints.length
-        ? [
-            (tx: StoreRepos, meta: ConversationMeta, written: Pending[]) =>
-              webhooks.prepare(
-                tx,
-                written.map((entry) => conversationEvent(meta, entry)).filter((e) => e !== undefined),
-              ),
-          ]
-        : []),
-      // Every conversation's outcome (docs/outcomes.md), written with the messages that decide it.
-      outcomes.recorder,
-    ],
+    recorders: config.webhooks.endpoints.length
+      ? [
+          (tx, meta, written) =>
+            webhooks.prepare(
+              tx,
+              written.map((entry) => conversationEvent(meta, entry)).filter((e) => e !== undefined),
+            ),
+        ]
+      : [],
     observers: [
+      // Every conversation's outcome (docs/outcomes.md), folded in once the messages that decide it are durable.
+      outcomes.observe,
       (meta, entry) => {
         const notice = handoffNotice(meta, entry);
         if (notice) hub.broadcast(notice);
@@ -389,6 +385,8 @@ export async function wireComponents(o: {
     });
   }
 
+  // Runs after the conversations below have drained (registered first, run later): their last outputs are folded in.
+  onShutdown(() => outcomes.stop());
   // Runs after the HTTP server closed: drain the conversations, then stop the actors.
   onShutdown(async () => {
     clock.clearTimeout(tick);
@@ -408,7 +406,6 @@ export async function wireComponents(o: {
     retention.stop();
     metrics.close();
   });
-  onShutdown(() => outcomes.stop());
   onShutdown(() => {
     daemon?.stop();
   });

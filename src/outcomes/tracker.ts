@@ -1,14 +1,16 @@
-// Keeps every conversation's outcome (definitions.ts) in the store: folded into the conversation's own write (the
-// host's recorder, in its transaction), answered by the customer ("Did that answer your question?", a rating), changed
-// by an agent (the handoff reason), and settled by a sweep once an episode has been quiet for `assume_after_hours`.
-// The sweep's deadlines are stored (`decideAt`), so a restart loses none: it looks at the store when it starts and
-// re-arms one timer on the injected clock for the earliest. Each change is a telemetry event (metrics, dashboard) and
-// a webhook event prepared in the same transaction as the record.
+// Keeps every conversation's outcome (definitions.ts) in the store: the conversation's durable outputs are folded in
+// right after their write commits (an observer, in the outcome's own transaction: the conversation's write stays one
+// statement), answered by the customer ("Did that answer your question?", a rating), changed by an agent (the handoff
+// reason), and settled by a sweep once an episode has been quiet for `assume_after_hours`. Before settling, the sweep
+// folds in whatever the history holds after the record's last fact (one lost to a crash between the two writes), so
+// an episode is never decided on less than what was stored. The deadlines are stored (`decideAt`): a restart loses
+// none; the sweep re-arms one timer on the injected clock for the earliest. Each change is a telemetry event (metrics,
+// the dashboard) and a webhook event prepared in the same transaction as the record.
 import type { Clock, TimerHandle } from '../clock.ts';
-import type { OutputRecorder, Pending } from '../conversations/host.ts';
+import type { OutputObserver, Pending } from '../conversations/host.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
-import type { ConversationMeta } from '../store/model.ts';
+import type { ConversationMeta, MessageRecord } from '../store/model.ts';
 import type { ConversationOutcome, HandoffReason, Rating } from '../store/outcomes.ts';
 import type { StoreRepos } from '../store/repos.ts';
 import type { NewWebhookEvent } from '../webhooks/events.ts';
@@ -20,8 +22,10 @@ const SWEEP_BATCH = 100;
 const RECHECK_MS = 60_000;
 
 export interface OutcomeTracker {
-  /** The conversation host's recorder: folds a write's outputs into the outcome, in the write's transaction. */
-  recorder: OutputRecorder;
+  /** The conversation host's observer: folds durable outputs into the outcome (in order, per conversation). */
+  observe: OutputObserver;
+  /** Resolves when every observed output is folded in (tests, shutdown). */
+  settled(): Promise<void>;
   /** The customer's answer to "Did that answer your question?"; false when the conversation has no outcome record. */
   answer(conversationId: string, yes: boolean): Promise<boolean>;
   /** The customer's rating (CSAT); false when the conversation has no outcome record. */
@@ -58,6 +62,18 @@ export function factOf({ o, at }: Pending): OutcomeFact | undefined {
   }
 }
 
+/** A stored history record as a fact (the sweep's catch-up). */
+export function historyFact(m: MessageRecord): OutcomeFact | undefined {
+  if (m.role === 'user') return { kind: 'customer', at: m.at, text: m.text };
+  if (m.role === 'assistant') return { kind: 'reply', at: m.at, text: m.text };
+  if (m.role === 'agent') return { kind: 'agent', at: m.at };
+  if (m.role !== 'handoff') return undefined;
+  if (m.data?.phase === 'released') return { kind: 'released', at: m.at };
+  if (m.data?.phase !== 'requested') return undefined;
+  const reason = typeof m.data.reason === 'string' ? m.data.reason : undefined;
+  return { kind: 'handoff', at: m.at, source: m.data.source === 'api' ? 'api' : 'model', reason };
+}
+
 export function createOutcomeTracker(o: {
   services: Services;
   /** Prepares webhook events in a transaction (absent: no endpoints configured). */
@@ -90,29 +106,69 @@ export function createOutcomeTracker(o: {
     };
   };
 
-  const recorder: OutputRecorder = async (tx, meta: ConversationMeta, written) => {
-    const facts = written.map(factOf).filter((f) => f !== undefined);
-    if (facts.length === 0) return () => undefined;
-    let record = await tx.outcomes.get(meta.conversationId);
-    const changes: OutcomeChange[] = [];
-    for (const fact of facts) {
-      const next = applyFact(record, meta, fact, settings);
-      record = next.record;
-      changes.push(...next.changes);
+  /** Folds facts into the record, in a transaction that holds the conversation (as its writer does). */
+  const fold = (meta: ConversationMeta, facts: OutcomeFact[]) =>
+    transact(meta.conversationId, (current) => {
+      let record = current;
+      const changes: OutcomeChange[] = [];
+      for (const fact of facts) {
+        const next = applyFact(record, meta, fact, settings);
+        record = next.record;
+        changes.push(...next.changes);
+      }
+      return record && { record, changes };
+    });
+
+  /** Facts waiting per conversation, and the conversation's fold under way. */
+  const queued = new Map<string, { meta: ConversationMeta; facts: OutcomeFact[]; running: Promise<void> }>();
+  const drain = async (id: string): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      const q = queued.get(id);
+      if (!q || q.facts.length === 0) return void queued.delete(id);
+      const facts = q.facts.splice(0);
+      try {
+        await fold(q.meta, facts);
+        attempt = 0;
+      } catch (err) {
+        // The store cannot write now: kept and tried again (a few times; the sweep reads the history before deciding).
+        q.facts.unshift(...facts);
+        if (attempt >= 5 || stopped) {
+          log.warn({ err, conversationId: id, facts: facts.length }, 'outcome facts not stored');
+          return void queued.delete(id);
+        }
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, 1000 * attempt));
+      }
     }
-    return record ? write(tx, record, changes) : () => undefined;
+  };
+  const observe: OutputObserver = (meta, entry) => {
+    const fact = factOf(entry);
+    if (!fact) return;
+    const q = queued.get(meta.conversationId);
+    if (q) return void q.facts.push(fact);
+    const fresh = { meta, facts: [fact], running: Promise.resolve() };
+    queued.set(meta.conversationId, fresh);
+    fresh.running = drain(meta.conversationId);
   };
 
-  /** Changes one conversation's record in a transaction that holds the conversation (as its writer does). */
-  const change = async (conversationId: string, fn: (r: ConversationOutcome) => { record: ConversationOutcome; changes: OutcomeChange[] } | undefined) => {
+  /** The conversation's observed outputs folded in first: an answer never overtakes the reply it answers. */
+  const caughtUp = async (conversationId: string) => {
+    while (queued.has(conversationId)) await queued.get(conversationId)!.running;
+  };
+  type Next = { record: ConversationOutcome; changes: OutcomeChange[] } | undefined;
+  /** Writes what `fn` makes of the conversation's record (none yet: undefined), in a transaction that holds the conversation. */
+  const transact = async (conversationId: string, fn: (r: ConversationOutcome | undefined) => Next) => {
     const done = await store.transaction(async (tx) => {
       await tx.conversations.lock(conversationId);
-      const current = await tx.outcomes.get(conversationId);
-      const next = current && fn(current);
+      const next = fn(await tx.outcomes.get(conversationId));
       return next ? { record: next.record, after: await write(tx, next.record, next.changes) } : undefined;
     });
     done?.after();
     return done?.record;
+  };
+  /** `transact` for a conversation that has a record (none: nothing written, resolves undefined). */
+  const change = async (conversationId: string, fn: (r: ConversationOutcome) => Next) => {
+    await caughtUp(conversationId);
+    return transact(conversationId, (r) => (r ? fn(r) : undefined));
   };
 
   const rated = (r: { score: number; comment?: string; id?: string }): Rating => {
@@ -155,15 +211,35 @@ export function createOutcomeTracker(o: {
     );
   }
 
+  /** What the history holds after the record's last fact (lost between a committed write and its fold). */
+  const missedFacts = async (id: string): Promise<OutcomeFact[]> => {
+    const r = await store.outcomes.get(id);
+    if (!r) return [];
+    const records = await store.history.recent(id, 50, ['user', 'assistant', 'agent', 'handoff']);
+    return records
+      .filter((m) => m.at > r.lastAt)
+      .map(historyFact)
+      .filter((f) => f !== undefined);
+  };
+
   const sweepOnce = async () => {
     let settled = 0;
     for (;;) {
       const ids = await store.outcomes.due(clock.now(), SWEEP_BATCH);
       for (const id of ids) {
         const now = clock.now();
+        const missed = await missedFacts(id);
         const record = await change(id, (r) => {
-          const c = decide(r, now);
-          return c && { record: c.record, changes: [c] };
+          let current = r;
+          const changes: OutcomeChange[] = [];
+          for (const fact of missed.filter((f) => f.at > current.lastAt)) {
+            const next = applyFact(current, current, fact, settings);
+            current = next.record!;
+            changes.push(...next.changes);
+          }
+          const c = decide(current, now);
+          if (c) changes.push(c);
+          return changes.length || current !== r ? { record: c?.record ?? current, changes } : undefined;
         });
         if (record) settled++;
       }
@@ -175,7 +251,10 @@ export function createOutcomeTracker(o: {
   };
 
   const tracker: OutcomeTracker = {
-    recorder,
+    observe,
+    async settled() {
+      while (queued.size) await Promise.all([...queued.values()].map((q) => q.running));
+    },
     answer: async (id, yes) =>
       (await change(id, (r) => {
         const next = applyFact(r, r, { kind: 'answer', at: clock.now(), yes }, settings);
@@ -203,6 +282,7 @@ export function createOutcomeTracker(o: {
       await tracker.sweep();
     },
     async stop() {
+      await tracker.settled();
       stopped = true;
       clock.clearTimeout(timer);
       timer = undefined;

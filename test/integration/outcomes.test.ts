@@ -121,7 +121,12 @@ describe('conversation outcomes', () => {
       SLOW,
     );
     expect(await outcomeOf(p, 'conv_web_w-api')).toMatchObject({ reason: 'policy', reasonBy: 'api' });
-    expect(await outcomeOf(p, 'conv_web_w-person')).toMatchObject({ status: 'handed_over', reason: 'customer_asked', reasonBy: 'model' });
+    await until(
+      () => outcomeOf(p, 'conv_web_w-person'),
+      (o) => o?.status === 'handed_over',
+      SLOW,
+    );
+    expect(await outcomeOf(p, 'conv_web_w-person')).toMatchObject({ reason: 'customer_asked', reasonBy: 'model' });
 
     // Abandoned: the assistant needs something from the customer, who never answers.
     const abandon = await widget(p, 'w-abandon');
@@ -166,8 +171,12 @@ describe('conversation outcomes', () => {
     );
     expect(decided.summary.byOutcome).toEqual({ open: 0, resolved_confirmed: 2, resolved_assumed: 3, handed_over: 2, abandoned: 1, unresolved: 0 });
     await ask(reopen, 'r2', 'it is still not here, what is the status of order 1003?');
-    const reopened = await outcomeOf(p, 'conv_web_w-reopen');
-    expect(reopened).toMatchObject({ status: 'open', reopens: 1 });
+    // Outcomes are folded in just after the conversation's write commits.
+    await until(
+      () => outcomeOf(p, 'conv_web_w-reopen'),
+      (o) => o?.status === 'open' && o.reopens === 1,
+      SLOW,
+    );
 
     // An agent changes the API handoff's reason.
     const changed = await api(p, 'PUT', '/conversations/conv_web_w-api/outcome/reason', { reason: 'missing_knowledge' });
