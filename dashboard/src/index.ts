@@ -10,12 +10,15 @@ import { renderDeliveries, renderWithHuman, type Deliveries } from './operations
 import type { ConversationList } from '../../sdk/src/agent-api.ts';
 import { STYLES } from './styles.ts';
 import { renderTimeline } from './timeline.ts';
+import { createOutcomesPanel } from './outcomes-panel.ts';
+import { createHealthPanel } from './health-panel.ts';
+import { OUTCOME_STYLES } from './outcomes-styles.ts';
 
 const REFRESH_MS = 5000;
 
 function installStyles() {
   const style = document.createElement('style');
-  style.textContent = `${uplotCss}\n${STYLES}`;
+  style.textContent = `${uplotCss}\n${STYLES}\n${OUTCOME_STYLES}`;
   document.head.append(style);
 }
 
@@ -155,9 +158,27 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
   const withHuman = h('section', { class: 'card', 'aria-label': 'Conversations with a person', 'data-testid': 'with-human-card' });
   const deliveries = h('section', { class: 'card', 'aria-label': 'Webhook deliveries', 'data-testid': 'webhooks-card' });
   const updated = h('span', {}, '');
+  // Issue 39: outcomes, CSAT, backend health and errors (their own files; an error links to its conversation's timeline).
+  const outcomesPanel = createOutcomesPanel();
+  const openTimeline = (conversationId: string) =>
+    void renderTimeline(timeline, conversationId).catch((err) => timeline.replaceChildren(h('p', { class: 'error' }, String(err.message))));
+  const healthPanel = createHealthPanel((id) => {
+    selected = id;
+    openTimeline(id);
+    timeline.scrollIntoView({ block: 'nearest' });
+  });
   app.replaceChildren(
     h('header', {}, h('h1', {}, 'Parley telemetry'), filters.root, updated, who, signOutButton),
-    h('main', {}, kpis, charts, h('div', { class: 'split' }, list, timeline), h('div', { class: 'split operations' }, withHuman, deliveries)),
+    h(
+      'main',
+      {},
+      kpis,
+      outcomesPanel.root,
+      charts,
+      h('div', { class: 'split' }, list, timeline),
+      healthPanel.root,
+      h('div', { class: 'split operations' }, withHuman, deliveries),
+    ),
   );
   let selected: string | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -177,6 +198,9 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
         api<ConversationList>('/conversations?state=withHuman&limit=50'),
         api<Deliveries>('/api/v1/webhooks/deliveries?limit=50'),
       ]);
+      if (stopped) return;
+      const range = filters.range(now);
+      await Promise.all([outcomesPanel.refresh(range), healthPanel.refresh(range)]);
       if (stopped) return;
       renderWithHuman(withHuman, handedOver, now);
       renderDeliveries(deliveries, hooks, now);

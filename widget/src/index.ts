@@ -87,6 +87,8 @@ export function init(o: InitOptions): WidgetHandle {
       onAnswer: (id, approve) => controller.answer(id, approve),
       onPanel: (open) => controller.panel(open),
       onRetry: (id) => controller.retry(id),
+      onResolve: (yes) => controller.resolve(yes),
+      onRate: (score, comment) => controller.rate(score, comment),
     },
     { strings: createStrings(locale, o.strings), locale, theme: resolveTheme(o.theme, warn), maxChars: WIDGET_MAX_MESSAGE_CHARS },
   );

@@ -57,6 +57,16 @@ export interface Strings {
   errorUnavailable: string;
   errorUnknownConfirmation: string;
   errorTooLong: string;
+  /** Feedback (docs/outcomes.md): under the latest answer, and the rating card. `{n}`: a score of 5. */
+  feedbackQuestion: string;
+  feedbackYes: string;
+  feedbackNo: string;
+  feedbackThanks: string;
+  ratingTitle: string;
+  ratingScore: string;
+  ratingComment: string;
+  ratingSend: string;
+  ratingThanks: string;
 }
 
 const en: Strings = {
@@ -111,6 +121,15 @@ const en: Strings = {
   errorUnavailable: 'We could not save that just now. Please send it again.',
   errorUnknownConfirmation: 'That request was already answered or has expired.',
   errorTooLong: 'That message is too long. Please shorten it.',
+  feedbackQuestion: 'Did that answer your question?',
+  feedbackYes: 'Yes',
+  feedbackNo: 'No',
+  feedbackThanks: 'Thanks for letting us know.',
+  ratingTitle: 'How would you rate this conversation?',
+  ratingScore: '{n} out of 5',
+  ratingComment: 'Anything to add? (optional)',
+  ratingSend: 'Send rating',
+  ratingThanks: 'Thank you for your rating!',
 };
 
 const es: Strings = {
@@ -165,6 +184,15 @@ const es: Strings = {
   errorUnavailable: 'No pudimos guardarlo en este momento. Envíalo de nuevo, por favor.',
   errorUnknownConfirmation: 'Esa solicitud ya fue respondida o ha caducado.',
   errorTooLong: 'Ese mensaje es demasiado largo. Acórtalo, por favor.',
+  feedbackQuestion: '¿Respondimos a tu pregunta?',
+  feedbackYes: 'Sí',
+  feedbackNo: 'No',
+  feedbackThanks: 'Gracias por contárnoslo.',
+  ratingTitle: '¿Cómo valorarías esta conversación?',
+  ratingScore: '{n} de 5',
+  ratingComment: '¿Algo más que quieras decirnos? (opcional)',
+  ratingSend: 'Enviar valoración',
+  ratingThanks: '¡Gracias por tu valoración!',
 };
 
 export const LOCALES: Record<string, Strings> = { en, es };
@@ -199,6 +227,8 @@ export function errorText(s: Strings, code: string): string {
       return s.errorNotSent;
     case 'too_long':
       return s.errorTooLong;
+    case 'nothing_to_rate':
+      return s.errorGeneric;
     case 'unauthorized':
       return s.noticeSessionEnded;
     case 'forbidden_origin':

@@ -4,6 +4,7 @@ import { confirmNode, el, messageNode, receiptNode, refreshTimes, setSendState, 
 import type { Bubble, WidgetState } from './state.ts';
 import { errorText, fill, type Strings } from './strings.ts';
 import { createStreamingBubble } from './streaming-view.ts';
+import { createFeedbackView } from './feedback-view.ts';
 import { STYLES } from './styles.ts';
 import { applyTheme, type ResolvedTheme } from './theme.ts';
 
@@ -14,6 +15,9 @@ export interface ViewHandlers {
   onPanel(open: boolean): void;
   /** Send a refused message again (its Retry button). */
   onRetry(id: string): void;
+  /** "Did that answer your question?" and the rating (docs/outcomes.md); false when not sent. */
+  onResolve(yes: boolean): boolean;
+  onRate(score: number, comment?: string): boolean;
 }
 
 export interface ViewOptions {
@@ -208,6 +212,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   });
 
   const streaming = createStreamingBubble(log, typing);
+  const feedback = createFeedbackView(ctx, { onResolve: handlers.onResolve, onRate: handlers.onRate });
 
   const build = (b: Bubble): { node: HTMLElement; kind: string } => {
     if (b.role === 'status') {
@@ -279,6 +284,9 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
         setSendState(n.node, b.delivered !== false ? 'sent' : b.failed ? 'failed' : 'sending', ctx, () => handlers.onRetry(id));
       }
     }
+    // The feedback controls follow the last message.
+    if (previous.nextSibling !== feedback.node) log.insertBefore(feedback.node, previous.nextSibling);
+    feedback.render(state);
     streaming.render(state.streaming);
     welcome.hidden = state.bubbles.length > 0 || state.streaming !== undefined;
     // The typing indicator shows until the first words of the reply do.
