@@ -99,7 +99,8 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1p
 .score { flex: 1; min-height: 40px; border-radius: 10px; border: 1px solid var(--pw-border); background: transparent; color: var(--pw-fg); font: inherit; font-weight: 650; cursor: pointer; }
 .score[aria-checked=true] { background: var(--pw-accent); color: var(--pw-on-accent); border-color: var(--pw-accent); }
 .comment-label { font-size: 12.5px; color: var(--pw-fg); }
-.comment { resize: vertical; min-height: 44px; border: 1px solid var(--pw-border); border-radius: 8px; padding: 6px 8px; background: var(--pw-input); color: var(--pw-fg); font: inherit; }
+/* 16 px: a phone does not zoom into it */
+.comment { resize: vertical; min-height: 44px; border: 1px solid var(--pw-border); border-radius: 8px; padding: 6px 8px; background: var(--pw-input); color: var(--pw-fg); font: inherit; font-size: 16px; }
 .rate-send { min-height: 40px; border: 0; border-radius: 10px; background: var(--pw-accent); color: var(--pw-on-accent); font: inherit; font-weight: 600; cursor: pointer; }
 .rate-send:disabled { opacity: .5; cursor: default; }
 .typing { align-self: flex-start; display: flex; gap: 4px; align-items: center; margin-top: 8px; padding: 12px 14px; background: var(--pw-bubble); border: 1px solid var(--pw-border);
