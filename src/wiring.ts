@@ -58,6 +58,7 @@ import { createKnowledgeFeature, type Knowledge } from './knowledge/index.ts';
 import { createOutcomeTracker } from './outcomes/tracker.ts';
 import { outcomesPlugin } from './outcomes/routes.ts';
 import { widgetFeedback } from './outcomes/feedback.ts';
+import { createExperienceEstimator } from './outcomes/experience.ts';
 
 export interface WiredComponents {
   /** This node's SDK connections (the gateway, /ready, diagnostics). */
@@ -177,11 +178,13 @@ export async function wireComponents(o: {
     webhooks: config.webhooks.endpoints.length ? (tx, events) => webhooks.prepare(tx, events) : undefined,
     // CSAT (`outcomes.csat`): open widgets are asked at once (a closed one on its next `ready`), WhatsApp with buttons.
     onDecided: (r) => {
+      if (config.outcomes.estimate_experience) void estimateExperience(r);
       if (!config.outcomes.csat) return;
       if (r.channel === 'web') sessions.push(r.customerId, { type: 'rate' });
       else void whatsapp.askRating(r).catch((err) => logger.warn({ err }, 'WhatsApp rating request not sent'));
     },
   });
+  const estimateExperience = createExperienceEstimator({ services, llm, tracker: outcomes });
   const llmStep = createLlmStep({ services, llm, hub: tools, history: store.history });
   host = createConversationHost({
     services,

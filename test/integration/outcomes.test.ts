@@ -45,7 +45,7 @@ async function setup() {
       channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA } },
       webhooks: { allow_private: true, endpoints: [{ url: receiver.url, secret: HOOK_SECRET, events: ['conversation.outcome'] }] },
       telemetry: { store_text: true },
-      outcomes: { csat: true },
+      outcomes: { csat: true, estimate_experience: true },
     },
   });
   open.push(p);
@@ -228,6 +228,17 @@ describe('conversation outcomes', () => {
     expect(outcomes({ channel: 'web', outcome: 'abandoned', reason: '' })).toBe(1);
     expect(sampleValue(families, 'parley_conversation_reopens_total', { channel: 'web' })).toBe(1);
     expect(sampleValue(families, 'parley_conversation_ratings_total', { kind: 'csat', score: '5' })).toBe(2);
+
+    // The estimated experience: the (offline) model scored every conversation once it had an outcome, apart from CSAT.
+    const estimated = await until(
+      async () => (await api(p, 'GET', '/api/v1/telemetry/outcomes?until=' + (Date.now() + 26 * 3600_000))).body.summary.experience,
+      (x) => x.count === 8,
+      SLOW,
+    );
+    expect(estimated).toMatchObject({ estimated: true });
+    expect(estimated.average).toBeGreaterThanOrEqual(1);
+    expect((await outcomeOf(p, 'conv_web_w-confirmed')).experience).toMatchObject({ score: expect.any(Number), comment: expect.any(String) });
+    expect((await outcomeOf(p, 'conv_web_w-confirmed')).csat.score).toBe(5);
 
     // Webhooks: one conversation.outcome per decision and the reopen, signed (the receiver checks).
     const events = await until(

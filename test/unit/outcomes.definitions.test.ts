@@ -133,3 +133,15 @@ describe('outcome definitions', () => {
     expect(asksCustomer('Done. Is there anything else?')).toBe(false);
   });
 });
+
+describe('the estimated experience', () => {
+  it("reads the model's score and one-line reason, a review verdict as a score, and nothing from prose", async () => {
+    const { parseExperience } = await import('../../src/outcomes/experience.ts');
+    expect(parseExperience('{"score": 4, "reason": "Answered quickly\\nand well"}')).toEqual({ score: 4, comment: 'Answered quickly' });
+    expect(parseExperience('Here: {"score": "2", "reason": "slow"} done')).toEqual({ score: 2, comment: 'slow' });
+    expect(parseExperience('{"verdict": "resolved", "summary": "The order status was given."}')).toEqual({ score: 4, comment: 'The order status was given.' });
+    expect(parseExperience('{"score": 9, "reason": "x"}')).toBeUndefined();
+    expect(parseExperience('great conversation')).toBeUndefined();
+    expect(parseExperience(null)).toBeUndefined();
+  });
+});
