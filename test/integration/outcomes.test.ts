@@ -183,6 +183,13 @@ describe('conversation outcomes', () => {
     expect(changed.status).toBe(200);
     expect(changed.body).toMatchObject({ reason: 'missing_knowledge', reasonBy: 'agent' });
     expect((await api(p, 'PUT', '/conversations/conv_web_w-assumed/outcome/reason', { reason: 'policy' })).status).toBe(409);
+    const anonymous = await fetch(`${p.url()}/conversations/conv_web_w-api/outcome/reason`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'policy' }),
+    });
+    expect(anonymous.status).toBe(401);
+    expect((await api(p, 'GET', '/conversations/conv_web_nobody/outcome')).status).toBe(404);
     expect((await api(p, 'PUT', '/conversations/conv_web_w-api/outcome/reason', { reason: 'because' })).body.error.code).toBe('validation_failed');
 
     const all = (await api(p, 'GET', '/api/v1/telemetry/outcomes?until=' + (Date.now() + 26 * 3600_000))).body;
