@@ -28,6 +28,8 @@ const Params = z.object({ conversationId: z.string().min(1).max(256) });
 
 /** At most this many conversations are summarized per request (the newest of the window). */
 const SUMMARY_LIMIT = 20_000;
+/** A customer named by something that is not indexed is looked for among at most this many conversations. */
+const UNINDEXED_LIMIT = 2000;
 
 export async function outcomesPlugin(
   app: FastifyInstance,
@@ -44,8 +46,18 @@ export async function outcomesPlugin(
     const until = q.until ?? services.clock.now();
     const since = q.since ?? until - 30 * 86_400_000;
     const customerId = q.customer === undefined ? undefined : await customerIdOf(q.customer);
-    if (q.customer !== undefined && customerId === undefined) return { since, until, records: [] };
-    const records = await services.store.outcomes.list({ since, until, channel: q.channel, status: q.outcome, customerId, limit });
+    const filter = { since, until, channel: q.channel, status: q.outcome, limit };
+    if (q.customer === undefined || customerId !== undefined)
+      return { since, until, records: await services.store.outcomes.list(Object.assign(filter, { customerId })) };
+    // Not an indexed identity (an anonymous session's email is a claim nobody checked, kept out of the index): matched
+    // against the window's newest conversations as the list shows them.
+    const name = q.customer.toLowerCase();
+    const recent = await services.store.outcomes.list(Object.assign(filter, { limit: Math.min(limit, UNINDEXED_LIMIT) }));
+    const records: ConversationOutcome[] = [];
+    for (const r of recent) {
+      const c = await customers.get(r.customerId);
+      if (c?.email?.toLowerCase() === name || c?.phone === q.customer || r.externalId === q.customer) records.push(r);
+    }
     return { since, until, records };
   };
 

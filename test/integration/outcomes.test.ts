@@ -213,6 +213,8 @@ describe('conversation outcomes', () => {
     expect(await ids('outcome=handed_over')).toEqual(['conv_web_w-api', 'conv_web_w-person']);
     expect(await ids('customer=w-abandon')).toEqual(['conv_web_w-abandon']);
     expect(await ids('customer=nobody')).toEqual([]);
+    // An anonymous session's email is not an indexed identity: found among the listed conversations all the same.
+    expect(await ids('customer=W-Abandon@example.com')).toEqual(['conv_web_w-abandon']);
     expect((await api(p, 'GET', '/api/v1/telemetry/outcomes?outcome=maybe')).status).toBe(400);
 
     // The CSV export.
