@@ -59,6 +59,10 @@ import { createClusterHub, type ClusterHub } from './sdk/cluster-hub.ts';
 import { withToolSources } from './runtime/tool-source.ts';
 import { createMcpManager, type McpManager } from './mcp/manager.ts';
 import { createKnowledgeFeature, type Knowledge } from './knowledge/index.ts';
+import { createOutcomeTracker } from './outcomes/tracker.ts';
+import { outcomesPlugin } from './outcomes/routes.ts';
+import { widgetFeedback } from './outcomes/feedback.ts';
+import { createExperienceEstimator } from './outcomes/experience.ts';
 
 export interface WiredComponents {
   /** This node's SDK connections (the gateway, /ready, diagnostics). */
@@ -140,7 +144,7 @@ export async function wireComponents(o: {
   // What a customer waiting for a person is told (issue 35): business hours, the usual wait, the offline notice.
   const outlook = createHandoffOutlook({ config: config.handoff, clock, telemetry: store.telemetry, logger });
   const noticeDeps = { outlook, store, now: clock.now, logger };
-  const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox, outlook });
+  const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox, outlook, rate: (id, rating) => outcomes.rate(id, rating) });
   const sinks: Partial<Record<'web' | 'whatsapp', ChannelSink>> = { web: withHandoffNotices(sessions, noticeDeps), whatsapp: whatsapp.sink };
 
   const webhooks = createWebhooks(services);
@@ -176,6 +180,18 @@ export async function wireComponents(o: {
   const mcp = createMcpManager({ servers: config.tools.mcp, clock, logger, version: services.version });
   const tools = withToolSources(hub, [mcp]);
   onShutdown(() => mcp.stop());
+  const outcomes = createOutcomeTracker({
+    services,
+    webhooks: config.webhooks.endpoints.length ? (tx, events) => webhooks.prepare(tx, events) : undefined,
+    // CSAT (`outcomes.csat`): open widgets are asked at once (a closed one on its next `ready`), WhatsApp with buttons.
+    onDecided: (r) => {
+      if (config.outcomes.estimate_experience) void estimateExperience(r);
+      if (!config.outcomes.csat) return;
+      if (r.channel === 'web') sessions.push(r.customerId, { type: 'rate' });
+      else void whatsapp.askRating(r).catch((err) => logger.warn({ err }, 'WhatsApp rating request not sent'));
+    },
+  });
+  const estimateExperience = createExperienceEstimator({ services, llm, tracker: outcomes });
   const llmStep = createLlmStep({ services, llm, hub: tools, history: store.history });
   host = createConversationHost({
     services,
@@ -202,6 +218,8 @@ export async function wireComponents(o: {
         ]
       : [],
     observers: [
+      // Every conversation's outcome (docs/outcomes.md), folded in once the messages that decide it are durable.
+      outcomes.observe,
       (meta, entry) => {
         const notice = handoffNotice(meta, entry);
         if (notice) hub.broadcast(notice);
@@ -287,7 +305,16 @@ export async function wireComponents(o: {
       visitors: createVisitors({ store, customers }),
     });
     const handoffNotice = (handoff: HandoffInfo | undefined, customerId: string) => readyNotice(noticeDeps, handoff, customerId);
-    await scope.register(widgetGatewayPlugin, { services, history: store.history, host, sessions, signIn, customers: store, handoffNotice });
+    await scope.register(widgetGatewayPlugin, {
+      services,
+      history: store.history,
+      host,
+      sessions,
+      signIn,
+      customers: store,
+      handoffNotice,
+      feedback: widgetFeedback(services, outcomes),
+    });
   });
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
   await app.register(proactivePlugin, { services, proactive });
@@ -311,6 +338,7 @@ export async function wireComponents(o: {
   await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text(), auth: agents.principalHook });
   // The dashboard's "Export as test": a conversation as a scenario file (README, "Testing your conversations").
   await app.register(scenarioExportPlugin, { services, auth: agents.principalHook });
+  await app.register(outcomesPlugin, { services, customers, tracker: outcomes, auth: agents.principalHook });
   await app.register(whatsapp.plugin);
   await app.register(webhooksPlugin, { services, webhooks, auth: agents.principalHook });
   const knowledge = createKnowledgeFeature(services);
@@ -349,6 +377,7 @@ export async function wireComponents(o: {
       await whatsapp.start();
       await webhooks.start();
       retention.start();
+      await outcomes.start();
       knowledge.sync.start();
       scheduleTick();
       if (daemon) {
@@ -365,6 +394,8 @@ export async function wireComponents(o: {
     });
   }
 
+  // Runs after the conversations below have drained (registered first, run later): their last outputs are folded in.
+  onShutdown(() => outcomes.stop());
   // Runs after the HTTP server closed: drain the conversations, then stop the actors.
   onShutdown(async () => {
     clock.clearTimeout(tick);

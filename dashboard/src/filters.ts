@@ -89,6 +89,11 @@ export function createFilters(onChange: () => void) {
     root,
     /** The window's label for the tiles ("24 h", "custom range"). */
     label: () => WINDOWS.find((w) => w.id === state.window)?.label ?? 'custom range',
+    /** The window as times (ms) and the channel: the outcomes and health panels' query. */
+    range(at: number) {
+      const w = WINDOWS.find((x) => x.id === state.window);
+      return { since: w ? at - w.spanMs : (state.from ?? at - 24 * 3600_000), until: w ? at : (state.to ?? at), channel: state.channel };
+    },
     /** The summary's query (fitted to the data, at most the window's bucket) and the conversation list's channel. */
     query(at: number) {
       const w = WINDOWS.find((x) => x.id === state.window);

@@ -12,12 +12,15 @@ import type { HandoffSummary } from '../../src/telemetry/handoff-summary.ts';
 import type { ConversationList } from '../../sdk/src/agent-api.ts';
 import { STYLES } from './styles.ts';
 import { renderTimeline } from './timeline.ts';
+import { createOutcomesPanel } from './outcomes-panel.ts';
+import { createHealthPanel } from './health-panel.ts';
+import { OUTCOME_STYLES } from './outcomes-styles.ts';
 
 const REFRESH_MS = 5000;
 
 function installStyles() {
   const style = document.createElement('style');
-  style.textContent = `${uplotCss}\n${STYLES}`;
+  style.textContent = `${uplotCss}\n${STYLES}\n${OUTCOME_STYLES}`;
   document.head.append(style);
 }
 
@@ -158,9 +161,28 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
   const handoffs = h('section', { class: 'card handoffs', 'aria-label': 'Handoffs', 'data-testid': 'handoffs-card' });
   const deliveries = h('section', { class: 'card', 'aria-label': 'Webhook deliveries', 'data-testid': 'webhooks-card' });
   const updated = h('span', {}, '');
+  // Issue 39: outcomes, CSAT, backend health and errors (their own files; an error links to its conversation's timeline).
+  const outcomesPanel = createOutcomesPanel();
+  const openTimeline = (conversationId: string) =>
+    void renderTimeline(timeline, conversationId).catch((err) => timeline.replaceChildren(h('p', { class: 'error' }, String(err.message))));
+  const healthPanel = createHealthPanel((id) => {
+    selected = id;
+    openTimeline(id);
+    timeline.scrollIntoView({ block: 'nearest' });
+  });
   app.replaceChildren(
     h('header', {}, h('h1', {}, 'Parley telemetry'), filters.root, updated, who, signOutButton),
-    h('main', {}, kpis, charts, h('div', { class: 'split' }, list, timeline), handoffs, h('div', { class: 'split operations' }, withHuman, deliveries)),
+    h(
+      'main',
+      {},
+      kpis,
+      outcomesPanel.root,
+      charts,
+      h('div', { class: 'split' }, list, timeline),
+      handoffs,
+      healthPanel.root,
+      h('div', { class: 'split operations' }, withHuman, deliveries),
+    ),
   );
   let selected: string | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -183,6 +205,9 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
       ]);
       if (stopped) return;
       renderHandoffs(handoffs, handoffTimes, handedOver, filters.label());
+      const range = filters.range(now);
+      await Promise.all([outcomesPanel.refresh(range), healthPanel.refresh(range)]);
+      if (stopped) return;
       renderWithHuman(withHuman, handedOver, now);
       renderDeliveries(deliveries, hooks, now);
       const p95s = summary.llm.p95.filter((v): v is number => v !== null);

@@ -78,6 +78,14 @@ export const ConversationListItem = z.object({
 export const ConversationList = z.object({ items: z.array(ConversationListItem), nextBefore: z.string().nullable() });
 export type ConversationList = z.infer<typeof ConversationList>;
 
+/** Conversation outcomes (docs/outcomes.md); `open`: not decided yet. */
+export const OUTCOMES = ['resolved_confirmed', 'resolved_assumed', 'handed_over', 'abandoned', 'unresolved'] as const;
+/** Why a conversation was handed to a person: the model's `handoff` call states one, an agent may change it. */
+export const HANDOFF_REASONS = ['customer_asked', 'missing_knowledge', 'unsupported_request', 'tool_failure', 'policy', 'other'] as const;
+/** `PUT /conversations/:id/outcome/reason`: an agent changes a handed-over conversation's reason category. */
+export const OutcomeReasonRequest = z.strictObject({ reason: z.enum(HANDOFF_REASONS) });
+export type OutcomeReasonRequest = z.infer<typeof OutcomeReasonRequest>;
+
 export const WEBHOOK_EVENT_TYPES = [
   'handoff.requested',
   'handoff.released',
@@ -89,6 +97,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'proactive.blocked',
   'whatsapp.status',
   'daemon.verdict',
+  'conversation.outcome',
 ] as const;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventType>;

@@ -35,7 +35,23 @@ export const WidgetConfirmFrame = z.object({ type: z.literal('confirm'), id, app
  * offers). `id`: the client's, echoed by `contact_saved` (or by an `error` with code `invalid_email`).
  */
 export const WidgetContactFrame = z.object({ type: z.literal('contact'), id, email: z.string().min(1).max(320) });
-export const WidgetClientFrame = z.discriminatedUnion('type', [WidgetInitFrame, WidgetMessageFrame, WidgetConfirmFrame, WidgetContactFrame]);
+/** The customer's answer to "Did that answer your question?" (docs/outcomes.md: yes resolves the conversation, confirmed). */
+export const WidgetResolutionFrame = z.object({ type: z.literal('resolution'), answer: z.enum(['yes', 'no']) });
+export const WIDGET_MAX_RATING_COMMENT_CHARS = 1000;
+/** The customer's rating of the conversation (CSAT, `outcomes.csat`): 1–5 and an optional comment. */
+export const WidgetRatingFrame = z.object({
+  type: z.literal('rating'),
+  score: z.number().int().min(1).max(5),
+  comment: z.string().max(WIDGET_MAX_RATING_COMMENT_CHARS).optional(),
+});
+export const WidgetClientFrame = z.discriminatedUnion('type', [
+  WidgetInitFrame,
+  WidgetMessageFrame,
+  WidgetConfirmFrame,
+  WidgetContactFrame,
+  WidgetResolutionFrame,
+  WidgetRatingFrame,
+]);
 
 // server → widget
 /** `cancelled`: a person took the conversation over while the confirmation waited (`reason: 'handoff'`); nothing ran. */
@@ -74,6 +90,8 @@ export const WidgetReadyFrame = z.object({
   history: z.array(HistoryEntry),
   status: ConversationMode.optional(),
   visitorToken: z.string().optional(),
+  /** `resolution`: show "Did that answer your question?" under answers; `rating`: ask for a rating now (`outcomes.csat`). */
+  feedback: z.object({ resolution: z.boolean(), rating: z.boolean() }).optional(),
 });
 export const WidgetTypingFrame = z.object({ type: z.literal('typing'), on: z.boolean() });
 /**
@@ -152,6 +170,10 @@ export const WidgetErrorFrame = z.object({
   retryAfterMs: z.number().int().nonnegative().optional(),
 });
 export const WidgetAckFrame = z.object({ type: z.literal('ack'), id: z.string() });
+/** The conversation has an outcome and `outcomes.csat` is on: ask the customer for a rating. */
+export const WidgetRateFrame = z.object({ type: z.literal('rate') });
+/** A `resolution` or `rating` frame was stored. */
+export const WidgetNotedFrame = z.object({ type: z.literal('noted'), of: z.enum(['resolution', 'rating']) });
 export const WidgetServerFrame = z.discriminatedUnion('type', [
   WidgetReadyFrame,
   WidgetAckFrame,
@@ -165,12 +187,18 @@ export const WidgetServerFrame = z.discriminatedUnion('type', [
   WidgetHandoffNoticeFrame,
   WidgetContactSavedFrame,
   WidgetErrorFrame,
+  WidgetRateFrame,
+  WidgetNotedFrame,
 ]);
 
 export type WidgetInitFrame = z.infer<typeof WidgetInitFrame>;
 export type WidgetMessageFrame = z.infer<typeof WidgetMessageFrame>;
 export type WidgetConfirmFrame = z.infer<typeof WidgetConfirmFrame>;
 export type WidgetContactFrame = z.infer<typeof WidgetContactFrame>;
+export type WidgetResolutionFrame = z.infer<typeof WidgetResolutionFrame>;
+export type WidgetRatingFrame = z.infer<typeof WidgetRatingFrame>;
+export type WidgetRateFrame = z.infer<typeof WidgetRateFrame>;
+export type WidgetNotedFrame = z.infer<typeof WidgetNotedFrame>;
 export type WidgetClientFrame = z.infer<typeof WidgetClientFrame>;
 export type WidgetHandoffNoticeFrame = z.infer<typeof WidgetHandoffNoticeFrame>;
 export type WidgetContactSavedFrame = z.infer<typeof WidgetContactSavedFrame>;

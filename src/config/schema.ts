@@ -330,6 +330,22 @@ export const ConfigSchema = s({
     /** The currency of `llm.prices` and `channels.whatsapp.prices` (a label: costs are reported in it, never converted). */
     currency: z.string().min(1).max(8).default('USD'),
   }).prefault({}),
+  /** An outcome for every conversation (docs/outcomes.md), the customer's rating and the model's estimate. */
+  outcomes: s({
+    /** An open conversation is decided (resolved and assumed, abandoned or unresolved) after this long without a message. */
+    assume_after_hours: num(
+      z
+        .number()
+        .positive()
+        .max(24 * 30),
+    ).default(24),
+    /** A resolution is undone (a reopen) when the customer writes again within this many days of it. */
+    reopen_days: num(z.number().positive().max(90)).default(7),
+    /** CSAT: ask the customer for a rating (1–5, optional comment) once the conversation has an outcome. Off by default. */
+    csat: bool(z.boolean()).default(false),
+    /** With a model configured: an estimated experience score (1–5 with a one-line reason) for every ended conversation. */
+    estimate_experience: bool(z.boolean()).default(false),
+  }).prefault({}),
   /** Several nodes on one PostgreSQL (README, "Several nodes"); on LMDB the cluster is this one process. */
   cluster: s({
     /** This node's id; unset or empty → generated at each start (`<hostname>-<6 hex digits>`). A node that rejoins takes `<id>.2`, `.3`, … */

@@ -3,6 +3,7 @@
 // as tools, records one turn-call per LLM call, and streams the reply's text
 // live as it is written (reply-stream.ts).
 import { replyIdFor, type LlmStepInput, type LlmStepOutput, type Timed, type TurnEntry } from '../../machines/conversation.ts';
+import { HANDOFF_REASONS } from '../../sdk/src/agent-api.ts';
 import type { Config } from '../config/schema.ts';
 import type { ObservedLlmRequest } from '../llm/resilient.ts';
 import type { ChatMessage, LlmProvider, ToolSpec } from '../llm/types.ts';
@@ -31,8 +32,29 @@ export const HANDOFF_TOOL: ToolSpec = {
   description:
     'Hand the conversation over to a person from the support team (a human agent). Call it when the customer asks for a human, ' +
     'a person, an agent or an operator, or when you cannot help and a person should.',
-  parameters: { type: 'object', properties: { reason: { type: 'string', description: 'Why, in a few words' } } },
+  parameters: {
+    type: 'object',
+    properties: {
+      reason: { type: 'string', description: 'Why, in a few words' },
+      category: {
+        type: 'string',
+        enum: [...HANDOFF_REASONS],
+        description:
+          'The kind of reason: customer_asked (they asked for a person), missing_knowledge (you do not know the answer), ' +
+          'unsupported_request (nothing you can do does it), tool_failure (a function failed), policy (a person must decide), other',
+      },
+    },
+  },
 };
+
+/** The handoff's reason as stored: the category first when the model names one (`policy: refund over the limit`). */
+export function handoffReason(args: unknown): string | undefined {
+  const a = (args ?? {}) as { reason?: unknown; category?: unknown };
+  const text = typeof a.reason === 'string' ? a.reason.trim() : '';
+  const category = typeof a.category === 'string' && (HANDOFF_REASONS as readonly string[]).includes(a.category) ? a.category : undefined;
+  const reason = category ? (text ? `${category}: ${text}` : category) : text;
+  return reason ? reason.slice(0, 500) : undefined;
+}
 
 /** What the model reads for a stored record: agents' messages and handoffs are part of the conversation it resumes. */
 export function pastMessage(r: MessageRecord): ChatMessage | undefined {
@@ -211,8 +233,8 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       if (res.toolCalls.length === 0) return { kind: 'reply', text: res.text?.trim() || "Sorry, I don't have an answer for that.", at };
       const wantsPerson = handoff ? res.toolCalls.find((c) => c.name === HANDOFF_TOOL.name) : undefined;
       if (wantsPerson) {
-        const reason = (wantsPerson.args as { reason?: unknown } | null)?.reason;
-        return typeof reason === 'string' && reason.trim() ? { kind: 'handoff', reason: reason.trim().slice(0, 500), at } : { kind: 'handoff', at };
+        const reason = handoffReason(wantsPerson.args);
+        return reason ? { kind: 'handoff', reason, at } : { kind: 'handoff', at };
       }
       const byName = new Map(catalog.map((f) => [f.name, f]));
       // Worded in the customer's locale; the backend is asked for its own words only when the customer will read them.

@@ -12,6 +12,7 @@
 // are `SELECT … FOR UPDATE` or a transaction-scoped advisory lock, so each read after them sees every earlier
 // committed write; LMDB runs one write transaction at a time, so its locks cost nothing).
 import type { KnowledgeStore } from './knowledge.ts';
+import type { OutcomeStore } from './outcomes.ts';
 import type {
   Channel,
   ConversationMeta,
@@ -307,6 +308,8 @@ export interface StoreRepos {
   proactive: ProactiveStore;
   jobs: JobStore;
   whatsapp: WhatsAppStore;
+  /** Conversation outcomes (outcomes.ts, issue 39). */
+  outcomes: OutcomeStore;
   /** Cluster block below. */
   ownership: OwnershipStore;
   inbox: InboxStore;

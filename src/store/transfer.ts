@@ -1,5 +1,6 @@
 // Moving a store's data to another engine: the source engine lists its records as domain records (this union), and
 // the importer writes them to the target through the ordinary repositories, so any engine can be a target.
+import type { ConversationOutcome } from './outcomes.ts';
 import type { TelemetryEvent, TurnCallRecord } from './telemetry-records.ts';
 import type {
   AgentAccount,
@@ -23,6 +24,7 @@ export type StoreRecord =
   | { kind: 'magicLink'; value: { tokenHash: string; link: MagicLink } }
   | { kind: 'agent'; value: AgentAccount }
   | { kind: 'agentCredential'; value: { hash: string; credential: AgentCredential } }
+  | { kind: 'outcome'; value: ConversationOutcome }
   | { kind: 'proactiveSend'; value: { customerId: string; messageId: string; at: number; channel: Channel; dedupKey?: string } }
   /** Queued jobs in sequence order per queue. */
   | { kind: 'job'; value: { queue: string; job: Job } }

@@ -4,6 +4,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { createHealthMetrics, type HealthGauges } from './health-metrics.ts';
 import { createHandoffMetrics, type HandoffGauges } from './handoff-metrics.ts';
+import { createOutcomeMetrics } from './outcome-metrics.ts';
 import type { Telemetry } from './types.ts';
 
 export interface MetricsGauges extends HealthGauges, HandoffGauges {
@@ -172,10 +173,12 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
     if (!c) bound.set(key, (c = metric.labels(...values) as { inc(v?: number): void; observe(v: number): void }));
     return c;
   };
+  const outcomes = createOutcomeMetrics(registry);
   const unsubscribe = telemetry.subscribe({
     event(e) {
       health.event(e);
       handoffMetrics.event(e);
+      if (e.type.startsWith('conversation.')) return outcomes(e);
       const d = e.data as Record<string, unknown>;
       const type = e.type;
       if (type === 'message.in' || type === 'message.out') child(messages, 'm', e.channel ?? 'unknown', type.slice(8)).inc();

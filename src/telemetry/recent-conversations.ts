@@ -11,7 +11,7 @@ export type ConversationRow = ConversationSummary & {
 
 const FROM = { 'message.in': 'customer', 'message.out': 'assistant', 'message.agent': 'agent' } as const;
 
-async function lastMessage(store: Store, conversationId: string): Promise<ConversationRow['lastMessage']> {
+export async function lastMessage(store: Store, conversationId: string): Promise<ConversationRow['lastMessage']> {
   const page = await store.telemetry.events({ conversationId, type: 'message.*', order: 'desc', limit: 1 });
   const e = page.items[0];
   const text = (e?.data as { text?: unknown } | undefined)?.text;

@@ -25,6 +25,8 @@ async function importOne(tx: StoreRepos, r: StoreRecord): Promise<void> {
       return;
     case 'agentCredential':
       return tx.agents.putCredential(r.value.hash, r.value.credential);
+    case 'outcome':
+      return tx.outcomes.put(r.value);
     case 'proactiveSend':
       return tx.proactive.recordSend(r.value);
     case 'job': {

@@ -31,6 +31,17 @@ export interface WidgetGatewayOptions {
   customers: Pick<StoreRepos, 'customers'>;
   /** What a widget (re)connecting while its conversation waits for a person is told (src/handoff/web-notices.ts). */
   handoffNotice?: (handoff: HandoffInfo | undefined, customerId: string) => Promise<WidgetHandoffNoticeFrame | undefined>;
+  /** The customer's feedback (docs/outcomes.md): absent, `resolution` and `rating` frames are refused. */
+  feedback?: WidgetFeedback;
+}
+
+/** What the widget's feedback frames need of the outcomes (src/outcomes/, wired in). */
+export interface WidgetFeedback {
+  /** For `ready`: whether to ask "Did that answer your question?" and whether a rating is asked now. */
+  offer(conversationId: string): Promise<{ resolution: boolean; rating: boolean }>;
+  /** False: the conversation has nothing to answer or rate yet. */
+  answer(conversationId: string, yes: boolean): Promise<boolean>;
+  rate(conversationId: string, rating: { score: number; comment?: string }): Promise<boolean>;
 }
 
 const INIT_TIMEOUT_MS = 10_000;
@@ -133,14 +144,16 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         conversationId = conversationIdFor(found.customerId, 'web');
         // Added before the history is read (nothing committed in between is missed), held until `ready` is out.
         sessions.add(found.customerId, socket, { hold: true });
-        const [records, record] = await Promise.all([
+        const [records, record, feedback] = await Promise.all([
           history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant', 'confirmation', 'agent']),
           host.record(conversationId),
+          o.feedback?.offer(conversationId),
         ]);
         const pending = record?.pendingConfirmation;
         const entries = toWidgetHistory(records);
         const ready: WidgetReadyFrame = { type: 'ready', customerId: found.customerId, conversationId, history: entries };
         if (signedIn.visitorToken) ready.visitorToken = signedIn.visitorToken;
+        if (feedback) ready.feedback = feedback;
         if (record?.handoff) ready.status = record.handoff.agent ? { mode: 'human', agent: { name: record.handoff.agent.name } } : { mode: 'human' };
         const notice = record?.handoff && !record.handoff.agent ? await o.handoffNotice?.(record.handoff, found.customerId).catch(() => undefined) : undefined;
         sendFrame(socket, ready);
@@ -200,6 +213,17 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         if (!saved.ok) error(saved.code, saved.message, { id: frame.id });
       };
 
+      const onFeedback = async (frame: Extract<WidgetClientFrame, { type: 'resolution' | 'rating' }>) => {
+        if (!customer) return error('not_initialized', 'Send init first');
+        if (!o.feedback) return error('not_enabled', 'Outcomes are not kept here');
+        const stored =
+          frame.type === 'resolution'
+            ? await o.feedback.answer(conversationId, frame.answer === 'yes')
+            : await o.feedback.rate(conversationId, frame.comment === undefined ? { score: frame.score } : { score: frame.score, comment: frame.comment });
+        if (!stored) return error('nothing_to_rate', 'This conversation has no answer to rate yet');
+        sendFrame(socket, { type: 'noted', of: frame.type });
+      };
+
       socket.on('message', (data, isBinary) => {
         const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
         if (size > WIDGET_MAX_FRAME_BYTES) return socket.close(1009, 'frame too large');
@@ -226,7 +250,15 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         }
         const frame = parsed.data;
         const work =
-          frame.type === 'init' ? init(frame) : frame.type === 'message' ? onMessage(frame) : frame.type === 'contact' ? onContact(frame) : onConfirm(frame);
+          frame.type === 'init'
+            ? init(frame)
+            : frame.type === 'message'
+              ? onMessage(frame)
+              : frame.type === 'contact'
+                ? onContact(frame)
+                : frame.type === 'confirm'
+                  ? onConfirm(frame)
+                  : onFeedback(frame);
         work.catch((err) => {
           // A store that cannot write (a full disk, PostgreSQL away) is the environment, not a bug: no stack.
           if (isStoreUnavailable(err)) {

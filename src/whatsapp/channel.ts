@@ -49,6 +49,7 @@ import type { Customer, WhatsAppIdentity } from '../customers/repo.ts';
 import type { DeliveryRecord } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
 import { toWhatsAppText } from './format.ts';
+import { RATING_THANKS, ratingPress, ratingRequest } from './feedback.ts';
 
 export interface OutboundJob {
   message: OutboundWhatsApp;
@@ -93,6 +94,8 @@ const senderIds = (m: InboundMessage): WhatsAppIdentity => {
 
 export interface WhatsAppChannel {
   sink: ChannelSink;
+  /** Asks the customer for a rating with reply buttons, inside the 24 h window (outcomes, `outcomes.csat`). */
+  askRating(r: { conversationId: string; customerId: string; endedAt?: number }): Promise<void>;
   outbound: WhatsAppOutbound;
   inbound: JobQueue<InboundWhatsApp>;
   outboundQueue: JobQueue<OutboundJob>;
@@ -132,6 +135,8 @@ export function createWhatsAppChannel(deps: {
   outbox: Outbox;
   /** What a customer waiting for a person is told (business hours, the usual wait). */
   outlook?: Pick<HandoffOutlook, 'atHandoff'>;
+  /** The customer's rating (outcomes, `outcomes.csat`): a rating button's press. */
+  rate?: (conversationId: string, rating: { score: number; id: string }) => Promise<boolean>;
 }): WhatsAppChannel {
   const { services, customers, hub } = deps;
   const { store, clock, config, telemetry, logger } = services;
@@ -348,6 +353,14 @@ export function createWhatsAppChannel(deps: {
       await customers.touchInbound(customer.customerId, 'whatsapp', m.timestampMs > 0 ? Math.min(m.timestampMs, now) : now, businessNumberOf(m));
       const host = deps.host();
       const conversationId = conversationIdFor(customer.customerId, 'whatsapp');
+      const rating = ratingPress(m.replyId);
+      if (rating && rating.conversationId === conversationId && deps.rate) {
+        // A rating is not a message to answer: stored, thanked for, and marked handled (a re-run does not store it twice).
+        if (await deps.rate(conversationId, { score: rating.score, id: m.waMessageId }))
+          await sendNotice(customer, conversationId, RATING_THANKS, `thanks:${m.waMessageId}`);
+        await book.markHandled(m.waMessageId, clock.now());
+        return 'done';
+      }
       const pending = await host.pendingConfirmation(conversationId);
       if (pending) {
         const answer = confirmationAnswer(m, pending.id);
@@ -470,6 +483,35 @@ export function createWhatsAppChannel(deps: {
       prepared.delete(sourceId);
       outboundQueue.accept([job]);
     },
+  };
+
+  /** A free-form notice of Parley's own to the customer (inside their 24 h window), through the outbound queue. */
+  async function sendNotice(c: Customer, conversationId: string, text: string, sourceId: string) {
+    const to = whatsappAddress(c);
+    if (!to || !insideWhatsAppWindow(c, clock.now())) return;
+    await outboundQueue.enqueue(
+      { message: Object.assign({ kind: 'text' as const, to, text }, fromNumberFor(c)), customerId: c.customerId, conversationId, sourceId },
+      { id: `out:${sourceId}` },
+    );
+  }
+
+  /** Asks for a rating with reply buttons (inside the 24 h window only); recorded as `whatsapp.rating_asked`. */
+  const askRating = async (r: { conversationId: string; customerId: string; endedAt?: number }) => {
+    const sourceId = `csat:${r.conversationId}:${r.endedAt ?? 0}`;
+    const c = await store.customers.get(r.customerId);
+    const req = ratingRequest(c, c && whatsappAddress(c), r.conversationId, clock.now());
+    if ('skipped' in req) {
+      telemetry.event({
+        type: 'whatsapp.notice_skipped',
+        conversationId: r.conversationId,
+        customerId: r.customerId,
+        channel: 'whatsapp',
+        data: { notice: 'rating', reason: req.skipped },
+      });
+      return;
+    }
+    const message = Object.assign(req.message, fromNumberFor(c));
+    await outboundQueue.enqueue({ message, customerId: r.customerId, conversationId: r.conversationId, sourceId }, { id: `out:${sourceId}` });
   };
 
   const outbound: WhatsAppOutbound = {
@@ -628,6 +670,7 @@ export function createWhatsAppChannel(deps: {
 
   const enabled = wa.enabled;
   return {
+    askRating,
     sink,
     outbound,
     inbound,

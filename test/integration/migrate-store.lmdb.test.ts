@@ -83,6 +83,9 @@ describe('migrate-store: LMDB into PostgreSQL', () => {
 
     const pg = await startParley({ config: Object.assign({}, config, { storage: { engine: 'postgres' as const, url } }) });
     open.push(pg);
+    // The conversation's outcome came along (issue 39): still open, from its first message.
+    const outcome = await (await fetch(`${pg.url()}/conversations/conv_web_mover/outcome`, { headers: auth })).json();
+    expect(outcome).toMatchObject({ conversationId: 'conv_web_mover', status: 'open', reopens: 0, firstResponseAt: expect.any(Number) });
     // The person's account, password, session and key came along.
     expect((await signIn(pg, 'mover-admin@example.com')).status).toBe(200);
     expect((await fetch(`${pg.url()}/api/v1/agents/me`, { headers: { cookie: person.cookie } })).status).toBe(200);

@@ -50,7 +50,8 @@ describe('outbound webhooks', () => {
       await post(p, '/conversations/conv_web_cust-h/release', {});
       await w.next((f) => f.type === 'status' && f.mode === 'assistant');
       w.close();
-      const types = ['message.customer', 'handoff.requested', 'message.agent', 'handoff.released'];
+      // The handoff decides the conversation's outcome too (issue 39): `conversation.outcome` comes with it.
+      const types = ['message.customer', 'handoff.requested', 'message.agent', 'handoff.released', 'conversation.outcome'];
       await until('two attempts of every event', () => types.every((t) => receiver.received.filter((r) => r.event?.type === t).length >= 2));
       // Parley stops in the middle of the retries and comes back on the same data.
       await first.close();
@@ -62,7 +63,13 @@ describe('outbound webhooks', () => {
     }
     expect(receiver.received.filter((r) => r.error)).toEqual([]); // every signature verified
     const events = new Map(receiver.received.map((r) => [r.event!.id, r.event!]));
-    expect([...events.values()].map((e) => e.type).sort()).toEqual(['handoff.released', 'handoff.requested', 'message.agent', 'message.customer']);
+    expect([...events.values()].map((e) => e.type).sort()).toEqual([
+      'conversation.outcome',
+      'handoff.released',
+      'handoff.requested',
+      'message.agent',
+      'message.customer',
+    ]);
     for (const [id, event] of events) {
       const tries = attemptsOf(receiver, id);
       // Exactly once delivered (the sixth attempt), the same event every time.

@@ -21,6 +21,8 @@ const PROTECTED: { method: 'GET' | 'POST'; path: string; body?: unknown; hidden?
   { method: 'GET', path: '/api/v1/telemetry/turn-calls' },
   { method: 'GET', path: '/api/v1/telemetry/summary' },
   { method: 'GET', path: '/api/v1/telemetry/conversations' },
+  { method: 'GET', path: '/api/v1/telemetry/outcomes' },
+  { method: 'GET', path: '/api/v1/telemetry/outcomes.csv' },
   { method: 'GET', path: '/metrics' },
   { method: 'GET', path: '/whatsapp/media/4242' },
   { method: 'GET', path: '/diagnostics', hidden: true },

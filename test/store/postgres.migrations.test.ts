@@ -56,6 +56,7 @@ describe('postgres: migrations', () => {
       'agents',
       'bus_payloads',
       'conversation_inbox',
+      'conversation_outcomes',
       'conversation_owners',
       'conversations',
       'customer_identities',

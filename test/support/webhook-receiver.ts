@@ -30,7 +30,12 @@ const readBody = (req: IncomingMessage) =>
     req.on('error', reject);
   });
 
-export async function startWebhookReceiver(o: { secret: string; respond?: (event: WebhookEvent, attempt: number) => number }): Promise<WebhookReceiver> {
+/** `toleranceSeconds`: how far a signature's time may be from now (tests that move Parley's clock a day ahead). */
+export async function startWebhookReceiver(o: {
+  secret: string;
+  respond?: (event: WebhookEvent, attempt: number) => number;
+  toleranceSeconds?: number;
+}): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = [];
   const attempts = new Map<string, number>();
   const server = createServer((req, res) => {
@@ -38,7 +43,12 @@ export async function startWebhookReceiver(o: { secret: string; respond?: (event
       const arrivedAt = Date.now();
       let event: WebhookEvent;
       try {
-        event = verifyWebhook(raw, req.headers['parley-signature'], o.secret);
+        event = verifyWebhook(
+          raw,
+          req.headers['parley-signature'],
+          o.secret,
+          o.toleranceSeconds === undefined ? undefined : { toleranceSeconds: o.toleranceSeconds },
+        );
       } catch (err) {
         received.push({ error: (err as Error).message, arrivedAt, attempt: 0, status: 400 });
         res.writeHead(400).end();

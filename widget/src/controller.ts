@@ -3,7 +3,7 @@
 import type { WidgetClientFrame, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 import { connect, type ConnectionOptions } from './connection.ts';
 import { createOutbox, type OutboxStorage } from './outbox.ts';
-import { initialState, nextRateLimited, reduce, toResend, unacknowledged, type Action, type WidgetState } from './state.ts';
+import { initialState, nextRateLimited, reduce, resolutionTarget, toResend, unacknowledged, type Action, type WidgetState } from './state.ts';
 
 export interface ControllerOptions {
   url: string;
@@ -141,6 +141,27 @@ export function createController(o: ControllerOptions) {
         return false;
       }
       dispatch({ type: 'answered', id, approve });
+      return true;
+    },
+    /** "Did that answer your question?": false (and shows why) when the answer could not be sent. */
+    resolve(yes: boolean): boolean {
+      const id = resolutionTarget(state);
+      if (!id) return false;
+      if (!connection.send({ type: 'resolution', answer: yes ? 'yes' : 'no' })) {
+        dispatch({ type: 'error', code: NOT_SENT });
+        return false;
+      }
+      dispatch({ type: 'resolved', id });
+      return true;
+    },
+    /** The customer's rating (1–5, optional comment): false (and shows why) when it could not be sent. */
+    rate(score: number, comment?: string): boolean {
+      const frame: WidgetClientFrame = comment ? { type: 'rating', score, comment } : { type: 'rating', score };
+      if (!connection.send(frame)) {
+        dispatch({ type: 'error', code: NOT_SENT });
+        return false;
+      }
+      dispatch({ type: 'rated' });
       return true;
     },
     panel(open: boolean) {

@@ -96,6 +96,8 @@ export function init(o: InitOptions): WidgetHandle {
       onPanel: (open) => controller.panel(open),
       onRetry: (id) => controller.retry(id),
       onContact: (email) => controller.contact(email),
+      onResolve: (yes) => controller.resolve(yes),
+      onRate: (score, comment) => controller.rate(score, comment),
     },
     { strings: createStrings(locale, o.strings), locale, theme: resolveTheme(o.theme, warn), maxChars: WIDGET_MAX_MESSAGE_CHARS },
   );

@@ -61,6 +61,11 @@ export interface WidgetState {
   handoff?: WidgetHandoffNoticeFrame;
   /** The email form: the address sent and not confirmed yet (`pending`: its frame id), the one stored, a refusal. */
   contact?: { pending?: string; email?: string; error?: string };
+  /**
+   * The customer's feedback (docs/outcomes.md): `resolution` asks "Did that answer your question?" under the latest
+   * answer (`answeredFor`: the answer it was answered for); `rating`: asked, or sent.
+   */
+  feedback?: { resolution: boolean; answeredFor?: string; rating?: 'asked' | 'sent' };
 }
 
 export const initialState: WidgetState = { status: 'Connecting', bubbles: [], typing: false, open: false, unread: 0 };
@@ -78,6 +83,9 @@ export type Action =
   | { type: 'panel'; open: boolean }
   /** The customer sent the email form (`id`: its `contact` frame's). */
   | { type: 'contact'; id: string; email: string }
+  /** The customer answered "Did that answer your question?" for this answer. */
+  | { type: 'resolved'; id: string }
+  | { type: 'rated' }
   | { type: 'error'; code: string };
 
 /** The wait before re-sending a rate-limited message when the server did not say how long (an older server). */
@@ -128,6 +136,10 @@ export function reduce(state: WidgetState, action: Action): WidgetState {
       return { ...state, error: { code: action.code } };
     case 'contact':
       return { ...state, contact: { ...state.contact, pending: action.id, error: undefined } };
+    case 'resolved':
+      return { ...state, feedback: Object.assign({ resolution: true }, state.feedback, { answeredFor: action.id }) };
+    case 'rated':
+      return { ...state, feedback: Object.assign({ resolution: false }, state.feedback, { rating: 'sent' as const }) };
     case 'frame':
       return reduceFrame(state, action.frame, action.at);
   }
@@ -153,8 +165,15 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
         mode: f.status,
         // The server sends the notice again right after `ready` while the conversation still waits for a person.
         handoff: undefined,
+        feedback: feedbackOnReady(state, f.feedback),
       };
     }
+    case 'rate':
+      return state.feedback?.rating === 'sent'
+        ? state
+        : { ...state, feedback: Object.assign({ resolution: false }, state.feedback, { rating: 'asked' as const }) };
+    case 'noted':
+      return state;
     case 'ack':
       return { ...state, bubbles: state.bubbles.map((b) => (b.id === f.id ? { ...b, delivered: true, failed: undefined } : b)) };
     case 'message':
@@ -229,6 +248,23 @@ function markAway(bubbles: Bubble[]): Bubble[] {
   while (i >= 0 && !(bubbles[i].role === 'status' && bubbles[i].mode === 'human' && !bubbles[i].author)) i--;
   if (i < 0 || bubbles[i].away) return bubbles;
   return bubbles.map((b, j) => (j === i ? { ...b, away: true } : b));
+}
+
+/** What `ready` says about feedback, keeping what the customer already did on this page. */
+function feedbackOnReady(state: WidgetState, offered: { resolution: boolean; rating: boolean } | undefined): WidgetState['feedback'] {
+  if (!offered) return undefined;
+  const fb: NonNullable<WidgetState['feedback']> = { resolution: offered.resolution };
+  if (state.feedback?.answeredFor !== undefined) fb.answeredFor = state.feedback.answeredFor;
+  if (state.feedback?.rating === 'sent') fb.rating = 'sent';
+  else if (offered.rating) fb.rating = 'asked';
+  return fb;
+}
+
+/** The answer "Did that answer your question?" is about: the last bubble, when it is the assistant's. */
+export function resolutionTarget(state: WidgetState): string | undefined {
+  if (!state.feedback?.resolution || state.mode?.mode === 'human' || state.streaming || state.confirm) return undefined;
+  const last = state.bubbles[state.bubbles.length - 1];
+  return last?.role === 'assistant' && !last.proactive ? last.id : undefined;
 }
 
 /** Messages sent but not acknowledged (kept across a reload until they are). */

@@ -69,6 +69,16 @@ export interface Strings {
   errorUnavailable: string;
   errorUnknownConfirmation: string;
   errorTooLong: string;
+  /** Feedback (docs/outcomes.md): under the latest answer, and the rating card. `{n}`: a score of 5. */
+  feedbackQuestion: string;
+  feedbackYes: string;
+  feedbackNo: string;
+  feedbackThanks: string;
+  ratingTitle: string;
+  ratingScore: string;
+  ratingComment: string;
+  ratingSend: string;
+  ratingThanks: string;
 }
 
 const en: Strings = {
@@ -133,6 +143,15 @@ const en: Strings = {
   errorUnavailable: 'We could not save that just now. Please send it again.',
   errorUnknownConfirmation: 'That request was already answered or has expired.',
   errorTooLong: 'That message is too long. Please shorten it.',
+  feedbackQuestion: 'Did that answer your question?',
+  feedbackYes: 'Yes',
+  feedbackNo: 'No',
+  feedbackThanks: 'Thanks for letting us know.',
+  ratingTitle: 'How would you rate this conversation?',
+  ratingScore: '{n} out of 5',
+  ratingComment: 'Anything to add? (optional)',
+  ratingSend: 'Send rating',
+  ratingThanks: 'Thank you for your rating!',
 };
 
 const es: Strings = {
@@ -197,6 +216,15 @@ const es: Strings = {
   errorUnavailable: 'No pudimos guardarlo en este momento. Envíalo de nuevo, por favor.',
   errorUnknownConfirmation: 'Esa solicitud ya fue respondida o ha caducado.',
   errorTooLong: 'Ese mensaje es demasiado largo. Acórtalo, por favor.',
+  feedbackQuestion: '¿Respondimos a tu pregunta?',
+  feedbackYes: 'Sí',
+  feedbackNo: 'No',
+  feedbackThanks: 'Gracias por contárnoslo.',
+  ratingTitle: '¿Cómo valorarías esta conversación?',
+  ratingScore: '{n} de 5',
+  ratingComment: '¿Algo más que quieras decirnos? (opcional)',
+  ratingSend: 'Enviar valoración',
+  ratingThanks: '¡Gracias por tu valoración!',
 };
 
 const de: Strings = {
@@ -261,6 +289,15 @@ const de: Strings = {
   emailSend: 'Senden',
   emailSaved: 'Danke! Wir antworten an {email} oder hier.',
   errorInvalidEmail: 'Bitte geben Sie eine gültige E-Mail-Adresse ein.',
+  feedbackQuestion: 'Hat das Ihre Frage beantwortet?',
+  feedbackYes: 'Ja',
+  feedbackNo: 'Nein',
+  feedbackThanks: 'Danke für Ihre Rückmeldung.',
+  ratingTitle: 'Wie bewerten Sie dieses Gespräch?',
+  ratingScore: '{n} von 5',
+  ratingComment: 'Möchten Sie noch etwas ergänzen? (optional)',
+  ratingSend: 'Bewertung senden',
+  ratingThanks: 'Vielen Dank für Ihre Bewertung!',
 };
 
 const fr: Strings = {
@@ -325,6 +362,15 @@ const fr: Strings = {
   emailSend: 'Envoyer',
   emailSaved: 'Merci ! Nous répondrons à {email} ou ici.',
   errorInvalidEmail: 'Veuillez saisir une adresse e-mail valide.',
+  feedbackQuestion: 'Cela a-t-il répondu à votre question ?',
+  feedbackYes: 'Oui',
+  feedbackNo: 'Non',
+  feedbackThanks: 'Merci de nous le dire.',
+  ratingTitle: 'Comment évalueriez-vous cette conversation ?',
+  ratingScore: '{n} sur 5',
+  ratingComment: 'Quelque chose à ajouter ? (facultatif)',
+  ratingSend: "Envoyer l'évaluation",
+  ratingThanks: 'Merci pour votre évaluation !',
 };
 
 export const LOCALES: Record<string, Strings> = { en, es, de, fr };
@@ -359,6 +405,8 @@ export function errorText(s: Strings, code: string): string {
       return s.errorNotSent;
     case 'too_long':
       return s.errorTooLong;
+    case 'nothing_to_rate':
+      return s.errorGeneric;
     case 'unauthorized':
       return s.noticeSessionEnded;
     case 'forbidden_origin':

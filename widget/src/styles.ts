@@ -90,6 +90,22 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1p
 .approve { border: 0; background: var(--pw-accent); color: var(--pw-on-accent); }
 .decline { border: 1px solid var(--pw-border); background: transparent; color: var(--pw-fg); }
 .confirm button:disabled { opacity: .5; cursor: default; }
+.feedback-area { display: flex; flex-direction: column; gap: 6px; }
+.feedback-area:empty, .feedback-area > [hidden] { display: none; }
+.resolution { align-self: flex-start; display: flex; flex-wrap: wrap; align-items: center; gap: 6px; margin: 6px 0 2px 4px; font-size: 13px; color: var(--pw-fg); }
+.chip { min-height: 32px; min-width: 44px; padding: 4px 12px; border-radius: 16px; border: 1px solid var(--pw-border); background: var(--pw-bubble); color: var(--pw-fg); cursor: pointer; font: inherit; font-weight: 600; }
+.feedback-thanks { align-self: flex-start; margin: 6px 0 2px 4px; font-size: 13px; color: var(--pw-fg); }
+.rating { align-self: stretch; margin: 10px 0 4px; background: var(--pw-bubble); border: 1px solid var(--pw-border); border-left: 4px solid var(--pw-accent);
+  border-radius: 12px; padding: 12px 14px; display: flex; flex-direction: column; gap: 8px; }
+.rating .kicker { margin: 0; font-weight: 600; }
+.scores { display: flex; gap: 6px; }
+.score { flex: 1; min-height: 40px; border-radius: 10px; border: 1px solid var(--pw-border); background: transparent; color: var(--pw-fg); font: inherit; font-weight: 650; cursor: pointer; }
+.score[aria-checked=true] { background: var(--pw-accent); color: var(--pw-on-accent); border-color: var(--pw-accent); }
+.comment-label { font-size: 12.5px; color: var(--pw-fg); }
+/* 16 px: a phone does not zoom into it */
+.comment { resize: vertical; min-height: 44px; border: 1px solid var(--pw-border); border-radius: 8px; padding: 6px 8px; background: var(--pw-input); color: var(--pw-fg); font: inherit; font-size: 16px; }
+.rate-send { min-height: 40px; border: 0; border-radius: 10px; background: var(--pw-accent); color: var(--pw-on-accent); font: inherit; font-weight: 600; cursor: pointer; }
+.rate-send:disabled { opacity: .5; cursor: default; }
 .typing { align-self: flex-start; display: flex; gap: 4px; align-items: center; margin-top: 8px; padding: 12px 14px; background: var(--pw-bubble); border: 1px solid var(--pw-border);
   border-radius: 18px; border-bottom-left-radius: 5px; }
 .typing[hidden] { display: none; }

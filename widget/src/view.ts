@@ -5,6 +5,7 @@ import type { Bubble, WidgetState } from './state.ts';
 import { errorText, fill, type Strings } from './strings.ts';
 import { createStreamingBubble } from './streaming-view.ts';
 import { createHandoffBox } from './handoff-view.ts';
+import { createFeedbackView } from './feedback-view.ts';
 import { STYLES } from './styles.ts';
 import { applyTheme, type ResolvedTheme } from './theme.ts';
 
@@ -17,6 +18,9 @@ export interface ViewHandlers {
   onRetry(id: string): void;
   /** The email form while waiting for a person; false when it could not be sent. */
   onContact?(email: string): boolean;
+  /** "Did that answer your question?" and the rating (docs/outcomes.md); false when not sent. */
+  onResolve(yes: boolean): boolean;
+  onRate(score: number, comment?: string): boolean;
 }
 
 export interface ViewOptions {
@@ -212,6 +216,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   });
 
   const streaming = createStreamingBubble(log, typing);
+  const feedback = createFeedbackView(ctx, { onResolve: handlers.onResolve, onRate: handlers.onRate });
 
   const build = (b: Bubble): { node: HTMLElement; kind: string } => {
     if (b.role === 'status') {
@@ -283,6 +288,9 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
         setSendState(n.node, b.delivered !== false ? 'sent' : b.failed ? 'failed' : 'sending', ctx, () => handlers.onRetry(id));
       }
     }
+    // The feedback controls follow the last message.
+    if (previous.nextSibling !== feedback.node) log.insertBefore(feedback.node, previous.nextSibling);
+    feedback.render(state);
     streaming.render(state.streaming);
     welcome.hidden = state.bubbles.length > 0 || state.streaming !== undefined;
     // The typing indicator shows until the first words of the reply do.

@@ -25,6 +25,7 @@ WebhookEventType = Literal[
     "proactive.blocked",
     "whatsapp.status",
     "daemon.verdict",
+    "conversation.outcome",
 ]
 
 

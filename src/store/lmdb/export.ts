@@ -14,6 +14,7 @@ import type {
   MessageRecord,
 } from '../model.ts';
 import type { StoreRecord } from '../transfer.ts';
+import type { ConversationOutcome } from '../outcomes.ts';
 import type { TelemetryEvent, TurnCallRecord } from '../telemetry-records.ts';
 import type { Kv } from './kv.ts';
 import { fromStored } from './repos/conversations.ts';
@@ -31,6 +32,7 @@ export async function* exportLmdb(kv: Kv): AsyncGenerator<StoreRecord> {
   for (const { value } of kv.range<AgentAccount>('agents')) yield { kind: 'agent', value };
   for (const { key, value } of kv.range<AgentCredential>('agentCredentials'))
     yield { kind: 'agentCredential', value: { hash: key as string, credential: value } };
+  for (const { value } of kv.range<ConversationOutcome>('outcomes')) yield { kind: 'outcome', value };
 
   // A send and the dedup key that points at it (by messageId) are one record on the way out.
   const dedupOf = new Map<string, string>();

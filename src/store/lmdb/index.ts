@@ -17,6 +17,7 @@ import { lmdbAgents } from './repos/agents.ts';
 import { lmdbProactive } from './repos/proactive.ts';
 import { lmdbWhatsApp } from './repos/whatsapp.ts';
 import { lmdbInbox } from './repos/inbox.ts';
+import { lmdbOutcomes } from './repos/outcomes.ts';
 import { createProcessBus } from './bus.ts';
 import { createMemoryCluster, type MemoryCluster } from './cluster.ts';
 import { lmdbTelemetry } from './telemetry/store.ts';
@@ -37,6 +38,7 @@ function repoFactories(kv: Kv, sequences: Sequences, claims: ClaimState, cluster
     proactive: lmdbProactive,
     jobs: (s) => lmdbJobs(s, kv, sequences, claims),
     whatsapp: lmdbWhatsApp,
+    outcomes: lmdbOutcomes,
     ownership: () => cluster.ownership,
     inbox: (s) => lmdbInbox(s, cluster),
   };

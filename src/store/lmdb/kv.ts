@@ -42,6 +42,8 @@ export const TABLES = [
   'agents',
   'agentEmails',
   'agentCredentials',
+  'outcomes',
+  'outcomeIndex',
 ] as const;
 export type TableName = (typeof TABLES)[number];
 

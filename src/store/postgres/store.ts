@@ -32,6 +32,7 @@ import { postgresOwnership } from './ownership.ts';
 import { maskedUrl } from './location.ts';
 import { APPLIED_VERSION, latestVersion, loadMigrations, migrate, migrationState } from './migrate.ts';
 import { postgresProactive } from './proactive.ts';
+import { postgresOutcomes } from './outcomes.ts';
 import { postgresTelemetry } from './telemetry.ts';
 import { asStoreError, unavailability } from './unavailable.ts';
 import { postgresWhatsApp } from './whatsapp.ts';
@@ -143,6 +144,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     proactive: postgresProactive,
     jobs: (db) => postgresJobs(db, holder),
     whatsapp: postgresWhatsApp,
+    outcomes: postgresOutcomes,
     ownership: postgresOwnership,
     inbox: postgresInbox,
   };

@@ -1,0 +1,77 @@
+// The customer's feedback in the log (docs/outcomes.md): "Did that answer your question?" with Yes / No under the
+// assistant's latest answer, and the rating card (five scores, an optional comment) once Parley asks for one. Text
+// only through textContent.
+import { el, type NodeContext } from './nodes.ts';
+import { resolutionTarget, type WidgetState } from './state.ts';
+import { fill } from './strings.ts';
+
+export interface FeedbackHandlers {
+  /** Each returns false when it could not be sent (the controls stay usable). */
+  onResolve(yes: boolean): boolean;
+  onRate(score: number, comment?: string): boolean;
+}
+
+export interface FeedbackView {
+  /** Kept right after the last message by the view. */
+  node: HTMLElement;
+  render(state: WidgetState): void;
+}
+
+const MAX_COMMENT = 1000;
+
+export function createFeedbackView(c: NodeContext, h: FeedbackHandlers): FeedbackView {
+  const s = c.strings;
+  const node = el('div', { class: 'feedback-area', 'data-testid': 'feedback' });
+
+  const question = el('div', { class: 'resolution', role: 'group', 'aria-label': s.feedbackQuestion, 'data-testid': 'resolution', hidden: '' });
+  const yes = el('button', { type: 'button', class: 'chip', 'data-testid': 'resolution-yes' }, s.feedbackYes);
+  const no = el('button', { type: 'button', class: 'chip', 'data-testid': 'resolution-no' }, s.feedbackNo);
+  yes.addEventListener('click', () => h.onResolve(true));
+  no.addEventListener('click', () => h.onResolve(false));
+  question.append(el('span', { class: 'ask' }, s.feedbackQuestion), yes, no);
+  const thanks = el('p', { class: 'feedback-thanks', role: 'status', 'data-testid': 'resolution-thanks', hidden: '' }, s.feedbackThanks);
+
+  const card = el('form', { class: 'rating', 'aria-label': s.ratingTitle, 'data-testid': 'rating', hidden: '' });
+  const scores = el('div', { class: 'scores', role: 'radiogroup', 'aria-label': s.ratingTitle });
+  let chosen = 0;
+  const buttons = [1, 2, 3, 4, 5].map((n) => {
+    const b = el(
+      'button',
+      { type: 'button', class: 'score', role: 'radio', 'aria-checked': 'false', 'aria-label': fill(s.ratingScore, { n }), 'data-score': String(n) },
+      String(n),
+    );
+    b.addEventListener('click', () => {
+      chosen = n;
+      for (const x of buttons) x.setAttribute('aria-checked', String(Number(x.getAttribute('data-score')) === n));
+      send.disabled = false;
+    });
+    return b;
+  });
+  scores.append(...buttons);
+  const commentId = 'pw-rating-comment';
+  const label = el('label', { for: commentId, class: 'comment-label' }, s.ratingComment);
+  const comment = el('textarea', { id: commentId, class: 'comment', rows: '2', maxlength: String(MAX_COMMENT), 'data-testid': 'rating-comment' });
+  const send = el('button', { type: 'submit', class: 'rate-send', 'data-testid': 'rating-send' }, s.ratingSend);
+  send.disabled = true;
+  card.append(el('p', { class: 'kicker' }, s.ratingTitle), scores, label, comment, send);
+  card.addEventListener('submit', (e) => {
+    e.preventDefault();
+    if (!chosen) return;
+    const text = comment.value.trim();
+    h.onRate(chosen, text ? text : undefined);
+  });
+  const rated = el('p', { class: 'feedback-thanks', role: 'status', 'data-testid': 'rating-thanks', hidden: '' }, s.ratingThanks);
+
+  node.append(question, thanks, card, rated);
+  return {
+    node,
+    render(state) {
+      const target = resolutionTarget(state);
+      const answered = target !== undefined && state.feedback?.answeredFor === target;
+      question.hidden = target === undefined || answered;
+      thanks.hidden = !answered;
+      card.hidden = state.feedback?.rating !== 'asked';
+      rated.hidden = state.feedback?.rating !== 'sent';
+    },
+  };
+}
