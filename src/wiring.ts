@@ -167,7 +167,10 @@ export async function wireComponents(o: {
 
   // The tools the model sees and calls: every node's SDK functions and the MCP servers' tools (one seam).
   const mcp = createMcpManager({ servers: config.tools.mcp, clock, logger, version: services.version });
-  const tools = withToolSources(hub, [mcp]);
+  // The knowledge base's `search_knowledge` (issue 36): offered once it has articles (read now, before any turn).
+  const knowledge = createKnowledgeFeature(services);
+  await knowledge.tool.refresh();
+  const tools = withToolSources(hub, [mcp, knowledge.tool]);
   onShutdown(() => mcp.stop());
   const llmStep = createLlmStep({ services, llm, hub: tools, history: store.history });
   host = createConversationHost({
@@ -316,7 +319,6 @@ export async function wireComponents(o: {
   await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text(), auth: agents.principalHook });
   await app.register(whatsapp.plugin);
   await app.register(webhooksPlugin, { services, webhooks, auth: agents.principalHook });
-  const knowledge = createKnowledgeFeature(services);
   await knowledge.register(app);
   const wa = config.channels.whatsapp;
   if (wa.enabled && wa.provider === 'meta') {

@@ -34,6 +34,15 @@ export const AgentAuthor = z.object({ name: z.string() });
 /** Who answers: the assistant, or a person (`agent`: the last one who wrote, once one has). */
 export const ConversationMode = z.object({ mode: z.enum(['human', 'assistant']), agent: AgentAuthor.optional() });
 /**
+ * A source an assistant's reply cites as "[n]": an article of the integrator's knowledge base that was retrieved while
+ * the reply was written (issue 36). `url` is the article's own (absent for an article without one), never the model's.
+ */
+export const MessageSource = z.object({ n: z.number().int().min(1), title: z.string().max(500), url: z.string().max(2048).optional() });
+/** At most this many sources on one message. */
+export const MAX_MESSAGE_SOURCES = 20;
+const sources = z.array(MessageSource).max(MAX_MESSAGE_SOURCES).optional();
+
+/**
  * `confirmation` entries are answered confirmations: `text` is the summary, `outcome` what became of it. `agent`
  * entries are a person's messages, with their `author`.
  */
@@ -45,6 +54,8 @@ export const HistoryEntry = z.object({
   proactive: z.boolean().optional(),
   outcome: ConfirmationOutcome.optional(),
   author: AgentAuthor.optional(),
+  /** An assistant's reply: the sources it cites. */
+  sources,
 });
 /**
  * `status`: present while a person has the conversation (absent: the assistant answers). `visitorToken`: the
@@ -65,7 +76,10 @@ export const WidgetTypingFrame = z.object({ type: z.literal('typing'), on: z.boo
  * the whole reply and the only thing stored.
  */
 export const WidgetDeltaFrame = z.object({ type: z.literal('delta'), id: z.string(), text: z.string(), reset: z.boolean().optional() });
-/** A message for the customer: the assistant's, or (`role: 'agent'`, with `author`) a person's. */
+/**
+ * A message for the customer: the assistant's, or (`role: 'agent'`, with `author`) a person's. `sources`: what an
+ * assistant's reply cites ("[1]" in `text` is `sources[0]`), kept in the history too.
+ */
 export const WidgetAssistantMessageFrame = z.object({
   type: z.literal('message'),
   id: z.string(),
@@ -74,6 +88,7 @@ export const WidgetAssistantMessageFrame = z.object({
   at: z.number(),
   proactive: z.boolean().optional(),
   author: AgentAuthor.optional(),
+  sources,
 });
 /**
  * Who answers now: `human` when the conversation is handed to a person (again with `agent` when one writes for the
@@ -128,6 +143,7 @@ export type WidgetMessageFrame = z.infer<typeof WidgetMessageFrame>;
 export type WidgetConfirmFrame = z.infer<typeof WidgetConfirmFrame>;
 export type WidgetClientFrame = z.infer<typeof WidgetClientFrame>;
 export type HistoryEntry = z.infer<typeof HistoryEntry>;
+export type MessageSource = z.infer<typeof MessageSource>;
 export type WidgetReadyFrame = z.infer<typeof WidgetReadyFrame>;
 export type WidgetTypingFrame = z.infer<typeof WidgetTypingFrame>;
 export type WidgetDeltaFrame = z.infer<typeof WidgetDeltaFrame>;

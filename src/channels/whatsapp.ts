@@ -45,7 +45,7 @@ import { reportWebhookParts } from '../whatsapp/webhook-report.ts';
 import type { Customer, WhatsAppIdentity } from '../customers/repo.ts';
 import type { DeliveryRecord } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
-import { toWhatsAppText } from '../whatsapp/format.ts';
+import { toWhatsAppReply, toWhatsAppText } from '../whatsapp/format.ts';
 
 export interface OutboundJob {
   message: OutboundWhatsApp;
@@ -402,7 +402,8 @@ export function createWhatsAppChannel(deps: {
     const phone = c && whatsappAddress(c);
     if (!phone) return undefined;
     // Replies are written in Markdown (for the widget): WhatsApp gets its own formatting.
-    if (o.type === 'reply' || o.type === 'agent') return Object.assign({ kind: 'text' as const, to: phone, text: toWhatsAppText(o.text) }, fromNumberFor(c));
+    if (o.type === 'reply') return Object.assign({ kind: 'text' as const, to: phone, text: toWhatsAppReply(o.text, o.sources) }, fromNumberFor(c));
+    if (o.type === 'agent') return Object.assign({ kind: 'text' as const, to: phone, text: toWhatsAppText(o.text) }, fromNumberFor(c));
     if (o.type === 'handoff' && o.phase !== 'joined')
       return Object.assign(
         { kind: 'text' as const, to: phone, text: o.phase === 'requested' ? HANDOFF_TEXTS.human : HANDOFF_TEXTS.assistant },

@@ -1,5 +1,5 @@
 // Pure view state of the widget: frames in, state out. No DOM here.
-import type { ConfirmationOutcome, ConversationMode, HistoryEntry, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
+import type { ConfirmationOutcome, ConversationMode, HistoryEntry, MessageSource, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 import { applyDelta, settleStreaming, type StreamingReply } from './streaming.ts';
 
 export type Status = 'Connecting' | 'Connected' | 'Reconnecting' | 'Disconnected';
@@ -27,6 +27,8 @@ export interface Bubble {
   outcome?: Outcome;
   author?: { name: string };
   mode?: 'human' | 'assistant';
+  /** An assistant's reply: the sources its "[n]" markers cite. */
+  sources?: MessageSource[];
 }
 
 export interface ConfirmPrompt {
@@ -82,6 +84,7 @@ const fromHistory = (h: HistoryEntry): Bubble => {
   if (h.proactive) b.proactive = true;
   if (h.outcome) b.outcome = h.outcome;
   if (h.author) b.author = h.author;
+  if (h.sources?.length) b.sources = h.sources;
   return b;
 };
 
@@ -146,7 +149,7 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
       if (state.bubbles.some((b) => b.id === f.id)) return state;
       return {
         ...state,
-        bubbles: [...state.bubbles, { id: f.id, role: f.role, text: f.text, at: f.at, proactive: f.proactive, author: f.author }],
+        bubbles: [...state.bubbles, { id: f.id, role: f.role, text: f.text, at: f.at, proactive: f.proactive, author: f.author, sources: f.sources }],
         unread: state.open ? state.unread : state.unread + 1,
         streaming: settleStreaming(state.streaming, f.id),
       };

@@ -50,6 +50,9 @@ export interface Strings {
   statusAgentJoined: string;
   statusAssistant: string;
   agentFallback: string;
+  /** Under a reply that cites help articles: the list's heading, and a chip's label for screen readers ({n}: its number). */
+  sources: string;
+  sourceChip: string;
   noticeOriginRefused: string;
   errorGeneric: string;
   errorNotSent: string;
@@ -104,6 +107,8 @@ const en: Strings = {
   statusAgentJoined: '{name} joined the conversation',
   statusAssistant: 'You are chatting with the assistant again.',
   agentFallback: 'Support agent',
+  sources: 'Sources',
+  sourceChip: 'Source {n}',
   noticeOriginRefused: 'Chat is not available on this website.',
   errorGeneric: 'Something went wrong. Please try again.',
   errorNotSent: 'You are offline, so your answer was not sent. Try again once you are connected.',
@@ -158,6 +163,8 @@ const es: Strings = {
   statusAgentJoined: '{name} se unió a la conversación',
   statusAssistant: 'Vuelves a hablar con el asistente.',
   agentFallback: 'Agente de soporte',
+  sources: 'Fuentes',
+  sourceChip: 'Fuente {n}',
   noticeOriginRefused: 'El chat no está disponible en este sitio web.',
   errorGeneric: 'Algo salió mal. Inténtalo de nuevo.',
   errorNotSent: 'Estás sin conexión y tu respuesta no se envió. Inténtalo cuando vuelvas a estar conectado.',
