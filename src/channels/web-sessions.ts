@@ -114,7 +114,9 @@ export function createWebSessions(now: () => number, relay?: (customerId: string
       else if (o.type === 'reply') {
         push(
           meta.customerId,
-          o.sources ? { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now(), sources: o.sources } : { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now() },
+          o.sources
+            ? { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now(), sources: o.sources }
+            : { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now() },
         );
       } else if (o.type === 'confirm') push(meta.customerId, { type: 'confirm', id: o.id, name: o.name, args: o.args, summary: o.summary });
       else if (o.type === 'confirmation')

@@ -16,7 +16,9 @@ export function toWidgetHistory(records: MessageRecord[]): HistoryEntry[] {
       continue;
     }
     if (r.role === 'user' || r.role === 'assistant') {
-      const entry: HistoryEntry = r.proactive ? { id: r.id, role: r.role, text: r.text, at: r.at, proactive: true } : { id: r.id, role: r.role, text: r.text, at: r.at };
+      const entry: HistoryEntry = r.proactive
+        ? { id: r.id, role: r.role, text: r.text, at: r.at, proactive: true }
+        : { id: r.id, role: r.role, text: r.text, at: r.at };
       const sources = sourcesOf(r);
       if (sources) entry.sources = sources;
       out.push(entry);

@@ -142,7 +142,10 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
   const recordSearches = (input: LlmStepInput, searches: ReturnType<typeof citeSources>['searches']) => {
     for (const s of searches)
       services.telemetry.event(
-        Object.assign({ type: 'knowledge.search' }, searchEvent(s, input, config.telemetry.store_text), { conversationId: input.conversationId, customerId: input.customerId }),
+        Object.assign({ type: 'knowledge.search' }, searchEvent(s, input, config.telemetry.store_text), {
+          conversationId: input.conversationId,
+          customerId: input.customerId,
+        }),
       );
   };
   // Only citations of this turn's search results stay, numbered anew; nothing found: "I don't know", and a person offered.

@@ -24,7 +24,8 @@ export interface CitedReply {
 
 /** "[1]", "[1, 3]", "[2](https://…)": one marker, its numbers in group 1. */
 const MARKER = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\](?:\([^)\s]*\))?/g;
-const DROPPED = '\u0000';
+/** Stands for a dropped marker until the spaces before it are taken away with it (a private-use character). */
+const DROPPED = '\uE001';
 
 interface Retrieved {
   byNumber: Map<number, SearchResult>;
@@ -77,7 +78,7 @@ export function citeSources(transcript: TurnEntry[], text: string): CitedReply {
     return kept.length ? kept.map((n) => `[${n}]`).join('') : DROPPED;
   });
   // A dropped marker takes the spaces before it along ("fact [7]." → "fact.").
-  const clean = rewritten.replace(/[ \t]*\u0000+/g, '').trim();
+  const clean = rewritten.replace(/[ \t]*\uE001+/g, '').trim();
   const searches = got.searches.map((s) => ({
     query: s.query,
     hits: s.results.map((r) => ({ chunkId: r.chunk, articleId: articleOfChunk(r.chunk), score: r.score, cited: citedChunks.has(r.chunk) })),

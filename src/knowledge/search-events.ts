@@ -16,8 +16,7 @@ export interface SearchEventData extends Record<string, unknown> {
 }
 
 /** The same words in another case or spacing hash the same. */
-export const queryHash = (query: string) =>
-  createHash('sha256').update(query.trim().toLowerCase().replace(/\s+/g, ' ')).digest('hex').slice(0, 16);
+export const queryHash = (query: string) => createHash('sha256').update(query.trim().toLowerCase().replace(/\s+/g, ' ')).digest('hex').slice(0, 16);
 
 export function searchEvent(s: SearchReport, turn: { turnId: string }, storeText: boolean): { data: SearchEventData } {
   const data: SearchEventData = { turnId: turn.turnId, queryHash: queryHash(s.query), queryLength: s.query.length, found: s.hits.length > 0, hits: s.hits };

@@ -97,8 +97,7 @@ export function createKnowledgeTool(o: { knowledge: KnowledgeSearch; now: () => 
     owns: (name) => name === SEARCH_TOOL_NAME,
     async invoke(_name, args, _context: InvokeContextInput, options): Promise<InvokeOutcome> {
       const query = (args as { query?: unknown } | null)?.query;
-      if (typeof query !== 'string' || !query.trim())
-        return { ok: false, error: { code: 'invalid_arguments', message: '"query" must be a non-empty string' } };
+      if (typeof query !== 'string' || !query.trim()) return { ok: false, error: { code: 'invalid_arguments', message: '"query" must be a non-empty string' } };
       try {
         return { ok: true, data: await search(query.trim().slice(0, 1000), options.invocationId) };
       } catch (err) {
