@@ -1,4 +1,6 @@
 // Assembles the features of one Parley process, in dependency order.
+import { join } from 'node:path';
+import { PROJECT_ROOT } from './config/load.ts';
 import type { FastifyInstance } from 'fastify';
 import { createActor, fromPromise } from 'xstate';
 import type { Services } from './services.ts';
@@ -55,6 +57,7 @@ import { createClusterHub, type ClusterHub } from './cluster/cluster-hub.ts';
 import { withToolSources } from './runtime/tool-source.ts';
 import { createMcpManager, type McpManager } from './mcp/manager.ts';
 import { createKnowledgeFeature, type Knowledge } from './knowledge/index.ts';
+import { DEMO_HELP_FOLDER, seedDemoArticles } from './demo/knowledge.ts';
 
 export interface WiredComponents {
   /** This node's SDK connections (the gateway, /ready, diagnostics). */
@@ -169,6 +172,7 @@ export async function wireComponents(o: {
   const mcp = createMcpManager({ servers: config.tools.mcp, clock, logger, version: services.version });
   // The knowledge base's `search_knowledge` (issue 36): offered once it has articles (read now, before any turn).
   const knowledge = createKnowledgeFeature(services);
+  if (config.demo.knowledge) await seedDemoArticles(knowledge.knowledge, join(PROJECT_ROOT, DEMO_HELP_FOLDER), logger);
   await knowledge.tool.refresh();
   const tools = withToolSources(hub, [mcp, knowledge.tool]);
   onShutdown(() => mcp.stop());

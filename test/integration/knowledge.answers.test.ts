@@ -198,4 +198,24 @@ describe('answers from the knowledge base, with their sources', () => {
     w.send({ type: 'message', id: 'm3', text: 'yes please' });
     expect(await w.next((f) => f.type === 'status', 60_000)).toMatchObject({ mode: 'human' });
   });
+
+  it('the demo ships help articles: seeded at start (once: a restart leaves them alone), and the offline model answers from them', async () => {
+    const p = await startParley({ config: { demo: { knowledge: true } } });
+    open.push(p);
+    const listed = await api(p, 'GET', '/api/v1/knowledge/articles?limit=50');
+    const ids = (listed.body.items as { id: string; updatedAt: number }[]).map((a) => a.id).sort();
+    expect(ids).toEqual(['contact', 'reset-password', 'returns', 'shipping']);
+    const w = await widget(p, 'demo-visitor');
+    const reply = await ask(w, 'm1', 'How do I return an item?');
+    expect(reply.text).toMatch(/within 30 days.* \[1\]$/);
+    expect(reply.sources).toEqual([{ n: 1, title: 'Returns and refunds' }]);
+
+    const storagePath = p.storagePath;
+    await p.close();
+    open.splice(open.indexOf(p), 1);
+    const again = await startParley({ storagePath, config: { demo: { knowledge: true } } });
+    open.push(again);
+    const relisted = await api(again, 'GET', '/api/v1/knowledge/articles?limit=50');
+    expect(relisted.body.items).toEqual(listed.body.items);
+  });
 });
