@@ -320,7 +320,13 @@ export async function wireComponents(o: {
     now: () => clock.now(),
   });
   const retention = createRetentionPruner({ store, clock, retentionDays: config.telemetry.retention_days, logger });
-  await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text(), auth: agents.principalHook });
+  await app.register(telemetryPlugin, {
+    services,
+    customers,
+    metricsText: () => metrics.text(),
+    auth: agents.principalHook,
+    articleTitle: async (id) => (await knowledge.knowledge.get(id))?.title,
+  });
   await app.register(whatsapp.plugin);
   await app.register(webhooksPlugin, { services, webhooks, auth: agents.principalHook });
   await knowledge.register(app);

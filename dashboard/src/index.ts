@@ -7,6 +7,7 @@ import { chartKey, chartSpecs, renderChart, updateChart } from './charts.ts';
 import { fmtAgo, fmtMs, fmtTime, h } from './dom.ts';
 import { createFilters } from './filters.ts';
 import { renderDeliveries, renderWithHuman, type Deliveries } from './operations.ts';
+import { createKnowledgeCard } from './knowledge.ts';
 import type { ConversationList } from '../../sdk/src/agent-api.ts';
 import { STYLES } from './styles.ts';
 import { renderTimeline } from './timeline.ts';
@@ -154,10 +155,11 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
   const timeline = h('section', { class: 'card', 'aria-live': 'polite' }, h('p', { class: 'empty' }, 'Click a conversation to read its timeline.'));
   const withHuman = h('section', { class: 'card', 'aria-label': 'Conversations with a person', 'data-testid': 'with-human-card' });
   const deliveries = h('section', { class: 'card', 'aria-label': 'Webhook deliveries', 'data-testid': 'webhooks-card' });
+  const knowledge = createKnowledgeCard();
   const updated = h('span', {}, '');
   app.replaceChildren(
     h('header', {}, h('h1', {}, 'Parley telemetry'), filters.root, updated, who, signOutButton),
-    h('main', {}, kpis, charts, h('div', { class: 'split' }, list, timeline), h('div', { class: 'split operations' }, withHuman, deliveries)),
+    h('main', {}, kpis, charts, h('div', { class: 'split' }, list, timeline), h('div', { class: 'split operations' }, withHuman, deliveries), knowledge.card),
   );
   let selected: string | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -180,6 +182,7 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
       if (stopped) return;
       renderWithHuman(withHuman, handedOver, now);
       renderDeliveries(deliveries, hooks, now);
+      await knowledge.refresh(q.summary, now);
       const p95s = summary.llm.p95.filter((v): v is number => v !== null);
       kpis.replaceChildren(
         kpi(`Conversations (${filters.label()})`, String(summary.totals.conversations)),

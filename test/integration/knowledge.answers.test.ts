@@ -133,6 +133,15 @@ describe('answers from the knowledge base, with their sources', () => {
     expect(searches[0].data.hits[0]).toMatchObject({ chunkId: results[0].chunk, articleId: 'returns-policy', cited: true });
     expect(searches[0].data.hits[0].score).toBeGreaterThan(0);
     expect(searches[0].data.hits.slice(1).every((h: any) => h.cited === false)).toBe(true);
+
+    // The dashboard's card: the question that found nothing (its hash: store_text is off), the article cited.
+    const insights = await api(p, 'GET', '/api/v1/telemetry/knowledge');
+    expect(insights.status).toBe(200);
+    expect(insights.body).toMatchObject({ searches: 2, unanswered: 1, cited: 1, truncated: false });
+    expect(insights.body.gaps).toEqual([{ queryHash: searches[1].data.queryHash, count: 1, lastAt: expect.any(Number) }]);
+    expect(insights.body.articles[0]).toEqual({ articleId: 'returns-policy', title: results[0].title, cited: 1, retrieved: 1 });
+    expect((await api(p, 'GET', '/api/v1/telemetry/knowledge?limit=0')).body.error.code).toBe('validation_failed');
+    expect((await fetch(`${p.url()}/api/v1/telemetry/knowledge`)).status).toBe(401);
   });
 
   it('a deleted article is cited no more; a restarted server offers the tool and answers with sources at once', async () => {
