@@ -9,6 +9,7 @@ import { corpusArticles } from '../support/knowledge-corpus.ts';
 import { startFakeGraph } from '../support/fake-graph.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { startWebhookReceiver } from '../support/webhook-receiver.ts';
 import { startWidgetSession, type WidgetClient } from '../support/widget-client.ts';
 import { postWebhook, textMessage, until, WA, webhookBody } from '../support/whatsapp.ts';
 
@@ -19,6 +20,7 @@ afterEach(async () => {
 
 const auth = { authorization: `Bearer ${TEST_SECRET}` };
 const HELP = 'https://help.example.com/articles/';
+const HOOK_SECRET = 'whsec-knowledge-0123456789';
 
 async function api(p: TestParley, method: string, path: string, body?: unknown) {
   const res = await fetch(`${p.url()}${path}`, {
@@ -147,12 +149,21 @@ describe('answers from the knowledge base, with their sources', () => {
   it('a deleted article is cited no more; a restarted server offers the tool and answers with sources at once', async () => {
     const llm = await startFakeOpenAi();
     open.push(llm);
-    const p = await openaiParley(llm);
+    const receiver = await startWebhookReceiver({ secret: HOOK_SECRET });
+    open.push(receiver);
+    const p = await openaiParley(llm, undefined, { config: { webhooks: { allow_private: true, endpoints: [{ url: receiver.url, secret: HOOK_SECRET }] } } });
     await importCorpus(p);
     const w = await widget(p, 'cust-k2');
     citingModel(llm, 'forgot password reset');
     const before = await ask(w, 'm1', 'I forgot my password');
     expect(before.sources).toEqual([{ n: 1, title: 'Resetting your password', url: `${HELP}reset-password` }]);
+    // The integrator's webhook gets them too.
+    const [hook] = await until(
+      () => receiver.delivered().filter((e) => e.type === 'message.assistant'),
+      (d) => d.length >= 1,
+      60_000,
+    );
+    expect(hook.data).toMatchObject({ messageId: before.id, text: before.text, sources: before.sources });
 
     expect((await api(p, 'DELETE', '/api/v1/knowledge/articles/reset-password')).status).toBe(204);
     citingModel(llm, 'forgot password reset');
