@@ -1,7 +1,7 @@
 // Issue 36, parts 3 and 4 in real Chromium: a cited reply shows numbered chips where the text cites and a "Sources"
 // list under it (titles linking to the articles, in a new tab, rel=noopener); the made-up citation shows no chip; a
 // reload keeps them. The dashboard's Knowledge card lists the question that found nothing and the article cited, and
-// axe-core finds no violations on the page. Screenshots: test-artifacts/widget-sources.png, dashboard-knowledge.png.
+// axe-core finds no violations on the page. Screenshots: test-artifacts/widget-sources.png (and -phone), dashboard-knowledge.png.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -113,6 +113,9 @@ describe('sources in the widget and knowledge on the dashboard (Chromium)', () =
       expect(s.chips[0]).toMatchObject({ n: '1', href: `${HELP}returns-policy` });
       expect(s.chips[0].label).toMatch(/^Source 1: /);
       await page.screenshot({ path: join(ARTIFACTS, 'widget-sources.png') });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.screenshot({ path: join(ARTIFACTS, 'widget-sources-phone.png') });
+      await page.setViewportSize({ width: 1280, height: 900 });
 
       // A chip opens its article in a new tab (the network is not reached: the route is stubbed).
       await page.context().route(`${HELP}**`, (r) => r.fulfill({ status: 200, contentType: 'text/plain', body: 'article' }));
