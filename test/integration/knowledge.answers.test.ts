@@ -10,7 +10,7 @@ import { startFakeGraph } from '../support/fake-graph.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { startWebhookReceiver } from '../support/webhook-receiver.ts';
-import { startWidgetSession, type WidgetClient } from '../support/widget-client.ts';
+import { connectWidget, startWidgetSession, type WidgetClient } from '../support/widget-client.ts';
 import { postWebhook, textMessage, until, WA, webhookBody } from '../support/whatsapp.ts';
 
 const open: { close(): unknown }[] = [];
@@ -205,8 +205,8 @@ describe('answers from the knowledge base, with their sources', () => {
     expect(sent.body.text.body.endsWith(`\n\nSources: 1. ${title} – ${HELP}returns-policy`)).toBe(true);
   });
 
-  it('the offline model answers from the knowledge base and cites it', async () => {
-    const p = await startParley();
+  it('the offline model answers from the knowledge base and cites it, to a visitor too', async () => {
+    const p = await startParley({ config: { identity: { jwt_secret: 'identity-secret-0123456789abcdef', visitors: true } } });
     open.push(p);
     await importCorpus(p);
     const w = await widget(p, 'cust-k4');
@@ -217,6 +217,14 @@ describe('answers from the knowledge base, with their sources', () => {
     expect(unknown.text).toMatch(/I don't know/);
     w.send({ type: 'message', id: 'm3', text: 'yes please' });
     expect(await w.next((f) => f.type === 'status', 60_000)).toMatchObject({ mode: 'human' });
+
+    // A visitor (no sign-in) is offered the knowledge base: it reads nothing of theirs.
+    const v = await connectWidget(p.url());
+    open.push(v);
+    v.send({ type: 'init' });
+    expect((await v.next((f) => f.type === 'ready', 30_000)).customerId).toMatch(/^vis_/);
+    const answered = await ask(v, 'v1', 'How long does a refund take to reach my card?');
+    expect(answered.sources?.[0]).toMatchObject({ n: 1, title: expect.any(String), url: expect.stringMatching(new RegExp(`^${HELP}`)) });
   });
 
   it('the demo ships help articles: seeded at start (once: a restart leaves them alone), and the offline model answers from them', async () => {
