@@ -9,10 +9,10 @@ import { createCustomerRepo } from './customers/repo.ts';
 import { createConversationHost, type ChannelSink, type ConversationHost } from './conversations/host.ts';
 import { handoffNotice } from './conversations/handoff-notices.ts';
 import { createLlmStep, visitorMayUse } from './conversations/llm-step.ts';
-import { createWebSessions } from './channels/web-sessions.ts';
-import { widgetGatewayPlugin } from './gateways/widget.ts';
-import { sdkGatewayPlugin } from './gateways/sdk.ts';
-import { createSdkHub } from './runtime/sdk-hub.ts';
+import { createWebSessions } from './web/sessions.ts';
+import { widgetGatewayPlugin } from './web/gateway.ts';
+import { sdkGatewayPlugin } from './sdk/gateway.ts';
+import { createSdkHub } from './sdk/hub.ts';
 import { createSupervisorRuntime } from './runtime/supervisor.ts';
 import { createLlmFromConfig } from './llm/factory.ts';
 import { createLlmFailureWatch, type LlmFailureWatch } from './llm/loud-failures.ts';
@@ -32,18 +32,19 @@ import { proactivePlugin } from './proactive/routes.ts';
 import { daemonMachine } from '../machines/daemon.ts';
 import { createReflectionCycle } from './daemon/reflection.ts';
 import { createClock, xstateClock } from './clock.ts';
-import { createOutbox, createWhatsAppChannel, type WhatsAppChannel } from './channels/whatsapp.ts';
+import { createOutbox, createWhatsAppChannel, type WhatsAppChannel } from './whatsapp/channel.ts';
 import { customersPlugin } from './customers/routes.ts';
 import { conversationsPlugin } from './conversations/routes.ts';
 import { createAgents } from './agents/index.ts';
 import { normalizePhone } from './whatsapp/phone.ts';
+import { scenarioExportPlugin } from './ops/scenario-export.ts';
 import { whatsappTestPlugin } from './ops/test-mode.ts';
 import { whatsappMediaPlugin } from './whatsapp/media.ts';
 import { DEFAULT_GRAPH_URL } from './config/schema.ts';
 import { createMetrics } from './telemetry/metrics.ts';
 import { createRetentionPruner } from './telemetry/retention.ts';
 import { telemetryPlugin } from './telemetry/routes.ts';
-import { registerWebSocketSupport, routeUpgrades } from './gateways/websocket-scope.ts';
+import { registerWebSocketSupport, routeUpgrades } from './http/websocket-scope.ts';
 import { createWebhooks } from './webhooks/delivery.ts';
 import { conversationEvent, telemetryEvent, type NewWebhookEvent } from './webhooks/events.ts';
 import { withAcceptedWebhook } from './webhooks/proactive-accepted.ts';
@@ -52,8 +53,8 @@ import { createClusterMembership, type ClusterMembership } from './cluster/membe
 import { createConversationOwnership } from './cluster/conversation-ownership.ts';
 import { notifyInbox, watchInbox } from './cluster/inbox-notices.ts';
 import { createTakeover } from './cluster/takeover.ts';
-import { createWebRelay } from './cluster/web-relay.ts';
-import { createClusterHub, type ClusterHub } from './cluster/cluster-hub.ts';
+import { createWebRelay } from './web/relay.ts';
+import { createClusterHub, type ClusterHub } from './sdk/cluster-hub.ts';
 import { withToolSources } from './runtime/tool-source.ts';
 import { createMcpManager, type McpManager } from './mcp/manager.ts';
 import { createKnowledgeFeature, type Knowledge } from './knowledge/index.ts';
@@ -327,6 +328,8 @@ export async function wireComponents(o: {
     auth: agents.principalHook,
     articleTitle: async (id) => (await knowledge.knowledge.get(id))?.title,
   });
+  // The dashboard's "Export as test": a conversation as a scenario file (README, "Testing your conversations").
+  await app.register(scenarioExportPlugin, { services, auth: agents.principalHook });
   await app.register(whatsapp.plugin);
   await app.register(webhooksPlugin, { services, webhooks, auth: agents.principalHook });
   await knowledge.register(app);
