@@ -1,6 +1,7 @@
 // Assembles the features of one Parley process, in dependency order.
 import { join } from 'node:path';
 import { PROJECT_ROOT } from './config/load.ts';
+import type { HandoffInfo } from './store/model.ts';
 import type { FastifyInstance } from 'fastify';
 import { createActor, fromPromise } from 'xstate';
 import type { Services } from './services.ts';
@@ -11,6 +12,8 @@ import { handoffNotice } from './conversations/handoff-notices.ts';
 import { createLlmStep, visitorMayUse } from './conversations/llm-step.ts';
 import { createWebSessions } from './web/sessions.ts';
 import { widgetGatewayPlugin } from './web/gateway.ts';
+import { createHandoffOutlook } from './handoff/outlook.ts';
+import { readyNotice, withHandoffNotices } from './handoff/web-notices.ts';
 import { sdkGatewayPlugin } from './sdk/gateway.ts';
 import { createSdkHub } from './sdk/hub.ts';
 import { createSupervisorRuntime } from './runtime/supervisor.ts';
@@ -137,8 +140,11 @@ export async function wireComponents(o: {
   const sessions = createWebSessions(clock.now, webRelay.relay);
   const stopWebRelay = clustered ? webRelay.listen((customerId, frame) => sessions.pushFromPeer(customerId, frame)) : undefined;
   const outbox = createOutbox(clock);
-  const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox });
-  const sinks: Partial<Record<'web' | 'whatsapp', ChannelSink>> = { web: sessions, whatsapp: whatsapp.sink };
+  // What a customer waiting for a person is told (issue 35): business hours, the usual wait, the offline notice.
+  const outlook = createHandoffOutlook({ config: config.handoff, clock, telemetry: store.telemetry, logger });
+  const noticeDeps = { outlook, store, now: clock.now, logger };
+  const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox, outlook });
+  const sinks: Partial<Record<'web' | 'whatsapp', ChannelSink>> = { web: withHandoffNotices(sessions, noticeDeps), whatsapp: whatsapp.sink };
 
   const webhooks = createWebhooks(services);
   const emitWebhook = (e: NewWebhookEvent | undefined) => {
@@ -302,7 +308,8 @@ export async function wireComponents(o: {
       visitorTokens: identity.visitorTokens,
       visitors: createVisitors({ store, customers }),
     });
-    await scope.register(widgetGatewayPlugin, { services, history: store.history, host, sessions, signIn });
+    const handoffNotice = (handoff: HandoffInfo | undefined, customerId: string) => readyNotice(noticeDeps, handoff, customerId);
+    await scope.register(widgetGatewayPlugin, { services, history: store.history, host, sessions, signIn, customers: store, handoffNotice });
   });
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
   await app.register(proactivePlugin, { services, proactive });
@@ -315,6 +322,8 @@ export async function wireComponents(o: {
     sdkConnections: () => hub.connectionCount(),
     whatsappQueueDepth: () => ({ inbound: whatsapp.inbound.depth(), outbound: whatsapp.outboundQueue.depth() }),
     withHuman: () => host!.list().filter((c) => c.state === 'withHuman').length,
+    handoffs: () =>
+      host!.list().flatMap((c) => (c.human ? [{ since: c.human.since, answered: c.human.agent !== undefined, agentId: c.human.agent?.agentId }] : [])),
     webhooks: () => webhooks.counters(),
     storeDatabase: () => store.checks().database,
     clusterNodes: () => cluster.view().nodes.length,

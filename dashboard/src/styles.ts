@@ -14,6 +14,8 @@ main { padding: 20px 24px; max-width: 1400px; margin: 0 auto; }
 .kpis { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 12px; margin-bottom: 16px; }
 .kpi .value { font-size: 26px; font-weight: 650; }
 .kpi .label { color: #6b7280; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
+.handoffs { margin-bottom: 16px; }
+.handoff-kpis { margin-bottom: 10px; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 440px), 1fr)); gap: 12px; margin-bottom: 16px; }
 .chart { min-width: 0; }
 .chart-body { min-height: 60px; overflow: hidden; width: 100%; }

@@ -54,6 +54,7 @@ export const WIDGET_FRAME_ERRORS = {
   rate_limited: 'Too many messages; retryAfterMs says when to send again',
   unavailable: 'Parley cannot store this now; send it again',
   unknown_confirmation: 'Nothing is waiting for this confirmation',
+  invalid_email: "The contact frame's email is not an email address (the frame's id is named)",
   internal: 'Something went wrong',
 } as const;
 

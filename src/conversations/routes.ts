@@ -89,7 +89,9 @@ export async function conversationsPlugin(
   app.post('/conversations/:conversationId/handoff', { onRequest }, async (request) => {
     const { conversationId } = parseOr400(Params, request.params, 'params');
     const body = parseOr400(HandoffRequest, request.body ?? {}, 'body');
-    const r = await host.handoff(conversationId, body.reason);
+    // A signed-in agent's request is theirs (telemetry and webhooks carry the id); a system's (service secret) is not.
+    const p = request.principal;
+    const r = await host.handoff(conversationId, body.reason, p?.kind === 'agent' ? p.agentId : undefined);
     if (!r.ok) refused(r);
     return { conversationId, state: r.state };
   });

@@ -11,6 +11,7 @@ import { TelemetryQuerySchema, toFilter } from './query.ts';
 import { recentConversations } from './recent-conversations.ts';
 import { fitWindow } from './summary-window.ts';
 import { summarize } from './summary.ts';
+import { handoffSummary } from './handoff-summary.ts';
 
 const SummaryQuery = z.strictObject({
   since: z.string().regex(/^\d+$/).transform(Number).optional(),
@@ -32,6 +33,10 @@ const KnowledgeQuery = z.strictObject({
   since: z.string().regex(/^\d+$/).transform(Number).optional(),
   until: z.string().regex(/^\d+$/).transform(Number).optional(),
   limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(100)).optional(),
+});
+const WindowQuery = z.strictObject({
+  since: z.string().regex(/^\d+$/).transform(Number).optional(),
+  until: z.string().regex(/^\d+$/).transform(Number).optional(),
 });
 const ConversationsQuery = z.strictObject({
   limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(500)).optional(),
@@ -104,6 +109,15 @@ export async function telemetryPlugin(
       limit: q.limit ?? 20,
       titleOf: o.articleTitle ?? (() => Promise.resolve(undefined)),
     });
+  });
+
+  // Handoffs over a window (default: the last 24 h): counts, time to first agent reply and to resolution, per agent.
+  app.get('/api/v1/telemetry/handoffs', { onRequest }, async (request) => {
+    const q = parseOr400(WindowQuery, request.query, 'query');
+    await services.telemetry.flush();
+    const until = q.until ?? services.clock.now();
+    const names = new Map((await services.store.agents.list()).map((a) => [a.agentId, a.name]));
+    return handoffSummary(services.store.telemetry, { since: q.since ?? until - 24 * 3600_000, until, agentName: (id) => names.get(id) });
   });
 
   app.get('/api/v1/telemetry/conversations', { onRequest }, async (request) => {

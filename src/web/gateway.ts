@@ -16,6 +16,10 @@ import { sendFrame, type WebSessions } from './sessions.ts';
 import { withinDeadline } from '../store/deadline.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
 import { toWidgetHistory } from './history.ts';
+import type { WidgetHandoffNoticeFrame } from '../../sdk/src/widget-protocol.ts';
+import type { HandoffInfo } from '../store/model.ts';
+import type { StoreRepos } from '../store/repos.ts';
+import { saveContact } from './contact.ts';
 
 export interface WidgetGatewayOptions {
   services: Services;
@@ -23,6 +27,10 @@ export interface WidgetGatewayOptions {
   host: ConversationHost;
   sessions: WebSessions;
   signIn: WidgetSignIn;
+  /** Where a `contact` frame's address is stored (CustomerStore.setContact). */
+  customers: Pick<StoreRepos, 'customers'>;
+  /** What a widget (re)connecting while its conversation waits for a person is told (src/handoff/web-notices.ts). */
+  handoffNotice?: (handoff: HandoffInfo | undefined, customerId: string) => Promise<WidgetHandoffNoticeFrame | undefined>;
 }
 
 const INIT_TIMEOUT_MS = 10_000;
@@ -133,8 +141,10 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         const entries = toWidgetHistory(records);
         const ready: WidgetReadyFrame = { type: 'ready', customerId: found.customerId, conversationId, history: entries };
         if (signedIn.visitorToken) ready.visitorToken = signedIn.visitorToken;
-        if (record?.handoff) ready.status = record.handoff.agent ? { mode: 'human', agent: record.handoff.agent } : { mode: 'human' };
+        if (record?.handoff) ready.status = record.handoff.agent ? { mode: 'human', agent: { name: record.handoff.agent.name } } : { mode: 'human' };
+        const notice = record?.handoff && !record.handoff.agent ? await o.handoffNotice?.(record.handoff, found.customerId).catch(() => undefined) : undefined;
         sendFrame(socket, ready);
+        if (notice) sendFrame(socket, notice);
         // A reply being written: the text so far, then its deltas and its final message like every open widget.
         const writing = sessions.writing(found.customerId);
         const caughtUp = writing && !entries.some((e) => e.id === writing.id) ? writing.id : undefined;
@@ -182,6 +192,14 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         }
       };
 
+      const onContact = async (frame: Extract<WidgetClientFrame, { type: 'contact' }>) => {
+        if (!customer) return error('not_initialized', 'Send init first', { id: frame.id });
+        const allowed = limiter.take(customer.customerId);
+        if (!allowed.ok) return error('rate_limited', 'Too many requests; try again shortly', { id: frame.id, retryAfterMs: allowed.retryAfterMs });
+        const saved = await saveContact({ store: o.customers, sessions, now: clock.now }, customer.customerId, frame);
+        if (!saved.ok) error(saved.code, saved.message, { id: frame.id });
+      };
+
       socket.on('message', (data, isBinary) => {
         const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
         if (size > WIDGET_MAX_FRAME_BYTES) return socket.close(1009, 'frame too large');
@@ -207,7 +225,8 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
           return error('bad_frame', detail, refused && { id: refused.id });
         }
         const frame = parsed.data;
-        const work = frame.type === 'init' ? init(frame) : frame.type === 'message' ? onMessage(frame) : onConfirm(frame);
+        const work =
+          frame.type === 'init' ? init(frame) : frame.type === 'message' ? onMessage(frame) : frame.type === 'contact' ? onContact(frame) : onConfirm(frame);
         work.catch((err) => {
           // A store that cannot write (a full disk, PostgreSQL away) is the environment, not a bug: no stack.
           if (isStoreUnavailable(err)) {

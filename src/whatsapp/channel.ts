@@ -18,6 +18,8 @@ import { conversationIdFor } from '../conversations/history.ts';
 import type { CustomerRepo } from '../customers/repo.ts';
 import { insideWhatsAppWindow } from '../customers/whatsapp-window.ts';
 import { answeredCancelledPress } from './cancelled.ts';
+import { handoffText, HANDOFF_TEXTS } from '../handoff/texts.ts';
+import type { HandoffOutlook } from '../handoff/outlook.ts';
 import { safeEqual } from '../http/auth.ts';
 import { HttpError, sendError } from '../http/errors.ts';
 import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
@@ -56,11 +58,8 @@ export interface OutboundJob {
   proactive?: boolean;
 }
 
-/** One short text for each change of who answers (human handoff). */
-export const HANDOFF_TEXTS = {
-  human: 'A person from our team will reply here shortly.',
-  assistant: 'You are chatting with our assistant again.',
-} as const;
+/** One short text for each change of who answers (human handoff): src/handoff/texts.ts. */
+export { HANDOFF_TEXTS };
 
 /** The outbound job's source id: reply, confirmation and agent message ids are unique; a handoff's only in its conversation. */
 const sourceIdOf = (meta: ConversationMeta, o: ConversationOutput): string | undefined => {
@@ -130,6 +129,8 @@ export function createWhatsAppChannel(deps: {
   hub: SdkHub;
   host: () => ConversationHost;
   outbox: Outbox;
+  /** What a customer waiting for a person is told (business hours, the usual wait). */
+  outlook?: Pick<HandoffOutlook, 'atHandoff'>;
 }): WhatsAppChannel {
   const { services, customers, hub } = deps;
   const { store, clock, config, telemetry, logger } = services;
@@ -404,11 +405,10 @@ export function createWhatsAppChannel(deps: {
     // Replies are written in Markdown (for the widget): WhatsApp gets its own formatting.
     if (o.type === 'reply') return Object.assign({ kind: 'text' as const, to: phone, text: toWhatsAppReply(o.text, o.sources) }, fromNumberFor(c));
     if (o.type === 'agent') return Object.assign({ kind: 'text' as const, to: phone, text: toWhatsAppText(o.text) }, fromNumberFor(c));
-    if (o.type === 'handoff' && o.phase !== 'joined')
-      return Object.assign(
-        { kind: 'text' as const, to: phone, text: o.phase === 'requested' ? HANDOFF_TEXTS.human : HANDOFF_TEXTS.assistant },
-        fromNumberFor(c),
-      );
+    if (o.type === 'handoff' && o.phase !== 'joined') {
+      const text = await handoffText(o, deps.outlook?.atHandoff ?? (async () => ({ kind: 'open' as const })));
+      return text === undefined ? undefined : Object.assign({ kind: 'text' as const, to: phone, text }, fromNumberFor(c));
+    }
     if (o.type === 'confirm') {
       const buttons: OutboundWhatsApp = {
         kind: 'buttons',

@@ -27,7 +27,7 @@ const SLOW = 20_000;
 
 describe('WhatsApp handoff notices and the 24 h window', () => {
   it('outside the window the notices are skipped and recorded; inside it they are sent', async () => {
-    const { graph, p } = await whatsappParley(open, { handoff: { idle_minutes: 3 * 24 * 60 } });
+    const { graph, p } = await whatsappParley(open, { handoff: { offline_after_minutes: 3 * 24 * 60 } });
     const texts = () => graph.delivered().map((r) => r.body.text?.body as string);
     const customerSays = async (text: string) => expect((await postWebhook(p.url(), webhookBody([textMessage(PHONE, text)]))).status).toBe(200);
 
