@@ -196,7 +196,8 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
       renderHandoffs(handoffs, handoffTimes, handedOver, filters.label());
       renderWithHuman(withHuman, handedOver, now);
       renderDeliveries(deliveries, hooks, now);
-      await knowledge.refresh(q.summary, now);
+      // Beside the rest, never holding the tiles back; its failure shows in its own card.
+      void knowledge.refresh(q.summary, now);
       const p95s = summary.llm.p95.filter((v): v is number => v !== null);
       kpis.replaceChildren(
         kpi(`Conversations (${filters.label()})`, String(summary.totals.conversations)),

@@ -61,7 +61,11 @@ export function createKnowledgeCard() {
       const q = new URLSearchParams(summaryQuery);
       const window = new URLSearchParams();
       for (const key of ['since', 'until']) if (q.get(key)) window.set(key, q.get(key)!);
-      renderKnowledge(card, await api<KnowledgeInsights>(`/api/v1/telemetry/knowledge?${window}`), now);
+      try {
+        renderKnowledge(card, await api<KnowledgeInsights>(`/api/v1/telemetry/knowledge?${window}`), now);
+      } catch (err) {
+        card.replaceChildren(h('h2', {}, 'Knowledge'), h('p', { class: 'error' }, `Could not read the knowledge figures: ${(err as Error).message}`));
+      }
     },
   };
 }
