@@ -51,8 +51,15 @@ export interface LlmStepInput {
   previousReply?: { turnId: string; text: string };
 }
 
+/** A source a reply cites as "[n]" (issue 36): an article of the knowledge base retrieved in the turn. */
+export interface ReplySource {
+  n: number;
+  title: string;
+  url?: string;
+}
+
 export type LlmStepOutput =
-  | { kind: 'reply'; text: string }
+  | { kind: 'reply'; text: string; sources?: ReplySource[] }
   | { kind: 'tools'; text?: string; calls: ToolCall[] }
   /** The model called the built-in `handoff` tool: a person takes the conversation over. */
   | { kind: 'handoff'; reason?: string };
@@ -86,7 +93,7 @@ export interface InvokeToolInput {
 export type ConversationOutput =
   | { type: 'typing'; on: boolean }
   /** `replyTo` is the turn's first message; `answers` (when the turn answered a burst) every message it answered, in order. */
-  | { type: 'reply'; id: string; turnId: string; text: string; replyTo: string; answers?: string[] }
+  | { type: 'reply'; id: string; turnId: string; text: string; replyTo: string; answers?: string[]; sources?: ReplySource[] }
   | { type: 'confirm'; id: string; turnId: string; name: string; args: unknown; summary: string }
   /** `cancelled`: a person took the conversation over while it waited (`reason: 'handoff'`); a late answer is refused. */
   | { type: 'confirmation'; id: string; turnId: string; name: string; outcome: 'approved' | 'denied' | 'expired' | 'cancelled'; reason?: 'handoff' }
@@ -175,6 +182,8 @@ export interface Turn {
   callStartedAt?: number;
   pending?: { confirmationId: string; deadline: number };
   replyText?: string;
+  /** The sources the reply cites (absent: none). */
+  replySources?: ReplySource[];
   /** See LlmStepInput.previousReply. */
   previousReply?: { turnId: string; text: string };
 }
@@ -522,7 +531,10 @@ export const conversationMachine = setup({
             target: 'replying',
             actions: assign(({ context, event }) => ({
               lastAt: event.output.at,
-              turn: Object.assign({}, context.turn!, { replyText: (event.output as { text: string }).text }),
+              turn: Object.assign({}, context.turn!, {
+                replyText: (event.output as { text: string }).text,
+                replySources: (event.output as { sources?: ReplySource[] }).sources,
+              }),
             })),
           },
           {
@@ -710,6 +722,7 @@ export const conversationMachine = setup({
             text: context.turn!.replyText ?? '',
             replyTo: context.turn!.messageId,
             ...(answersOf(context.turn!).length > 1 ? { answers: answersOf(context.turn!) } : {}),
+            ...(context.turn!.replySources?.length ? { sources: context.turn!.replySources } : {}),
           })),
           emit({ type: 'typing', on: false }),
           emit(({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'ended', messageId: context.turn!.messageId })),

@@ -1,4 +1,6 @@
 // Assembles the features of one Parley process, in dependency order.
+import { join } from 'node:path';
+import { PROJECT_ROOT } from './config/load.ts';
 import type { HandoffInfo } from './store/model.ts';
 import type { FastifyInstance } from 'fastify';
 import { createActor, fromPromise } from 'xstate';
@@ -63,6 +65,7 @@ import { createOutcomeTracker } from './outcomes/tracker.ts';
 import { outcomesPlugin } from './outcomes/routes.ts';
 import { widgetFeedback } from './outcomes/feedback.ts';
 import { createExperienceEstimator } from './outcomes/experience.ts';
+import { DEMO_HELP_FOLDER, seedDemoArticles } from './demo/knowledge.ts';
 
 export interface WiredComponents {
   /** This node's SDK connections (the gateway, /ready, diagnostics). */
@@ -178,7 +181,11 @@ export async function wireComponents(o: {
 
   // The tools the model sees and calls: every node's SDK functions and the MCP servers' tools (one seam).
   const mcp = createMcpManager({ servers: config.tools.mcp, clock, logger, version: services.version });
-  const tools = withToolSources(hub, [mcp]);
+  // The knowledge base's `search_knowledge` (issue 36): offered once it has articles (read now, before any turn).
+  const knowledge = createKnowledgeFeature(services);
+  if (config.demo.knowledge) await seedDemoArticles(knowledge.knowledge, join(PROJECT_ROOT, DEMO_HELP_FOLDER), logger);
+  await knowledge.tool.refresh();
+  const tools = withToolSources(hub, [mcp, knowledge.tool]);
   onShutdown(() => mcp.stop());
   const outcomes = createOutcomeTracker({
     services,
@@ -335,13 +342,18 @@ export async function wireComponents(o: {
     now: () => clock.now(),
   });
   const retention = createRetentionPruner({ store, clock, retentionDays: config.telemetry.retention_days, logger });
-  await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text(), auth: agents.principalHook });
+  await app.register(telemetryPlugin, {
+    services,
+    customers,
+    metricsText: () => metrics.text(),
+    auth: agents.principalHook,
+    articleTitle: async (id) => (await knowledge.knowledge.get(id))?.title,
+  });
   // The dashboard's "Export as test": a conversation as a scenario file (README, "Testing your conversations").
   await app.register(scenarioExportPlugin, { services, auth: agents.principalHook });
   await app.register(outcomesPlugin, { services, customers, tracker: outcomes, auth: agents.principalHook });
   await app.register(whatsapp.plugin);
   await app.register(webhooksPlugin, { services, webhooks, auth: agents.principalHook });
-  const knowledge = createKnowledgeFeature(services);
   await knowledge.register(app);
   const wa = config.channels.whatsapp;
   if (wa.enabled && wa.provider === 'meta') {

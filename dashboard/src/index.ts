@@ -7,6 +7,7 @@ import { chartKey, chartSpecs, renderChart, updateChart } from './charts.ts';
 import { fmtAgo, fmtMs, fmtTime, h } from './dom.ts';
 import { createFilters } from './filters.ts';
 import { renderDeliveries, renderWithHuman, type Deliveries } from './operations.ts';
+import { createKnowledgeCard } from './knowledge.ts';
 import { renderHandoffs } from './handoffs.ts';
 import type { HandoffSummary } from '../../src/telemetry/handoff-summary.ts';
 import type { ConversationList } from '../../sdk/src/agent-api.ts';
@@ -160,6 +161,7 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
   const withHuman = h('section', { class: 'card', 'aria-label': 'Conversations with a person', 'data-testid': 'with-human-card' });
   const handoffs = h('section', { class: 'card handoffs', 'aria-label': 'Handoffs', 'data-testid': 'handoffs-card' });
   const deliveries = h('section', { class: 'card', 'aria-label': 'Webhook deliveries', 'data-testid': 'webhooks-card' });
+  const knowledge = createKnowledgeCard();
   const updated = h('span', {}, '');
   // Issue 39: outcomes, CSAT, backend health and errors (their own files; an error links to its conversation's timeline).
   const outcomesPanel = createOutcomesPanel();
@@ -182,6 +184,7 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
       handoffs,
       healthPanel.root,
       h('div', { class: 'split operations' }, withHuman, deliveries),
+      knowledge.card,
     ),
   );
   let selected: string | undefined;
@@ -210,6 +213,8 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
       if (stopped) return;
       renderWithHuman(withHuman, handedOver, now);
       renderDeliveries(deliveries, hooks, now);
+      // Beside the rest, never holding the tiles back; its failure shows in its own card.
+      void knowledge.refresh(q.summary, now);
       const p95s = summary.llm.p95.filter((v): v is number => v !== null);
       kpis.replaceChildren(
         kpi(`Conversations (${filters.label()})`, String(summary.totals.conversations)),

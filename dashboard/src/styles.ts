@@ -38,6 +38,9 @@ main { padding: 20px 24px; max-width: 1400px; margin: 0 auto; }
 .bar-value { text-align: right; font-variant-numeric: tabular-nums; }
 .split { display: grid; grid-template-columns: minmax(0, 5fr) minmax(0, 7fr); gap: 12px; align-items: start; }
 .split > .card { min-width: 0; }
+.knowledge { margin-top: 12px; }
+.knowledge h3 { margin: 12px 0 6px; font-size: 13px; color: #374151; }
+.knowledge-counts { margin: 0; color: #4b5563; }
 .table-wrap { overflow-x: auto; max-height: 560px; overflow-y: auto; }
 .table-wrap table { width: 100%; border-collapse: collapse; min-width: 440px; }
 .table-wrap th { position: sticky; top: 0; background: #fff; color: #6b7280; font-weight: 600; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }

@@ -1,6 +1,7 @@
 // The agent API (human handoff) and Parley's outbound webhooks: one zod schema per message, used by the server to
 // validate what it receives and by the SDK for what it sends and reads.
 import { z } from 'zod';
+import { MessageSource } from './widget-protocol.ts';
 
 export const AgentAuthor = z.object({ name: z.string().trim().min(1).max(80) });
 export type AgentAuthor = z.infer<typeof AgentAuthor>;
@@ -49,6 +50,8 @@ export const ConversationMessage = z.object({
   author: AgentAuthor.optional(),
   proactive: z.boolean().optional(),
   data: z.record(z.string(), z.unknown()).optional(),
+  /** An assistant's reply: the knowledge-base articles it cites as "[n]" (the widget's message carries the same). */
+  sources: z.array(MessageSource).optional(),
 });
 export type ConversationMessage = z.infer<typeof ConversationMessage>;
 

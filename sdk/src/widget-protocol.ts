@@ -61,6 +61,15 @@ export const AgentAuthor = z.object({ name: z.string() });
 /** Who answers: the assistant, or a person (`agent`: the last one who wrote, once one has). */
 export const ConversationMode = z.object({ mode: z.enum(['human', 'assistant']), agent: AgentAuthor.optional() });
 /**
+ * A source an assistant's reply cites as "[n]": an article of the integrator's knowledge base that was retrieved while
+ * the reply was written (issue 36). `url` is the article's own (absent for an article without one), never the model's.
+ */
+export const MessageSource = z.object({ n: z.number().int().min(1), title: z.string().max(500), url: z.string().max(2048).optional() });
+/** At most this many sources on one message. */
+export const MAX_MESSAGE_SOURCES = 20;
+const sources = z.array(MessageSource).max(MAX_MESSAGE_SOURCES).optional();
+
+/**
  * What a confirmed action came to once the backend ran it: `ok`, and the words the customer reads ("Order 1001
  * cancelled" / "Could not cancel order 1002: it has already shipped"), in their locale.
  */
@@ -78,6 +87,8 @@ export const HistoryEntry = z.object({
   outcome: ConfirmationOutcome.optional(),
   receipt: ActionReceipt.optional(),
   author: AgentAuthor.optional(),
+  /** An assistant's reply: the sources it cites. */
+  sources,
 });
 /**
  * `status`: present while a person has the conversation (absent: the assistant answers). `visitorToken`: the
@@ -100,7 +111,10 @@ export const WidgetTypingFrame = z.object({ type: z.literal('typing'), on: z.boo
  * the whole reply and the only thing stored.
  */
 export const WidgetDeltaFrame = z.object({ type: z.literal('delta'), id: z.string(), text: z.string(), reset: z.boolean().optional() });
-/** A message for the customer: the assistant's, or (`role: 'agent'`, with `author`) a person's. */
+/**
+ * A message for the customer: the assistant's, or (`role: 'agent'`, with `author`) a person's. `sources`: what an
+ * assistant's reply cites ("[1]" in `text` is `sources[0]`), kept in the history too.
+ */
 export const WidgetAssistantMessageFrame = z.object({
   type: z.literal('message'),
   id: z.string(),
@@ -109,6 +123,7 @@ export const WidgetAssistantMessageFrame = z.object({
   at: z.number(),
   proactive: z.boolean().optional(),
   author: AgentAuthor.optional(),
+  sources,
 });
 /**
  * Who answers now: `human` when the conversation is handed to a person (again with `agent` when one writes for the
@@ -203,6 +218,7 @@ export type WidgetClientFrame = z.infer<typeof WidgetClientFrame>;
 export type WidgetHandoffNoticeFrame = z.infer<typeof WidgetHandoffNoticeFrame>;
 export type WidgetContactSavedFrame = z.infer<typeof WidgetContactSavedFrame>;
 export type HistoryEntry = z.infer<typeof HistoryEntry>;
+export type MessageSource = z.infer<typeof MessageSource>;
 export type WidgetReadyFrame = z.infer<typeof WidgetReadyFrame>;
 export type WidgetTypingFrame = z.infer<typeof WidgetTypingFrame>;
 export type WidgetDeltaFrame = z.infer<typeof WidgetDeltaFrame>;

@@ -390,6 +390,8 @@ export const ConfigSchema = s({
     backend: bool(z.boolean()).default(false),
     /** /demo/session hands a session token to anyone who asks: only loopback clients get one unless this is true. */
     allow_remote_sessions: bool(z.boolean()).default(false),
+    /** Put the demo's help articles (examples/demo-backend/help/) in the knowledge base at start (idempotent). */
+    knowledge: bool(z.boolean()).default(false),
   }).prefault({}),
 });
 

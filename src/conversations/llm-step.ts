@@ -14,6 +14,9 @@ import { conversationLocale } from '../customers/locale.ts';
 import { conversationIdFor } from './history.ts';
 import { localizedSummary } from './localized-summary.ts';
 import { createReplyStream, type ReplyDelta } from './reply-stream.ts';
+import { citeSources, dontKnowReply } from '../knowledge/citations.ts';
+import { SEARCH_TOOL_NAME } from '../knowledge/results.ts';
+import { searchEvent } from '../knowledge/search-events.ts';
 import { createLoopPacer, type LoopPacer } from '../runtime/loop-pacer.ts';
 
 /** What a running step may do besides answering: be cancelled, and show its reply as it is written. */
@@ -24,7 +27,14 @@ export interface LiveStep {
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are a customer support assistant. Use the available tools to look up or change the customer's data; " +
-  'never invent facts. If a tool fails or an action is declined, say so plainly. Keep answers short and friendly.';
+  'answer only from what the tools and the knowledge base return, and never invent facts, links or policies. ' +
+  'If a tool fails or an action is declined, say so plainly. Keep answers short and friendly.';
+
+/** Told to the model when `search_knowledge` is offered (issue 36). */
+export const KNOWLEDGE_PROMPT =
+  "For questions about the company's policies, products, orders, shipping, returns, payments or accounts, call search_knowledge first " +
+  'and answer only from its results, citing each fact with the number of its result, like [1]. If nothing relevant is found, ' +
+  "say you don't know and offer to connect the customer with a person; never guess.";
 
 /** The built-in tool offered with `handoff.enabled`: calling it hands the conversation to a person (never reaches the SDK). */
 export const HANDOFF_TOOL: ToolSpec = {
@@ -167,6 +177,23 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
   };
   const ask = (name: string, args: unknown, locale: string) =>
     hub.summarize ? hub.summarize(name, args, locale, config.sdk.summary_timeout_ms) : Promise.resolve(undefined);
+  // Each knowledge search of the turn, once its reply is known (so each hit says whether it was cited).
+  const recordSearches = (input: LlmStepInput, searches: ReturnType<typeof citeSources>['searches']) => {
+    for (const s of searches)
+      services.telemetry.event(
+        Object.assign({ type: 'knowledge.search' }, searchEvent(s, input, config.telemetry.store_text), {
+          conversationId: input.conversationId,
+          customerId: input.customerId,
+        }),
+      );
+  };
+  // Only citations of this turn's search results stay, numbered anew; nothing found: "I don't know", and a person offered.
+  const replyWithSources = (input: LlmStepInput, text: string, at: number): Timed<LlmStepOutput> => {
+    const cited = citeSources(input.transcript, text);
+    recordSearches(input, cited.searches);
+    if (cited.nothingFound) return { kind: 'reply', text: dontKnowReply(config.handoff.enabled), at };
+    return cited.sources.length ? { kind: 'reply', text: cited.text, sources: cited.sources, at } : { kind: 'reply', text: cited.text, at };
+  };
 
   const step = async (input: LlmStepInput, live: LiveStep = {}): Promise<Timed<LlmStepOutput>> => {
     const handoff = config.handoff.enabled;
@@ -180,6 +207,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       { role: 'system', content: config.llm.system_prompt ?? DEFAULT_SYSTEM_PROMPT },
       ...(locale ? [{ role: 'system' as const, content: localePrompt(locale) }] : []),
       ...(visitor ? [{ role: 'system' as const, content: VISITOR_PROMPT }] : []),
+      ...(tools.some((t) => t.name === SEARCH_TOOL_NAME) ? [{ role: 'system' as const, content: KNOWLEDGE_PROMPT }] : []),
       ...past.slice(-config.session.history_window),
       ...transcriptToMessages(input.transcript),
     ];
@@ -230,9 +258,10 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       const at = services.clock.now();
       // Text written before tool calls is not the reply (the next step writes that).
       if (res.toolCalls.length > 0) stream?.takeBack();
-      if (res.toolCalls.length === 0) return { kind: 'reply', text: res.text?.trim() || "Sorry, I don't have an answer for that.", at };
+      if (res.toolCalls.length === 0) return replyWithSources(input, res.text?.trim() || "Sorry, I don't have an answer for that.", at);
       const wantsPerson = handoff ? res.toolCalls.find((c) => c.name === HANDOFF_TOOL.name) : undefined;
       if (wantsPerson) {
+        recordSearches(input, citeSources(input.transcript, '').searches);
         const reason = handoffReason(wantsPerson.args);
         return reason ? { kind: 'handoff', reason, at } : { kind: 'handoff', at };
       }

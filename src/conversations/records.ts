@@ -66,7 +66,7 @@ export function recordOutput(record: ConversationRecord, messages: MessageRecord
         text: o.text,
         at,
         turnId: o.turnId,
-        ...(o.answers ? { data: { answers: o.answers } } : {}),
+        ...(o.answers || o.sources ? { data: replyData(o) } : {}),
       });
       record.lastMessageAt = at;
       return;
@@ -103,6 +103,14 @@ export function recordOutput(record: ConversationRecord, messages: MessageRecord
 }
 
 type Output<T extends Pending['o']['type']> = Extract<Pending['o'], { type: T }>;
+
+/** A reply's record data: the messages it answered (a burst), the sources it cites. */
+function replyData(o: Output<'reply'>): Record<string, unknown> {
+  const data: Record<string, unknown> = {};
+  if (o.answers) data.answers = o.answers;
+  if (o.sources) data.sources = o.sources;
+  return data;
+}
 
 function toolRecord(conversationId: string, o: Output<'tool'>, at: number): MessageRecord {
   if (o.phase === 'invoked') {

@@ -17,6 +17,7 @@ import { HttpError, parseOr400 } from '../http/errors.ts';
 import { insideWhatsAppWindow } from '../customers/whatsapp-window.ts';
 import type { Services } from '../services.ts';
 import type { ConversationSummary, MessageRecord } from '../store/model.ts';
+import { sourcesOf } from './history.ts';
 import type { ConversationHost, HandoffResult } from './host.ts';
 
 const digits = (max: number) => z.string().regex(/^\d+$/, 'a whole number').transform(Number).pipe(z.number().int().min(1).max(max));
@@ -41,6 +42,8 @@ function toMessage(seq: number, r: MessageRecord): ConversationMessage {
   if (r.role === 'agent') m.author = r.data?.author as { name: string };
   else if (r.data && (r.role === 'handoff' || r.role === 'confirmation')) m.data = r.data;
   if (r.proactive) m.proactive = true;
+  const sources = sourcesOf(r);
+  if (sources) m.sources = sources;
   return m;
 }
 

@@ -6,12 +6,15 @@ import { createEmbedder } from './embeddings.ts';
 import { knowledgePlugin } from './routes.ts';
 import { createKnowledge, type Knowledge } from './service.ts';
 import { createKnowledgeSync, parseEvery, type KnowledgeSync } from './sync.ts';
+import { createKnowledgeTool, type KnowledgeToolSource } from './tool.ts';
 
 export type { Knowledge, KnowledgeSearch } from './service.ts';
 
 export interface KnowledgeFeature {
   knowledge: Knowledge;
   sync: KnowledgeSync;
+  /** `search_knowledge`, the tool source the model's catalogue joins (offered while there are articles). */
+  tool: KnowledgeToolSource;
   register(app: FastifyInstance): Promise<void>;
 }
 
@@ -30,9 +33,12 @@ export function createKnowledgeFeature(services: Services): KnowledgeFeature {
     clock,
     logger,
   });
+  const tool = createKnowledgeTool({ knowledge, now: () => clock.now(), logger });
+  knowledge.onChange(() => void tool.refresh());
   return {
     knowledge,
     sync,
+    tool,
     register: async (app) => {
       await app.register(knowledgePlugin, { services, knowledge, sync });
     },

@@ -34,6 +34,8 @@ export interface Knowledge extends KnowledgeSearch {
   get(id: string): Promise<KnowledgeArticle | undefined>;
   list(o: { after?: string; limit: number }): Promise<KnowledgeArticle[]>;
   remove(id: string): Promise<boolean>;
+  /** Called after this node added, changed or removed an article. */
+  onChange(listener: () => void): () => void;
   store: KnowledgeStore;
 }
 
@@ -61,6 +63,8 @@ export function fuse(lists: KnowledgeHit[][], limit: number): KnowledgeHit[] {
 export function createKnowledge(o: { store: KnowledgeStore; clock: Clock; embedder?: Embedder; logger?: Logger }): Knowledge {
   const { store, clock, embedder } = o;
   const log = o.logger?.child({ component: 'knowledge' });
+  const listeners = new Set<() => void>();
+  const changed = () => listeners.forEach((l) => l());
 
   const embedChunks = async (title: string, chunks: KnowledgeChunk[]) => {
     if (!embedder || chunks.length === 0) return;
@@ -105,11 +109,20 @@ export function createKnowledge(o: { store: KnowledgeStore; clock: Clock; embedd
       if (chunks.length === 0) chunks = [{ chunkId: `${id}#0`, articleId: id, position: 0, headingPath: [], text: input.title }];
       await embedChunks(input.title, chunks);
       await store.put(article, chunks);
+      changed();
       return { article, created: !previous, chunks: chunks.length };
     },
     get: (id) => store.get(id),
     list: (q) => store.list(q),
-    remove: (id) => store.remove(id),
+    async remove(id) {
+      const removed = await store.remove(id);
+      if (removed) changed();
+      return removed;
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
     async search(query, q = {}) {
       const limit = q.limit ?? DEFAULT_LIMIT;
       if (!query.trim()) return [];

@@ -4,6 +4,7 @@
 // message, and answers with the function's result values in a sentence.
 // For reflection it reads the transcript and gives a rule-based verdict.
 // A reply is streamed to `onText` a few words at a time.
+import { acceptsPerson, answerFromKnowledge, KNOWLEDGE_TOOL, wantsKnowledge } from './offline-knowledge.ts';
 import { LlmError, TRANSCRIPT_HEADER, type ChatMessage, type LlmProvider, type LlmRequest, type LlmResponse, type ToolSpec } from './types.ts';
 
 const STOPWORDS = new Set(
@@ -205,14 +206,19 @@ export function createOfflineProvider(model = 'offline-1', streaming: OfflineStr
     const trailingTools: Extract<ChatMessage, { role: 'tool' }>[] = [];
     for (let i = req.messages.length - 1; i >= 0 && req.messages[i].role === 'tool'; i--)
       trailingTools.unshift(req.messages[i] as Extract<ChatMessage, { role: 'tool' }>);
+    const searched = trailingTools.find((t) => t.name === KNOWLEDGE_TOOL);
+    if (searched) return say(answerFromKnowledge(searched.content));
     if (trailingTools.length) return say(answerFromToolResults(trailingTools));
 
     const lastUser = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-    if (asksForPerson(lastUser) && req.tools.some((t) => t.name === 'handoff'))
+    const canHandOff = req.tools.some((t) => t.name === 'handoff');
+    if (canHandOff && (asksForPerson(lastUser) || acceptsPerson(req.messages)))
       return { text: null, toolCalls: [{ id: `call_${++callSeq}`, name: 'handoff', args: { reason: 'The customer asked for a person' } }] };
-    // The built-in handoff is chosen only by the rule above, and is not one of the things it offers to help with.
-    const tools = req.tools.filter((t) => t.name !== 'handoff');
+    // The built-in tools are chosen only by their own rules, and are not among the things it offers to help with.
+    const tools = req.tools.filter((t) => t.name !== 'handoff' && t.name !== KNOWLEDGE_TOOL);
     const tool = chooseTool(lastUser, tools);
+    if (!tool && wantsKnowledge(lastUser, req.tools, keywords(lastUser).size))
+      return { text: null, toolCalls: [{ id: `call_${++callSeq}`, name: KNOWLEDGE_TOOL, args: { query: lastUser } }] };
     if (!tool) return say(helpText(tools));
     const { args, missing } = fillArguments(lastUser, tool.parameters);
     if (missing.length)

@@ -92,8 +92,8 @@ export async function startEmbedded(config: Config, suite: Suite, o: { whatsapp?
     storage: { path: dir },
     secret: randomBytes(24).toString('hex'),
     identity: { allow_anonymous: true },
-    // The suite's backend stands for the demo's.
-    demo: suite.backend ? { backend: false } : {},
+    // The suite's backend stands for the demo's; the demo's help articles are not the suite's knowledge base.
+    demo: suite.backend ? { backend: false, knowledge: false } : { knowledge: false },
     logging: { level: 'error' },
   };
   const input = merge(merge(merge(config, suite.config ?? {}), overrides), o.whatsapp ? whatsappForRun() : {}) as { server: { base_url?: string } };

@@ -1,6 +1,7 @@
 // What the runner keeps of the frames a customer receives, and what happened in a window of them (pure). A message
-// frame's cited `sources` (knowledge answers: `[{ n, title, url? }]`) are kept beside the frame the widget protocol
-// parses, so `expect: { reply: { sources } }` can check them.
+// frame's cited `sources` (knowledge answers: `[{ n, title, url? }]`, in the widget protocol's message since issue 36)
+// are read on their own, so a malformed list is dropped without losing the message, and `expect: { reply: { sources } }`
+// can check them.
 import { z } from 'zod';
 import { WidgetServerFrame, type WidgetServerFrame as ServerFrame } from '../../sdk/src/widget-protocol.ts';
 import type { CitedSource, Observed, ToolCall } from './observed.ts';
@@ -12,7 +13,9 @@ export type SessionFrame = ServerFrame & { sources?: CitedSource[] };
 
 /** Parses one raw frame; undefined when it is not a frame of the widget protocol. */
 export function parseFrame(raw: unknown): SessionFrame | undefined {
-  const parsed = WidgetServerFrame.safeParse(raw);
+  // The protocol's message carries `sources` too: read here on their own, so a malformed list loses the list only.
+  const bare = raw !== null && typeof raw === 'object' && 'sources' in raw ? Object.assign({}, raw, { sources: undefined }) : raw;
+  const parsed = WidgetServerFrame.safeParse(bare);
   if (!parsed.success) return undefined;
   const frame: SessionFrame = parsed.data;
   if (frame.type !== 'message') return frame;

@@ -6,6 +6,7 @@ import { requireServiceSecret } from '../http/auth.ts';
 import { parseOr400 } from '../http/errors.ts';
 import type { Services } from '../services.ts';
 import { costReport } from './costs.ts';
+import { readKnowledgeInsights } from './knowledge-insights.ts';
 import { TelemetryQuerySchema, toFilter } from './query.ts';
 import { recentConversations } from './recent-conversations.ts';
 import { fitWindow } from './summary-window.ts';
@@ -28,6 +29,11 @@ const CostsQuery = z.strictObject({
   customerId: z.string().min(1).max(256).optional(),
   limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(1000)).optional(),
 });
+const KnowledgeQuery = z.strictObject({
+  since: z.string().regex(/^\d+$/).transform(Number).optional(),
+  until: z.string().regex(/^\d+$/).transform(Number).optional(),
+  limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(100)).optional(),
+});
 const WindowQuery = z.strictObject({
   since: z.string().regex(/^\d+$/).transform(Number).optional(),
   until: z.string().regex(/^\d+$/).transform(Number).optional(),
@@ -39,7 +45,14 @@ const ConversationsQuery = z.strictObject({
 
 export async function telemetryPlugin(
   app: FastifyInstance,
-  o: { services: Services; customers: CustomerRepo; metricsText: () => Promise<string>; auth?: (request: FastifyRequest) => Promise<void> },
+  o: {
+    services: Services;
+    customers: CustomerRepo;
+    metricsText: () => Promise<string>;
+    auth?: (request: FastifyRequest) => Promise<void>;
+    /** The knowledge base's article titles (the knowledge card names the most used articles). */
+    articleTitle?: (articleId: string) => Promise<string | undefined>;
+  },
 ) {
   const { services } = o;
   // The service secret, or (wired) a signed-in person's session or key: the dashboard reads these.
@@ -83,6 +96,19 @@ export async function telemetryPlugin(
     const until = q.until ?? services.clock.now();
     const since = q.since ?? until - 30 * 24 * 3600_000;
     return costReport(services.store.telemetry, Object.assign({}, q, { since, until, currency: services.config.telemetry.currency }));
+  });
+
+  // Issue 36: the questions the knowledge base could not answer, and the articles it answered with.
+  app.get('/api/v1/telemetry/knowledge', { onRequest }, async (request) => {
+    const q = parseOr400(KnowledgeQuery, request.query, 'query');
+    await services.telemetry.flush();
+    const until = q.until ?? services.clock.now();
+    return readKnowledgeInsights(services.store.telemetry, {
+      since: q.since ?? until - 30 * 24 * 3600_000,
+      until,
+      limit: q.limit ?? 20,
+      titleOf: o.articleTitle ?? (() => Promise.resolve(undefined)),
+    });
   });
 
   // Handoffs over a window (default: the last 24 h): counts, time to first agent reply and to resolution, per agent.

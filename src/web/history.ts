@@ -2,7 +2,7 @@
 // place it was asked (its summary, with what became of it, and once an approved action ran, its result). A
 // confirmation still waiting is left out: the gateway sends it as a `confirm` frame right after `ready`.
 import type { HistoryEntry } from '../../sdk/src/widget-protocol.ts';
-import type { MessageRecord } from '../conversations/history.ts';
+import { sourcesOf, type MessageRecord } from '../conversations/history.ts';
 
 const OUTCOMES = new Set(['approved', 'denied', 'expired', 'cancelled']);
 
@@ -16,7 +16,12 @@ export function toWidgetHistory(records: MessageRecord[]): HistoryEntry[] {
       continue;
     }
     if (r.role === 'user' || r.role === 'assistant') {
-      out.push(r.proactive ? { id: r.id, role: r.role, text: r.text, at: r.at, proactive: true } : { id: r.id, role: r.role, text: r.text, at: r.at });
+      const entry: HistoryEntry = r.proactive
+        ? { id: r.id, role: r.role, text: r.text, at: r.at, proactive: true }
+        : { id: r.id, role: r.role, text: r.text, at: r.at };
+      const sources = sourcesOf(r);
+      if (sources) entry.sources = sources;
+      out.push(entry);
       continue;
     }
     if (r.role !== 'confirmation') continue;

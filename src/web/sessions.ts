@@ -113,7 +113,12 @@ export function createWebSessions(now: () => number, relay?: (customerId: string
     deliver(meta: ConversationMeta, o: ConversationOutput) {
       if (o.type === 'typing') push(meta.customerId, { type: 'typing', on: o.on });
       else if (o.type === 'reply') {
-        push(meta.customerId, { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now() });
+        push(
+          meta.customerId,
+          o.sources
+            ? { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now(), sources: o.sources }
+            : { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now() },
+        );
       } else if (o.type === 'confirm') push(meta.customerId, { type: 'confirm', id: o.id, name: o.name, args: o.args, summary: o.summary });
       else if (o.type === 'confirmation')
         push(meta.customerId, Object.assign({ type: 'confirmation' as const, id: o.id, outcome: o.outcome, at: now() }, o.reason ? { reason: o.reason } : {}));

@@ -28,7 +28,11 @@ export function conversationEvent(meta: ConversationMeta, { o, at }: Pending): N
         data: Object.assign(data, { messageId: o.messageId, text: o.text }, o.content ? { content: o.content } : {}),
       };
     case 'reply':
-      return { type: 'message.assistant', createdAt: at, data: Object.assign(data, { messageId: o.id, text: o.text, replyTo: o.replyTo }) };
+      return {
+        type: 'message.assistant',
+        createdAt: at,
+        data: Object.assign(data, { messageId: o.id, text: o.text, replyTo: o.replyTo }, o.sources ? { sources: o.sources } : {}),
+      };
     case 'agent':
       return { type: 'message.agent', createdAt: at, data: Object.assign(data, { messageId: o.id, text: o.text, author: o.author }) };
     case 'confirmation':

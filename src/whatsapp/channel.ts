@@ -48,7 +48,7 @@ import { reportWebhookParts } from './webhook-report.ts';
 import type { Customer, WhatsAppIdentity } from '../customers/repo.ts';
 import type { DeliveryRecord } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
-import { toWhatsAppText } from './format.ts';
+import { toWhatsAppReply, toWhatsAppText } from './format.ts';
 import { RATING_THANKS, ratingPress, ratingRequest } from './feedback.ts';
 
 export interface OutboundJob {
@@ -417,7 +417,8 @@ export function createWhatsAppChannel(deps: {
     const phone = c && whatsappAddress(c);
     if (!phone) return undefined;
     // Replies are written in Markdown (for the widget): WhatsApp gets its own formatting.
-    if (o.type === 'reply' || o.type === 'agent') return Object.assign({ kind: 'text' as const, to: phone, text: toWhatsAppText(o.text) }, fromNumberFor(c));
+    if (o.type === 'reply') return Object.assign({ kind: 'text' as const, to: phone, text: toWhatsAppReply(o.text, o.sources) }, fromNumberFor(c));
+    if (o.type === 'agent') return Object.assign({ kind: 'text' as const, to: phone, text: toWhatsAppText(o.text) }, fromNumberFor(c));
     if (o.type === 'handoff' && o.phase !== 'joined') {
       const text = await handoffText(o, deps.outlook?.atHandoff ?? (async () => ({ kind: 'open' as const })));
       return text === undefined ? undefined : Object.assign({ kind: 'text' as const, to: phone, text }, fromNumberFor(c));

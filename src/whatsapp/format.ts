@@ -24,3 +24,31 @@ export function toWhatsAppText(markdown: string): string {
   while (restore.test(t)) t = t.replace(restore, (_, i: string) => held[Number(i)]);
   return t;
 }
+
+/** WhatsApp's limit on a text message's body (Cloud API). */
+export const WHATSAPP_TEXT_MAX = 4096;
+/** The sources line's own share of a message at most (titles are cut, then the last sources left out). */
+const SOURCES_LINE_MAX = 1000;
+const TITLE_MAX = 80;
+
+/** "Sources: 1. Returns policy – https://…; 2. Shipping times": plain text (no formatting), within SOURCES_LINE_MAX. */
+export function sourcesLine(sources: { n: number; title: string; url?: string }[]): string {
+  const items = sources.map((s) => {
+    const title = s.title.length > TITLE_MAX ? `${s.title.slice(0, TITLE_MAX - 1)}…` : s.title;
+    return `${s.n}. ${title}${s.url ? ` – ${s.url}` : ''}`;
+  });
+  let line = `Sources: ${items.join('; ')}`;
+  while (line.length > SOURCES_LINE_MAX && items.length > 1) {
+    items.pop();
+    line = `Sources: ${items.join('; ')}`;
+  }
+  return line.length > SOURCES_LINE_MAX ? `${line.slice(0, SOURCES_LINE_MAX - 1)}…` : line;
+}
+
+/** A reply for WhatsApp: its text in WhatsApp's formatting, then its sources line; the whole within WHATSAPP_TEXT_MAX. */
+export function toWhatsAppReply(markdown: string, sources?: { n: number; title: string; url?: string }[]): string {
+  const body = toWhatsAppText(markdown);
+  const line = sources?.length ? `\n\n${sourcesLine(sources)}` : '';
+  const room = WHATSAPP_TEXT_MAX - line.length;
+  return `${body.length > room ? `${body.slice(0, room - 1)}…` : body}${line}`;
+}

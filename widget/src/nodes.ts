@@ -1,5 +1,6 @@
 // The transcript's pieces: a message row, a confirmation card, its receipt. Text only through textContent.
 import { renderMarkdown } from './markdown.ts';
+import { addSourceChips, sourcesNode } from './sources.ts';
 import type { Bubble } from './state.ts';
 import { fill, type Strings } from './strings.ts';
 import { exactTime, relativeTime } from './time.ts';
@@ -67,6 +68,10 @@ export function messageNode(b: Bubble, c: NodeContext): HTMLElement {
     const text = el('div', { class: 'text md' });
     text.append(renderMarkdown(b.text));
     bubble.append(text);
+    if (b.role === 'assistant' && b.sources?.length) {
+      addSourceChips(text, b.sources, c.strings);
+      bubble.append(sourcesNode(text.ownerDocument, b.sources, c.strings));
+    }
   }
   row.append(bubble, timeNode(b.at, c));
   return row;

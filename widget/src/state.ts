@@ -1,5 +1,12 @@
 // Pure view state of the widget: frames in, state out. No DOM here.
-import type { ConfirmationOutcome, ConversationMode, HistoryEntry, WidgetHandoffNoticeFrame, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
+import type {
+  ConfirmationOutcome,
+  ConversationMode,
+  HistoryEntry,
+  MessageSource,
+  WidgetHandoffNoticeFrame,
+  WidgetServerFrame,
+} from '../../sdk/src/widget-protocol.ts';
 import { applyDelta, settleStreaming, type StreamingReply } from './streaming.ts';
 
 export type Status = 'Connecting' | 'Connected' | 'Reconnecting' | 'Disconnected';
@@ -29,6 +36,8 @@ export interface Bubble {
   receipt?: { ok: boolean; text: string };
   author?: { name: string };
   mode?: 'human' | 'assistant';
+  /** An assistant's reply: the sources its "[n]" markers cite. */
+  sources?: MessageSource[];
   /** A `human` status line while nobody is there yet (closed, or no one free): it does not promise "shortly". */
   away?: boolean;
 }
@@ -101,6 +110,7 @@ const fromHistory = (h: HistoryEntry): Bubble => {
   if (h.outcome) b.outcome = h.outcome;
   if (h.receipt) b.receipt = { ok: h.receipt.ok, text: h.receipt.text };
   if (h.author) b.author = h.author;
+  if (h.sources?.length) b.sources = h.sources;
   return b;
 };
 
@@ -180,7 +190,7 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
       if (state.bubbles.some((b) => b.id === f.id)) return state;
       return {
         ...state,
-        bubbles: [...state.bubbles, { id: f.id, role: f.role, text: f.text, at: f.at, proactive: f.proactive, author: f.author }],
+        bubbles: [...state.bubbles, { id: f.id, role: f.role, text: f.text, at: f.at, proactive: f.proactive, author: f.author, sources: f.sources }],
         unread: state.open ? state.unread : state.unread + 1,
         streaming: settleStreaming(state.streaming, f.id),
       };

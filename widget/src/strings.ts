@@ -62,6 +62,9 @@ export interface Strings {
   emailSaved: string;
   errorInvalidEmail: string;
   agentFallback: string;
+  /** Under a reply that cites help articles: the list's heading, and a chip's label for screen readers ({n}: its number). */
+  sources: string;
+  sourceChip: string;
   noticeOriginRefused: string;
   errorGeneric: string;
   errorNotSent: string;
@@ -136,6 +139,8 @@ const en: Strings = {
   emailSaved: 'Thanks! We will reply to {email} or here.',
   errorInvalidEmail: 'Please enter a valid email address.',
   agentFallback: 'Support agent',
+  sources: 'Sources',
+  sourceChip: 'Source {n}',
   noticeOriginRefused: 'Chat is not available on this website.',
   errorGeneric: 'Something went wrong. Please try again.',
   errorNotSent: 'You are offline, so your answer was not sent. Try again once you are connected.',
@@ -209,6 +214,8 @@ const es: Strings = {
   emailSaved: '¡Gracias! Te responderemos a {email} o aquí.',
   errorInvalidEmail: 'Escribe un correo electrónico válido.',
   agentFallback: 'Agente de soporte',
+  sources: 'Fuentes',
+  sourceChip: 'Fuente {n}',
   noticeOriginRefused: 'El chat no está disponible en este sitio web.',
   errorGeneric: 'Algo salió mal. Inténtalo de nuevo.',
   errorNotSent: 'Estás sin conexión y tu respuesta no se envió. Inténtalo cuando vuelvas a estar conectado.',
@@ -298,6 +305,8 @@ const de: Strings = {
   ratingComment: 'Möchten Sie noch etwas ergänzen? (optional)',
   ratingSend: 'Bewertung senden',
   ratingThanks: 'Vielen Dank für Ihre Bewertung!',
+  sources: 'Quellen',
+  sourceChip: 'Quelle {n}',
 };
 
 const fr: Strings = {
@@ -371,6 +380,8 @@ const fr: Strings = {
   ratingComment: 'Quelque chose à ajouter ? (facultatif)',
   ratingSend: "Envoyer l'évaluation",
   ratingThanks: 'Merci pour votre évaluation !',
+  sources: 'Sources',
+  sourceChip: 'Source {n}',
 };
 
 export const LOCALES: Record<string, Strings> = { en, es, de, fr };

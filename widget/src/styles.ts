@@ -155,6 +155,15 @@ textarea[aria-invalid=true] { border-color: var(--pw-error-fg); }
 .md pre code { background: none; padding: 0; }
 .md a { color: inherit; text-decoration: underline; text-underline-offset: 2px; font-weight: 550; }
 .md a:focus-visible { outline: 3px solid #ffb400; outline-offset: 1px; border-radius: 2px; }
+.cite { display: inline-block; min-width: 18px; height: 18px; padding: 0 5px; margin: 0 1px; border-radius: 9px; background: var(--pw-accent);
+  color: var(--pw-on-accent) !important; font: 600 11px/18px system-ui, sans-serif; text-align: center; text-decoration: none !important; vertical-align: 2px; }
+a.cite:hover { filter: brightness(1.12); }
+.cite:focus-visible, .sources a:focus-visible { outline: 3px solid #ffb400; outline-offset: 1px; }
+.sources { white-space: normal; margin-top: 8px; padding-top: 6px; border-top: 1px solid var(--pw-border); font-size: 13px; }
+.sources-title { margin: 0 0 2px; font-weight: 650; color: var(--pw-muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
+.sources ol { margin: 0; padding-left: 20px; }
+.sources li::marker { font-weight: 600; color: var(--pw-accent); }
+.sources a { color: inherit; text-decoration: underline; text-underline-offset: 2px; }
 .send { position: relative; flex: none; width: 44px; height: 44px; border: 0; border-radius: 50%; background: var(--pw-accent); color: var(--pw-on-accent); cursor: pointer;
   display: grid; place-items: center; }
 .send svg { width: 20px; height: 20px; }
