@@ -14,7 +14,8 @@
 //   BENCH_CONVERSATIONS=200 BENCH_ROUNDS=8 BENCH_BLOCK_MS=5000 npx tsx bench/peer.ts
 //   BENCH_ENGINE=postgres npx tsx bench/peer.ts   (Parley on a PostgreSQL of the bench's own, fsync on; the peer's
 //   session stays on LMDB)
-//   BENCH_CPU_PROF=<dir>: a CPU profile of Parley (written when it stops) for bench/profile-shares.ts
+//   BENCH_CPU_PROF=<dir>: CPU profiles of Parley in <dir>/parley (written when it stops) for bench/profile-shares.ts
+//   BENCH_BASE_CHECKOUT=<dir>: another checkout's Parley too (with its node_modules): `change ratio` = this ÷ that
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { spawnParley, tempDir } from '../test/support/parley.ts';
@@ -69,37 +70,55 @@ async function measured(pids: number[], run: () => Promise<{ turns: number; seco
 
 const model = await child<{ url: string }>('./peer-model-child.ts', {});
 const postgres = await startBenchPostgres();
-const parley = await spawnParley({
-  storagePath: tempDir(),
-  nodeArgs: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, '--cpu-prof-name=peer-parley.cpuprofile'] : [],
-  config: {
-    storage: await parleyStorage(postgres),
-    llm: { provider: 'openai', base_url: model.first.url, model: 'fake-1', max_retries: 0 },
-    channels: { web: { rate_limit_per_minute: 1_000_000 } },
-  },
-});
-const backend = await child('./peer-backend-child.ts', { PARLEY_URL: parley.url });
+/** A Parley from `root` (default this checkout) with its backend and CONVERSATIONS widgets; `block` measures one block. */
+async function parleyContender(root: string | undefined, name: string) {
+  const parley = await spawnParley({
+    root,
+    storagePath: tempDir(),
+    nodeArgs: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}/${name}`] : [],
+    config: {
+      storage: await parleyStorage(postgres),
+      llm: { provider: 'openai', base_url: model.first.url, model: 'fake-1', max_retries: 0 },
+      channels: { web: { rate_limit_per_minute: 1_000_000 } },
+    },
+  });
+  const backend = await child('./peer-backend-child.ts', { PARLEY_URL: parley.url });
+  const widgets = await clients(
+    CONVERSATIONS,
+    `${parley.url.replace('http', 'ws')}/widget/ws`,
+    (i) => JSON.stringify({ type: 'init', customerId: `peer-bench-${i}`, email: `p${i}@example.com` }),
+    (f) => f.type === 'message',
+  );
+  return {
+    block: () =>
+      measured([parley.child.pid!, backend.proc.pid!], async () => {
+        const r = await widgets.block(BLOCK_MS);
+        return { turns: r.requests, seconds: r.seconds, latenciesMs: r.latenciesMs };
+      }),
+    async close() {
+      widgets.close();
+      backend.proc.disconnect();
+      await parley.kill('SIGTERM');
+    },
+  };
+}
+
+const parley = await parleyContender(undefined, 'parley');
+// BENCH_BASE_CHECKOUT=<dir>: that checkout's Parley as a third contender (a change against its base, same noise).
+const BASE = process.env.BENCH_BASE_CHECKOUT;
+const base = BASE ? await parleyContender(BASE, 'base') : undefined;
 const peer = await child('./peer-agents-child.ts', { MODEL_URL: model.first.url, CONVERSATIONS: String(CONVERSATIONS) });
-const parleyClients = await clients(
-  CONVERSATIONS,
-  `${parley.url.replace('http', 'ws')}/widget/ws`,
-  (i) => JSON.stringify({ type: 'init', customerId: `peer-bench-${i}`, email: `p${i}@example.com` }),
-  (f) => f.type === 'message',
-);
 const peerBlock = (durationMs: number) =>
   new Promise<PeerBlock>((resolve) => {
     peer.proc.once('message', (r: PeerBlock) => resolve(r));
     peer.proc.send({ durationMs });
   });
 
-const contenders = {
-  parley: () =>
-    measured([parley.child.pid!, backend.proc.pid!], async () => {
-      const r = await parleyClients.block(BLOCK_MS);
-      return { turns: r.requests, seconds: r.seconds, latenciesMs: r.latenciesMs };
-    }),
+const contenders: Record<string, () => Promise<Block>> = {
+  parley: parley.block,
   peer: () => measured([peer.proc.pid!], () => peerBlock(BLOCK_MS)),
 };
+if (base) contenders.base = base.block;
 const show = (b: Block) =>
   JSON.stringify({
     turnsPerSecond: Math.round(b.turnsPerSecond),
@@ -125,8 +144,13 @@ log(ratioLine('peer CPU µs per turn', cpu(rounds.peer), '', 0));
 log(ratioLine('CPU per turn ratio', spread(perRoundRatios(rounds.parley, rounds.peer, (b) => b.cpuUsPerTurn)), '(Parley ÷ peer; lower is better)'));
 log(ratioLine('peer ratio', spread(perRoundRatios(rounds.parley, rounds.peer, (b) => b.turnsPerSecond)), '(target ≥ 2.0)'));
 
-parleyClients.close();
-for (const c of [peer, backend, model]) c.proc.disconnect();
-await parley.kill('SIGTERM');
+if (base) {
+  log(ratioLine('change ratio', spread(perRoundRatios(rounds.parley, rounds.base, (b) => b.turnsPerSecond)), `(turns/s of this checkout ÷ ${BASE}'s)`));
+  log(ratioLine('change CPU ratio', spread(perRoundRatios(rounds.parley, rounds.base, (b) => b.cpuUsPerTurn)), '(CPU per turn, this ÷ base)'));
+  log(ratioLine('base CPU µs per turn', cpu(rounds.base), '', 0));
+}
+await parley.close();
+await base?.close();
+for (const c of [peer, model]) c.proc.disconnect();
 await postgres?.close();
 process.exit(0);
