@@ -15,6 +15,7 @@ import { sendFrame, type WebSessions } from '../channels/web-sessions.ts';
 import { withinDeadline } from '../store/deadline.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
 import { toWidgetHistory } from '../channels/widget-history.ts';
+import { releaseUpgradeRequest } from './websocket-scope.ts';
 
 export interface WidgetGatewayOptions {
   services: Services;
@@ -54,6 +55,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
   const perVisitor = createRateLimiter({ perMinute: config.identity.visitor_messages_per_minute, now: clock.now });
   const perVisitorIp = createRateLimiter({ perMinute: config.identity.visitor_messages_per_ip_per_minute, now: clock.now });
   const log = logger.child({ component: 'widget' });
+  const socketLog = logger.child({ component: 'websocket' });
 
   const visitorAllowance = (customerId: string, ip: string) => {
     const mine = perVisitor.take(customerId);
@@ -76,6 +78,9 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
     handler: (_request, reply) =>
       sendError(reply.header('upgrade', 'websocket'), 426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'),
     wsHandler: (socket: WebSocket, request: FastifyRequest) => {
+      // A socket open for hours must not keep its upgrade request alive (websocket-scope.ts): the address is read once.
+      releaseUpgradeRequest(socket, request, socketLog);
+      const ip = request.ip;
       let customer: SignedIn | undefined;
       let visitor = false;
       let initializing = false;
@@ -110,7 +115,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         initializing = true;
         let signedIn: Awaited<ReturnType<typeof o.signIn.signIn>>;
         try {
-          signedIn = await withinDeadline(o.signIn.signIn(frame, request.ip));
+          signedIn = await withinDeadline(o.signIn.signIn(frame, ip));
         } catch (err) {
           initTimer = armInitTimer();
           throw err;
@@ -146,7 +151,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
 
       const onMessage = async (frame: Extract<WidgetClientFrame, { type: 'message' }>) => {
         if (!customer) return error('not_initialized', 'Send init first', { id: frame.id });
-        const allowed = visitor ? visitorAllowance(customer.customerId, request.ip) : limiter.take(customer.customerId);
+        const allowed = visitor ? visitorAllowance(customer.customerId, ip) : limiter.take(customer.customerId);
         if (!allowed.ok) {
           const { retryAfterMs } = allowed;
           return error('rate_limited', `Too many messages; try again in ${Math.ceil(retryAfterMs / 1000)} s`, { id: frame.id, retryAfterMs });
