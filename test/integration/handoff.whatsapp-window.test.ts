@@ -2,8 +2,8 @@
 // free-form text, so they respect the customer's 24 h window like agents' messages: outside it they are not sent,
 // and each skip is recorded (telemetry `whatsapp.notice_skipped`, reason `outside_window`). Test clock, fake Graph API.
 import { afterEach, describe, expect, it } from 'vitest';
-import { CANCELLED_TEXT } from '../../src/channels/whatsapp-cancelled.ts';
-import { HANDOFF_TEXTS } from '../../src/channels/whatsapp.ts';
+import { CANCELLED_TEXT } from '../../src/whatsapp/cancelled.ts';
+import { HANDOFF_TEXTS } from '../../src/whatsapp/channel.ts';
 import { TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { buttonReply, postWebhook, sleep, textMessage, textMessageAt, until, webhookBody } from '../support/whatsapp.ts';
 import { telemetryEvents, whatsappParley } from '../support/whatsapp-parley.ts';

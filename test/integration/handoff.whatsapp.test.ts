@@ -2,7 +2,7 @@
 // text per change, the agent's reply goes out through the outbound queue, customer messages are not answered by the
 // model meanwhile, release brings the assistant back; an agent reply outside the 24 h window is refused.
 import { afterEach, describe, expect, it } from 'vitest';
-import { HANDOFF_TEXTS } from '../../src/channels/whatsapp.ts';
+import { HANDOFF_TEXTS } from '../../src/whatsapp/channel.ts';
 import { TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { postWebhook, sleep, textMessage, until, webhookBody } from '../support/whatsapp.ts';
 import { whatsappParley } from '../support/whatsapp-parley.ts';

@@ -1,4 +1,4 @@
-// releaseUpgradeRequest (src/gateways/websocket-scope.ts): an open WebSocket no longer keeps its upgrade's request
+// releaseUpgradeRequest (src/http/websocket-scope.ts): an open WebSocket no longer keeps its upgrade's request
 // (with its response, reply, headers and logger) alive, and a client fault on it is still logged with its path and
 // closes it. Real fastify + @fastify/websocket + ws over 127.0.0.1, registered as Parley registers them.
 import { setFlagsFromString } from 'node:v8';
@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { registerWebSocketSupport, releaseUpgradeRequest, routeUpgrades } from '../../src/gateways/websocket-scope.ts';
+import { registerWebSocketSupport, releaseUpgradeRequest, routeUpgrades } from '../../src/http/websocket-scope.ts';
 import { createLogger } from '../../src/logger.ts';
 import { MAX_FRAME_BYTES } from '../../sdk/src/protocol.ts';
 

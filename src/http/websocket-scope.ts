@@ -12,8 +12,7 @@ import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../logger.ts';
-import { MAX_FRAME_BYTES } from '../../sdk/src/protocol.ts';
-import { closeWebSocketsGoingAway } from './sdk.ts';
+import { CloseCodes, MAX_FRAME_BYTES } from '../../sdk/src/protocol.ts';
 
 const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 const NOT_FOUND = JSON.stringify({ error: { code: 'not_found', message: 'No WebSocket endpoint at this path' } });
@@ -56,7 +55,7 @@ export async function registerWebSocketSupport(scope: FastifyInstance, upgrades:
  * The plugin keeps it for the socket's whole life twice over: the HTTP response it assigns to the TCP socket
  * (`assignSocket`, never detached) holds the fastify reply and request, and the 'error' listener it adds to every
  * socket holds both to pass them to `errorHandler`. Together with the headers and the request's child logger, that was
- * about 40 % of an idle widget's heap (bench/idle-socket-heap.ts). The response is never written (the route hijacked
+ * about 30 % of an idle widget's heap (bench/idle-socket-heap.ts). The response is never written (the route hijacked
  * it), so it is detached; the listener is replaced by one that logs the same way with only the path kept.
  */
 export function releaseUpgradeRequest(socket: WebSocket, request: FastifyRequest, log: Logger): void {
@@ -77,4 +76,11 @@ function onSocketError(log: Logger, error: Error, socket: WebSocket, path: strin
   if (code.startsWith('WS_ERR_') || CONNECTION_LOST.has(code)) log.info({ code, reason: error.message, path }, 'WebSocket client fault: connection closed');
   else log.error({ err: error, path }, 'WebSocket handler failed');
   socket.terminate();
+}
+
+/** `preClose` for @fastify/websocket: close every socket with 1001 (going away), then the ws server. */
+export async function closeWebSocketsGoingAway(this: FastifyInstance) {
+  const server = this.websocketServer;
+  for (const client of server.clients) client.close(CloseCodes.goingAway, 'server shutting down');
+  await new Promise<void>((resolve) => server.close(() => resolve()));
 }

@@ -2,7 +2,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES, WIDGET_MAX_MESSAGE_CHARS } from '../../sdk/src/widget-protocol.ts';
+import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES, WIDGET_MAX_MESSAGE_CHARS, type WidgetReadyFrame } from '../../sdk/src/widget-protocol.ts';
+import type { WidgetFrameErrorCode } from '../../sdk/src/error-codes.ts';
 import type { SignedIn, WidgetSignIn } from '../identity/widget-sign-in.ts';
 import type { ConversationHost } from '../conversations/host.ts';
 import { conversationIdFor } from '../conversations/history.ts';
@@ -11,11 +12,11 @@ import { sendError } from '../http/errors.ts';
 import { illFormedMessage, illFormedTextAt, jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
 import { createRateLimiter } from '../limits/rate-limiter.ts';
 import type { Services } from '../services.ts';
-import { sendFrame, type WebSessions } from '../channels/web-sessions.ts';
+import { sendFrame, type WebSessions } from './sessions.ts';
 import { withinDeadline } from '../store/deadline.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
-import { toWidgetHistory } from '../channels/widget-history.ts';
-import { releaseUpgradeRequest } from './websocket-scope.ts';
+import { toWidgetHistory } from './history.ts';
+import { releaseUpgradeRequest } from '../http/websocket-scope.ts';
 
 export interface WidgetGatewayOptions {
   services: Services;
@@ -64,9 +65,9 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
   };
 
   const onRequest = async (request: FastifyRequest, reply: import('fastify').FastifyReply) => {
-    if (!config.channels.web.enabled) return sendError(reply, 404, 'not_found', 'The web channel is disabled');
+    if (!config.channels.web.enabled) return sendError(reply, 'not_found', 'The web channel is disabled');
     if (!originAllowed(request.headers.origin, config.channels.web.allowed_origins)) {
-      return sendError(reply, 403, 'forbidden_origin', 'This origin may not open the widget');
+      return sendError(reply, 'forbidden_origin', 'This origin may not open the widget');
     }
   };
 
@@ -76,7 +77,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
     url: '/widget/ws',
     onRequest,
     handler: (_request, reply) =>
-      sendError(reply.header('upgrade', 'websocket'), 426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'),
+      sendError(reply.header('upgrade', 'websocket'), 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'),
     wsHandler: (socket: WebSocket, request: FastifyRequest) => {
       // A socket open for hours must not keep its upgrade request alive (websocket-scope.ts): the address is read once.
       releaseUpgradeRequest(socket, request, socketLog);
@@ -86,7 +87,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
       let initializing = false;
       let conversationId = '';
       /** `id`: the customer message refused (the widget marks it not sent); `retryAfterMs` for `rate_limited`. */
-      const error = (code: string, message: string, refused?: { id?: string; retryAfterMs?: number }) =>
+      const error = (code: WidgetFrameErrorCode, message: string, refused?: { id?: string; retryAfterMs?: number }) =>
         sendFrame(socket, { type: 'error', code, message, ...refused });
       /** A frame no client of ours sends (bad bytes): answered, and logged without a stack at debug. */
       const clientFault = (message: string) => {
@@ -104,7 +105,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         }, INIT_TIMEOUT_MS);
       let initTimer = armInitTimer();
 
-      const refuse = (code: string, message: string) => {
+      const refuse = (code: WidgetFrameErrorCode, message: string) => {
         error(code, message);
         socket.close(code === 'rate_limited' ? 4029 : 4001, code);
       };
@@ -135,7 +136,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         ]);
         const pending = record?.pendingConfirmation;
         const entries = toWidgetHistory(records);
-        const ready: Record<string, unknown> = { type: 'ready', customerId: found.customerId, conversationId, history: entries };
+        const ready: WidgetReadyFrame = { type: 'ready', customerId: found.customerId, conversationId, history: entries };
         if (signedIn.visitorToken) ready.visitorToken = signedIn.visitorToken;
         if (record?.handoff) ready.status = record.handoff.agent ? { mode: 'human', agent: record.handoff.agent } : { mode: 'human' };
         sendFrame(socket, ready);
