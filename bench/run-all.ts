@@ -23,6 +23,8 @@ const benches: [string, string[]][] = [
   ['telemetry-cost.ts', []],
   ['streaming.ts', []],
   ['turn-burst.ts', []],
+  ['peer.ts', []], // against the OpenAI Agents SDK JS (issue 31)
+  ['idle-sockets.ts', []], // the turn p99 with 19,000 idle widget sockets open (issue 31)
 ];
 /** Runs one bench; `engine` undefined: a bench that runs both engines itself. */
 const run = (file: string, flags: string[], engine?: 'lmdb' | 'postgres') => {

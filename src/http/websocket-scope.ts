@@ -5,7 +5,8 @@
 // any other is answered 404 and closed (at the root, the plugin completed a
 // handshake for an HTTP route and then closed it).
 import { EventEmitter } from 'node:events';
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -45,8 +46,24 @@ export async function registerWebSocketSupport(scope: FastifyInstance, upgrades:
   await scope.register(websocket, {
     options: { maxPayload: MAX_FRAME_BYTES, server: upgrades as unknown as Server, skipUTF8Validation: true },
     preClose: closeWebSocketsGoingAway,
-    errorHandler: (error, socket, request) => onSocketError(log, error, socket, request),
+    errorHandler: (error, socket, request) => onSocketError(log, error, socket, request.url.split('?')[0]),
   });
+}
+
+/**
+ * Called first by a WebSocket route whose sockets stay open for long (the widget's): lets the upgrade's request go.
+ * The plugin keeps it for the socket's whole life twice over: the HTTP response it assigns to the TCP socket
+ * (`assignSocket`, never detached) holds the fastify reply and request, and the 'error' listener it adds to every
+ * socket holds both to pass them to `errorHandler`. Together with the headers and the request's child logger, that was
+ * about 30 % of an idle widget's heap (bench/idle-socket-heap.ts). The response is never written (the route hijacked
+ * it), so it is detached; the listener is replaced by one that logs the same way with only the path kept.
+ */
+export function releaseUpgradeRequest(socket: WebSocket, request: FastifyRequest, log: Logger): void {
+  const raw = request.raw.socket as Socket & { _httpMessage?: ServerResponse | null };
+  raw._httpMessage?.detachSocket(raw);
+  const path = request.url.split('?')[0];
+  socket.removeAllListeners('error');
+  socket.on('error', (error) => onSocketError(log, error, socket, path));
 }
 
 /**
@@ -54,11 +71,10 @@ export async function registerWebSocketSupport(scope: FastifyInstance, upgrades:
  * the protocol (ws's `WS_ERR_*`: a frame too large, a bad opcode, a bad close code) or a connection lost is noise
  * any client can cause, logged at info without a stack; anything else is Parley's own and keeps its stack.
  */
-function onSocketError(log: Logger, error: Error, socket: WebSocket, request: FastifyRequest): void {
+function onSocketError(log: Logger, error: Error, socket: WebSocket, path: string): void {
   const code = (error as NodeJS.ErrnoException).code ?? '';
-  if (code.startsWith('WS_ERR_') || CONNECTION_LOST.has(code))
-    log.info({ code, reason: error.message, path: request.url.split('?')[0] }, 'WebSocket client fault: connection closed');
-  else log.error({ err: error, path: request.url.split('?')[0] }, 'WebSocket handler failed');
+  if (code.startsWith('WS_ERR_') || CONNECTION_LOST.has(code)) log.info({ code, reason: error.message, path }, 'WebSocket client fault: connection closed');
+  else log.error({ err: error, path }, 'WebSocket handler failed');
   socket.terminate();
 }
 

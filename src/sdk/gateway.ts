@@ -26,6 +26,7 @@ import {
 import { bearerToken, safeEqual } from '../http/auth.ts';
 import { sendError } from '../http/errors.ts';
 import { illFormedMessage, illFormedTextAt, jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
+import { sendCoalesced } from '../http/ws-send.ts';
 import type { Services } from '../services.ts';
 import type { IngestHandler, SdkHubRuntime } from './hub.ts';
 import type { SupervisorRuntime } from '../runtime/supervisor.ts';
@@ -147,7 +148,7 @@ export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOption
       sockets.add(socket);
 
       const send = (frame: ServerFrame) => {
-        if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
+        if (socket.readyState === WebSocket.OPEN) sendCoalesced(socket, JSON.stringify(frame));
       };
       hub.attach(connectionId, { send, close: (code, reason) => socket.close(code, reason) });
       log.info({ connectionId }, 'SDK connected');

@@ -20,6 +20,7 @@ import type { WidgetHandoffNoticeFrame } from '../../sdk/src/widget-protocol.ts'
 import type { HandoffInfo } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
 import { saveContact } from './contact.ts';
+import { releaseUpgradeRequest } from '../http/websocket-scope.ts';
 
 export interface WidgetGatewayOptions {
   services: Services;
@@ -74,6 +75,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
   const perVisitor = createRateLimiter({ perMinute: config.identity.visitor_messages_per_minute, now: clock.now });
   const perVisitorIp = createRateLimiter({ perMinute: config.identity.visitor_messages_per_ip_per_minute, now: clock.now });
   const log = logger.child({ component: 'widget' });
+  const socketLog = logger.child({ component: 'websocket' });
 
   const visitorAllowance = (customerId: string, ip: string) => {
     const mine = perVisitor.take(customerId);
@@ -96,6 +98,9 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
     handler: (_request, reply) =>
       sendError(reply.header('upgrade', 'websocket'), 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'),
     wsHandler: (socket: WebSocket, request: FastifyRequest) => {
+      // A socket open for hours must not keep its upgrade request alive (websocket-scope.ts): the address is read once.
+      releaseUpgradeRequest(socket, request, socketLog);
+      const ip = request.ip;
       let customer: SignedIn | undefined;
       let visitor = false;
       let initializing = false;
@@ -130,7 +135,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         initializing = true;
         let signedIn: Awaited<ReturnType<typeof o.signIn.signIn>>;
         try {
-          signedIn = await withinDeadline(o.signIn.signIn(frame, request.ip));
+          signedIn = await withinDeadline(o.signIn.signIn(frame, ip));
         } catch (err) {
           initTimer = armInitTimer();
           throw err;
@@ -170,7 +175,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
 
       const onMessage = async (frame: Extract<WidgetClientFrame, { type: 'message' }>) => {
         if (!customer) return error('not_initialized', 'Send init first', { id: frame.id });
-        const allowed = visitor ? visitorAllowance(customer.customerId, request.ip) : limiter.take(customer.customerId);
+        const allowed = visitor ? visitorAllowance(customer.customerId, ip) : limiter.take(customer.customerId);
         if (!allowed.ok) {
           const { retryAfterMs } = allowed;
           return error('rate_limited', `Too many messages; try again in ${Math.ceil(retryAfterMs / 1000)} s`, { id: frame.id, retryAfterMs });

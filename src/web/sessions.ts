@@ -11,6 +11,7 @@
 // pushed here is also handed to `relay` (the cluster's web relay), and frames
 // relayed by other nodes come in through `pushFromPeer`.
 import type { WebSocket } from 'ws';
+import { sendCoalesced } from '../http/ws-send.ts';
 import type { ChannelSink, ConversationMeta, CustomerInput } from '../conversations/types.ts';
 import type { ConversationOutput } from '../../machines/conversation.ts';
 import type { ReplyDelta } from '../conversations/reply-stream.ts';
@@ -48,7 +49,7 @@ export function sendFrame(socket: WebSocket, frame: WidgetServerFrame): boolean 
     socket.terminate();
     return false;
   }
-  socket.send(JSON.stringify(frame));
+  sendCoalesced(socket, JSON.stringify(frame));
   return true;
 }
 
