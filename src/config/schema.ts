@@ -198,6 +198,8 @@ export const ConfigSchema = s({
   handoff: s({
     /** Offer the model the built-in `handoff` tool. The integrator's `POST /conversations/:id/handoff` works either way. */
     enabled: bool(z.boolean()).default(true),
+    /** The agent inbox highlights a conversation waiting for a person longer than this (README, "Agent inbox"). */
+    sla_minutes: num(z.number().positive()).default(5),
     /** A handed-over conversation goes back to the assistant after this long without an agent message. */
     idle_minutes: num(z.number().positive()).default(30),
   }).prefault({}),

@@ -41,6 +41,10 @@ export const TABLES = [
   'agents',
   'agentEmails',
   'agentCredentials',
+  'inboxThreads',
+  'inboxNotes',
+  'savedReplies',
+  'inboxReads',
 ] as const;
 export type TableName = (typeof TABLES)[number];
 
