@@ -59,6 +59,8 @@ export const WidgetReadyFrame = z.object({
   visitorToken: z.string().optional(),
 });
 export const WidgetTypingFrame = z.object({ type: z.literal('typing'), on: z.boolean() });
+/** A person of the team is typing a reply (the agent inbox's composer), or stopped: shown with their name. */
+export const WidgetAgentTypingFrame = z.object({ type: z.literal('agent_typing'), on: z.boolean(), agent: AgentAuthor });
 /**
  * A piece of the reply being written, under the id its final `message` will have: append `text`
  * (after emptying what was shown for `id` when `reset`). Live only; the `message` that follows is
@@ -115,6 +117,7 @@ export const WidgetServerFrame = z.discriminatedUnion('type', [
   WidgetReadyFrame,
   WidgetAckFrame,
   WidgetTypingFrame,
+  WidgetAgentTypingFrame,
   WidgetDeltaFrame,
   WidgetAssistantMessageFrame,
   WidgetConfirmRequestFrame,
@@ -130,6 +133,7 @@ export type WidgetClientFrame = z.infer<typeof WidgetClientFrame>;
 export type HistoryEntry = z.infer<typeof HistoryEntry>;
 export type WidgetReadyFrame = z.infer<typeof WidgetReadyFrame>;
 export type WidgetTypingFrame = z.infer<typeof WidgetTypingFrame>;
+export type WidgetAgentTypingFrame = z.infer<typeof WidgetAgentTypingFrame>;
 export type WidgetDeltaFrame = z.infer<typeof WidgetDeltaFrame>;
 export type WidgetAssistantMessageFrame = z.infer<typeof WidgetAssistantMessageFrame>;
 export type WidgetConfirmRequestFrame = z.infer<typeof WidgetConfirmRequestFrame>;

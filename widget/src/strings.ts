@@ -23,6 +23,8 @@ export interface Strings {
   support: string;
   update: string;
   typing: string;
+  /** A person of the team typing ({name}). */
+  agentTyping: string;
   sending: string;
   /** A message the server refused (not stored), and the button that sends it again. */
   notSent: string;
@@ -81,6 +83,7 @@ const en: Strings = {
   support: 'Support',
   update: 'Update',
   typing: 'Support is typing…',
+  agentTyping: '{name} is typing…',
   sending: 'Sending…',
   notSent: 'Not sent',
   retry: 'Retry',
@@ -135,6 +138,7 @@ const es: Strings = {
   support: 'Soporte',
   update: 'Novedad',
   typing: 'Soporte está escribiendo…',
+  agentTyping: '{name} está escribiendo…',
   sending: 'Enviando…',
   notSent: 'No enviado',
   retry: 'Reintentar',
