@@ -75,7 +75,7 @@ export function renderHeader(w: ConversationWhole, me: string, agents: AgentPres
   const mine = i.holder?.agentId === me;
   const buttons = h('div', { class: 'actions', role: 'group', 'aria-label': 'Actions' });
   if (i.handoff && !mine) {
-    const claim = h('button', { type: 'button', class: 'primary', 'data-testid': 'claim' }, i.holder ? `Take over from ${i.holder.name}` : 'Claim');
+    const claim = h('button', { type: 'button', class: 'primary', 'data-testid': 'claim' }, 'Claim');
     claim.addEventListener('click', a.claim);
     buttons.append(claim);
   }
@@ -83,7 +83,7 @@ export function renderHeader(w: ConversationWhole, me: string, agents: AgentPres
     const select = h('select', { id: 'assign', 'data-testid': 'assign' }, h('option', { value: '' }, 'Assign to…'));
     for (const ag of agents) if (ag.agentId !== i.holder?.agentId) select.append(h('option', { value: ag.agentId }, `${ag.name} (${ag.presence})`));
     select.addEventListener('change', () => select.value && a.assign(select.value));
-    const release = h('button', { type: 'button', 'data-testid': 'release' }, 'Release to assistant');
+    const release = h('button', { type: 'button', 'data-testid': 'release', title: 'Give the conversation back to the assistant' }, 'Release');
     release.addEventListener('click', a.release);
     buttons.append(h('label', { for: 'assign', class: 'sr' }, 'Assign to another agent'), select, release);
   }

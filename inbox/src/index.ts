@@ -55,7 +55,12 @@ function start(app: HTMLElement, person: SignedIn) {
   const sideSlot = h('div', { class: 'side-slot' });
   let composer: Composer | undefined;
   let composerFor: string | undefined;
-  const say = (text: string) => (status.textContent = text);
+  let toastTimer: ReturnType<typeof setTimeout> | undefined;
+  const say = (text: string) => {
+    status.textContent = text;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => (status.textContent = ''), 6000);
+  };
   const fail = (err: unknown) => {
     if (err instanceof Unauthorized) return void main(app, err.message);
     say(err instanceof Refused ? err.message : String((err as Error).message ?? err));
@@ -79,7 +84,12 @@ function start(app: HTMLElement, person: SignedIn) {
     }
     const transcript = renderTranscript(w);
     const actions = {
-      claim: () => void act(() => api.act(w.item.conversationId, 'claim'), 'Claimed.'),
+      claim: () =>
+        void act(async () => {
+          await api.act(w.item.conversationId, 'claim');
+          // Now it is the agent's: the list follows it to Mine.
+          s.view = 'mine';
+        }, 'Claimed.'),
       release: () => void act(() => api.act(w.item.conversationId, 'release'), 'Released to the assistant.'),
       resolve: () => void act(() => api.act(w.item.conversationId, 'resolve'), 'Resolved.'),
       assign: (agentId: string) => void act(() => api.assign(w.item.conversationId, agentId), 'Assigned.'),
@@ -141,8 +151,10 @@ function start(app: HTMLElement, person: SignedIn) {
     void openConversation(next.conversationId).then(() => listSlot.querySelector<HTMLElement>(`[data-id="${CSS.escape(next.conversationId)}"]`)?.focus());
   };
 
-  const drawPresence = (rows: { agentId: string; name: string; presence: string }[]) => {
-    const online = new Map(rows.map((r) => [r.agentId, r.presence]));
+  /** The last presence the feed told (it may come before the agents' list). */
+  let online = new Map<string, string>();
+  const drawPresence = (rows?: { agentId: string; name: string; presence: string }[]) => {
+    if (rows) online = new Map(rows.map((r) => [r.agentId, r.presence]));
     s.agents = s.agents.map((a) => Object.assign({}, a, { presence: online.get(a.agentId) ?? 'offline' }));
     presence.replaceChildren(
       ...s.agents.map((a) => h('li', { class: `p-${a.presence}` }, h('span', { class: 'dot', 'aria-hidden': 'true' }), `${a.name} · ${a.presence}`)),
@@ -162,7 +174,11 @@ function start(app: HTMLElement, person: SignedIn) {
           alerts.newHandoff(item ? customerName(item) : 'A customer', () => void openConversation(e.conversationId));
         })
         .catch(fail);
-      if (e.conversationId === s.selected) void refreshConversation().catch(fail);
+      // The open conversation is read as it changes (while the page is seen).
+      if (e.conversationId === s.selected)
+        void refreshConversation()
+          .then(() => (document.visibilityState === 'visible' ? api.act(e.conversationId, 'read').then(refreshList) : undefined))
+          .catch(fail);
     },
   });
 
@@ -189,8 +205,8 @@ function start(app: HTMLElement, person: SignedIn) {
       'div',
       { class: 'layout' },
       h(
-        'div',
-        { class: 'left' },
+        'aside',
+        { class: 'left', 'aria-label': 'Views, search and team' },
         navSlot,
         h('div', { class: 'search' }, h('label', { for: 'search' }, 'Search customers'), search),
         settings,
@@ -222,7 +238,8 @@ function start(app: HTMLElement, person: SignedIn) {
     .then(([agents, replies]) => {
       s.agents = agents.items;
       s.replies = replies.items;
-      drawPresence(agents.items.filter((a) => a.presence !== 'offline'));
+      if (online.size === 0) online = new Map(agents.items.filter((a) => a.presence !== 'offline').map((a) => [a.agentId, a.presence]));
+      drawPresence();
     })
     .catch(fail);
 }

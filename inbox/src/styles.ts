@@ -18,10 +18,11 @@ h3 { font-size: 13px; margin: 16px 0 6px; text-transform: uppercase; letter-spac
 .top { display: flex; gap: 16px; align-items: center; padding: 10px 16px; background: var(--panel); border-bottom: 1px solid var(--line); }
 .top .me { margin-left: auto; font-weight: 600; }
 .live { font-size: 12px; color: var(--muted); }
-.layout { display: grid; grid-template-columns: 230px 330px minmax(0, 1fr) 250px; height: calc(100vh - 49px); }
+#app { display: flex; flex-direction: column; height: 100vh; }
+.layout { display: grid; grid-template-columns: 230px 330px minmax(0, 1fr) 250px; flex: 1; min-height: 0; }
 .left { padding: 12px; border-right: 1px solid var(--line); overflow: auto; background: var(--panel); }
 .middle { border-right: 1px solid var(--line); overflow: auto; }
-.conversation { display: flex; flex-direction: column; min-width: 0; background: var(--panel); }
+.conversation { display: flex; flex-direction: column; min-width: 0; min-height: 0; background: var(--panel); }
 .side-slot { border-left: 1px solid var(--line); overflow: auto; background: var(--panel); }
 .views ul, .items, .presence, .others { list-style: none; margin: 0; padding: 0; }
 .view { width: 100%; display: flex; gap: 6px; align-items: center; text-align: left; border: 0; border-radius: 6px; padding: 8px 10px; margin-bottom: 2px; background: none; }
@@ -34,7 +35,7 @@ input[type=search], input[type=email], input[type=password], select, textarea { 
 .item { width: 100%; text-align: left; display: grid; gap: 3px; border: 0; border-bottom: 1px solid var(--line); border-radius: 0; padding: 10px 14px; background: none; }
 .item[aria-current=true] { background: var(--agent); box-shadow: inset 3px 0 0 var(--accent); }
 .item .line1 { display: flex; gap: 8px; align-items: baseline; }
-.item .who { font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.item .who { min-width: 0; font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .item .wait { margin-left: auto; font-variant-numeric: tabular-nums; color: var(--muted); font-weight: 600; }
 .item.late { background: var(--late-bg); }
 .item.late .wait { color: var(--late); }
@@ -50,7 +51,7 @@ input[type=search], input[type=email], input[type=password], select, textarea { 
 .transcript { list-style: none; margin: 0; padding: 16px; flex: 1; overflow: auto; display: flex; flex-direction: column; gap: 10px; background: var(--bg); }
 .transcript li { max-width: 78%; border-radius: 10px; padding: 8px 12px; background: var(--panel); border: 1px solid var(--line); }
 .transcript p { margin: 4px 0 0; white-space: pre-wrap; overflow-wrap: anywhere; }
-.transcript .by { display: flex; gap: 8px; font-size: 12px; font-weight: 600; color: var(--muted); }
+.transcript .by { display: flex; flex-wrap: wrap; gap: 0 8px; font-size: 12px; font-weight: 600; color: var(--muted); }
 .transcript time { font-weight: 400; }
 .msg.customer { align-self: flex-start; }
 .msg.assistant, .msg.agent { align-self: flex-end; }
@@ -82,13 +83,14 @@ input[type=search], input[type=email], input[type=password], select, textarea { 
 .alerts { border: 1px solid var(--line); border-radius: 6px; margin: 8px 0; padding: 6px 10px; }
 .keys { display: grid; grid-template-columns: auto 1fr; gap: 4px 10px; margin: 0; } .keys dd { margin: 0; }
 kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 4px; padding: 0 5px; font: 12px ui-monospace, monospace; background: var(--bg); }
-.toast { position: fixed; bottom: 12px; left: 50%; transform: translateX(-50%); margin: 0; background: var(--text); color: #fff; padding: 6px 14px; border-radius: 6px; }
+.toast { position: fixed; bottom: 16px; right: 16px; z-index: 2; margin: 0; background: var(--text); color: #fff; padding: 6px 14px; border-radius: 6px; }
 .toast:empty { display: none; }
 .signin { max-width: 360px; margin: 10vh auto; display: grid; gap: 16px; }
 .card { background: var(--panel); border: 1px solid var(--line); border-radius: 10px; padding: 20px; display: grid; gap: 8px; }
 .error { color: var(--late); margin: 0; min-height: 1em; }
 @media (max-width: 1100px) {
-  .layout { grid-template-columns: 280px minmax(0, 1fr); grid-template-rows: auto minmax(0, 1fr) auto; height: auto; min-height: calc(100vh - 49px); }
+  #app { height: auto; min-height: 100vh; }
+  .layout { grid-template-columns: 280px minmax(0, 1fr); grid-template-rows: auto minmax(0, 1fr) auto; }
   .left { grid-column: 1 / -1; border-right: 0; border-bottom: 1px solid var(--line); display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; }
   .views ul { display: flex; gap: 4px; } .view { width: auto; margin: 0; }
   .search { margin: 0; min-width: 220px; } .settings { margin: 0; } .presence { display: flex; gap: 10px; }
