@@ -12,7 +12,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createAgent, PASSWORD, post } from '../support/agents.ts';
 import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
-import { startParley, type TestParley } from '../support/parley.ts';
+import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { startWidgetSession } from '../support/widget-client.ts';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const DEADLINE = 20_000;
@@ -182,9 +183,27 @@ describe('the agent inbox (Chromium)', () => {
     });
   });
 
-  it('at 768 px: the inbox is usable (nothing wider than the screen) and axe finds no violations; j/k move through the list', async () => {
+  it('at 768 px: the inbox is usable (nothing wider than the screen) and axe finds no violations; j/k move through the list; past the SLA a wait is highlighted', async () => {
+    // A customer handed over 6 minutes ago (the server's test clock set back): past handoff.sla_minutes (5).
+    llm.fallback({ text: 'Hello!' });
+    const w = await startWidgetSession(p.url(), { customerId: 'late-customer', email: 'late@example.com' });
+    w.send({ type: 'message', id: 'm1', text: 'hello' });
+    await w.next((f) => f.type === 'message', DEADLINE);
+    await post(p, '/__test__/clock', { offsetMs: -6 * 60_000 });
+    const handed = await fetch(`${p.url()}/conversations/conv_web_late-customer/handoff`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(handed.status).toBe(200);
+    await post(p, '/__test__/clock', { offsetMs: 0 });
+    w.close();
     const page = await signedInInbox('Ada', 768);
     await withScreenshotOnFailure(page, 'inbox-768', async () => {
+      const late = page.locator('[data-testid=conversation-item].late');
+      await late.waitFor({ timeout: DEADLINE });
+      expect(await late.locator('[data-testid=wait-timer]').textContent()).toMatch(/^6:\d\d$/);
+      await page.screenshot({ path: join(ARTIFACTS, 'inbox-768-waiting.png'), fullPage: true });
       await page.locator('[data-testid=view-resolved]').click();
       await page.locator('[data-testid=conversation-item]').first().waitFor({ timeout: DEADLINE });
       await page.locator('body').press('j');

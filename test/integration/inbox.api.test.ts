@@ -158,4 +158,18 @@ describe('the agent inbox API', () => {
     expect((await inboxApi(p, bob).call('GET', '/saved-replies')).body.items.map((r: { shortcut: string }) => r.shortcut)).toEqual(['refund']);
     expect((await inboxApi(p, bob).call('POST', '/saved-replies', { shortcut: 'no spaces', text: 'x' })).status).toBe(400);
   });
+
+  it('with telemetry.store_text on, search also finds the words of a conversation', async () => {
+    const q = await startParley({ config: { telemetry: { store_text: true } } });
+    open.push(q);
+    const c = await startWidgetSession(q.url(), { customerId: 'cust-words', email: 'words@example.com' });
+    open.push(c);
+    c.send({ type: 'message', id: 'm1', text: 'My parcel arrived DAMAGED yesterday' });
+    await c.next((f) => f.type === 'message' && f.role === 'assistant', DEADLINE_MS);
+    const carol = await namedAgent(q, 'Carol');
+    const found = await inboxApi(q, carol).list('open', 'damaged');
+    expect(found.textSearch).toBe(true);
+    expect(found.items.map((i: { conversationId: string }) => i.conversationId)).toEqual(['conv_web_cust-words']);
+    expect((await inboxApi(q, carol).list('open', 'nothing like this')).items).toEqual([]);
+  });
 });
