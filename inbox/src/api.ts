@@ -59,6 +59,9 @@ export const api = {
   note: (id: string, text: string) => call<unknown>('POST', `${conv(id)}/notes`, { text }),
   typing: (id: string, on: boolean) => call<unknown>('POST', `${conv(id)}/typing`, { on }),
   agents: () => call<{ items: AgentPresence[] }>('GET', '/api/v1/inbox/agents'),
+  /** Admins: a new account and its one-time set-password link. */
+  createAgent: (name: string, email: string, role: 'agent' | 'admin') =>
+    call<{ agent: { agentId: string }; setPasswordUrl: string }>('POST', '/api/v1/agents', { name, email, role }),
   savedReplies: () => call<{ items: SavedReplyView[] }>('GET', '/api/v1/inbox/saved-replies'),
   saveReply: (shortcut: string, text: string) => call<SavedReplyView>('POST', '/api/v1/inbox/saved-replies', { shortcut, text }),
 };

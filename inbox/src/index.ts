@@ -19,7 +19,7 @@ import { renderCustomer, renderHeader, renderTranscript } from './conversation.t
 import { h } from './dom.ts';
 import { customerName, renderList, renderNav, tickTimers, type View } from './list.ts';
 import { connectLive } from './live.ts';
-import { signInForm } from './parts.ts';
+import { addAgentForm, signInForm } from './parts.ts';
 import { createShell, type Shell } from './shell.ts';
 import { STYLES } from './styles.ts';
 
@@ -206,6 +206,17 @@ function installKeys(a: App, signal: AbortSignal) {
   );
 }
 
+async function addAgent(a: App, name: string, email: string, role: 'agent' | 'admin'): Promise<string> {
+  try {
+    const r = await api.createAgent(name, email, role);
+    a.agents = (await api.agents()).items;
+    drawPresence(a);
+    return `Send ${name} this link to choose a password: ${new URL(r.setPasswordUrl, location.href).href}`;
+  } catch (err) {
+    return err instanceof Refused ? err.message : String(err);
+  }
+}
+
 function start(root: HTMLElement, person: SignedIn) {
   setCsrf(person.csrfToken ?? '');
   const alerts = createAlerts();
@@ -233,6 +244,7 @@ function start(root: HTMLElement, person: SignedIn) {
     clearInterval(timers);
     void api.signOut().finally(() => main(root, 'Signed out.'));
   });
+  if (me.role === 'admin') shell.settings.append(addAgentForm((name, email, role) => addAgent(a, name, email, role)));
   root.replaceChildren(...shell.root);
   drawList(a);
   installKeys(a, ended.signal);

@@ -14,7 +14,7 @@ button:disabled { opacity: .6; cursor: default; }
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 h1 { font-size: 18px; margin: 0; }
 h2 { font-size: 16px; margin: 0; }
-h3 { font-size: 13px; margin: 16px 0 6px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
+h3, h2.minor { font-size: 13px; margin: 16px 0 6px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
 .top { display: flex; gap: 16px; align-items: center; padding: 10px 16px; background: var(--panel); border-bottom: 1px solid var(--line); }
 .top .me { margin-left: auto; font-weight: 600; }
 .live { font-size: 12px; color: var(--muted); }
@@ -31,7 +31,7 @@ h3 { font-size: 13px; margin: 16px 0 6px; text-transform: uppercase; letter-spac
 .unread { background: var(--accent); color: var(--accent-text); border-radius: 10px; padding: 0 7px; font-size: 12px; font-weight: 600; }
 .search { margin: 14px 0; display: grid; gap: 4px; }
 .search label { font-size: 12px; color: var(--muted); }
-input[type=search], input[type=email], input[type=password], select, textarea { border: 1px solid var(--line); border-radius: 6px; padding: 7px 9px; background: var(--panel); width: 100%; }
+input[type=text], input[type=search], input[type=email], input[type=password], select, textarea { border: 1px solid var(--line); border-radius: 6px; padding: 7px 9px; background: var(--panel); width: 100%; }
 .item { width: 100%; text-align: left; display: grid; gap: 3px; border: 0; border-bottom: 1px solid var(--line); border-radius: 0; padding: 10px 14px; background: none; }
 .item[aria-current=true] { background: var(--agent); box-shadow: inset 3px 0 0 var(--accent); }
 .item .line1 { display: flex; gap: 8px; align-items: baseline; }
@@ -81,6 +81,7 @@ input[type=search], input[type=email], input[type=password], select, textarea { 
 .p-online .dot { background: var(--ok); } .p-away .dot { background: #bf8700; }
 .settings { margin: 12px 0; font-size: 13px; } .settings summary { cursor: pointer; color: var(--accent); }
 .alerts { border: 1px solid var(--line); border-radius: 6px; margin: 8px 0; padding: 6px 10px; }
+.add-agent { display: grid; gap: 4px; margin-top: 8px; } .add-agent .hint { overflow-wrap: anywhere; }
 .keys { display: grid; grid-template-columns: auto 1fr; gap: 4px 10px; margin: 0; } .keys dd { margin: 0; }
 kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 4px; padding: 0 5px; font: 12px ui-monospace, monospace; background: var(--bg); }
 .toast { position: fixed; bottom: 16px; right: 16px; z-index: 2; margin: 0; background: var(--text); color: #fff; padding: 6px 14px; border-radius: 6px; }

@@ -75,9 +75,14 @@ export function createInboxLive(o: { bus: ClusterBus; clock: Clock; logger: Logg
     const frame: InboxLiveFrame = { type: 'presence', agents: presence() };
     for (const p of pages) send(p.socket, frame);
   };
+  /** Whether the last announcement named anyone: a node with no page open says so once, then stays quiet. */
+  let announcedSomeone = false;
   const announcePresence = () => {
     pushPresence();
-    void bus.publish(PRESENCE_TOPIC, JSON.stringify({ node: nodeKey, rows: local() })).catch(() => undefined);
+    const rows = local();
+    if (rows.length === 0 && !announcedSomeone) return;
+    announcedSomeone = rows.length > 0;
+    void bus.publish(PRESENCE_TOPIC, JSON.stringify({ node: nodeKey, rows })).catch(() => undefined);
   };
   const tick = () => {
     announcePresence();

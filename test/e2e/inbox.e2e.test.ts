@@ -32,8 +32,8 @@ beforeAll(async () => {
     if (r.includes('cancelOrder')) break;
     await new Promise((res) => setTimeout(res, 50));
   }
-  for (const name of ['Ada', 'Bob']) {
-    const { token } = await createAgent(p, { email: `${name.toLowerCase()}@example.com`, name });
+  for (const name of ['Ada', 'Bob', 'Cleo']) {
+    const { token } = await createAgent(p, { email: `${name.toLowerCase()}@example.com`, name, role: name === 'Cleo' ? 'admin' : 'agent' });
     expect((await post(p, '/api/v1/agents/set-password', { token, password: PASSWORD })).status).toBe(200);
   }
 }, 60_000);
@@ -198,12 +198,21 @@ describe('the agent inbox (Chromium)', () => {
     expect(handed.status).toBe(200);
     await post(p, '/__test__/clock', { offsetMs: 0 });
     w.close();
-    const page = await signedInInbox('Ada', 768);
+    const page = await signedInInbox('Cleo', 768);
     await withScreenshotOnFailure(page, 'inbox-768', async () => {
       const late = page.locator('[data-testid=conversation-item].late');
       await late.waitFor({ timeout: DEADLINE });
       expect(await late.locator('[data-testid=wait-timer]').textContent()).toMatch(/^6:\d\d$/);
       await page.screenshot({ path: join(ARTIFACTS, 'inbox-768-waiting.png'), fullPage: true });
+      // An admin adds a person to the team from the settings ("?" opens them) and gets the one-time link.
+      await page.locator('body').press('?');
+      await page.locator('[data-testid=new-agent-name]').fill('Dan');
+      await page.locator('[data-testid=new-agent-email]').fill('dan@example.com');
+      await page.locator('[data-testid=new-agent-email]').press('Enter');
+      await expect.poll(() => page.locator('[data-testid=new-agent-link]').textContent(), { timeout: DEADLINE }).toContain('/agents/set-password?token=');
+      expect(await axe(page)).toEqual([]);
+      await page.screenshot({ path: join(ARTIFACTS, 'inbox-768-settings.png'), fullPage: true });
+      await page.locator('body').press('?');
       await page.locator('[data-testid=view-resolved]').click();
       await page.locator('[data-testid=conversation-item]').first().waitFor({ timeout: DEADLINE });
       await page.locator('body').press('j');
