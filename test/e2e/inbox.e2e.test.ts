@@ -3,7 +3,8 @@
 // notification) within a deadline; Ada claims it and sees the earlier tool call and confirmation; Bob's claim is
 // refused with Ada's name; Ada types (the customer sees "Ada is typing…") and replies (the customer sees her name);
 // the customer's answer appears live in Ada's inbox; Ada resolves it with the keyboard (e). axe-core finds no
-// violations at 1,280 and 768 px. Screenshots: test-artifacts/inbox-{1280,768}.png, inbox-refused.png, inbox-widget.png.
+// violations at 1,280 and 768 px. The same scenario runs again on two PostgreSQL nodes (Ada on one, the customer and Bob
+// on the other). Screenshots: test-artifacts/inbox-{1280,768}{,-cluster}.png, inbox-refused*.png, inbox-widget*.png.
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/br
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
+import { createTestDatabase } from '../support/shared-postgres.ts';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const DEADLINE = 20_000;
@@ -54,10 +56,10 @@ async function axe(page: Page) {
 }
 
 /** A new browser (its own cookies) with the inbox open and signed in; notifications it shows are recorded. */
-async function signedInInbox(name: string, width = 1280): Promise<Page> {
+async function signedInInbox(name: string, width = 1280, base = p.url()): Promise<Page> {
   const context = await browser.newContext({ viewport: { width, height: 900 } });
   contexts.push(context);
-  await context.grantPermissions(['notifications'], { origin: p.url() });
+  await context.grantPermissions(['notifications'], { origin: base });
   await context.addInitScript(() => {
     const shown: string[] = [];
     (window as unknown as { shown: string[] }).shown = shown;
@@ -73,7 +75,7 @@ async function signedInInbox(name: string, width = 1280): Promise<Page> {
     (window as unknown as { Notification: unknown }).Notification = Recorded;
   });
   const page = await context.newPage();
-  await page.goto(`${p.url()}/inbox`);
+  await page.goto(`${base}/inbox`);
   await page.locator('[data-testid=email-input]').fill(`${name.toLowerCase()}@example.com`);
   await page.locator('[data-testid=password-input]').fill(PASSWORD);
   await page.locator('[data-testid=password-input]').press('Enter');
@@ -82,7 +84,7 @@ async function signedInInbox(name: string, width = 1280): Promise<Page> {
   return page;
 }
 
-async function customerAsksForPerson(): Promise<Page> {
+async function customerAsksForPerson(base = p.url()): Promise<Page> {
   llm.script(
     { toolCalls: [{ name: 'getOrderStatus', args: { orderId: '1001' } }] },
     { text: 'Order 1001 is being processed.' },
@@ -93,7 +95,7 @@ async function customerAsksForPerson(): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 420, height: 800 } });
   contexts.push(context);
   const page = await context.newPage();
-  await page.goto(`${p.url()}/demo.html`);
+  await page.goto(`${base}/demo.html`);
   await page.locator('[data-testid=launcher]').click();
   await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: DEADLINE }).toBe('Online');
   const input = page.locator('[data-testid=input]');
@@ -111,76 +113,81 @@ async function customerAsksForPerson(): Promise<Page> {
   return page;
 }
 
+/** The judging scenario; `on`: where Ada's inbox, Bob's inbox and the customer's widget are served. */
+async function judgingScenario(on: { ada: string; bob: string; customer: string }, label: string) {
+  const ada = await signedInInbox('Ada', 1280, on.ada);
+  const bob = await signedInInbox('Bob', 1280, on.bob);
+  await withScreenshotOnFailure(ada, `inbox-ada${label}`, async () => {
+    const customer = await customerAsksForPerson(on.customer);
+    const asked = Date.now();
+    await customer.locator('[data-testid=status-line]').first().waitFor({ timeout: DEADLINE });
+    // Both inboxes show it, without a reload, with a notification.
+    const shownIn: number[] = [];
+    for (const page of [ada, bob]) {
+      await page.locator('[data-testid=conversation-item]').first().waitFor({ timeout: DEADLINE });
+      shownIn.push(Date.now() - asked);
+      await expect.poll(() => page.evaluate(() => (window as unknown as { shown: string[] }).shown), { timeout: DEADLINE }).toHaveLength(1);
+    }
+    console.log(`[inbox e2e${label}] the handoff was shown in both inboxes ${shownIn.join(' / ')} ms after the customer's message was sent`);
+    expect(await ada.title()).toBe('(1) Parley inbox');
+    expect(await ada.locator('[data-testid=wait-timer]').textContent()).toMatch(/^0:\d\d$/);
+
+    // Both open it; Ada claims first.
+    await bob.locator('[data-testid=conversation-item]').first().click();
+    await bob.locator('[data-testid=claim]').waitFor({ timeout: DEADLINE });
+    await ada.locator('[data-testid=conversation-item]').first().click();
+    await ada.locator('[data-testid=claim]').click();
+    await expect.poll(() => ada.locator('[data-testid=holder]').textContent(), { timeout: DEADLINE }).toContain('With Ada');
+    const tool = ada.locator('[data-testid=tool-call]');
+    await expect.poll(() => tool.count()).toBe(2);
+    expect(await tool.first().textContent()).toContain('getOrderStatus');
+    expect(await tool.first().textContent()).toContain('"orderId": "1001"');
+    expect(await ada.locator('[data-testid=confirmation]').allTextContents()).toEqual([
+      expect.stringContaining('Asked the customer to confirm · cancelOrder'),
+      expect.stringContaining('Confirmation approved'),
+    ]);
+
+    // Bob's page hears of the claim live; his claim is refused with Ada's name.
+    await expect.poll(() => bob.locator('[data-testid=holder]').textContent(), { timeout: DEADLINE }).toContain('With Ada');
+    await bob.locator('[data-testid=claim]').click();
+    await expect.poll(() => bob.locator('[data-testid=toast]').textContent(), { timeout: DEADLINE }).toBe('Ada has this conversation');
+    await bob.screenshot({ path: join(ARTIFACTS, `inbox-refused${label}.png`) });
+
+    // Ada replies from the keyboard: r focuses the composer; typing is shown to the customer with her name first.
+    await ada.locator('body').press('r');
+    await ada.keyboard.type('Hi, this is Ada. I see order 1001 was cancelled.');
+    await expect.poll(() => customer.locator('[data-testid=typing-agent]').textContent(), { timeout: DEADLINE }).toBe('Ada is typing…');
+    expect(await customer.locator('[data-testid=typing]').isVisible()).toBe(true);
+    await ada.keyboard.press('Enter');
+    const agentMessage = customer.locator('[data-testid=message][data-role=agent]');
+    await expect.poll(() => agentMessage.count(), { timeout: DEADLINE }).toBe(1);
+    expect(await agentMessage.locator('[data-testid=author]').textContent()).toBe('Ada');
+    await expect.poll(() => customer.locator('[data-testid=typing]').isVisible()).toBe(false);
+
+    const input = customer.locator('[data-testid=input]');
+    await input.fill('Thank you Ada, that is all.');
+    await input.press('Enter');
+    await expect
+      .poll(() => ada.locator('[data-testid=transcript] [data-kind=customer]').last().textContent(), { timeout: DEADLINE })
+      .toContain('Thank you Ada, that is all.');
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await customer.screenshot({ path: join(ARTIFACTS, `inbox-widget${label}.png`) });
+    await ada.screenshot({ path: join(ARTIFACTS, `inbox-1280${label}.png`) });
+    expect(await axe(ada)).toEqual([]);
+
+    // e resolves (the focus is back on the page, not in the composer).
+    await ada.locator('[data-testid=composer]').press('Escape');
+    await ada.locator('body').press('e');
+    await expect.poll(() => ada.locator('[data-testid=holder]').textContent(), { timeout: DEADLINE }).toContain('Resolved');
+    await expect.poll(() => customer.locator('[data-testid=status-line]').count(), { timeout: DEADLINE }).toBeGreaterThanOrEqual(3);
+    await ada.locator('[data-testid=view-resolved]').click();
+    await expect.poll(() => ada.locator('[data-testid=conversation-item]').count(), { timeout: DEADLINE }).toBe(1);
+  });
+}
+
 describe('the agent inbox (Chromium)', () => {
   it('two agents, one customer: live handoff, claim race, tool call and confirmation, typing, names, live answer, resolve', async () => {
-    const ada = await signedInInbox('Ada');
-    const bob = await signedInInbox('Bob');
-    await withScreenshotOnFailure(ada, 'inbox-ada', async () => {
-      const customer = await customerAsksForPerson();
-      const asked = Date.now();
-      await customer.locator('[data-testid=status-line]').first().waitFor({ timeout: DEADLINE });
-      // Both inboxes show it, without a reload, with a notification.
-      const shownIn: number[] = [];
-      for (const page of [ada, bob]) {
-        await page.locator('[data-testid=conversation-item]').first().waitFor({ timeout: DEADLINE });
-        shownIn.push(Date.now() - asked);
-        await expect.poll(() => page.evaluate(() => (window as unknown as { shown: string[] }).shown), { timeout: DEADLINE }).toHaveLength(1);
-      }
-      console.log(`[inbox e2e] the handoff was shown in both inboxes ${shownIn.join(' / ')} ms after the customer's message was sent`);
-      expect(await ada.title()).toBe('(1) Parley inbox');
-      expect(await ada.locator('[data-testid=wait-timer]').textContent()).toMatch(/^0:\d\d$/);
-
-      // Both open it; Ada claims first.
-      await bob.locator('[data-testid=conversation-item]').first().click();
-      await bob.locator('[data-testid=claim]').waitFor({ timeout: DEADLINE });
-      await ada.locator('[data-testid=conversation-item]').first().click();
-      await ada.locator('[data-testid=claim]').click();
-      await expect.poll(() => ada.locator('[data-testid=holder]').textContent(), { timeout: DEADLINE }).toContain('With Ada');
-      const tool = ada.locator('[data-testid=tool-call]');
-      await expect.poll(() => tool.count()).toBe(2);
-      expect(await tool.first().textContent()).toContain('getOrderStatus');
-      expect(await tool.first().textContent()).toContain('"orderId": "1001"');
-      expect(await ada.locator('[data-testid=confirmation]').allTextContents()).toEqual([
-        expect.stringContaining('Asked the customer to confirm · cancelOrder'),
-        expect.stringContaining('Confirmation approved'),
-      ]);
-
-      // Bob's page hears of the claim live; his claim is refused with Ada's name.
-      await expect.poll(() => bob.locator('[data-testid=holder]').textContent(), { timeout: DEADLINE }).toContain('With Ada');
-      await bob.locator('[data-testid=claim]').click();
-      await expect.poll(() => bob.locator('[data-testid=toast]').textContent(), { timeout: DEADLINE }).toBe('Ada has this conversation');
-      await bob.screenshot({ path: join(ARTIFACTS, 'inbox-refused.png') });
-
-      // Ada replies from the keyboard: r focuses the composer; typing is shown to the customer with her name first.
-      await ada.locator('body').press('r');
-      await ada.keyboard.type('Hi, this is Ada. I see order 1001 was cancelled.');
-      await expect.poll(() => customer.locator('[data-testid=typing-agent]').textContent(), { timeout: DEADLINE }).toBe('Ada is typing…');
-      expect(await customer.locator('[data-testid=typing]').isVisible()).toBe(true);
-      await ada.keyboard.press('Enter');
-      const agentMessage = customer.locator('[data-testid=message][data-role=agent]');
-      await expect.poll(() => agentMessage.count(), { timeout: DEADLINE }).toBe(1);
-      expect(await agentMessage.locator('[data-testid=author]').textContent()).toBe('Ada');
-      await expect.poll(() => customer.locator('[data-testid=typing]').isVisible()).toBe(false);
-
-      const input = customer.locator('[data-testid=input]');
-      await input.fill('Thank you Ada, that is all.');
-      await input.press('Enter');
-      await expect
-        .poll(() => ada.locator('[data-testid=transcript] [data-kind=customer]').last().textContent(), { timeout: DEADLINE })
-        .toContain('Thank you Ada, that is all.');
-      mkdirSync(ARTIFACTS, { recursive: true });
-      await customer.screenshot({ path: join(ARTIFACTS, 'inbox-widget.png') });
-      await ada.screenshot({ path: join(ARTIFACTS, 'inbox-1280.png') });
-      expect(await axe(ada)).toEqual([]);
-
-      // e resolves (the focus is back on the page, not in the composer).
-      await ada.locator('[data-testid=composer]').press('Escape');
-      await ada.locator('body').press('e');
-      await expect.poll(() => ada.locator('[data-testid=holder]').textContent(), { timeout: DEADLINE }).toContain('Resolved');
-      await expect.poll(() => customer.locator('[data-testid=status-line]').count(), { timeout: DEADLINE }).toBeGreaterThanOrEqual(3);
-      await ada.locator('[data-testid=view-resolved]').click();
-      await expect.poll(() => ada.locator('[data-testid=conversation-item]').count(), { timeout: DEADLINE }).toBe(1);
-    });
+    await judgingScenario({ ada: p.url(), bob: p.url(), customer: p.url() }, '');
   });
 
   it('at 768 px: the inbox is usable (nothing wider than the screen) and axe finds no violations; j/k move through the list; past the SLA a wait is highlighted', async () => {
@@ -221,5 +228,34 @@ describe('the agent inbox (Chromium)', () => {
       await page.screenshot({ path: join(ARTIFACTS, 'inbox-768.png'), fullPage: true });
       expect(await axe(page)).toEqual([]);
     });
+  });
+});
+
+describe('the agent inbox on two PostgreSQL nodes (Chromium)', () => {
+  const nodes: TestParley[] = [];
+  beforeAll(async () => {
+    const url = await createTestDatabase();
+    for (const id of ['node-a', 'node-b']) {
+      const node = await startParley({
+        config: {
+          demo: { backend: true },
+          llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' },
+          storage: { engine: 'postgres', url },
+          cluster: { node_id: id, lease_seconds: 5 },
+        },
+      });
+      nodes.push(node);
+    }
+    for (const name of ['Ada', 'Bob']) {
+      const { token } = await createAgent(nodes[0], { email: `${name.toLowerCase()}@example.com`, name });
+      expect((await post(nodes[0], '/api/v1/agents/set-password', { token, password: PASSWORD })).status).toBe(200);
+    }
+  }, 120_000);
+  afterAll(async () => {
+    for (const node of nodes.reverse()) await node.close();
+  });
+
+  it("the same scenario with the customer and Bob's inbox on node A, Ada's inbox on node B (her typing, reply and claim cross nodes)", async () => {
+    await judgingScenario({ ada: nodes[1].url(), bob: nodes[0].url(), customer: nodes[0].url() }, '-cluster');
   });
 });
