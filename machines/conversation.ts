@@ -7,18 +7,21 @@
 //                 ↑            ↘ awaitingConfirmation ──┤
 //                 └────────────── (all calls done) ←────┘
 //   thinking → replying → idle (next queued message, if any)
-//   thinking ─(the model calls `handoff`)→ withHuman ─(release, or idle time)→ idle
+//   thinking ─(the model calls `handoff`)→ withHuman ─(an agent's release; or, when set, return_to_assistant time)→ idle
 //   idle ─(handoff.request from the integrator; asked while busy: once the turn ends)→ withHuman
 //   awaitingConfirmation ─(handoff.request)→ withHuman at once: the confirmation is cancelled, the turn ends
 //
 // In `withHuman` customer messages are stored and forwarded (`forward`), never given to the LLM;
-// agent messages (`agent.message`) are the replies. Its idle deadline lives in context like the
-// confirmation deadline, and is re-armed on `restored` and by every agent message.
+// agent messages (`agent.message`) are the replies. Its deadlines (offline notice, optional hand-back: human.ts) are
+// computed from times in context like the confirmation deadline, and re-armed on `restored` and by every agent message.
 //
 // Deadlines live in context (`turn.pending.deadline`), because XState does
 // not restore `after` timers from a persisted snapshot: on `restored` the
 // waiting state is re-entered and its timer re-armed with the time left.
 import { and, assign, emit, enqueueActions, fromPromise, not, setup } from 'xstate';
+import { humanDelay, humanDue, HUMAN_TIMER_CAP_MS, newHumanMode, type HumanMode } from './human.ts';
+
+export type { HumanMode };
 
 export type Channel = 'web' | 'whatsapp';
 
@@ -88,10 +91,20 @@ export type ConversationOutput =
   | { type: 'tool'; turnId: string; callId: string; name: string; phase: 'result' | 'failed'; content: string; durationMs?: number; error?: string }
   | { type: 'turn'; turnId: string; phase: 'started' | 'ended'; messageId: string }
   /** `id`s of handoff outputs are unique within the conversation: `h:<since>`, `r:<since>`, `j:<agent message id>`. */
-  | { type: 'handoff'; id: string; phase: 'requested'; source: 'model' | 'api'; reason?: string; turnId?: string }
-  | { type: 'handoff'; id: string; phase: 'released'; by: 'agent' | 'idle'; agentId?: string }
-  /** The first message of an agent (or of another agent than the last one): "Alex joined". */
-  | { type: 'handoff'; id: string; phase: 'joined'; agent: AgentAuthor }
+  /** `agentId`: the signed-in agent who asked for it through the API. */
+  | { type: 'handoff'; id: string; phase: 'requested'; source: 'model' | 'api'; reason?: string; turnId?: string; agentId?: string }
+  /**
+   * `by: 'idle'`: `handoff.return_to_assistant_after_minutes` passed without an agent message. `agentId`: who released
+   * it; `lastAgentId`: the last signed-in agent who wrote; `durationMs`: since the handoff (time to resolution).
+   */
+  | { type: 'handoff'; id: string; phase: 'released'; by: 'agent' | 'idle'; agentId?: string; lastAgentId?: string; durationMs?: number }
+  /**
+   * The first message of an agent (or of another agent than the last one): "Alex joined". `waitedMs`: on the first
+   * agent message of the handoff, how long the customer waited for it (time to first agent reply).
+   */
+  | { type: 'handoff'; id: string; phase: 'joined'; agent: AgentAuthor; waitedMs?: number }
+  /** No agent wrote within `handoff.offline_after_minutes`: the customer is asked for an email address (once). */
+  | { type: 'handoff'; id: string; phase: 'offline' }
   | { type: 'agent'; id: string; text: string; author: AgentAuthor }
   /** A customer message while with a person: stored, and forwarded to the integrator instead of the LLM. */
   | { type: 'forward'; messageId: string; text: string };
@@ -102,8 +115,10 @@ export interface ConversationInput {
   channel: Channel;
   maxToolSteps: number;
   confirmationTimeoutMs: number;
-  /** With a person: released after this long without an agent message. */
-  humanIdleMs: number;
+  /** With a person: no agent message this long after the handoff → the `offline` notice (absent: never). */
+  offlineAfterMs?: number;
+  /** With a person: given back to the assistant after this long without an agent message (absent: never). */
+  returnAfterMs?: number;
   /**
    * The gathering window: a turn starts this long after the last of a burst of customer messages (at most
    * GATHER_CAP windows after the first), so the burst is answered by one turn. 0: at once. Absent in old snapshots.
@@ -117,19 +132,11 @@ export type ConversationEvent =
   | { type: 'customer.message'; at: number; messageId: string; text: string }
   | { type: 'customer.confirm'; at: number; confirmationId: string; approve: boolean }
   | { type: 'restored'; at: number }
-  | { type: 'handoff.request'; at: number; reason?: string }
+  /** `agentId`: the signed-in agent who asked (src/agents/). */
+  | { type: 'handoff.request'; at: number; reason?: string; agentId?: string }
   /** `agentId`: the signed-in agent who released it (src/agents/). */
   | { type: 'handoff.release'; at: number; by: 'agent' | 'idle'; agentId?: string }
   | { type: 'agent.message'; at: number; id: string; text: string; author: AgentAuthor };
-
-export interface HumanMode {
-  since: number;
-  source: 'model' | 'api';
-  reason?: string;
-  /** Released at this time unless an agent writes before. */
-  deadline: number;
-  agent?: AgentAuthor;
-}
 
 interface QueuedMessage {
   messageId: string;
@@ -165,7 +172,7 @@ export interface ConversationContext extends ConversationInput {
   /** The reply of the turn that just ended while messages waited (handed to the next turn, then dropped). */
   lastReply?: { turnId: string; text: string };
   /** The integrator asked for a person while a turn ran: handed over when it ends. */
-  handoffAsked?: { reason?: string; at: number };
+  handoffAsked?: { reason?: string; at: number; agentId?: string };
   /**
    * The last agent message ids: a retried agent message (same idempotency key, so the same id) is shown once. Stored
    * with the snapshot in every write, so whichever node owns the conversation next knows them too.
@@ -250,11 +257,12 @@ export const conversationMachine = setup({
       const turn = context.turn!;
       const call = turn.calls[turn.callIndex];
       const at = event.type === 'handoff.request' ? Math.max(context.lastAt, event.at) : context.lastAt;
-      const reason = event.type === 'handoff.request' ? event.reason : context.handoffAsked?.reason;
-      const human = humanMode(Object.assign({}, context, { lastAt: at }), 'api', reason);
+      const asked = event.type === 'handoff.request' ? event : context.handoffAsked;
+      const reason = asked?.reason;
+      const human = newHumanMode(at, 'api', reason, asked?.agentId);
       if (turn.pending)
         enqueue.emit({ type: 'confirmation', id: turn.pending.confirmationId, turnId: turn.turnId, name: call.name, outcome: 'cancelled', reason: 'handoff' });
-      enqueue.emit(withReason({ type: 'handoff', id: `h:${human.since}`, phase: 'requested', source: 'api' } as const, reason));
+      enqueue.emit(requestedOutput(human));
       enqueue.emit({ type: 'turn', turnId: turn.turnId, phase: 'ended', messageId: turn.messageId });
       for (const m of context.queue) enqueue.emit({ type: 'forward', messageId: m.messageId, text: m.text });
       enqueue.assign({ lastAt: at, human, handoffAsked: undefined, turn: undefined, queue: [] });
@@ -262,7 +270,13 @@ export const conversationMachine = setup({
     /** "Alex joined": an agent's first message, or another agent's than the last one's. */
     agentJoined: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'agent.message' || context.human?.agent?.name === event.author.name) return;
-      enqueue.emit({ type: 'handoff', id: `j:${event.id}`, phase: 'joined', agent: authorOf(event.author) });
+      const first = context.human !== undefined && context.human.agent === undefined;
+      enqueue.emit(
+        Object.assign(
+          { type: 'handoff' as const, id: `j:${event.id}`, phase: 'joined' as const, agent: authorOf(event.author) },
+          first ? { waitedMs: Math.max(0, event.at - context.human!.since) } : {},
+        ),
+      );
     }),
   },
   guards: {
@@ -279,7 +293,7 @@ export const conversationMachine = setup({
   delays: {
     confirmationLeft: ({ context }) => Math.max(0, (context.turn?.pending?.deadline ?? context.lastAt) - context.lastAt),
     gatherLeft: ({ context }) => Math.max(0, (gatherDue(context) ?? context.lastAt) - context.lastAt),
-    humanLeft: ({ context }) => Math.max(0, (context.human?.deadline ?? context.lastAt) - context.lastAt),
+    humanLeft: ({ context }) => humanDelay(context.human, context, context.lastAt),
   },
 }).createMachine({
   id: 'conversation',
@@ -298,7 +312,11 @@ export const conversationMachine = setup({
     'handoff.request': {
       actions: assign(({ context, event }) => ({
         lastAt: Math.max(context.lastAt, event.at),
-        handoffAsked: event.reason === undefined ? { at: event.at } : { reason: event.reason, at: event.at },
+        handoffAsked: Object.assign(
+          { at: event.at },
+          event.reason === undefined ? {} : { reason: event.reason },
+          event.agentId === undefined ? {} : { agentId: event.agentId },
+        ),
       })),
     },
   },
@@ -311,13 +329,11 @@ export const conversationMachine = setup({
           actions: [
             'forwardQueued',
             assign(({ context }) => ({
-              human: humanMode(context, 'api', context.handoffAsked!.reason),
+              human: newHumanMode(context.lastAt, 'api', context.handoffAsked!.reason, context.handoffAsked!.agentId),
               handoffAsked: undefined,
               queue: [],
             })),
-            emit(({ context }) =>
-              withReason({ type: 'handoff', id: `h:${context.human!.since}`, phase: 'requested', source: 'api' } as const, context.human!.reason),
-            ),
+            emit(({ context }) => requestedOutput(context.human!)),
           ],
         },
         { guard: and(['hasQueued', 'gathering']), target: 'gathering' },
@@ -383,13 +399,31 @@ export const conversationMachine = setup({
 
     withHuman: {
       after: {
-        humanLeft: {
-          target: 'idle',
-          actions: [
-            emit(({ context }) => ({ type: 'handoff', id: `r:${context.human!.since}`, phase: 'released', by: 'idle' })),
-            assign(({ context }) => ({ lastAt: Math.max(context.lastAt, context.human!.deadline), human: undefined })),
-          ],
-        },
+        // What `humanDue` says is due now (human.ts); nothing due (the capped wait passed): armed again.
+        humanLeft: [
+          {
+            guard: ({ context }) => humanDue(context.human, context)?.kind === 'offline',
+            target: 'withHuman',
+            reenter: true,
+            actions: [
+              emit(({ context }) => ({ type: 'handoff', id: `o:${context.human!.since}`, phase: 'offline' })),
+              assign(({ context }) => ({
+                lastAt: Math.max(context.lastAt, humanDue(context.human, context)!.at),
+                human: Object.assign({}, context.human!, { offlineAsked: true }),
+              })),
+            ],
+          },
+          {
+            guard: ({ context }) => humanDue(context.human, context)?.kind === 'return',
+            target: 'idle',
+            actions: [
+              assign(({ context }) => ({ lastAt: Math.max(context.lastAt, humanDue(context.human, context)!.at) })),
+              emit(({ context }) => releasedOutput(context.human!, 'idle', undefined, context.lastAt)),
+              assign({ human: undefined }),
+            ],
+          },
+          { target: 'withHuman', reenter: true, actions: assign(({ context }) => ({ lastAt: context.lastAt + HUMAN_TIMER_CAP_MS })) },
+        ],
       },
       on: {
         'customer.message': {
@@ -411,7 +445,7 @@ export const conversationMachine = setup({
             emit(({ event }) => ({ type: 'agent', id: event.id, text: event.text, author: authorOf(event.author) })),
             assign(({ context, event }) => ({
               lastAt: event.at,
-              human: Object.assign({}, context.human!, { deadline: event.at + context.humanIdleMs, agent: { name: event.author.name } }),
+              human: Object.assign({}, context.human!, { lastAgentAt: event.at, agent: authorOf(event.author) }),
               agentIds: [...(context.agentIds ?? []), event.id].slice(-AGENT_IDS),
             })),
           ],
@@ -419,13 +453,9 @@ export const conversationMachine = setup({
         'handoff.release': {
           target: 'idle',
           actions: [
-            emit(({ context, event }) =>
-              Object.assign(
-                { type: 'handoff' as const, id: `r:${context.human!.since}`, phase: 'released' as const, by: event.by },
-                event.agentId === undefined ? {} : { agentId: event.agentId },
-              ),
-            ),
-            assign(({ context, event }) => ({ lastAt: Math.max(context.lastAt, event.at), human: undefined })),
+            assign(({ context, event }) => ({ lastAt: Math.max(context.lastAt, event.at) })),
+            emit(({ context, event }) => releasedOutput(context.human!, event.by, event.agentId, context.lastAt)),
+            assign({ human: undefined }),
           ],
         },
         restored: {
@@ -455,7 +485,7 @@ export const conversationMachine = setup({
               assign(({ context, event }) => {
                 const at = Math.max(context.lastAt, event.output.at);
                 const reason = (event.output as { reason?: string }).reason;
-                return { lastAt: at, handoffAsked: undefined, human: humanMode(Object.assign({}, context, { lastAt: at }), 'model', reason) };
+                return { lastAt: at, handoffAsked: undefined, human: newHumanMode(at, 'model', reason) };
               }),
               emit({ type: 'typing', on: false }),
               emit(({ context }) =>
@@ -697,10 +727,17 @@ export function abandonedTurnOutputs(turn: Turn | undefined): ConversationOutput
   return out;
 }
 
-function humanMode(context: ConversationContext, source: 'model' | 'api', reason: string | undefined): HumanMode {
-  const mode: HumanMode = { since: context.lastAt, source, deadline: context.lastAt + context.humanIdleMs };
-  if (reason !== undefined) mode.reason = reason;
-  return mode;
+function requestedOutput(human: HumanMode): ConversationOutput {
+  const o = withReason({ type: 'handoff', id: `h:${human.since}`, phase: 'requested', source: 'api' } as const, human.reason);
+  return human.requestedBy === undefined ? o : Object.assign(o, { agentId: human.requestedBy });
+}
+
+function releasedOutput(human: HumanMode, by: 'agent' | 'idle', agentId: string | undefined, at: number): ConversationOutput {
+  const o: Extract<ConversationOutput, { phase: 'released' }> = { type: 'handoff', id: `r:${human.since}`, phase: 'released', by };
+  if (agentId !== undefined) o.agentId = agentId;
+  if (human.agent?.agentId !== undefined) o.lastAgentId = human.agent.agentId;
+  o.durationMs = Math.max(0, at - human.since);
+  return o;
 }
 
 function withReason<T extends object>(o: T, reason: string | undefined): T & { reason?: string } {

@@ -13,6 +13,7 @@ import { healthPlugin } from './ops/health.ts';
 import { slowClientOptions } from './http/slow-clients.ts';
 import { staticAssetsPlugin } from './http/static-assets.ts';
 import { testModePlugin } from './ops/test-mode.ts';
+import { scenarioTestPlugin } from './ops/scenario-test.ts';
 import { diagnosticsPlugin } from './ops/diagnostics.ts';
 import { addLogSecrets, createLogger, type Logger } from './logger.ts';
 import { configuredSecrets, resolveSecret } from './secret.ts';
@@ -125,6 +126,8 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   });
   // Test mode lists the functions callable from this node (every node's), as the features see them.
   if (services.testMode) await app.register(testModePlugin, { services, hub: components.clusterHub });
+  // Test mode shows `parley test --url` the tool calls' arguments and lets it call the backend (behind the secret).
+  if (services.testMode) await app.register(scenarioTestPlugin, { services, history: services.store.history, hub: components.clusterHub });
 
   let url = '';
   let stopped = false;

@@ -1,4 +1,5 @@
 // Assembles the features of one Parley process, in dependency order.
+import type { HandoffInfo } from './store/model.ts';
 import type { FastifyInstance } from 'fastify';
 import { createActor, fromPromise } from 'xstate';
 import type { Services } from './services.ts';
@@ -7,10 +8,12 @@ import { createCustomerRepo } from './customers/repo.ts';
 import { createConversationHost, type ChannelSink, type ConversationHost } from './conversations/host.ts';
 import { handoffNotice } from './conversations/handoff-notices.ts';
 import { createLlmStep, visitorMayUse } from './conversations/llm-step.ts';
-import { createWebSessions } from './channels/web-sessions.ts';
-import { widgetGatewayPlugin } from './gateways/widget.ts';
-import { sdkGatewayPlugin } from './gateways/sdk.ts';
-import { createSdkHub } from './runtime/sdk-hub.ts';
+import { createWebSessions } from './web/sessions.ts';
+import { widgetGatewayPlugin } from './web/gateway.ts';
+import { createHandoffOutlook } from './handoff/outlook.ts';
+import { readyNotice, withHandoffNotices } from './handoff/web-notices.ts';
+import { sdkGatewayPlugin } from './sdk/gateway.ts';
+import { createSdkHub } from './sdk/hub.ts';
 import { createSupervisorRuntime } from './runtime/supervisor.ts';
 import { createLlmFromConfig } from './llm/factory.ts';
 import { createLlmFailureWatch, type LlmFailureWatch } from './llm/loud-failures.ts';
@@ -30,18 +33,19 @@ import { proactivePlugin } from './proactive/routes.ts';
 import { daemonMachine } from '../machines/daemon.ts';
 import { createReflectionCycle } from './daemon/reflection.ts';
 import { createClock, xstateClock } from './clock.ts';
-import { createOutbox, createWhatsAppChannel, type WhatsAppChannel } from './channels/whatsapp.ts';
+import { createOutbox, createWhatsAppChannel, type WhatsAppChannel } from './whatsapp/channel.ts';
 import { customersPlugin } from './customers/routes.ts';
 import { conversationsPlugin } from './conversations/routes.ts';
 import { createAgents } from './agents/index.ts';
 import { normalizePhone } from './whatsapp/phone.ts';
+import { scenarioExportPlugin } from './ops/scenario-export.ts';
 import { whatsappTestPlugin } from './ops/test-mode.ts';
 import { whatsappMediaPlugin } from './whatsapp/media.ts';
 import { DEFAULT_GRAPH_URL } from './config/schema.ts';
 import { createMetrics } from './telemetry/metrics.ts';
 import { createRetentionPruner } from './telemetry/retention.ts';
 import { telemetryPlugin } from './telemetry/routes.ts';
-import { registerWebSocketSupport, routeUpgrades } from './gateways/websocket-scope.ts';
+import { registerWebSocketSupport, routeUpgrades } from './http/websocket-scope.ts';
 import { createWebhooks } from './webhooks/delivery.ts';
 import { conversationEvent, telemetryEvent, type NewWebhookEvent } from './webhooks/events.ts';
 import { withAcceptedWebhook } from './webhooks/proactive-accepted.ts';
@@ -50,8 +54,8 @@ import { createClusterMembership, type ClusterMembership } from './cluster/membe
 import { createConversationOwnership } from './cluster/conversation-ownership.ts';
 import { notifyInbox, watchInbox } from './cluster/inbox-notices.ts';
 import { createTakeover } from './cluster/takeover.ts';
-import { createWebRelay } from './cluster/web-relay.ts';
-import { createClusterHub, type ClusterHub } from './cluster/cluster-hub.ts';
+import { createWebRelay } from './web/relay.ts';
+import { createClusterHub, type ClusterHub } from './sdk/cluster-hub.ts';
 import { withToolSources } from './runtime/tool-source.ts';
 import { createMcpManager, type McpManager } from './mcp/manager.ts';
 import { createKnowledgeFeature, type Knowledge } from './knowledge/index.ts';
@@ -134,8 +138,11 @@ export async function wireComponents(o: {
   const sessions = createWebSessions(clock.now, webRelay.relay);
   const stopWebRelay = clustered ? webRelay.listen((customerId, frame) => sessions.pushFromPeer(customerId, frame)) : undefined;
   const outbox = createOutbox(clock);
-  const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox });
-  const sinks: Partial<Record<'web' | 'whatsapp', ChannelSink>> = { web: sessions, whatsapp: whatsapp.sink };
+  // What a customer waiting for a person is told (issue 35): business hours, the usual wait, the offline notice.
+  const outlook = createHandoffOutlook({ config: config.handoff, clock, telemetry: store.telemetry, logger });
+  const noticeDeps = { outlook, store, now: clock.now, logger };
+  const whatsapp = createWhatsAppChannel({ services, customers, hub, host: () => host!, outbox, outlook });
+  const sinks: Partial<Record<'web' | 'whatsapp', ChannelSink>> = { web: withHandoffNotices(sessions, noticeDeps), whatsapp: whatsapp.sink };
 
   const webhooks = createWebhooks(services);
   const emitWebhook = (e: NewWebhookEvent | undefined) => {
@@ -299,7 +306,8 @@ export async function wireComponents(o: {
       visitorTokens: identity.visitorTokens,
       visitors: createVisitors({ store, customers }),
     });
-    await scope.register(widgetGatewayPlugin, { services, history: store.history, host, sessions, signIn });
+    const handoffNotice = (handoff: HandoffInfo | undefined, customerId: string) => readyNotice(noticeDeps, handoff, customerId);
+    await scope.register(widgetGatewayPlugin, { services, history: store.history, host, sessions, signIn, customers: store, handoffNotice });
     await scope.register(inboxLivePlugin, { sessions: agents.sessions, live: inboxLive });
   });
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
@@ -313,6 +321,8 @@ export async function wireComponents(o: {
     sdkConnections: () => hub.connectionCount(),
     whatsappQueueDepth: () => ({ inbound: whatsapp.inbound.depth(), outbound: whatsapp.outboundQueue.depth() }),
     withHuman: () => host!.list().filter((c) => c.state === 'withHuman').length,
+    handoffs: () =>
+      host!.list().flatMap((c) => (c.human ? [{ since: c.human.since, answered: c.human.agent !== undefined, agentId: c.human.agent?.agentId }] : [])),
     webhooks: () => webhooks.counters(),
     storeDatabase: () => store.checks().database,
     clusterNodes: () => cluster.view().nodes.length,
@@ -320,6 +330,8 @@ export async function wireComponents(o: {
   });
   const retention = createRetentionPruner({ store, clock, retentionDays: config.telemetry.retention_days, logger });
   await app.register(telemetryPlugin, { services, customers, metricsText: () => metrics.text(), auth: agents.principalHook });
+  // The dashboard's "Export as test": a conversation as a scenario file (README, "Testing your conversations").
+  await app.register(scenarioExportPlugin, { services, auth: agents.principalHook });
   await app.register(whatsapp.plugin);
   await app.register(webhooksPlugin, { services, webhooks, auth: agents.principalHook });
   const knowledge = createKnowledgeFeature(services);

@@ -24,6 +24,19 @@ export async function api<T>(path: string): Promise<T> {
   return (await res.json()) as T;
 }
 
+/** A file the server sends as an attachment: its bytes and the name it gives (else `fallback`). */
+export async function download(path: string, fallback: string): Promise<{ blob: Blob; name: string }> {
+  const s = secret.get();
+  const res = await fetch(path, { headers: s ? { authorization: `Bearer ${s}` } : {} });
+  if (res.status === 401) throw new Unauthorized(s ? 'The service secret was refused' : 'Your session has ended: sign in again');
+  if (!res.ok) {
+    const body = (await res.json().catch(() => undefined)) as { error?: { message?: string } } | undefined;
+    throw new Error(body?.error?.message ?? `HTTP ${res.status}`);
+  }
+  const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? fallback;
+  return { blob: await res.blob(), name };
+}
+
 export interface ConversationRow {
   conversationId: string;
   customerId: string;

@@ -96,7 +96,12 @@ export function createFilters(onChange: () => void) {
       const until = w ? at : (state.to ?? at);
       const bucketMs = w ? w.bucketMs : Math.max(60_000, Math.ceil((until - since) / 48 / 60_000) * 60_000);
       const channelParam = state.channel ? `&channel=${state.channel}` : '';
-      return { summary: `since=${since}&until=${until}&bucketMs=${Math.min(86_400_000, bucketMs)}&fit=1${channelParam}`, channel: channelParam };
+      return {
+        summary: `since=${since}&until=${until}&bucketMs=${Math.min(86_400_000, bucketMs)}&fit=1${channelParam}`,
+        channel: channelParam,
+        /** The window alone (the handoffs card). */
+        window: `since=${since}&until=${until}`,
+      };
     },
   };
 }

@@ -7,6 +7,8 @@ import { chartKey, chartSpecs, renderChart, updateChart } from './charts.ts';
 import { fmtAgo, fmtMs, fmtTime, h } from './dom.ts';
 import { createFilters } from './filters.ts';
 import { renderDeliveries, renderWithHuman, type Deliveries } from './operations.ts';
+import { renderHandoffs } from './handoffs.ts';
+import type { HandoffSummary } from '../../src/telemetry/handoff-summary.ts';
 import type { ConversationList } from '../../sdk/src/agent-api.ts';
 import { STYLES } from './styles.ts';
 import { renderTimeline } from './timeline.ts';
@@ -153,11 +155,12 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
   );
   const timeline = h('section', { class: 'card', 'aria-live': 'polite' }, h('p', { class: 'empty' }, 'Click a conversation to read its timeline.'));
   const withHuman = h('section', { class: 'card', 'aria-label': 'Conversations with a person', 'data-testid': 'with-human-card' });
+  const handoffs = h('section', { class: 'card handoffs', 'aria-label': 'Handoffs', 'data-testid': 'handoffs-card' });
   const deliveries = h('section', { class: 'card', 'aria-label': 'Webhook deliveries', 'data-testid': 'webhooks-card' });
   const updated = h('span', {}, '');
   app.replaceChildren(
     h('header', {}, h('h1', {}, 'Parley telemetry'), filters.root, updated, who, signOutButton),
-    h('main', {}, kpis, charts, h('div', { class: 'split' }, list, timeline), h('div', { class: 'split operations' }, withHuman, deliveries)),
+    h('main', {}, kpis, charts, h('div', { class: 'split' }, list, timeline), handoffs, h('div', { class: 'split operations' }, withHuman, deliveries)),
   );
   let selected: string | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -171,13 +174,15 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
     try {
       const now = Date.now();
       const q = filters.query(now);
-      const [summary, convs, handedOver, hooks] = await Promise.all([
+      const [summary, convs, handedOver, hooks, handoffTimes] = await Promise.all([
         api<Summary & { currency: string }>(`/api/v1/telemetry/summary?${q.summary}`),
         api<{ items: ConversationRow[] }>(`/api/v1/telemetry/conversations?limit=50${q.channel}`),
         api<ConversationList>('/conversations?state=withHuman&limit=50'),
         api<Deliveries>('/api/v1/webhooks/deliveries?limit=50'),
+        api<HandoffSummary>(`/api/v1/telemetry/handoffs?${q.window}`),
       ]);
       if (stopped) return;
+      renderHandoffs(handoffs, handoffTimes, handedOver, filters.label());
       renderWithHuman(withHuman, handedOver, now);
       renderDeliveries(deliveries, hooks, now);
       const p95s = summary.llm.p95.filter((v): v is number => v !== null);

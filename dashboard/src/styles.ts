@@ -14,6 +14,8 @@ main { padding: 20px 24px; max-width: 1400px; margin: 0 auto; }
 .kpis { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 12px; margin-bottom: 16px; }
 .kpi .value { font-size: 26px; font-weight: 650; }
 .kpi .label { color: #6b7280; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
+.handoffs { margin-bottom: 16px; }
+.handoff-kpis { margin-bottom: 10px; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 440px), 1fr)); gap: 12px; margin-bottom: 16px; }
 .chart { min-width: 0; }
 .chart-body { min-height: 60px; overflow: hidden; width: 100%; }
@@ -44,6 +46,13 @@ tr[data-testid=conversation-row] { cursor: pointer; }
 tr[data-testid=conversation-row]:hover, tr[aria-selected=true] { background: #eef2ff; }
 .verdict-unresolved { color: #d64545; } .verdict-resolved { color: #1f9d55; }
 .timeline ol { list-style: none; padding: 0; margin: 0 0 12px; }
+.timeline-head { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: 8px; }
+.timeline-head h2 { overflow-wrap: anywhere; }
+.timeline-actions { display: flex; align-items: center; gap: 8px; }
+.timeline-actions button { padding: 6px 12px; border: 0; border-radius: 6px; background: #2f5bea; color: #fff; font: inherit; cursor: pointer; }
+.timeline-actions button:disabled { background: #6b7280; cursor: progress; }
+.timeline-actions button:focus-visible { outline: 2px solid #1e3a8a; outline-offset: 2px; }
+.export-status { color: #374151; font-size: 13px; }
 .timeline h3 { margin: 12px 0 6px; color: #374151; }
 .entry { display: grid; grid-template-columns: 84px minmax(0, 190px) minmax(0, 1fr); gap: 8px; padding: 5px 0 5px 10px; border-bottom: 1px dashed #eef0f4;
   border-left: 3px solid #e5e7eb; }

@@ -1,6 +1,7 @@
 // A conversation's timeline, turn by turn: every event and LLM call in order.
 import { allPages, type EventRecord, type TurnCall } from './api.ts';
 import { fmtMs, fmtTime, h } from './dom.ts';
+import { exportButton } from './export-scenario.ts';
 
 const quoted = (t: unknown) => (typeof t === 'string' ? `“${t}”` : undefined);
 
@@ -94,7 +95,8 @@ export async function renderTimeline(container: HTMLElement, conversationId: str
     );
     place(c.turnId, { at: c.at, id: c.id, node: entry(c.at, `llm #${c.sequence}`, c.purpose, detail) });
   }
-  const root = h('div', { 'data-testid': 'timeline', class: 'timeline' }, h('h2', {}, `Timeline — ${conversationId}`));
+  const head = h('div', { class: 'timeline-head' }, h('h2', {}, `Timeline — ${conversationId}`), exportButton(conversationId));
+  const root = h('div', { 'data-testid': 'timeline', class: 'timeline' }, head);
   const sorted = [...turns.entries()].sort((a, b) => a[1].started - b[1].started);
   for (const [turnId, t] of sorted) {
     const list = h('ol', {});

@@ -33,6 +33,10 @@ export const HandoffInfo = z.object({
   source: z.enum(['model', 'api']),
   reason: z.string().optional(),
   agent: AgentAuthor.optional(),
+  /** The signed-in agent who asked for the handoff through the API. */
+  requestedBy: z.string().optional(),
+  /** When the customer was told no one is free yet (`handoff.offline_after_minutes`). */
+  offlineAt: z.number().optional(),
 });
 
 export const ConversationMessage = z.object({

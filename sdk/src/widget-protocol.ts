@@ -24,7 +24,12 @@ import { WIDGET_MAX_MESSAGE_CHARS } from './widget-limits.ts';
 export { WIDGET_MAX_MESSAGE_CHARS };
 export const WidgetMessageFrame = z.object({ type: z.literal('message'), id, text: z.string().min(1).max(WIDGET_MAX_MESSAGE_CHARS) });
 export const WidgetConfirmFrame = z.object({ type: z.literal('confirm'), id, approve: z.boolean() });
-export const WidgetClientFrame = z.discriminatedUnion('type', [WidgetInitFrame, WidgetMessageFrame, WidgetConfirmFrame]);
+/**
+ * The email address a customer waiting for a person leaves for a reply (the form a `handoff_notice` with `askEmail`
+ * offers). `id`: the client's, echoed by `contact_saved` (or by an `error` with code `invalid_email`).
+ */
+export const WidgetContactFrame = z.object({ type: z.literal('contact'), id, email: z.string().min(1).max(320) });
+export const WidgetClientFrame = z.discriminatedUnion('type', [WidgetInitFrame, WidgetMessageFrame, WidgetConfirmFrame, WidgetContactFrame]);
 
 // server → widget
 /** `cancelled`: a person took the conversation over while the confirmation waited (`reason: 'handoff'`); nothing ran. */
@@ -82,6 +87,25 @@ export const WidgetAssistantMessageFrame = z.object({
  * first time: "Alex joined"), `assistant` when the assistant has it back.
  */
 export const WidgetStatusFrame = z.object({ type: z.literal('status'), mode: z.enum(['human', 'assistant']), agent: AgentAuthor.optional(), at: z.number() });
+/**
+ * What the customer waiting for a person can expect (until an agent writes): `closed` — outside the team's opening
+ * hours, back at `backAt` (epoch ms; shown in the customer's locale, in `timeZone`'s clock when the widget cannot
+ * tell theirs); `open` — inside them, `expectedWaitMs` the usual time to a first reply (absent: not known yet);
+ * `offline` — no one answered within `handoff.offline_after_minutes`: the team will reply by email or here.
+ * `askEmail`: offer the email form (`contact` frame); `contactEmail`: the address already left.
+ */
+export const WidgetHandoffNoticeFrame = z.object({
+  type: z.literal('handoff_notice'),
+  kind: z.enum(['closed', 'open', 'offline']),
+  backAt: z.number().optional(),
+  timeZone: z.string().optional(),
+  expectedWaitMs: z.number().int().nonnegative().optional(),
+  askEmail: z.boolean(),
+  contactEmail: z.string().optional(),
+  at: z.number(),
+});
+/** The email address of a `contact` frame is stored with the customer (sent to every open widget of theirs). */
+export const WidgetContactSavedFrame = z.object({ type: z.literal('contact_saved'), id: z.string(), email: z.string() });
 export const WidgetConfirmRequestFrame = z.object({
   type: z.literal('confirm'),
   id: z.string(),
@@ -123,13 +147,18 @@ export const WidgetServerFrame = z.discriminatedUnion('type', [
   WidgetConfirmRequestFrame,
   WidgetConfirmationFrame,
   WidgetStatusFrame,
+  WidgetHandoffNoticeFrame,
+  WidgetContactSavedFrame,
   WidgetErrorFrame,
 ]);
 
 export type WidgetInitFrame = z.infer<typeof WidgetInitFrame>;
 export type WidgetMessageFrame = z.infer<typeof WidgetMessageFrame>;
 export type WidgetConfirmFrame = z.infer<typeof WidgetConfirmFrame>;
+export type WidgetContactFrame = z.infer<typeof WidgetContactFrame>;
 export type WidgetClientFrame = z.infer<typeof WidgetClientFrame>;
+export type WidgetHandoffNoticeFrame = z.infer<typeof WidgetHandoffNoticeFrame>;
+export type WidgetContactSavedFrame = z.infer<typeof WidgetContactSavedFrame>;
 export type HistoryEntry = z.infer<typeof HistoryEntry>;
 export type WidgetReadyFrame = z.infer<typeof WidgetReadyFrame>;
 export type WidgetTypingFrame = z.infer<typeof WidgetTypingFrame>;

@@ -16,13 +16,7 @@ export function createAgentLimits(o: { perAccountPerMinute: number; perIpPerMinu
   const check = (r: ReturnType<typeof perIp.take>, what: string) => {
     if (r.ok) return;
     const seconds = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
-    throw new HttpError(
-      429,
-      'rate_limited',
-      `Too many ${what}; try again in ${seconds} s`,
-      { 'retry-after': String(seconds) },
-      { retryAfterMs: r.retryAfterMs },
-    );
+    throw new HttpError('rate_limited', `Too many ${what}; try again in ${seconds} s`, { 'retry-after': String(seconds) }, { retryAfterMs: r.retryAfterMs });
   };
   return {
     signIn(request, email) {

@@ -21,8 +21,7 @@ declare module 'fastify' {
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export const csrfFailed = () =>
-  new HttpError(403, 'csrf_failed', 'A request made with the session cookie must send the CSRF token of the session in X-CSRF-Token');
+export const csrfFailed = () => new HttpError('csrf_failed', 'A request made with the session cookie must send the CSRF token of the session in X-CSRF-Token');
 
 const asAgent = (a: AgentAccount, via: 'session' | 'key'): Principal => ({ kind: 'agent', agentId: a.agentId, role: a.role, name: a.name, via });
 
@@ -58,7 +57,7 @@ async function identify(request: FastifyRequest, o: PrincipalOptions): Promise<P
 export function requirePrincipal(o: PrincipalOptions) {
   return async (request: FastifyRequest) => {
     const principal = await identify(request, o);
-    if (o.adminOnly && principal.kind === 'agent' && principal.role !== 'admin') throw new HttpError(403, 'forbidden', 'Only admins may do this');
+    if (o.adminOnly && principal.kind === 'agent' && principal.role !== 'admin') throw new HttpError('forbidden', 'Only admins may do this');
     request.principal = principal;
   };
 }

@@ -24,9 +24,9 @@ export interface AgentRoutesOptions {
 }
 
 function linkRefused(reason: 'unknown' | 'used' | 'expired'): HttpError {
-  if (reason === 'unknown') return new HttpError(404, 'link_unknown', 'This set-password link is not known: ask an admin for a new one');
-  if (reason === 'used') return new HttpError(410, 'link_used', 'This set-password link was already used: ask an admin for a new one');
-  return new HttpError(410, 'link_expired', 'This set-password link has expired: ask an admin for a new one');
+  if (reason === 'unknown') return new HttpError('link_unknown', 'This set-password link is not known: ask an admin for a new one');
+  if (reason === 'used') return new HttpError('link_used', 'This set-password link was already used: ask an admin for a new one');
+  return new HttpError('link_expired', 'This set-password link has expired: ask an admin for a new one');
 }
 
 export async function agentRoutesPlugin(app: FastifyInstance, o: AgentRoutesOptions) {
@@ -38,7 +38,7 @@ export async function agentRoutesPlugin(app: FastifyInstance, o: AgentRoutesOpti
     const body = parseOr400(SignInRequest, request.body, 'body');
     limits.signIn(request, body.email);
     const s = await sessions.signIn(body.email, body.password);
-    if (!s) throw new HttpError(401, 'sign_in_failed', 'Wrong email or password');
+    if (!s) throw new HttpError('sign_in_failed', 'Wrong email or password');
     reply.header('set-cookie', sessionCookie(request, s.sessionToken, s.expiresAt - o.clock.now()));
     reply.header('cache-control', 'no-store');
     return { agent: publicAgent(s.agent), csrfToken: s.csrfToken, expiresAt: s.expiresAt };
@@ -57,7 +57,7 @@ export async function agentRoutesPlugin(app: FastifyInstance, o: AgentRoutesOpti
 
   app.get('/api/v1/agents/me', { onRequest: me }, async (request, reply): Promise<SignedIn> => {
     const account = await o.store.agents.get(agentOf(request).agentId);
-    if (!account) throw new HttpError(401, 'unauthorized', 'Sign in first');
+    if (!account) throw new HttpError('unauthorized', 'Sign in first');
     reply.header('cache-control', 'no-store');
     const hit = request.agentSession;
     return hit ? { agent: publicAgent(account), csrfToken: sessions.csrfToken(hit), expiresAt: hit.credential.expiresAt } : { agent: publicAgent(account) };
@@ -73,14 +73,14 @@ export async function agentRoutesPlugin(app: FastifyInstance, o: AgentRoutesOpti
 
   app.delete('/api/v1/agents/me/keys/:keyId', { onRequest: me }, async (request, reply) => {
     const { keyId } = parseOr400(KeyParams, request.params, 'params');
-    if (!(await sessions.revokeKey(agentOf(request).agentId, keyId))) throw new HttpError(404, 'key_not_found', 'You have no API key with this id');
+    if (!(await sessions.revokeKey(agentOf(request).agentId, keyId))) throw new HttpError('key_not_found', 'You have no API key with this id');
     return reply.code(204).send();
   });
 
   app.post('/api/v1/agents', { onRequest: admin }, async (request, reply) => {
     const body = parseOr400(CreateAgentRequest, request.body, 'body');
     const r = await accounts.create(body);
-    if (!r.ok) throw new HttpError(409, 'email_taken', 'Another account has this email');
+    if (!r.ok) throw new HttpError('email_taken', 'Another account has this email');
     return reply
       .code(201)
       .header('cache-control', 'no-store')

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { WEBHOOK_EVENT_TYPES } from '../../sdk/src/agent-api.ts';
 import { privateLiteral } from './address-policy.ts';
 import { maskUrl } from './mask-url.ts';
+import { BusinessHoursSchema } from './business-hours-schema.ts';
 import { ToolsSchema } from './mcp-schema.ts';
 
 const s = z.strictObject;
@@ -200,8 +201,21 @@ export const ConfigSchema = s({
     enabled: bool(z.boolean()).default(true),
     /** The agent inbox highlights a conversation waiting for a person longer than this (README, "Agent inbox"). */
     sla_minutes: num(z.number().positive()).default(5),
-    /** A handed-over conversation goes back to the assistant after this long without an agent message. */
-    idle_minutes: num(z.number().positive()).default(30),
+    /** Removed (issue 35): nothing hands a conversation back silently. See return_to_assistant_after_minutes. */
+    idle_minutes: z
+      .undefined({
+        error:
+          'handoff.idle_minutes was removed: a conversation goes back to the assistant only when an agent releases it, or after handoff.return_to_assistant_after_minutes',
+      })
+      .optional(),
+    /** No agent message this long after a handoff: the customer is asked for an email address and told the team will reply there or here. */
+    offline_after_minutes: num(z.number().positive()).default(10),
+    /** Unset (default): never. Set: a conversation goes back to the assistant after this long without an agent message, and the customer is told. */
+    return_to_assistant_after_minutes: num(z.number().positive()).optional(),
+    /** Opening hours of the team (unset: always open). Outside them the customer is told when the team is back. */
+    business_hours: BusinessHoursSchema.optional(),
+    /** Expected wait shown inside opening hours: the median first agent reply time of the last this many handoffs (of the last 7 days). */
+    expected_wait_sample: num(z.number().int().min(1).max(200)).default(20),
   }).prefault({}),
   conversation: s({
     /** false: one turn per customer message, as before bursts (the gathering window then only delays a turn). */

@@ -86,7 +86,13 @@ export async function applyEntry(rt: Runtime, a: Active, { id, event }: InboxEnt
     }
     case 'handoff':
       taken();
-      if (value !== 'withHuman') a.actor.send({ type: 'handoff.request', at, ...(event.reason === undefined ? {} : { reason: event.reason }) });
+      if (value !== 'withHuman')
+        a.actor.send({
+          type: 'handoff.request',
+          at,
+          ...(event.reason === undefined ? {} : { reason: event.reason }),
+          ...(event.agentId === undefined ? {} : { agentId: event.agentId }),
+        });
       return;
     case 'release':
       taken();

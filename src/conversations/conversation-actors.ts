@@ -140,13 +140,20 @@ export function startActor(
     channel: meta.channel,
     maxToolSteps: config.llm.max_tool_steps,
     confirmationTimeoutMs: config.safety.confirmation_timeout_seconds * 1000,
-    humanIdleMs: config.handoff.idle_minutes * 60_000,
+    offlineAfterMs: config.handoff.offline_after_minutes * 60_000,
+    ...(config.handoff.return_to_assistant_after_minutes === undefined ? {} : { returnAfterMs: config.handoff.return_to_assistant_after_minutes * 60_000 }),
     gatherMs: config.conversation.gather_ms[meta.channel],
     bursts: config.conversation.bursts,
   };
   // Settings live in context; a snapshot keeps the ones it was made with (or none, from before they existed).
   const snapshot = saved?.snapshot as (Snapshot<unknown> & { context?: Record<string, unknown> }) | undefined;
-  if (snapshot?.context) Object.assign(snapshot.context, { humanIdleMs: input.humanIdleMs, gatherMs: input.gatherMs, bursts: input.bursts });
+  if (snapshot?.context)
+    Object.assign(snapshot.context, {
+      offlineAfterMs: input.offlineAfterMs,
+      returnAfterMs: input.returnAfterMs,
+      gatherMs: input.gatherMs,
+      bursts: input.bursts,
+    });
   a.actor = createActor(logic, { input, snapshot, clock: xstateClock(clock) });
   a.actor.on('*', (o) => onOutput(rt, a, o));
   a.actor.subscribe({

@@ -50,7 +50,8 @@ export interface ConversationHost {
   record(conversationId: string): Promise<ConversationRecord | undefined>;
   pendingConfirmation(conversationId: string): Promise<PendingConfirmation | undefined>;
   /** A person takes the conversation over (at once when idle, else when the running turn ends). */
-  handoff(conversationId: string, reason?: string): Promise<HandoffResult>;
+  /** `agentId`: the signed-in agent who asks for it (attributed in telemetry and webhooks). */
+  handoff(conversationId: string, reason?: string, agentId?: string): Promise<HandoffResult>;
   /** The assistant takes it back; only while a person has it. */
   /** `agentId`: the signed-in agent who releases it (attributed in telemetry and webhooks). */
   release(conversationId: string, agentId?: string): Promise<HandoffResult>;
@@ -69,7 +70,8 @@ export interface ConversationHost {
   idleSince(cutoff: number): string[];
   activeCount(): number;
   isActive(conversationId: string): boolean;
-  list(): { conversationId: string; state: unknown; queued: number }[];
+  /** `human`: while a person has it, since when and the last agent who wrote (none yet: nobody answered). */
+  list(): { conversationId: string; state: unknown; queued: number; human?: { since: number; agent?: { name: string; agentId?: string } } }[];
   stop(): Promise<void>;
   /** Resolves when every requested write so far is durable. */
   settle(): Promise<void>;
@@ -255,17 +257,18 @@ class Host implements ConversationHost {
     );
   }
 
-  handoff(conversationId: string, reason?: string) {
+  handoff(conversationId: string, reason?: string, agentId?: string) {
+    const asked = Object.assign({}, reason === undefined ? {} : { reason }, agentId === undefined ? {} : { agentId });
     return onOwner<HandoffResult>(
       this.rt,
       conversationId,
       async (a) => {
         if (a.actor.getSnapshot().value === 'withHuman') return { ok: true, state: 'withHuman' };
-        await this.sendDurably(a, { type: 'handoff.request', at: this.now(), ...(reason === undefined ? {} : { reason }) });
+        await this.sendDurably(a, Object.assign({ type: 'handoff.request' as const, at: this.now() }, asked));
         return { ok: true, state: stateName(a.actor.getSnapshot().value) };
       },
       async (owner, record) => {
-        await toInbox(this.rt, owner, conversationId, reason === undefined ? { type: 'handoff' } : { type: 'handoff', reason });
+        await toInbox(this.rt, owner, conversationId, Object.assign({ type: 'handoff' as const }, asked));
         // Idle or waiting for a confirmation (cancelled): the owner hands it over at once; mid-turn: when the turn ends.
         return { ok: true, state: record.state === 'idle' || record.handoff || record.pendingConfirmation ? 'withHuman' : record.state };
       },
@@ -386,7 +389,11 @@ class Host implements ConversationHost {
   list() {
     return [...this.active.values()].map((a) => {
       const snap = a.actor.getSnapshot();
-      return { conversationId: a.meta.conversationId, state: snap.value, queued: snap.context.queue.length };
+      const human = snap.value === 'withHuman' ? snap.context.human : undefined;
+      return Object.assign(
+        { conversationId: a.meta.conversationId, state: snap.value, queued: snap.context.queue.length },
+        human ? { human: { since: human.since, ...(human.agent ? { agent: human.agent } : {}) } } : {},
+      );
     });
   }
 

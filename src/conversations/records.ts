@@ -117,11 +117,17 @@ function handoffRecord(record: ConversationRecord, o: Output<'handoff'>, at: num
   if (o.phase === 'requested') {
     record.handoff = { since: at, source: o.source };
     if (o.reason !== undefined) record.handoff.reason = data.reason = o.reason;
+    if (o.agentId !== undefined) record.handoff.requestedBy = data.agentId = o.agentId;
     data.source = o.source;
   } else if (o.phase === 'released') {
     record.handoff = undefined;
     data.by = o.by;
-  } else data.agent = o.agent;
+  } else if (o.phase === 'offline') {
+    if (record.handoff) record.handoff = Object.assign({}, record.handoff, { offlineAt: at });
+  } else {
+    data.agent = o.agent;
+    if (o.waitedMs !== undefined) data.waitedMs = o.waitedMs;
+  }
   return { id: o.id, conversationId: record.conversationId, role: 'handoff', text: o.phase, at, data };
 }
 
@@ -164,11 +170,11 @@ export function telemetryOf(meta: ConversationMeta, { o, at }: Pending, storeTex
   }
 }
 
+/** `agentId` (who acted), `waitedMs` (first agent reply) and `durationMs` (to resolution) feed /metrics. */
 function handoffData(o: Output<'handoff'>): Record<string, unknown> {
-  if (o.phase === 'released') return o.agentId === undefined ? { by: o.by } : { by: o.by, agentId: o.agentId };
-  if (o.phase === 'joined') return { agent: o.agent };
-  const data: Record<string, unknown> = { source: o.source };
-  if (o.reason !== undefined) data.reason = o.reason;
-  if (o.turnId !== undefined) data.turnId = o.turnId;
-  return data;
+  const defined = (d: Record<string, unknown>) => Object.fromEntries(Object.entries(d).filter(([, v]) => v !== undefined));
+  if (o.phase === 'released') return defined({ by: o.by, agentId: o.agentId, lastAgentId: o.lastAgentId, durationMs: o.durationMs });
+  if (o.phase === 'joined') return defined({ agent: o.agent, agentId: o.agent.agentId, waitedMs: o.waitedMs });
+  if (o.phase === 'offline') return {};
+  return defined({ source: o.source, reason: o.reason, turnId: o.turnId, agentId: o.agentId });
 }

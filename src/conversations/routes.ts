@@ -65,13 +65,13 @@ function agentMessageId(conversationId: string, key: string | undefined): string
 function idempotencyKeyOf(header: unknown, bodyId: string | undefined): string | undefined {
   if (header === undefined) return bodyId;
   const key = parseOr400(IdempotencyKey, header, 'Idempotency-Key header');
-  if (bodyId !== undefined && bodyId !== key) throw new HttpError(400, 'validation_failed', "Idempotency-Key and the body's id differ: send one of them");
+  if (bodyId !== undefined && bodyId !== key) throw new HttpError('validation_failed', "Idempotency-Key and the body's id differ: send one of them");
   return key;
 }
 
 function refused(r: Extract<HandoffResult, { ok: false }>): never {
-  if (r.code === 'not_found') throw new HttpError(404, 'conversation_not_found', 'No conversation with this id');
-  throw new HttpError(409, 'not_handed_off', 'A person does not have this conversation: hand it over first (POST /conversations/{id}/handoff)');
+  if (r.code === 'not_found') throw new HttpError('conversation_not_found', 'No conversation with this id');
+  throw new HttpError('not_handed_off', 'A person does not have this conversation: hand it over first (POST /conversations/{id}/handoff)');
 }
 
 export async function conversationsPlugin(
@@ -86,7 +86,9 @@ export async function conversationsPlugin(
   app.post('/conversations/:conversationId/handoff', { onRequest }, async (request) => {
     const { conversationId } = parseOr400(Params, request.params, 'params');
     const body = parseOr400(HandoffRequest, request.body ?? {}, 'body');
-    const r = await host.handoff(conversationId, body.reason);
+    // A signed-in agent's request is theirs (telemetry and webhooks carry the id); a system's (service secret) is not.
+    const p = request.principal;
+    const r = await host.handoff(conversationId, body.reason, p?.kind === 'agent' ? p.agentId : undefined);
     if (!r.ok) refused(r);
     return { conversationId, state: r.state };
   });
@@ -108,7 +110,6 @@ export async function conversationsPlugin(
       // WhatsApp's customer service window: free-form messages only within 24 h of the customer's last message.
       if (!insideWhatsAppWindow(await customers.get(record.customerId), clock.now())) {
         throw new HttpError(
-          422,
           'outside_window',
           "The customer's last WhatsApp message is more than 24 hours old: WhatsApp accepts only a template message now (POST /proactive with a template)",
         );

@@ -16,11 +16,11 @@ export async function customersPlugin(app: FastifyInstance, o: { services: Servi
   app.post('/customers/link', { onRequest: requireServiceSecret(() => o.services.secret) }, async (request) => {
     const body = parseOr400(LinkBody, request.body, 'body');
     const phone = o.normalizePhone(body.phone);
-    if (!phone) throw new HttpError(400, 'validation_failed', 'body.phone: not a phone number (E.164 expected, e.g. +15550003333)');
+    if (!phone) throw new HttpError('validation_failed', 'body.phone: not a phone number (E.164 expected, e.g. +15550003333)');
     // The conflict check and the write are one transaction: two links racing for a phone can't both win.
     const r = await o.customers.linkPhone(body.externalId, phone);
-    if (!r.ok && r.reason === 'conflict') throw new HttpError(409, 'conflict', `This phone is already linked to customer ${r.ownerExternalId}`);
-    if (!r.ok) throw new HttpError(404, 'unknown_customer', 'Unknown customer');
+    if (!r.ok && r.reason === 'conflict') throw new HttpError('conflict', `This phone is already linked to customer ${r.ownerExternalId}`);
+    if (!r.ok) throw new HttpError('unknown_customer', 'Unknown customer');
     return { customerId: r.customer.customerId, externalId: r.customer.externalId, phone: r.customer.phone };
   });
 }

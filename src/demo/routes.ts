@@ -31,7 +31,7 @@ function readCookie(header: string | undefined, name: string): string | undefine
 export async function demoPlugin(app: FastifyInstance, o: { services: Services; customers: CustomerRepo; tokens: { issue(customerId: string): string } }) {
   app.get('/demo/session', async (request, reply) => {
     if (!o.services.config.demo.allow_remote_sessions && !isLoopback(request.ip)) {
-      throw new HttpError(403, 'forbidden', 'Demo sessions are served to this machine only (demo.allow_remote_sessions: false)');
+      throw new HttpError('forbidden', 'Demo sessions are served to this machine only (demo.allow_remote_sessions: false)');
     }
     let visitor = readCookie(request.headers.cookie, COOKIE);
     if (!visitor || !/^[a-z0-9-]{8,64}$/.test(visitor)) visitor = randomUUID();

@@ -2,26 +2,33 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { z } from 'zod';
 import { isStoreUnavailable } from '../store/errors.ts';
+import { HTTP_ERRORS, type HttpErrorCode } from '../../sdk/src/error-codes.ts';
 
 export class HttpError extends Error {
+  readonly status: number;
   constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
+    readonly code: HttpErrorCode,
+    message: string = HTTP_ERRORS[code].message,
     readonly headers: Record<string, string> = {},
     /** More fields of the error object (e.g. `retryAfterMs`), beside code and message. */
     readonly details: Record<string, unknown> = {},
   ) {
     super(message);
+    this.status = HTTP_ERRORS[code].status;
   }
 }
 
-export const badRequest = (message: string) => new HttpError(400, 'bad_request', message);
-export const unauthorized = (message = 'Missing or invalid credentials') => new HttpError(401, 'unauthorized', message);
-export const forbidden = (message: string) => new HttpError(403, 'forbidden', message);
-export const notFound = (message = 'Not found') => new HttpError(404, 'not_found', message);
+export const badRequest = (message: string) => new HttpError('bad_request', message);
+export const unauthorized = (message?: string) => new HttpError('unauthorized', message);
+export const forbidden = (message: string) => new HttpError('forbidden', message);
+export const notFound = (message?: string) => new HttpError('not_found', message);
 
-export function sendError(reply: FastifyReply, status: number, code: string, message: string, details: Record<string, unknown> = {}) {
+/** Answers with the catalogue's status for `code` (sdk/src/error-codes.ts) and `message` or its default text. */
+export function sendError(reply: FastifyReply, code: HttpErrorCode, message: string = HTTP_ERRORS[code].message, details: Record<string, unknown> = {}) {
+  return send(reply, HTTP_ERRORS[code].status, code, message, details);
+}
+
+function send(reply: FastifyReply, status: number, code: string, message: string, details: Record<string, unknown> = {}) {
   return reply
     .code(status)
     .type('application/json; charset=utf-8')
@@ -41,11 +48,12 @@ export function describeZodError(error: z.ZodError, prefix: string): string {
 /** Parse with a zod schema or throw a 400 naming the failing paths. */
 export function parseOr400<S extends z.ZodType>(schema: S, value: unknown, prefix: string): z.infer<S> {
   const r = schema.safeParse(value);
-  if (!r.success) throw new HttpError(400, 'validation_failed', describeZodError(r.error, prefix));
+  if (!r.success) throw new HttpError('validation_failed', describeZodError(r.error, prefix));
   return r.data;
 }
 
-const CODE_BY_STATUS: Record<number, string> = {
+/** Fastify's own errors (a 404 route, a 413 body) by their status. */
+const CODE_BY_STATUS: Record<number, HttpErrorCode> = {
   400: 'bad_request',
   401: 'unauthorized',
   403: 'forbidden',
@@ -63,20 +71,21 @@ export function installErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError | HttpError, request, reply) => {
     if (err instanceof HttpError) {
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-      return sendError(reply, err.status, err.code, err.message, err.details);
+      return sendError(reply, err.code, err.message, err.details);
     }
     if (isStoreUnavailable(err)) {
       // Nothing was acknowledged: the caller (Meta, the integrator) retries. Logged by the store's health, not per request.
-      return sendError(reply.header('retry-after', '5'), 503, 'unavailable', `Parley cannot store this right now (${err.code}); retry later`);
+      return sendError(reply.header('retry-after', '5'), 'unavailable', `Parley cannot store this right now (${err.code}); retry later`);
     }
     const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     if (status >= 500) {
       request.log.error({ err }, 'request failed');
-      return sendError(reply, status, 'internal', 'Internal error');
+      return send(reply, status, 'internal', HTTP_ERRORS.internal.message);
     }
     const code = CODE_BY_STATUS[status] ?? 'bad_request';
     const message = err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'Body is not valid JSON' : err.message;
-    return sendError(reply, status, code, message);
+    // A status the catalogue names keeps its code; another (414, say) keeps fastify's status with `bad_request`.
+    return send(reply, status, code, message);
   });
-  app.setNotFoundHandler((request, reply) => sendError(reply, 404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`));
+  app.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`));
 }

@@ -75,19 +75,19 @@ export function installJsonBodyParser(app: FastifyInstance) {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     // Bytes that are not UTF-8 would be decoded with replacement characters: the text stored would not be the text sent.
-    if (!isUtf8(body as Buffer)) return done(new HttpError(400, 'bad_request', 'Body is not valid UTF-8'), undefined);
+    if (!isUtf8(body as Buffer)) return done(new HttpError('bad_request', 'Body is not valid UTF-8'), undefined);
     const text = (body as Buffer).toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     let json: unknown;
     try {
       json = sjson.parse(text, { protoAction: 'error', constructorAction: 'error' });
     } catch {
-      return done(new HttpError(400, 'bad_request', 'Body is not valid JSON'), undefined);
+      return done(new HttpError('bad_request', 'Body is not valid JSON'), undefined);
     }
     if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
-      return done(new HttpError(400, 'bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+      return done(new HttpError('bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
     const illFormed = illFormedTextAt(json);
-    if (illFormed !== undefined) return done(new HttpError(400, 'bad_request', illFormedMessage(illFormed)), undefined);
+    if (illFormed !== undefined) return done(new HttpError('bad_request', illFormedMessage(illFormed)), undefined);
     done(null, json);
   });
 }

@@ -29,7 +29,7 @@ export async function staticAssetsPlugin(app: FastifyInstance, o: { dir: string;
   for (const asset of o.assets) {
     const path = join(o.dir, asset.file);
     app.get(asset.route, async (request, reply) => {
-      if (!existsSync(path)) return sendError(reply, 503, 'not_ready', `${asset.file} is not built (run npm run build:assets)`);
+      if (!existsSync(path)) return sendError(reply, 'not_ready', `${asset.file} is not built (run npm run build:assets)`);
       let file = path;
       let encoding: Encoding | undefined;
       if (asset.precompressed) {

@@ -19,7 +19,7 @@ export function createAuthLimits(services: Services) {
   const check = (r: ReturnType<typeof perIp.take>, what: string, hint = '') => {
     if (r.ok) return;
     const seconds = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
-    throw new HttpError(429, 'rate_limited', `Too many ${what}; try again in ${seconds} s${hint}`, { 'retry-after': String(seconds) });
+    throw new HttpError('rate_limited', `Too many ${what}; try again in ${seconds} s${hint}`, { 'retry-after': String(seconds) });
   };
   return {
     magicLink(request: FastifyRequest, email?: string) {

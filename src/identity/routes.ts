@@ -56,10 +56,10 @@ export async function identityPlugin(
     const result = await o.links.consume(token);
     if (!result.ok) {
       request.log.debug({ reason: result.reason }, 'magic link refused');
-      throw new HttpError(401, 'invalid_token', 'This sign-in link is invalid, already used, or expired');
+      throw new HttpError('invalid_token', 'This sign-in link is invalid, already used, or expired');
     }
     // Never a record an anonymous visitor created (links for `anon:` ids are refused when asked for; this covers older ones).
-    if (isAnonymousExternalId(result.externalId)) throw new HttpError(401, 'invalid_token', 'This sign-in link is invalid, already used, or expired');
+    if (isAnonymousExternalId(result.externalId)) throw new HttpError('invalid_token', 'This sign-in link is invalid, already used, or expired');
     const customer = await o.customers.upsert({ externalId: result.externalId, email: result.email });
     services.telemetry.event({ type: 'auth.verified', customerId: customer.customerId, customerExternalId: customer.externalId, data: {} });
     return {

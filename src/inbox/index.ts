@@ -1,6 +1,7 @@
 // The agent inbox (issue 35, parts 2–4): its live feed (made before the conversation host, which tells it what
 // happens through an output observer), its service and its routes. The page itself is a bundle (inbox/src/).
 import type { FastifyInstance } from 'fastify';
+import type { WidgetAgentTypingFrame } from '../../sdk/src/widget-protocol.ts';
 import type { Agents } from '../agents/index.ts';
 import type { ConversationHost, OutputObserver } from '../conversations/host.ts';
 import type { CustomerRepo } from '../customers/repo.ts';
@@ -35,7 +36,7 @@ export async function registerInbox(
     customers: CustomerRepo;
     agents: Agents;
     live: InboxLive;
-    pushToWidget: (customerId: string, frame: Record<string, unknown>) => void;
+    pushToWidget: (customerId: string, frame: WidgetAgentTypingFrame) => void;
   },
 ) {
   const { store, clock, config } = o.services;

@@ -53,7 +53,7 @@ export async function inboxRoutesPlugin(app: FastifyInstance, o: InboxRoutesOpti
   app.post('/api/v1/inbox/conversations/:conversationId/assign', { onRequest }, async (request) => {
     const body = parseOr400(AssignRequest, request.body, 'body');
     const to = await store.agents.get(body.agentId);
-    if (!to || to.disabled) throw new HttpError(404, 'agent_not_found', 'No active agent with this id');
+    if (!to || to.disabled) throw new HttpError('agent_not_found', 'No active agent with this id');
     return { thread: await service.assign(actorOf(request), id(request), { agentId: to.agentId, name: to.name }) };
   });
   app.post('/api/v1/inbox/conversations/:conversationId/messages', { onRequest }, async (request, reply) => {
@@ -98,12 +98,12 @@ export async function inboxRoutesPlugin(app: FastifyInstance, o: InboxRoutesOpti
       createdBy: { agentId: a.agentId, name: a.name },
       createdAt: o.clock.now(),
     };
-    if (!(await store.agentInbox.putSavedReply(saved))) throw new HttpError(409, 'shortcut_taken', `Another saved reply has the shortcut /${body.shortcut}`);
+    if (!(await store.agentInbox.putSavedReply(saved))) throw new HttpError('shortcut_taken', `Another saved reply has the shortcut /${body.shortcut}`);
     return reply.code(201).send(saved);
   });
   app.delete('/api/v1/inbox/saved-replies/:id', { onRequest }, async (request, reply) => {
     const { id: replyId } = parseOr400(ReplyParams, request.params, 'params');
-    if (!(await store.agentInbox.removeSavedReply(replyId))) throw new HttpError(404, 'saved_reply_not_found', 'No saved reply with this id');
+    if (!(await store.agentInbox.removeSavedReply(replyId))) throw new HttpError('saved_reply_not_found', 'No saved reply with this id');
     return reply.code(204).send();
   });
 }
@@ -125,13 +125,13 @@ export async function inboxLivePlugin(app: FastifyInstance, o: { sessions: Agent
     method: 'GET',
     url: '/api/v1/inbox/live',
     onRequest: async (request, reply) => {
-      if (!sameOrigin(request)) return sendError(reply, 403, 'forbidden_origin', 'The inbox feed is for pages of this server only');
+      if (!sameOrigin(request)) return sendError(reply, 'forbidden_origin', 'The inbox feed is for pages of this server only');
       const token = readCookie(request.headers.cookie, SESSION_COOKIE);
       const hit = token ? await o.sessions.session(token) : undefined;
-      if (!hit) return sendError(reply, 401, 'unauthorized', 'Sign in first');
+      if (!hit) return sendError(reply, 'unauthorized', 'Sign in first');
       request.principal = { kind: 'agent', agentId: hit.agent.agentId, role: hit.agent.role, name: hit.agent.name, via: 'session' };
     },
-    handler: (_request, reply) => sendError(reply.header('upgrade', 'websocket'), 426, 'upgrade_required', 'Connect with a WebSocket upgrade'),
+    handler: (_request, reply) => sendError(reply.header('upgrade', 'websocket'), 'upgrade_required', 'Connect with a WebSocket upgrade'),
     wsHandler: (socket: WebSocket, request: FastifyRequest) => {
       const a = agentOf(request);
       o.live.attach(socket, { agentId: a.agentId, name: a.name });

@@ -3,6 +3,7 @@
 // an internal note (stored apart from the conversation: never sent to the customer, never read by the model), tell the
 // customer's widget the agent is typing, release to the assistant, resolve. Each change is announced on the live feed.
 import { randomUUID } from 'node:crypto';
+import type { WidgetAgentTypingFrame } from '../../sdk/src/widget-protocol.ts';
 import type { Clock } from '../clock.ts';
 import { conversationIdFor } from '../conversations/history.ts';
 import type { ConversationHost, HandoffResult } from '../conversations/host.ts';
@@ -27,13 +28,13 @@ export interface InboxServiceDeps extends ViewDeps {
   /** Announces a change to every open inbox (every node). */
   announce: (kind: InboxEventKind, conversationId: string, agent?: InboxAgent) => void;
   /** Pushes a frame to the customer's open widgets (every node). */
-  pushToWidget: (customerId: string, frame: Record<string, unknown>) => void;
+  pushToWidget: (customerId: string, frame: WidgetAgentTypingFrame) => void;
 }
 
-const notFound = () => new HttpError(404, 'conversation_not_found', 'No conversation with this id');
-const notHandedOff = () => new HttpError(409, 'not_handed_off', 'A person does not have this conversation: nobody asked for one');
+const notFound = () => new HttpError('conversation_not_found', 'No conversation with this id');
+const notHandedOff = () => new HttpError('not_handed_off', 'A person does not have this conversation: nobody asked for one');
 export const heldBy = (holder: InboxAgent) =>
-  new HttpError(409, 'claimed_by_other', `${holder.name} has this conversation`, {}, { holder: { agentId: holder.agentId, name: holder.name } });
+  new HttpError('claimed_by_other', `${holder.name} has this conversation`, {}, { holder: { agentId: holder.agentId, name: holder.name } });
 
 const refused = (r: Extract<HandoffResult, { ok: false }>) => (r.code === 'not_found' ? notFound() : notHandedOff());
 const ref = (a: Actor): InboxAgent => ({ agentId: a.agentId, name: a.name });

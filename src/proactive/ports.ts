@@ -1,5 +1,5 @@
 // What proactive delivery needs of the channels, as interfaces only: the channels implement them (the web sessions
-// in src/channels/web-sessions.ts, the WhatsApp channel in src/channels/whatsapp.ts) and wiring hands them in, so
+// in src/web/sessions.ts, the WhatsApp channel in src/whatsapp/channel.ts) and wiring hands them in, so
 // the arrows run from the channels to proactive and never back.
 import type { StoreRepos } from '../store/repos.ts';
 

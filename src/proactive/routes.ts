@@ -17,7 +17,7 @@ export async function proactivePlugin(app: FastifyInstance, o: { services: Servi
       // Not one of the seven reasons: nothing was sent and the caller may retry.
       if (err instanceof ProactiveUnavailableError) {
         request.log.error({ err }, 'proactive send failed');
-        throw new HttpError(503, 'unavailable', 'Proactive messaging is temporarily unavailable; nothing was sent');
+        throw new HttpError('unavailable', 'Proactive messaging is temporarily unavailable; nothing was sent');
       }
       throw err;
     }
@@ -26,7 +26,7 @@ export async function proactivePlugin(app: FastifyInstance, o: { services: Servi
   app.post('/proactive/opt-in', { onRequest }, async (request) => {
     const body = parseOr400(OptInRequestSchema, request.body, 'body');
     const result = await o.proactive.setOptIn(body.customerExternalId, body.optIn);
-    if (!result) throw new HttpError(404, 'unknown_customer', 'Unknown customer');
+    if (!result) throw new HttpError('unknown_customer', 'Unknown customer');
     return result;
   });
 }

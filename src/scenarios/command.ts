@@ -85,7 +85,11 @@ export async function parleyTest(argv: string[], io: TestIo): Promise<number> {
     const { suite, dir } = loadSuite(paths);
     const secret = values.secret ?? process.env.SERVICE_SDK_SECRET;
     if (values.url && !secret) return (io.err('parley test: --url needs the service secret (--secret or SERVICE_SDK_SECRET)\n'), 64);
-    harness = values.url ? runningParley(values.url, secret!) : await startEmbedded(io.loadConfig(), suite);
+    const whatsapp = findScenarioFiles(paths).some((f) => {
+      const l = loadScenario(f);
+      return 'scenario' in l && l.scenario.customer.channel === 'whatsapp';
+    });
+    harness = values.url ? await runningParley(values.url, secret!) : await startEmbedded(io.loadConfig(), suite, { whatsapp });
     if (suite.model) harness.target.model = createScenarioModel(suite.model);
     backend = await startBackend(suite, dir, harness.target);
     const summaries = await runAll(paths, repeat, harness);

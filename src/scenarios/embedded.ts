@@ -7,10 +7,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Parley } from '../app.ts';
-import type { Config } from '../config/schema.ts';
+import { DEFAULT_GRAPH_URL, type Config } from '../config/schema.ts';
+import { conversationIdFor } from '../conversations/history.ts';
 import type { Suite } from './schema.ts';
 import type { RunTarget } from './runner.ts';
-import { storedHistory, toolCallsOf } from './history.ts';
+import type { WhatsAppTarget } from './turns.ts';
+import { storedHistory, toolCallsOf, type ToolCall } from '../conversations/tool-calls.ts';
+import { callBackend, type BackendCallAnswer } from '../ops/scenario-test.ts';
 
 export interface Harness {
   target: RunTarget;
@@ -26,7 +29,32 @@ function merge(a: unknown, b: unknown): unknown {
   return b === undefined ? a : b;
 }
 
-/** How the runner reaches an in-process Parley: its URL and secret, its store's history, its SDK hub. */
+/**
+ * How the runner is a WhatsApp customer of an in-process Parley: when its WhatsApp channel is on (provider meta) and
+ * test mode's mock sender stands for the Graph API (its outbox is what the customer received).
+ */
+function whatsappOf(parley: Parley): WhatsAppTarget | undefined {
+  const { config, store, testMode } = parley.services;
+  const wa = config.channels.whatsapp;
+  const mock = testMode && (!wa.phone_id || !wa.token || wa.graph_url === DEFAULT_GRAPH_URL);
+  if (!wa.enabled || wa.provider !== 'meta' || !mock || !wa.app_secret) return undefined;
+  return {
+    appSecret: wa.app_secret,
+    phoneNumberId: wa.phone_id || '100000000000001',
+    webhookPath: wa.webhook_path,
+    async conversationOf(phone) {
+      const customer = await store.customers.findBy('phone', phone);
+      const conversationId = customer && conversationIdFor(customer.customerId, 'whatsapp');
+      return conversationId && (await store.conversations.get(conversationId)) ? conversationId : undefined;
+    },
+    async pendingConfirmation(conversationId) {
+      const pending = (await store.conversations.get(conversationId))?.pendingConfirmation;
+      return pending && { id: pending.id, name: pending.name, args: pending.args };
+    },
+  };
+}
+
+/** How the runner reaches an in-process Parley: its URL and secret, its store's history, its SDK hub, WhatsApp. */
 export function targetOf(parley: Parley): RunTarget {
   const { store } = parley.services;
   const hub = parley.runtime.hub;
@@ -34,14 +62,27 @@ export function targetOf(parley: Parley): RunTarget {
     url: parley.url(),
     secret: parley.services.secret,
     toolCalls: async (conversationId) => toolCallsOf(await storedHistory(store.history, conversationId)),
-    invokeBackend: async (name, args) => {
-      const out = await hub.invoke(name, args, { customerId: 'parley-test', conversationId: 'parley-test', channel: 'web', verified: true });
-      return out.ok ? { ok: true, data: out.data } : { ok: false, error: `${out.error.code ?? 'error'}: ${out.error.message}` };
-    },
+    invokeBackend: (name, args) => callBackend(hub, name, args),
+    whatsapp: whatsappOf(parley),
   };
 }
 
-export async function startEmbedded(config: Config, suite: Suite): Promise<Harness> {
+/** WhatsApp for the run: the real webhook path, its own secrets, the mock sender (the Graph API is never called). */
+const whatsappForRun = () => ({
+  channels: {
+    whatsapp: {
+      enabled: true,
+      provider: 'meta',
+      phone_id: '100000000000001',
+      token: randomBytes(16).toString('hex'),
+      verify_token: randomBytes(16).toString('hex'),
+      app_secret: randomBytes(24).toString('hex'),
+      graph_url: DEFAULT_GRAPH_URL,
+    },
+  },
+});
+
+export async function startEmbedded(config: Config, suite: Suite, o: { whatsapp?: boolean } = {}): Promise<Harness> {
   const { createParley } = await import('../app.ts');
   const { createLogger } = await import('../logger.ts');
   const { ConfigSchema } = await import('../config/schema.ts');
@@ -55,7 +96,7 @@ export async function startEmbedded(config: Config, suite: Suite): Promise<Harne
     demo: suite.backend ? { backend: false } : {},
     logging: { level: 'error' },
   };
-  const input = merge(merge(config, suite.config ?? {}), overrides) as { server: { base_url?: string } };
+  const input = merge(merge(merge(config, suite.config ?? {}), overrides), o.whatsapp ? whatsappForRun() : {}) as { server: { base_url?: string } };
   delete input.server.base_url; // its own address, known once it listens
   const parley = await createParley({ config: ConfigSchema.parse(input), testMode: true, logger: createLogger('error', process.stderr) });
   await parley.start();
@@ -68,16 +109,47 @@ export async function startEmbedded(config: Config, suite: Suite): Promise<Harne
   };
 }
 
-/** A running Parley (`--url`): tool names from telemetry, no backend checks (README, "Testing your conversations"). */
-export function runningParley(url: string, secret: string): Harness {
-  return { target: { url: url.replace(/\/$/, ''), secret }, stop: async () => undefined };
+/**
+ * A running Parley (`--url`). In test mode (SERVICE_TEST_MODE=1) it shows the tool calls with their arguments and
+ * calls the backend for `expect: { backend }` (src/ops/scenario-test.ts); otherwise the runner sees tool names
+ * from telemetry only and has no backend checks (README, "Testing your conversations").
+ */
+export async function runningParley(url: string, secret: string): Promise<Harness> {
+  const base = url.replace(/\/$/, '');
+  const target: RunTarget = { url: base, secret };
+  if ((await functionsNow(target)) === undefined) return { target, stop: async () => undefined };
+  const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
+  const answer = async <T>(res: Response): Promise<T> => {
+    if (!res.ok) throw new Error(`${res.url} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+    return (await res.json()) as T;
+  };
+  target.toolCalls = async (conversationId) =>
+    (await answer<{ items: ToolCall[] }>(await fetch(`${base}/__test__/conversations/${encodeURIComponent(conversationId)}/tool-calls`, { headers }))).items;
+  target.invokeBackend = async (name, args) =>
+    answer<BackendCallAnswer>(await fetch(`${base}/__test__/sdk/invoke`, { method: 'POST', headers, body: JSON.stringify({ name, args }) }));
+  return { target, stop: async () => undefined };
 }
 
-/** The functions connected now; undefined when Parley does not say (not in test mode): then nothing is awaited. */
+/** The functions connected now; undefined when Parley does not say (not in test mode). */
 async function functionsNow(target: RunTarget): Promise<string[] | undefined> {
   const res = await fetch(`${target.url}/__test__/sdk/functions`).catch(() => undefined);
   if (res?.status === 404) return undefined;
   return res?.ok ? ((await res.json()) as string[]) : [];
+}
+
+/** How many functions are connected (`/ready`'s checks.sdk.functions): what a Parley outside test mode says. */
+async function functionCount(target: RunTarget): Promise<number> {
+  const res = await fetch(`${target.url}/ready`).catch(() => undefined);
+  const body = (await res?.json().catch(() => undefined)) as { checks?: { sdk?: { functions?: number } } } | undefined;
+  return body?.checks?.sdk?.functions ?? 0;
+}
+
+/** Whether the functions wanted are connected: by name in test mode, by count otherwise. */
+async function connected(target: RunTarget, wanted: string[]): Promise<{ ok: boolean; now: string }> {
+  const names = await functionsNow(target);
+  if (names !== undefined) return { ok: wanted.length ? wanted.every((f) => names.includes(f)) : names.length > 0, now: names.join(', ') || 'none' };
+  const count = await functionCount(target);
+  return { ok: count >= Math.max(1, wanted.length), now: `${count} functions` };
 }
 
 /** Starts the suite's backend (if it says how) and waits until its functions are connected. */
@@ -104,13 +176,12 @@ export async function startBackend(suite: Suite, suiteDir: string, target: RunTa
   const wanted = suite.backend?.functions ?? [];
   const until = Date.now() + deadlineMs;
   for (;;) {
-    const now = await functionsNow(target);
-    if (now === undefined) return { stop };
-    if (wanted.length ? wanted.every((f) => now.includes(f)) : now.length > 0) return { stop };
+    const { ok, now } = await connected(target, wanted);
+    if (ok) return { stop };
     if (child && child.exitCode !== null) throw new Error(`the backend exited with ${child.exitCode} before connecting:\n${output}`);
     if (Date.now() > until) {
       await stop();
-      throw new Error(`the backend did not connect within ${deadlineMs / 1000} s (functions now: ${now.join(', ') || 'none'})\n${output}`);
+      throw new Error(`the backend did not connect within ${deadlineMs / 1000} s (connected now: ${now})\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }

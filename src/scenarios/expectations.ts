@@ -1,8 +1,8 @@
 // Checks one expectation on what was observed; returns the differences (none: it holds). Tool expectations consume
 // calls in order: `cursor.tool` is the index after the last matched call of the window.
 import { isDeepStrictEqual } from 'node:util';
-import type { Expectation, ReplyExpectation } from './schema.ts';
-import type { Difference, Observed, ToolCall } from './observed.ts';
+import type { Expectation, ReplyExpectation, SourceExpectation } from './schema.ts';
+import type { CitedSource, Difference, Observed, ToolCall } from './observed.ts';
 
 export interface Cursor {
   tool: number;
@@ -38,6 +38,23 @@ export function checkReply(what: string, e: ReplyExpectation, texts: string[]): 
   return out;
 }
 
+const showSource = (s: CitedSource) => `[${s.n}] ${s.title}${s.url ? ` <${s.url}>` : ''}`;
+const cites = (e: SourceExpectation, s: CitedSource) =>
+  typeof e === 'string'
+    ? s.title.toLowerCase().includes(e.toLowerCase())
+    : (e.title === undefined || s.title.toLowerCase().includes(e.title.toLowerCase())) &&
+      (e.url === undefined || (s.url ?? '').includes(e.url)) &&
+      (e.n === undefined || s.n === e.n);
+
+/** Each expected source is among the cited ones; an empty list: none is cited. */
+export function checkSources(expected: SourceExpectation[], cited: CitedSource[]): Difference[] {
+  const happened = cited.length ? `the reply cites ${cited.map(showSource).join(', ')}` : 'the reply cites no source';
+  if (expected.length === 0) return cited.length ? [{ expected: 'the reply cites no source', happened }] : [];
+  return expected
+    .filter((e) => !cited.some((s) => cites(e, s)))
+    .map((e) => ({ expected: `the reply cites ${typeof e === 'string' ? JSON.stringify(e) : `a source ⊇ ${JSON.stringify(e)}`}`, happened }));
+}
+
 function checkTool(e: Expectation, o: Observed, cursor: Cursor): Difference[] {
   const name = e.tool!;
   const rest = o.tools.slice(cursor.tool);
@@ -71,6 +88,7 @@ export function checkLocal(e: Expectation, o: Observed, cursor: Cursor): Differe
   if (e.confirmation !== undefined) out.push(...checkConfirmation(e, o));
   if (e.no_tool && o.tools.length) out.push({ expected: 'no tool call', happened: listTools(o.tools) });
   if (e.reply) out.push(...checkReply('reply', e.reply, o.replies));
+  if (e.reply?.sources) out.push(...checkSources(e.reply.sources, o.sources));
   if (e.proactive) out.push(...checkReply('proactive message', e.proactive, o.proactive));
   if (e.handoff !== undefined && e.handoff !== o.handoff)
     out.push({ expected: e.handoff ? 'handed to a person' : 'not handed to a person', happened: o.handoff ? 'handed to a person' : 'the assistant kept it' });

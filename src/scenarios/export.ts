@@ -1,67 +1,12 @@
-// `parley test export <conversationId>`: a scenario from a stored conversation — its customer lines as steps, what
-// the assistant did after each (tools with their arguments, confirmations, the reply's first sentence, a handoff) as
-// expectations, ready to edit.
+// `parley test export <conversationId>`: a scenario from a stored conversation (src/ops/scenario-export.ts, which the
+// dashboard's "Export as test" uses too), read from the store of the project's configuration.
 import { writeFileSync } from 'node:fs';
-import { stringify } from 'yaml';
+import { storedHistory } from '../conversations/tool-calls.ts';
+import { scenarioFrom, scenarioYaml } from '../ops/scenario-export.ts';
 import { openStore } from '../store/open.ts';
-import { ANONYMOUS_PREFIX, isVisitorCustomerId, type ConversationMeta, type MessageRecord } from '../store/model.ts';
-import type { Expectation, Scenario, Step } from './schema.ts';
-import { storedHistory, toolCallsOf } from './history.ts';
 import type { TestIo } from './io.ts';
 
-export const SCHEMA_LINE = '# yaml-language-server: $schema=https://raw.githubusercontent.com/parley/parley/main/docs/scenario.schema.json';
-
-/** The first sentence of a reply (at most 80 characters): specific enough to catch a change, short enough to keep. */
-const firstSentence = (text: string) => (text.match(/^.*?[.!?](?=\s|$)/)?.[0] ?? text).slice(0, 80).trim();
-
-function expectationsOf(turn: MessageRecord[]): Expectation[] {
-  const out: Expectation[] = [];
-  const outcomes = turn.filter((r) => r.role === 'confirmation' && r.data?.outcome !== 'requested');
-  for (const call of toolCallsOf(turn)) {
-    const e: Expectation = { tool: call.name, args: call.args };
-    if (outcomes.some((c) => c.data?.name === call.name && c.data?.outcome === 'approved')) e.confirmation = 'approve';
-    out.push(e);
-  }
-  for (const c of outcomes) if (c.data?.outcome === 'denied') out.push({ tool: String(c.data.name), confirmation: 'decline' });
-  // An approval answered after the tool's record would be lost: a confirmation with no call yet comes first.
-  const reply = turn
-    .filter((r) => r.role === 'assistant')
-    .map((r) => r.text)
-    .join(' ');
-  if (reply) out.push({ reply: { contains: firstSentence(reply) } });
-  if (turn.some((r) => r.role === 'handoff' && r.data?.phase === 'requested')) out.push({ handoff: true });
-  return out;
-}
-
-export function scenarioFrom(meta: ConversationMeta, records: MessageRecord[]): Scenario {
-  const steps: Step[] = [];
-  let turn: MessageRecord[] = [];
-  const flush = () => {
-    for (const e of expectationsOf(turn)) steps.push({ expect: e });
-    turn = [];
-  };
-  for (const r of records) {
-    if (r.role === 'user') {
-      flush();
-      steps.push({ customer: r.text });
-    } else turn.push(r);
-  }
-  flush();
-  const externalId = (meta.externalId ?? meta.customerId).replace(ANONYMOUS_PREFIX, '');
-  return {
-    name: `conversation ${meta.conversationId}`,
-    customer: { externalId: `${externalId}-replay`, channel: meta.channel, verified: !isVisitorCustomerId(meta.customerId) },
-    steps,
-    expect: [],
-    judge: [],
-  };
-}
-
-export function scenarioYaml(s: Scenario): string {
-  const { expect, judge, ...rest } = s;
-  const shown = Object.assign({}, rest, expect.length ? { expect } : {}, judge.length ? { judge } : {});
-  return `${SCHEMA_LINE}\n${stringify(shown, { lineWidth: 120 })}`;
-}
+export { scenarioFrom, scenarioYaml, SCHEMA_LINE } from '../ops/scenario-export.ts';
 
 export async function exportCommand(args: string[], output: string | undefined, io: TestIo): Promise<number> {
   const conversationId = args[0];

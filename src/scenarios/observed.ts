@@ -1,11 +1,7 @@
 // What happened in a conversation (or in one turn of it), as the runner saw it: what the expectations are checked on.
-export interface ToolCall {
-  name: string;
-  args?: Record<string, unknown>;
-  /** undefined: not known (a running Parley's telemetry) or not finished. */
-  ok?: boolean;
-  error?: string;
-}
+import type { ToolCall } from '../conversations/tool-calls.ts';
+
+export type { ToolCall };
 
 export interface ConfirmationSeen {
   name: string;
@@ -14,9 +10,18 @@ export interface ConfirmationSeen {
   answer?: 'approve' | 'decline';
 }
 
+/** A source a reply cites (a knowledge answer's `sources`). */
+export interface CitedSource {
+  n: number;
+  title: string;
+  url?: string;
+}
+
 export interface Observed {
   tools: ToolCall[];
   replies: string[];
+  /** The sources the replies cite, in order. */
+  sources: CitedSource[];
   proactive: string[];
   confirmations: ConfirmationSeen[];
   handoff: boolean;

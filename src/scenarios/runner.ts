@@ -4,7 +4,10 @@
 import type { Scenario, Expectation } from './schema.ts';
 import type { Difference, Observed } from './observed.ts';
 import { checkBackendResult, checkConfirmation, checkLocal, type Cursor } from './expectations.ts';
-import { openSession, type Session, type SessionTarget } from './session.ts';
+import { observedOf } from './frames.ts';
+import { openSession } from './session.ts';
+import { openWhatsAppSession } from './whatsapp-session.ts';
+import type { Session, SessionTarget } from './turns.ts';
 
 export interface RunTarget extends SessionTarget {
   /** Calls a function the integrator's backend exposes (Parley's test path); undefined: not available. */
@@ -40,29 +43,7 @@ interface Window {
 }
 
 async function observe(session: Session, from: Window): Promise<Observed> {
-  const frames = session.frames.slice(from.frames);
-  const tools = (await session.tools()).slice(from.tools);
-  const messages = frames.filter((f) => f.type === 'message');
-  // A call that waits for (or was refused) its confirmation was proposed, not made: it shows as a failed call.
-  for (const card of frames.filter((f) => f.type === 'confirm')) {
-    const outcome = frames.find((f) => f.type === 'confirmation' && f.id === card.id);
-    if (!outcome || (outcome.type === 'confirmation' && outcome.outcome !== 'approved'))
-      tools.push({
-        name: card.name,
-        args: card.args as Record<string, unknown>,
-        ok: false,
-        error: outcome?.type === 'confirmation' ? outcome.outcome : 'awaiting confirmation',
-      });
-  }
-  // The built-in handoff is no SDK call: the hand-over itself shows it was made.
-  if (frames.some((f) => f.type === 'status' && f.mode === 'human') && !tools.some((t) => t.name === 'handoff')) tools.push({ name: 'handoff', ok: true });
-  return {
-    tools,
-    replies: messages.filter((m) => !m.proactive).map((m) => m.text),
-    proactive: messages.filter((m) => m.proactive).map((m) => m.text),
-    confirmations: frames.filter((f) => f.type === 'confirm').map((c) => ({ name: c.name, args: c.args })),
-    handoff: session.withHuman(),
-  };
+  return observedOf(session.frames.slice(from.frames), (await session.tools()).slice(from.tools), session.withHuman());
 }
 
 const transcriptOf = (session: Session) =>
@@ -72,7 +53,6 @@ const transcriptOf = (session: Session) =>
     .join('\n');
 
 function needsModel(s: Scenario): string | undefined {
-  if (s.customer.channel === 'whatsapp') return 'channel whatsapp is not driven yet (only web): not run';
   if (s.simulate) return 'simulate needs a model (model: in parley-suite.yaml); none is configured';
   if (s.judge.length || [...s.steps, ...s.expect.map((e) => ({ expect: e }))].some((st) => 'expect' in st && st.expect.judge))
     return 'judge needs a model (model: in parley-suite.yaml); none is configured';
@@ -89,7 +69,7 @@ async function check(e: Expectation, session: Session, window: Window, cursor: C
   out.push(...checkLocal(e, await observe(session, window), cursor));
   if (e.backend) {
     if (!target.invokeBackend)
-      out.push({ expected: `backend ${e.backend.call}`, happened: 'no test path to the backend (only an embedded Parley has one, not --url)' });
+      out.push({ expected: `backend ${e.backend.call}`, happened: 'no test path to the backend (an embedded Parley, or a running one in test mode, has one)' });
     else out.push(...checkBackendResult(e.backend, await target.invokeBackend(e.backend.call, e.backend.args)));
   }
   if (e.judge && target.model) {
@@ -109,9 +89,12 @@ export async function runScenario(s: Scenario, file: string, target: RunTarget):
     durationMs: Date.now() - started,
     ...extra,
   });
-  const missing = s.customer.channel === 'whatsapp' || !target.model ? needsModel(s) : undefined;
+  const whatsapp = s.customer.channel === 'whatsapp' ? target.whatsapp : undefined;
+  if (s.customer.channel === 'whatsapp' && !whatsapp)
+    return result('skipped', [], { reason: 'channel whatsapp is driven through an embedded Parley only (not --url): not run' });
+  const missing = target.model ? undefined : needsModel(s);
   if (missing) return result('skipped', [], { reason: missing });
-  const session = await openSession(target, s.customer);
+  const session = whatsapp ? await openWhatsAppSession(Object.assign({}, target, { whatsapp }), s.customer) : await openSession(target, s.customer);
   const differences: StepDifference[] = [];
   try {
     let window: Window = { frames: 0, tools: 0 };

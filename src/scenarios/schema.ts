@@ -11,6 +11,21 @@ export const ReplyExpectation = z.strictObject({
   not_contains: z.string().min(1).optional().describe('the reply does not contain this text (case-insensitive)'),
 });
 
+/** A source a reply must cite: a title (contained, case-insensitive), or some of its fields. */
+export const SourceExpectation = z.union([
+  z.string().min(1).describe('a cited source whose title contains this text (case-insensitive)'),
+  z.strictObject({
+    title: z.string().min(1).optional().describe('the title contains this text (case-insensitive)'),
+    url: z.string().min(1).optional().describe('the URL contains this text'),
+    n: z.number().int().min(1).optional().describe('the citation number'),
+  }),
+]);
+
+/** What the assistant's reply must (not) say, and the sources it must cite. */
+export const AssistantReplyExpectation = ReplyExpectation.extend({
+  sources: z.array(SourceExpectation).optional().describe('each of these is among the sources the reply cites (an empty list: the reply cites none)'),
+});
+
 /** A check on the integrator's backend, through a function it exposes for tests (README, "Testing your conversations"). */
 export const BackendExpectation = z.strictObject({
   call: z.string().min(1).describe('the name of a function the backend exposes (e.g. a test-only `checkOrder`)'),
@@ -27,7 +42,7 @@ export const Expectation = z.strictObject({
     .optional()
     .describe('a confirmation was asked for the tool; approve/decline also answer it as the customer'),
   no_tool: z.boolean().optional().describe('no tool was called in this turn'),
-  reply: ReplyExpectation.optional().describe('the assistant’s reply since the last customer message'),
+  reply: AssistantReplyExpectation.optional().describe('the assistant’s reply since the last customer message'),
   handoff: z.boolean().optional().describe('the conversation is (true) or is not (false) with a person'),
   proactive: ReplyExpectation.optional().describe('a proactive message reached the customer'),
   backend: BackendExpectation.optional(),
@@ -93,6 +108,7 @@ export const Suite = z.strictObject({
 });
 
 export type ReplyExpectation = z.infer<typeof ReplyExpectation>;
+export type SourceExpectation = z.infer<typeof SourceExpectation>;
 export type BackendExpectation = z.infer<typeof BackendExpectation>;
 export type Expectation = z.infer<typeof Expectation>;
 export type Step = z.infer<typeof Step>;

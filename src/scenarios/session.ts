@@ -2,48 +2,24 @@
 // confirmation cards. A turn is over when telemetry says so (`turn.ended`) and its replies have arrived, or when a
 // confirmation waits for the customer, or when a person has the conversation.
 import WebSocket from 'ws';
-import { WidgetServerFrame, type WidgetServerFrame as ServerFrame } from '../../sdk/src/widget-protocol.ts';
-import type { Observed } from './observed.ts';
+import type { WidgetServerFrame as ServerFrame } from '../../sdk/src/widget-protocol.ts';
+import { parseFrame, type SessionFrame } from './frames.ts';
+import { countOf, SessionError, telemetryEvents, turnOver, waitFor as waitWithin, type Session, type SessionTarget } from './turns.ts';
 
-export interface SessionTarget {
-  url: string;
-  secret: string;
-  /** Tool calls with their arguments, oldest first (the store's history when Parley is embedded). */
-  toolCalls?: (conversationId: string) => Promise<Observed['tools']>;
-  deadlineMs?: number;
-}
-
-interface TelemetryEvent {
-  type: string;
-  data: Record<string, unknown>;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export class SessionError extends Error {}
-
-export async function openSession(target: SessionTarget, customer: { externalId: string; verified: boolean }) {
+export async function openSession(target: SessionTarget, customer: { externalId: string; verified: boolean }): Promise<Session> {
   const deadlineMs = target.deadlineMs ?? 30_000;
   const socket = new WebSocket(`${target.url.replace(/^http/, 'ws')}/widget/ws`);
-  const frames: ServerFrame[] = [];
+  const frames: SessionFrame[] = [];
   socket.on('message', (d) => {
-    const parsed = WidgetServerFrame.safeParse(JSON.parse(d.toString()));
-    if (parsed.success) frames.push(parsed.data);
+    const frame = parseFrame(JSON.parse(d.toString()));
+    if (frame) frames.push(frame);
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());
     socket.once('error', reject);
   });
   const send = (frame: Record<string, unknown>) => socket.send(JSON.stringify(frame));
-  const waitFor = async <T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> => {
-    const until = Date.now() + deadlineMs;
-    for (;;) {
-      const v = await probe();
-      if (v !== undefined) return v;
-      if (Date.now() > until) throw new SessionError(`timed out waiting for ${what}`);
-      await sleep(50);
-    }
-  };
+  const waitFor = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined) => waitWithin(deadlineMs, what, probe);
   send(
     customer.verified
       ? { type: 'init', customerId: customer.externalId, email: `${customer.externalId.replace(/[^\w.-]/g, '_')}@scenario.test` }
@@ -57,14 +33,7 @@ export async function openSession(target: SessionTarget, customer: { externalId:
   if (ready.type !== 'ready') throw new SessionError('no ready frame');
   const conversationId = ready.conversationId;
 
-  const events = async (): Promise<TelemetryEvent[]> => {
-    const res = await fetch(`${target.url}/api/v1/telemetry/events?conversationId=${encodeURIComponent(conversationId)}&limit=1000&order=asc`, {
-      headers: { authorization: `Bearer ${target.secret}` },
-    });
-    if (!res.ok) throw new SessionError(`telemetry answered ${res.status}`);
-    return ((await res.json()) as { items: TelemetryEvent[] }).items;
-  };
-  const count = (list: TelemetryEvent[], type: string) => list.filter((e) => e.type === type).length;
+  const events = () => telemetryEvents(target, conversationId);
   const answered = new Set<string>();
   const pendingConfirm = () =>
     frames.find(
@@ -77,15 +46,11 @@ export async function openSession(target: SessionTarget, customer: { externalId:
   /** Waits until the turn started by `act` is over (or waits for the customer). */
   const settle = async (act: () => void) => {
     const before = await events();
-    const ended = count(before, 'turn.ended');
+    const ended = countOf(before, 'turn.ended');
     act();
     await waitFor('the end of the turn', async () => {
       if (pendingConfirm()) return true;
-      const now = await events();
-      const out = count(now, 'message.out') + count(now, 'message.agent');
-      if (count(now, 'turn.ended') > ended && replies() >= out) return true;
-      if (withHuman() && count(now, 'turn.started') === count(now, 'turn.ended') && replies() >= out) return true;
-      return undefined;
+      return turnOver(await events(), ended, replies(), withHuman()) || undefined;
     });
   };
 
@@ -97,7 +62,6 @@ export async function openSession(target: SessionTarget, customer: { externalId:
       const id = `scn-${++seq}`;
       await settle(() => send({ type: 'message', id, text }));
     },
-    /** Answers the pending confirmation; false when none is pending. */
     async confirm(approve: boolean): Promise<boolean> {
       const pending = pendingConfirm();
       if (!pending) return false;
@@ -105,9 +69,8 @@ export async function openSession(target: SessionTarget, customer: { externalId:
       await settle(() => send({ type: 'confirm', id: pending.id, approve }));
       return true;
     },
-    pendingConfirm,
     withHuman,
-    async tools(): Promise<Observed['tools']> {
+    async tools() {
       if (target.toolCalls) return target.toolCalls(conversationId);
       // A running Parley: the names from telemetry, the arguments of confirmed calls from their cards.
       const list = (await events()).filter((e) => e.type === 'tool.invoked');
@@ -121,5 +84,3 @@ export async function openSession(target: SessionTarget, customer: { externalId:
     close: () => socket.close(),
   };
 }
-
-export type Session = Awaited<ReturnType<typeof openSession>>;

@@ -20,6 +20,11 @@ export interface Customer {
    * messages go out from it (unset: `channels.whatsapp.phone_id`).
    */
   businessNumberId?: string;
+  /**
+   * An email address the customer left for a reply while waiting for a person (issue 35): their own claim, never
+   * verified, so never an identity. Written only by `CustomerStore.setContact`; `save` keeps it as stored.
+   */
+  contact?: { email: string; at: number };
 }
 
 /** How a customer is found: the integrator's id, an email (case-insensitive), a WhatsApp phone (E.164) or BSUID. */
@@ -95,8 +100,12 @@ export interface HandoffInfo {
   /** `model`: the LLM called the `handoff` tool; `api`: the integrator's `POST /conversations/:id/handoff`. */
   source: 'model' | 'api';
   reason?: string;
-  /** The last agent who wrote. */
-  agent?: { name: string };
+  /** The signed-in agent who asked for it through the API. */
+  requestedBy?: string;
+  /** The last agent who wrote (with their id when signed in). */
+  agent?: { name: string; agentId?: string };
+  /** No agent wrote within `handoff.offline_after_minutes`: the customer was asked for an email address then. */
+  offlineAt?: number;
 }
 
 /** A conversation record without its snapshot (lists, the dashboard). */

@@ -48,6 +48,8 @@ export interface CustomerStore {
    * `customer` no longer has are released. An identity owned by another customer is taken over.
    */
   save(customer: Customer, previous?: Customer): Promise<void>;
+  /** Stores the email address the customer left for a reply (`contact`); false when there is no such customer. */
+  setContact(customerId: string, contact: { email: string; at: number }): Promise<boolean>;
 }
 
 export interface ConversationStore {
@@ -561,7 +563,8 @@ export type InboxEvent =
       message: { messageId: string; text: string; content?: object };
     }
   | { type: 'confirm'; confirmationId: string; approve: boolean }
-  | { type: 'handoff'; reason?: string }
+  /** `agentId`: the signed-in agent who asked for it. */
+  | { type: 'handoff'; reason?: string; agentId?: string }
   | { type: 'release'; agentId?: string }
   | { type: 'agent'; message: { id: string; text: string; author: { name: string; agentId?: string } } };
 

@@ -3,9 +3,10 @@
 // wait), the store's writes failing, and the cluster's nodes lost. Fed by the same telemetry stream as metrics.ts,
 // plus gauges read at scrape time.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { HandoffGauges } from './handoff-metrics.ts';
 import type { TelemetryEvent, TurnCallRecord } from './types.ts';
 
-export interface HealthGauges {
+export interface HealthGauges extends HandoffGauges {
   /** The store's check (`ok`, `write_failing: ENOSPC`, `unreachable: …`). */
   storeDatabase?(): string;
   /** Nodes alive in this node's view of the cluster (itself included). */
@@ -28,14 +29,19 @@ export function createHealthMetrics(registry: Registry, o: { now: () => number; 
     labelNames: ['whose'],
     registers: [registry],
   });
-  // Handed over, no agent yet: conversation → when it was handed over.
+  // Handed over, no agent yet: conversation → when it was handed over. From the conversations this node owns when the
+  // host reports them (`handoffs`: right after a restart too), else from the telemetry stream seen since start.
   const waiting = new Map<string, number>();
+  const waitingSince = (): number[] => {
+    const owned = o.gauges?.handoffs?.();
+    return owned ? owned.filter((h) => !h.answered).map((h) => h.since) : [...waiting.values()];
+  };
   new Gauge({
     name: 'parley_handoffs_waiting',
-    help: 'Conversations handed to a person that no agent has joined yet (this node)',
+    help: 'Conversations handed to a person that no agent has answered yet (this node)',
     registers: [registry],
     collect() {
-      this.set(waiting.size);
+      this.set(waitingSince().length);
     },
   });
   new Gauge({
@@ -44,7 +50,7 @@ export function createHealthMetrics(registry: Registry, o: { now: () => number; 
     registers: [registry],
     collect() {
       let oldest = Infinity;
-      for (const at of waiting.values()) oldest = Math.min(oldest, at);
+      for (const at of waitingSince()) oldest = Math.min(oldest, at);
       this.set(oldest === Infinity ? 0 : Math.max(0, o.now() - oldest) / 1000);
     },
   });

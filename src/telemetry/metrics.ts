@@ -3,9 +3,10 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { createHealthMetrics, type HealthGauges } from './health-metrics.ts';
+import { createHandoffMetrics, type HandoffGauges } from './handoff-metrics.ts';
 import type { Telemetry } from './types.ts';
 
-export interface MetricsGauges extends HealthGauges {
+export interface MetricsGauges extends HealthGauges, HandoffGauges {
   activeConversations?(): number;
   sdkConnections?(): number;
   whatsappQueueDepth?(): { inbound: number; outbound: number };
@@ -20,6 +21,7 @@ export interface MetricsGauges extends HealthGauges {
 export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) {
   const registry = new Registry();
   const health = createHealthMetrics(registry, { now: gauges.now ?? Date.now, gauges });
+  const handoffMetrics = createHandoffMetrics(registry, gauges);
   // The process metrics every Node exporter has (CPU, resident memory, heap, GC, handles, open fds, start time).
   collectDefaultMetrics({ register: registry });
   const turns = new Counter({ name: 'parley_turns_total', help: 'Conversation turns completed', labelNames: ['channel'], registers: [registry] });
@@ -173,6 +175,7 @@ export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) 
   const unsubscribe = telemetry.subscribe({
     event(e) {
       health.event(e);
+      handoffMetrics.event(e);
       const d = e.data as Record<string, unknown>;
       const type = e.type;
       if (type === 'message.in' || type === 'message.out') child(messages, 'm', e.channel ?? 'unknown', type.slice(8)).inc();

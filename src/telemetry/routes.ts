@@ -10,6 +10,7 @@ import { TelemetryQuerySchema, toFilter } from './query.ts';
 import { recentConversations } from './recent-conversations.ts';
 import { fitWindow } from './summary-window.ts';
 import { summarize } from './summary.ts';
+import { handoffSummary } from './handoff-summary.ts';
 
 const SummaryQuery = z.strictObject({
   since: z.string().regex(/^\d+$/).transform(Number).optional(),
@@ -26,6 +27,10 @@ const CostsQuery = z.strictObject({
   conversationId: z.string().min(1).max(256).optional(),
   customerId: z.string().min(1).max(256).optional(),
   limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(1000)).optional(),
+});
+const WindowQuery = z.strictObject({
+  since: z.string().regex(/^\d+$/).transform(Number).optional(),
+  until: z.string().regex(/^\d+$/).transform(Number).optional(),
 });
 const ConversationsQuery = z.strictObject({
   limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(500)).optional(),
@@ -78,6 +83,15 @@ export async function telemetryPlugin(
     const until = q.until ?? services.clock.now();
     const since = q.since ?? until - 30 * 24 * 3600_000;
     return costReport(services.store.telemetry, Object.assign({}, q, { since, until, currency: services.config.telemetry.currency }));
+  });
+
+  // Handoffs over a window (default: the last 24 h): counts, time to first agent reply and to resolution, per agent.
+  app.get('/api/v1/telemetry/handoffs', { onRequest }, async (request) => {
+    const q = parseOr400(WindowQuery, request.query, 'query');
+    await services.telemetry.flush();
+    const until = q.until ?? services.clock.now();
+    const names = new Map((await services.store.agents.list()).map((a) => [a.agentId, a.name]));
+    return handoffSummary(services.store.telemetry, { since: q.since ?? until - 24 * 3600_000, until, agentName: (id) => names.get(id) });
   });
 
   app.get('/api/v1/telemetry/conversations', { onRequest }, async (request) => {

@@ -8,7 +8,10 @@ const BATCH = 500;
 async function importOne(tx: StoreRepos, r: StoreRecord): Promise<void> {
   switch (r.kind) {
     case 'customer':
-      return tx.customers.save(r.value);
+      await tx.customers.save(r.value);
+      // The contact address is not written by save (only by setContact).
+      if (r.value.contact) await tx.customers.setContact(r.value.customerId, r.value.contact);
+      return;
     case 'conversation':
       return tx.conversations.put(r.value);
     case 'message':

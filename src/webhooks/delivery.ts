@@ -72,6 +72,19 @@ export function createWebhooks(services: Services): Webhooks {
     const gate = endpoints.enter(endpoint);
     if (!gate.go) return gate.why;
     let result: number | string = 'aborted';
+    // The slot is the connection: it stays taken while the answer's body drains (under the same deadline), so a
+    // next attempt never waits inside undici for a connection while its own deadline runs out.
+    let posted = false;
+    let released = false;
+    let answered = false;
+    const leave = () => endpoints.leave(endpoint, isOk(result), gate.probe);
+    const onReleased = () => {
+      released = true;
+      if (!answered) return;
+      // Freed after the job ended: jobs passed over for want of room may go now.
+      leave();
+      queue.wake();
+    };
     try {
       const body = JSON.stringify(job.payload.event);
       const t = Math.floor(clock.now() / 1000);
@@ -79,6 +92,7 @@ export function createWebhooks(services: Services): Webhooks {
         { 'content-type': 'application/json', 'user-agent': 'Parley-Webhooks', [SIGNATURE_HEADER]: signWebhook(endpoint.config.secret, body, t) },
         endpoint.headers,
       );
+      posted = true;
       result = await postOnce({
         url: endpoint.target,
         body,
@@ -87,10 +101,12 @@ export function createWebhooks(services: Services): Webhooks {
         timeoutMs: config.webhooks_timeout_ms,
         clock,
         signals: [signal, stopping.signal],
+        onReleased,
       });
       return result;
     } finally {
-      endpoints.leave(endpoint, isOk(result), gate.probe);
+      answered = true;
+      if (!posted || released) leave();
     }
   };
 

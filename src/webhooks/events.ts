@@ -38,7 +38,12 @@ export function conversationEvent(meta: ConversationMeta, { o, at }: Pending): N
         return {
           type: 'handoff.requested',
           createdAt: at,
-          data: Object.assign(data, { source: o.source }, o.reason === undefined ? {} : { reason: o.reason }),
+          data: Object.assign(
+            data,
+            { source: o.source },
+            o.reason === undefined ? {} : { reason: o.reason },
+            o.agentId === undefined ? {} : { agentId: o.agentId },
+          ),
         };
       if (o.phase === 'released')
         return { type: 'handoff.released', createdAt: at, data: Object.assign(data, { by: o.by }, o.agentId === undefined ? {} : { agentId: o.agentId }) };

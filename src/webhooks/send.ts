@@ -1,13 +1,14 @@
 // One delivery attempt (issue 34, part 1): a POST with ONE deadline over all of it (DNS, connect, sending, the
 // answer's headers and whatever of its body is read). The answer's status is all Parley needs: a body that is
 // announced small (Content-Length up to SMALL_BODY) is drained in the background so the connection can be reused,
-// still under the deadline; any other body is destroyed at once. So a receiver that answers 200 and then trickles its
+// still under the deadline and for at most a second; any other body is destroyed at once. So a receiver that answers 200 and then trickles its
 // body byte by byte costs one socket for at most the deadline, never the attempt's outcome, and never a second run.
 // Redirects are not followed (a 3xx is a failed attempt).
 import { request, type Dispatcher } from 'undici';
 import type { Clock } from '../clock.ts';
 
 const SMALL_BODY = 16 * 1024;
+const DRAIN_GRACE_MS = 1000;
 
 export interface Post {
   url: string;
@@ -18,6 +19,11 @@ export interface Post {
   clock: Clock;
   /** Abort the attempt early (the job's lease ended, Parley is stopping). Listened to only while it runs. */
   signals: AbortSignal[];
+  /**
+   * Called once the attempt holds no connection any more (its answer's body drained or destroyed, or it failed),
+   * which may be after the status is returned: the endpoint's slot is free only then.
+   */
+  onReleased?: () => void;
 }
 
 /** The HTTP status, or why there is none: `timeout`, `aborted`, or the network error's code. */
@@ -36,6 +42,7 @@ export async function postOnce(p: Post): Promise<number | string> {
   const done = () => {
     p.clock.clearTimeout(deadline);
     for (const s of p.signals) s.removeEventListener('abort', stop);
+    p.onReleased?.();
   };
   let res: Dispatcher.ResponseData;
   try {
@@ -46,7 +53,13 @@ export async function postOnce(p: Post): Promise<number | string> {
     if (controller.signal.aborted) return 'aborted';
     return (err as { code?: string }).code ?? 'network_error';
   }
-  discard(res, done);
+  // A small body comes at once from a receiver that means well: one that trickles it loses its connection after a
+  // short grace instead of holding the endpoint's slot until the deadline.
+  const grace = p.clock.setTimeout(() => res.body.destroy(), DRAIN_GRACE_MS);
+  discard(res, () => {
+    p.clock.clearTimeout(grace);
+    done();
+  });
   return res.statusCode;
 }
 

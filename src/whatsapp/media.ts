@@ -23,24 +23,23 @@ const MEDIA_ID = /^[0-9]{1,64}$/;
 
 const graphError = (status: number, what: string): HttpError => {
   if (status === 400 || status === 404)
-    return new HttpError(404, 'media_not_found', `WhatsApp has no such media (${what}: HTTP ${status}); media ids expire after 30 days`);
-  if (status === 401 || status === 403) return new HttpError(502, 'upstream_error', `the Graph API refused the channel's token (${what}: HTTP ${status})`);
-  if (status === 429) return new HttpError(503, 'unavailable', `the Graph API is rate limiting (${what}); try again later`);
-  return new HttpError(502, 'upstream_error', `the Graph API answered HTTP ${status} (${what})`);
+    return new HttpError('media_not_found', `WhatsApp has no such media (${what}: HTTP ${status}); media ids expire after 30 days`);
+  if (status === 401 || status === 403) return new HttpError('upstream_error', `the Graph API refused the channel's token (${what}: HTTP ${status})`);
+  if (status === 429) return new HttpError('unavailable', `the Graph API is rate limiting (${what}); try again later`);
+  return new HttpError('upstream_error', `the Graph API answered HTTP ${status} (${what})`);
 };
 
 const networkError = (err: unknown, what: string): HttpError => {
   const code = (err as { code?: string }).code ?? 'network_error';
-  return new HttpError(code.includes('TIMEOUT') ? 504 : 502, 'upstream_error', `the Graph API could not be reached (${what}: ${code})`);
+  return new HttpError(code.includes('TIMEOUT') ? 'upstream_timeout' : 'upstream_error', `the Graph API could not be reached (${what}: ${code})`);
 };
 
 export async function whatsappMediaPlugin(app: FastifyInstance, o: { services: Services; graph?: GraphMediaOptions }) {
   const { services, graph } = o;
   app.get('/whatsapp/media/:mediaId', { onRequest: requireServiceSecret(() => services.secret) }, async (req, reply) => {
     const { mediaId } = req.params as { mediaId: string };
-    if (!MEDIA_ID.test(mediaId)) throw new HttpError(400, 'validation_failed', 'mediaId: a WhatsApp media id is digits only');
-    if (!graph)
-      throw new HttpError(404, 'media_unavailable', 'Media download needs the built-in WhatsApp adapter with a token (not the test-mode mock sender)');
+    if (!MEDIA_ID.test(mediaId)) throw new HttpError('validation_failed', 'mediaId: a WhatsApp media id is digits only');
+    if (!graph) throw new HttpError('media_unavailable', 'Media download needs the built-in WhatsApp adapter with a token (not the test-mode mock sender)');
     const auth = { authorization: `Bearer ${graph.token}` };
     const timeouts = { headersTimeout: graph.timeoutMs, bodyTimeout: graph.timeoutMs };
 
@@ -57,7 +56,7 @@ export async function whatsappMediaPlugin(app: FastifyInstance, o: { services: S
       if (err instanceof HttpError) throw err;
       throw networkError(err, 'media lookup');
     }
-    if (typeof meta?.url !== 'string' || !/^https?:\/\//.test(meta.url)) throw new HttpError(502, 'upstream_error', 'the Graph API answered no media URL');
+    if (typeof meta?.url !== 'string' || !/^https?:\/\//.test(meta.url)) throw new HttpError('upstream_error', 'the Graph API answered no media URL');
 
     let file;
     try {

@@ -63,6 +63,9 @@ describe('agent attribution', () => {
       .toMatchObject({ by: 'agent', agentId: ada.agentId });
     await p.services.telemetry.flush();
     const released = await fetch(`${p.url()}/api/v1/telemetry/events?type=handoff.released&conversationId=${conversationId}`, { headers: asService });
-    expect(((await released.json()) as { items: { data: unknown }[] }).items.map((e) => e.data)).toEqual([{ by: 'agent', agentId: ada.agentId }]);
+    // `durationMs`: handoff to release (issue 35's time to resolution); the last to write (Bot ops) had no account.
+    expect(((await released.json()) as { items: { data: unknown }[] }).items.map((e) => e.data)).toEqual([
+      { by: 'agent', agentId: ada.agentId, durationMs: expect.any(Number) },
+    ]);
   });
 });

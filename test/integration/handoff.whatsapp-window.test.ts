@@ -2,8 +2,8 @@
 // free-form text, so they respect the customer's 24 h window like agents' messages: outside it they are not sent,
 // and each skip is recorded (telemetry `whatsapp.notice_skipped`, reason `outside_window`). Test clock, fake Graph API.
 import { afterEach, describe, expect, it } from 'vitest';
-import { CANCELLED_TEXT } from '../../src/channels/whatsapp-cancelled.ts';
-import { HANDOFF_TEXTS } from '../../src/channels/whatsapp.ts';
+import { CANCELLED_TEXT } from '../../src/whatsapp/cancelled.ts';
+import { HANDOFF_TEXTS } from '../../src/whatsapp/channel.ts';
 import { TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { buttonReply, postWebhook, sleep, textMessage, textMessageAt, until, webhookBody } from '../support/whatsapp.ts';
 import { telemetryEvents, whatsappParley } from '../support/whatsapp-parley.ts';
@@ -27,7 +27,7 @@ const SLOW = 20_000;
 
 describe('WhatsApp handoff notices and the 24 h window', () => {
   it('outside the window the notices are skipped and recorded; inside it they are sent', async () => {
-    const { graph, p } = await whatsappParley(open, { handoff: { idle_minutes: 3 * 24 * 60 } });
+    const { graph, p } = await whatsappParley(open, { handoff: { offline_after_minutes: 3 * 24 * 60 } });
     const texts = () => graph.delivered().map((r) => r.body.text?.body as string);
     const customerSays = async (text: string) => expect((await postWebhook(p.url(), webhookBody([textMessage(PHONE, text)]))).status).toBe(200);
 

@@ -2,7 +2,7 @@
 // text per change, the agent's reply goes out through the outbound queue, customer messages are not answered by the
 // model meanwhile, release brings the assistant back; an agent reply outside the 24 h window is refused.
 import { afterEach, describe, expect, it } from 'vitest';
-import { HANDOFF_TEXTS } from '../../src/channels/whatsapp.ts';
+import { HANDOFF_TEXTS } from '../../src/whatsapp/channel.ts';
 import { TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { postWebhook, sleep, textMessage, until, webhookBody } from '../support/whatsapp.ts';
 import { whatsappParley } from '../support/whatsapp-parley.ts';
@@ -28,7 +28,7 @@ const SLOW = 20_000;
 describe('human handoff on WhatsApp', () => {
   it('a person takes over and hands back; agent replies go through Graph; an agent reply outside the 24 h window is refused', async () => {
     // A long idle release: the clock jumps a day ahead below.
-    const { graph, p } = await whatsappParley(open, { handoff: { idle_minutes: 3 * 24 * 60 } });
+    const { graph, p } = await whatsappParley(open, { handoff: { offline_after_minutes: 3 * 24 * 60 } });
     const texts = () => graph.delivered().map((r) => r.body.text?.body as string);
     const customerSays = async (text: string) => expect((await postWebhook(p.url(), webhookBody([textMessage(PHONE, text)]))).status).toBe(200);
 
@@ -63,7 +63,8 @@ describe('human handoff on WhatsApp', () => {
 
     // Handed over again, and the customer's last message is now over 24 hours old.
     expect((await api(p, 'POST', `/conversations/${conversationId}/handoff`, { reason: 'follow-up' })).body.state).toBe('withHuman');
-    await until(texts, (t) => t.filter((x) => x === HANDOFF_TEXTS.human).length === 2, SLOW);
+    // Now one first reply is known (Alex's, within the minute): the usual wait is said (issue 35).
+    await until(texts, (t) => t.includes('A person from our team will reply here shortly (usually within 1 minute).'), SLOW);
     // Its job finished (not only accepted by Graph) before the clock jumps, or the jump would expire its lease.
     await p.runtime.whatsapp.outboundQueue.idle();
     await fetch(`${p.url()}/__test__/clock`, {

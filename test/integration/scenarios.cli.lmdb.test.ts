@@ -34,18 +34,19 @@ describe('parley test on the demo backend’s suite', { timeout: 180_000 }, () =
     const r = await parleyTest([SUITE, '--reporter', 'junit', '--output', file]);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/5 passed, 0 failed, 0 skipped \(5 scenarios\)/);
+    expect(r.out).toMatch(/6 passed, 0 failed, 0 skipped \(6 scenarios\)/);
     const xml = readFileSync(file, 'utf8');
     expect(XMLValidator.validate(xml)).toBe(true);
     const doc = new XMLParser({ ignoreAttributes: false }).parse(xml);
     const suite = doc.testsuites.testsuite;
-    expect(suite['@_tests']).toBe('5');
+    expect(suite['@_tests']).toBe('6');
     expect(suite['@_failures']).toBe('0');
     expect(suite.testcase.map((c: Record<string, string>) => c['@_name']).sort()).toEqual([
       'a cancel the backend refuses is explained',
       'a customer who asks for a person gets one',
       'a declined cancel changes nothing',
       'cancelling an order asks first, then cancels',
+      'on WhatsApp, cancelling asks with Yes/No buttons first',
       'order status is looked up and told',
     ]);
   });
@@ -61,7 +62,11 @@ describe('parley test on the demo backend’s suite', { timeout: 180_000 }, () =
     expect(report.repeat).toBe(3);
     const byName = new Map(report.scenarios.map((s) => [s.name, s]));
     const failed = report.scenarios.filter((s) => s.status === 'failed').map((s) => s.name);
-    expect(failed.sort()).toEqual(['cancelling an order asks first, then cancels', 'order status is looked up and told']);
+    expect(failed.sort()).toEqual([
+      'cancelling an order asks first, then cancels',
+      'on WhatsApp, cancelling asks with Yes/No buttons first',
+      'order status is looked up and told',
+    ]);
     for (const s of report.scenarios) expect(s.passes).toBe(s.status === 'passed' ? 3 : 0);
     // The renamed tool: the diff names what was expected and what was called instead.
     expect(byName.get('order status is looked up and told')!.runs[0].differences).toEqual([

@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDemoBackend } from '../../examples/demo-backend/backend.ts';
 import { exportCommand, scenarioFrom, scenarioYaml } from '../../src/scenarios/export.ts';
-import { storedHistory } from '../../src/scenarios/history.ts';
+import { storedHistory } from '../../src/conversations/tool-calls.ts';
 import { targetOf } from '../../src/scenarios/embedded.ts';
 import { runScenario } from '../../src/scenarios/runner.ts';
 import { Scenario } from '../../src/scenarios/schema.ts';

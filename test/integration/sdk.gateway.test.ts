@@ -16,8 +16,9 @@ import type { Store } from '../../src/store/repos.ts';
 import type { Services } from '../../src/services.ts';
 import type { Telemetry, TelemetryEvent } from '../../src/telemetry/types.ts';
 import { createSupervisorRuntime } from '../../src/runtime/supervisor.ts';
-import { createSdkHub } from '../../src/runtime/sdk-hub.ts';
-import { closeWebSocketsGoingAway, sdkGatewayPlugin } from '../../src/gateways/sdk.ts';
+import { createSdkHub } from '../../src/sdk/hub.ts';
+import { closeWebSocketsGoingAway } from '../../src/http/websocket-scope.ts';
+import { sdkGatewayPlugin } from '../../src/sdk/gateway.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 
 const SECRET = 'sdk-test-secret-0123456789';

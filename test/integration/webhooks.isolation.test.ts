@@ -124,17 +124,18 @@ describe('one bad webhook receiver next to a healthy one', () => {
     await until('every event at the trickling receiver', () => new Set(bad.requests.map((r) => r.event.id)).size === 30);
     await until('its sockets closed by the deadline', () => bad.openSockets() === 0, 60_000);
     clearInterval(sampler);
-    // Answered 200 at once: delivered on the first attempt, never sent again.
-    // Known flaky under CI (issue 34, open): now and then one event is sent a second time; never more.
-    expect(bad.requests.length).toBeLessThanOrEqual(31);
+    // Answered 200 at once: delivered on the first attempt, never sent again. (It was, now and then, under load: the
+    // endpoint's slot was freed at the status while the body still held the connection, so the next attempt waited
+    // inside undici for a connection while its deadline ran out, after the receiver had its request.)
+    expect(bad.requests.length).toBe(30);
     // Before issue 34: 8 → 48 sockets in 90 s. Now at most the endpoint's concurrency (a few more for an instant, as
     // above), and none left once the deadlines passed.
     expect(bad.maxOpenSockets()).toBeLessThanOrEqual(4 * PER_ENDPOINT);
     // Both ends of each socket live in this process (receiver and Parley): 2 fds per socket. On PostgreSQL the pool
     // may open connections of its own meanwhile (up to storage.pool_size, 10).
     const pool = p.services.store.engine === 'postgres' ? 10 : 0;
-    expect(maxFds - before, `fds ${before} → max ${maxFds}`).toBeLessThanOrEqual(2 * (2 * 2 * PER_ENDPOINT + 6 + pool));
-    expect(fds()).toBeLessThanOrEqual(before + 8 + pool);
+    expect(maxFds - before, `fds ${before} → max ${maxFds}`).toBeLessThanOrEqual(2 * 2 * PER_ENDPOINT + 6 + pool);
+    expect(fds()).toBeLessThanOrEqual(before + 4 + pool);
   }, 90_000);
 
   it('410 Gone ends the retries of that event at once: dead-lettered after one attempt', async () => {

@@ -1,5 +1,5 @@
 // Upgrade requests on the real server: WebSocket routes live in their own scope
-// (src/gateways/websocket-scope.ts); an upgrade for any other path is answered
+// (src/http/websocket-scope.ts); an upgrade for any other path is answered
 // 404 with an error body and its socket closed, and plain HTTP routes still work.
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';

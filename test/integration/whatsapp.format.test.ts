@@ -1,7 +1,7 @@
 // Issue 33 part 4: a reply written in Markdown reaches WhatsApp in WhatsApp's formatting (through the outbound queue
 // and the fake Graph API), here a person's reply during a handoff.
 import { afterEach, describe, expect, it } from 'vitest';
-import { HANDOFF_TEXTS } from '../../src/channels/whatsapp.ts';
+import { HANDOFF_TEXTS } from '../../src/whatsapp/channel.ts';
 import { TEST_SECRET } from '../support/parley.ts';
 import { postWebhook, textMessage, until, webhookBody } from '../support/whatsapp.ts';
 import { whatsappParley } from '../support/whatsapp-parley.ts';

@@ -95,9 +95,15 @@ describe('authorization matrix', () => {
   }
 
   it('test-mode routes do not exist outside test mode', async () => {
-    for (const path of ['/__test__/sdk/functions', '/__test__/whatsapp/outbox', '/__test__/clock']) {
+    for (const path of ['/__test__/sdk/functions', '/__test__/whatsapp/outbox', '/__test__/clock', '/__test__/conversations/conv_x/tool-calls']) {
       expect((await fetch(`${p.url()}${path}`, { headers: { authorization: `Bearer ${TEST_SECRET}` } })).status).toBe(404);
     }
+    const invoke = await fetch(`${p.url()}/__test__/sdk/invoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'getOrderStatus', args: {} }),
+    });
+    expect(invoke.status).toBe(404);
   });
 
   it('the SDK socket refuses a wrong secret before the upgrade', async () => {

@@ -54,6 +54,7 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/api/v1/telemetry/turn-calls', auth: true },
   { method: 'GET', path: '/api/v1/telemetry/summary', auth: true },
   { method: 'GET', path: '/api/v1/telemetry/conversations', auth: true },
+  { method: 'GET', path: '/api/v1/conversations/conv_web_x/scenario', auth: true },
   { method: 'GET', path: '/metrics', auth: true },
   { method: 'GET', path: '/diagnostics' },
   { method: 'GET', path: '/diagnostics', auth: true, prod: true },
@@ -72,6 +73,10 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/__test__/sdk/functions', prod: true, unknown: true },
   { method: 'GET', path: '/__test__/whatsapp/outbox', prod: true, unknown: true },
   { method: 'DELETE', path: '/__test__/whatsapp/outbox', prod: true, unknown: true },
+  { method: 'GET', path: '/__test__/conversations/conv_web_x/tool-calls', auth: true },
+  { method: 'POST', path: '/__test__/sdk/invoke', auth: true },
+  { method: 'GET', path: '/__test__/conversations/conv_web_x/tool-calls', prod: true, unknown: true },
+  { method: 'POST', path: '/__test__/sdk/invoke', prod: true, unknown: true },
   { method: 'GET', path: '/wa/webhook' },
   { method: 'POST', path: '/wa/webhook', refused: true },
   // WebSocket routes asked for over plain HTTP (no upgrade): a 4xx with an error body.

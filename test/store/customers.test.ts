@@ -40,6 +40,19 @@ export function describeCustomersContract(engine: string, open: () => Promise<St
       expect(await store().customers.get('cus_web')).toEqual(webOnly);
     });
 
+    it('the contact address a customer left comes back, is replaced, survives a save without it, and is never an identity', async () => {
+      expect(await store().customers.setContact('cus_nobody', { email: 'x@example.com', at: 1 })).toBe(false);
+      await store().customers.save(ada);
+      expect(await store().customers.setContact('cus_ada', { email: 'reply-here@example.com', at: 4000 })).toBe(true);
+      expect(await store().customers.get('cus_ada')).toEqual(Object.assign({}, ada, { contact: { email: 'reply-here@example.com', at: 4000 } }));
+      expect(await store().customers.setContact('cus_ada', { email: 'other@example.com', at: 5000 })).toBe(true);
+      // A save with a record read before (or built without it) keeps the stored contact: only setContact writes it.
+      await store().customers.save(Object.assign({}, ada, { optIn: false }), ada);
+      expect(await store().customers.get('cus_ada')).toEqual(Object.assign({}, ada, { optIn: false, contact: { email: 'other@example.com', at: 5000 } }));
+      expect((await store().customers.findBy('ext', 'ext-ada'))?.contact).toEqual({ email: 'other@example.com', at: 5000 });
+      expect(await store().customers.findBy('email', 'other@example.com')).toBeUndefined();
+    });
+
     it('emails are found case-insensitively and kept as written', async () => {
       await store().customers.save(ada);
       expect((await store().customers.findBy('email', 'ada@example.com'))?.customerId).toBe('cus_ada');

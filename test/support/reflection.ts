@@ -1,6 +1,6 @@
 // The reflection cycle against a real LMDB, the real offline LLM, the real proactive service and ledger, with a
 // manual clock (test/unit/daemon.*.test.ts). Call `closeReflectionEnvs` after each test.
-import { createWebSessions } from '../../src/channels/web-sessions.ts';
+import { createWebSessions } from '../../src/web/sessions.ts';
 import { createManualClock, type ManualClock } from '../../src/clock.ts';
 import { ConfigSchema } from '../../src/config/schema.ts';
 import { conversationIdFor } from '../../src/conversations/history.ts';

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
 import { startFakeGraph, type FakeGraph } from './fake-graph.ts';
+import type { Clock } from '../../src/clock.ts';
 import { startParley, TEST_SECRET, type TestParley } from './parley.ts';
 import { WA } from './whatsapp.ts';
 
@@ -21,7 +22,9 @@ export async function whatsappParley(
     backend?: boolean;
     statuses?: boolean;
     proactive?: boolean;
-    handoff?: { idle_minutes?: number };
+    handoff?: NonNullable<NonNullable<Parameters<typeof startParley>[0]>['config']>['handoff'];
+    /** The injected clock (default: a real one). */
+    clock?: Clock;
     /** WhatsApp's gathering window (`conversation.gather_ms.whatsapp`; Parley's default 1,500 ms when not given). */
     gatherMs?: number;
     /** Messages that arrive together answered by one turn (off in the shared test config: see support/parley.ts). */
@@ -31,6 +34,7 @@ export async function whatsappParley(
   const graph = o.graph ?? (await startFakeGraph());
   if (!o.graph) open.push(graph);
   const p = await startParley({
+    clock: o.clock,
     config: {
       proactive: { enabled: o.proactive ?? false },
       channels: { whatsapp: { enabled: true, provider: 'meta', graph_url: graph.url, ...WA, ...o.whatsapp } },

@@ -93,6 +93,20 @@ describe('config', () => {
     expect(() => parseConfig('proactive:\n  daily_cap: -1\n', {})).toThrow(/^proactive\.daily_cap: /);
   });
 
+  it('handoff (issue 35): offline after 10 min, never handed back by default; the old idle_minutes is refused with the advice; business hours checked', () => {
+    const c = parseConfig('{}\n', {});
+    expect(c.handoff.offline_after_minutes).toBe(10);
+    expect(c.handoff.return_to_assistant_after_minutes).toBeUndefined();
+    expect(c.handoff.business_hours).toBeUndefined();
+    expect(parseConfig('handoff:\n  return_to_assistant_after_minutes: "45"\n', {}).handoff.return_to_assistant_after_minutes).toBe(45);
+    expect(() => parseConfig('handoff:\n  idle_minutes: 30\n', {})).toThrow(/^handoff\.idle_minutes: .*return_to_assistant_after_minutes/);
+    expect(() => parseConfig('handoff:\n  business_hours:\n    time_zone: Nowhere/Land\n    weekly: {}\n', {})).toThrow(
+      /^handoff\.business_hours\.time_zone: /,
+    );
+    const bh = parseConfig('handoff:\n  business_hours:\n    time_zone: Europe/Berlin\n    weekly:\n      mon: ["09:00-17:00"]\n', {}).handoff.business_hours;
+    expect(bh).toEqual({ time_zone: 'Europe/Berlin', weekly: { mon: [{ from: 540, to: 1020 }] }, closed_dates: [] });
+  });
+
   it('unknown keys are errors, named in full', () => {
     expect(() => parseConfig('server:\n  prot: 3000\n', {})).toThrow('server.prot: unknown key');
     expect(() => parseConfig('bogus: 1\n', {})).toThrow('bogus: unknown key');

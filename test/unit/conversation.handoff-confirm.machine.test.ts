@@ -33,7 +33,7 @@ function harness() {
     },
   });
   const actor = createActor(machine, {
-    input: { conversationId: 'c1', customerId: 'u1', channel: 'web', maxToolSteps: 3, confirmationTimeoutMs: 300_000, humanIdleMs: 30 * 60_000 },
+    input: { conversationId: 'c1', customerId: 'u1', channel: 'web', maxToolSteps: 3, confirmationTimeoutMs: 300_000, offlineAfterMs: 10 * 60_000 },
     clock: xstateClock(clock),
   });
   actor.on('*', (o) => void outputs.push(o));

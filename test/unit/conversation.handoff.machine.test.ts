@@ -12,9 +12,12 @@ import {
 } from '../../machines/conversation.ts';
 import { createManualClock, xstateClock } from '../../src/clock.ts';
 
-const IDLE_MS = 30 * 60_000;
+const OFFLINE_MS = 10 * 60_000;
+const RETURN_MS = 30 * 60_000;
 
-function harness(o: { llm?: (input: LlmStepInput) => LlmStepOutput; snapshot?: unknown; clock?: ReturnType<typeof createManualClock> } = {}) {
+function harness(
+  o: { llm?: (input: LlmStepInput) => LlmStepOutput; snapshot?: unknown; clock?: ReturnType<typeof createManualClock>; returnAfterMs?: number } = {},
+) {
   const clock = o.clock ?? createManualClock(1_000_000);
   const outputs: ConversationOutput[] = [];
   const llmInputs: LlmStepInput[] = [];
@@ -32,7 +35,15 @@ function harness(o: { llm?: (input: LlmStepInput) => LlmStepOutput; snapshot?: u
     },
   });
   const actor = createActor(machine, {
-    input: { conversationId: 'c1', customerId: 'u1', channel: 'web', maxToolSteps: 3, confirmationTimeoutMs: 60_000, humanIdleMs: IDLE_MS },
+    input: {
+      conversationId: 'c1',
+      customerId: 'u1',
+      channel: 'web',
+      maxToolSteps: 3,
+      confirmationTimeoutMs: 60_000,
+      offlineAfterMs: OFFLINE_MS,
+      returnAfterMs: o.returnAfterMs,
+    },
     clock: xstateClock(clock),
     snapshot: o.snapshot as never,
   });
@@ -67,17 +78,21 @@ describe('conversation machine: withHuman', () => {
     await h.settle();
     expect(h.actor.getSnapshot().value).toBe('withHuman');
     expect(h.of('handoff')).toEqual([{ type: 'handoff', id: 'h:1000000', phase: 'requested', source: 'api', reason: 'vip' }]);
-    h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'a1', text: 'Hi, Alex here', author: { name: 'Alex' } });
-    h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'a2', text: 'Still here', author: { name: 'Alex' } });
+    h.clock.advance(90_000);
+    h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'a1', text: 'Hi, Alex here', author: { name: 'Alex', agentId: 'agt_1' } });
+    h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'a2', text: 'Still here', author: { name: 'Alex', agentId: 'agt_1' } });
     h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'a3', text: 'Sam now', author: { name: 'Sam' } });
     expect(h.of('agent').map((a) => `${a.author.name}:${a.text}`)).toEqual(['Alex:Hi, Alex here', 'Alex:Still here', 'Sam:Sam now']);
     expect(h.of('handoff').filter((x) => x.phase === 'joined')).toEqual([
-      { type: 'handoff', id: 'j:a1', phase: 'joined', agent: { name: 'Alex' } },
+      // The first agent message of the handoff carries the customer's wait (time to first agent reply).
+      { type: 'handoff', id: 'j:a1', phase: 'joined', agent: { name: 'Alex', agentId: 'agt_1' }, waitedMs: 90_000 },
       { type: 'handoff', id: 'j:a3', phase: 'joined', agent: { name: 'Sam' } },
     ]);
-    h.actor.send({ type: 'handoff.release', at: h.clock.now(), by: 'agent' });
+    h.clock.advance(60_000);
+    h.actor.send({ type: 'handoff.release', at: h.clock.now(), by: 'agent', agentId: 'agt_2' });
     expect(h.actor.getSnapshot().value).toBe('idle');
-    expect(h.of('handoff').at(-1)).toEqual({ type: 'handoff', id: 'r:1000000', phase: 'released', by: 'agent' });
+    // Sam wrote last without an id (a system): no lastAgentId. Time to resolution: 150 s.
+    expect(h.of('handoff').at(-1)).toEqual({ type: 'handoff', id: 'r:1000000', phase: 'released', by: 'agent', agentId: 'agt_2', durationMs: 150_000 });
     h.send('thanks', 'm3');
     await h.settle();
     expect(h.of('reply').map((r) => r.text)).toEqual(['Hi from the bot']);
@@ -93,27 +108,62 @@ describe('conversation machine: withHuman', () => {
     expect(h.actor.getSnapshot().value).toBe('withHuman');
   });
 
-  it('released after idle_minutes without an agent message; each agent message restarts the wait', async () => {
+  it('no agent within offline_after: the offline notice, once; no silent hand-back however long nobody writes', async () => {
+    const h = harness();
+    h.actor.send({ type: 'handoff.request', at: h.clock.now(), agentId: 'agt_9' });
+    expect(h.of('handoff')).toEqual([{ type: 'handoff', id: 'h:1000000', phase: 'requested', source: 'api', agentId: 'agt_9' }]);
+    h.clock.advance(OFFLINE_MS - 1);
+    expect(h.of('handoff')).toHaveLength(1);
+    h.clock.advance(1);
+    expect(h.of('handoff').at(-1)).toEqual({ type: 'handoff', id: 'o:1000000', phase: 'offline' });
+    h.send('hello?', 'm1');
+    // A month (past the longest timer, which re-arms): still with the team, asked once.
+    for (let i = 0; i < 30; i++) h.clock.advance(24 * 3600_000);
+    expect(h.actor.getSnapshot().value).toBe('withHuman');
+    expect(h.of('handoff').map((x) => x.phase)).toEqual(['requested', 'offline']);
+    expect(h.llmInputs).toHaveLength(0);
+  });
+
+  it('an agent writing before offline_after: no offline notice', async () => {
     const h = harness();
     h.actor.send({ type: 'handoff.request', at: h.clock.now() });
-    h.clock.advance(IDLE_MS - 1000);
-    h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'a1', text: 'one moment', author: { name: 'Alex' } });
-    h.clock.advance(IDLE_MS - 1);
+    h.clock.advance(OFFLINE_MS - 1000);
+    h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'a1', text: 'here', author: { name: 'Alex' } });
+    h.clock.advance(3 * OFFLINE_MS);
+    expect(h.of('handoff').map((x) => x.phase)).toEqual(['requested', 'joined']);
+    expect(h.actor.getSnapshot().value).toBe('withHuman');
+  });
+
+  it('with return_to_assistant_after set: handed back after that long without an agent message; each agent message restarts the wait', async () => {
+    const h = harness({ returnAfterMs: RETURN_MS });
+    h.actor.send({ type: 'handoff.request', at: h.clock.now() });
+    h.clock.advance(RETURN_MS - 1000);
+    h.actor.send({ type: 'agent.message', at: h.clock.now(), id: 'a1', text: 'one moment', author: { name: 'Alex', agentId: 'agt_1' } });
+    h.clock.advance(RETURN_MS - 1);
     expect(h.actor.getSnapshot().value).toBe('withHuman');
     // Customer messages do not count: only an agent keeps the conversation.
     h.send('still waiting', 'm9');
     h.clock.advance(1);
     expect(h.actor.getSnapshot().value).toBe('idle');
-    expect(h.of('handoff').at(-1)).toEqual({ type: 'handoff', id: 'r:1000000', phase: 'released', by: 'idle' });
+    expect(h.of('handoff').at(-1)).toEqual({
+      type: 'handoff',
+      id: 'r:1000000',
+      phase: 'released',
+      by: 'idle',
+      lastAgentId: 'agt_1',
+      durationMs: 2 * RETURN_MS - 1000,
+    });
+    // The offline notice came first (no agent within 10 minutes).
+    expect(h.of('handoff').map((x) => x.phase)).toEqual(['requested', 'offline', 'joined', 'released']);
   });
 
-  it('the state and its idle deadline survive a restore', async () => {
-    const first = harness();
+  it('the state and its deadlines survive a restore', async () => {
+    const first = harness({ returnAfterMs: RETURN_MS });
     first.actor.send({ type: 'handoff.request', at: first.clock.now() });
-    first.clock.advance(10 * 60_000);
+    first.clock.advance(5 * 60_000);
     const persisted = JSON.parse(JSON.stringify(first.actor.getPersistedSnapshot()));
     first.actor.stop();
-    const clock = createManualClock(first.clock.now() + 5 * 60_000); // restarted 5 min later
+    const clock = createManualClock(first.clock.now() + 2 * 60_000); // restarted 2 min later
     const h = harness({ snapshot: persisted, clock });
     h.actor.send({ type: 'restored', at: clock.now() });
     expect(h.actor.getSnapshot().value).toBe('withHuman');
@@ -121,10 +171,15 @@ describe('conversation machine: withHuman', () => {
     await h.settle();
     expect(h.of('forward')).toHaveLength(1);
     expect(h.llmInputs).toHaveLength(0);
-    clock.advance(15 * 60_000 - 1);
+    clock.advance(3 * 60_000 - 1);
+    expect(h.of('handoff')).toEqual([]);
+    clock.advance(1);
+    expect(h.of('handoff')).toEqual([{ type: 'handoff', id: 'o:1000000', phase: 'offline' }]);
+    clock.advance(20 * 60_000 - 1);
     expect(h.actor.getSnapshot().value).toBe('withHuman');
     clock.advance(1);
     expect(h.actor.getSnapshot().value).toBe('idle');
+    expect(h.of('handoff').at(-1)).toMatchObject({ phase: 'released', by: 'idle', durationMs: RETURN_MS });
   });
 
   it('agent messages and release outside withHuman change nothing', async () => {

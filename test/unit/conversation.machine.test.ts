@@ -50,7 +50,7 @@ function harness(o: {
       channel: 'web',
       maxToolSteps: o.maxToolSteps ?? 3,
       confirmationTimeoutMs: o.timeoutMs ?? 60_000,
-      humanIdleMs: 30 * 60_000,
+      offlineAfterMs: 10 * 60_000,
       gatherMs: o.gatherMs ?? 0,
     },
     clock: xstateClock(clock),

@@ -5,7 +5,7 @@ import type { Observed } from '../../src/scenarios/observed.ts';
 import { runScenario } from '../../src/scenarios/runner.ts';
 import { Scenario } from '../../src/scenarios/schema.ts';
 
-const observed = (o: Partial<Observed>): Observed => ({ tools: [], replies: [], proactive: [], confirmations: [], handoff: false, ...o });
+const observed = (o: Partial<Observed>): Observed => ({ tools: [], replies: [], sources: [], proactive: [], confirmations: [], handoff: false, ...o });
 
 describe('scenario expectations', () => {
   it('arguments are a subset; numbers and strings compare as text', () => {

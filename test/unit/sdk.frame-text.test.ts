@@ -2,7 +2,7 @@
 // holding a lone surrogate is refused (it would be acknowledged and stored changed); a tool's `result` holding one
 // passes as before (a cut emoji in a tool's answer must not fail the call); bytes that are not UTF-8 never pass.
 import { describe, expect, it } from 'vitest';
-import { parseClientFrame } from '../../src/gateways/sdk.ts';
+import { parseClientFrame } from '../../src/sdk/gateway.ts';
 
 const frame = (text: string) => Buffer.from(text, 'utf8');
 

@@ -1,6 +1,6 @@
 // Issue 20: the text of a reply being written, kept in memory for widgets that connect mid-reply.
 import { describe, expect, it } from 'vitest';
-import { createWebSessions } from '../../src/channels/web-sessions.ts';
+import { createWebSessions } from '../../src/web/sessions.ts';
 
 const meta = { conversationId: 'conv_web_c1', customerId: 'c1', channel: 'web' as const };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { confirmationAnswer } from '../../src/channels/whatsapp.ts';
+import { confirmationAnswer } from '../../src/whatsapp/channel.ts';
 import { graphBody, parseRetryAfter } from '../../src/whatsapp/graph-client.ts';
 import { backoffDelay, renderText } from '../../src/whatsapp/outbound.ts';
 import { normalizePhone } from '../../src/whatsapp/phone.ts';

@@ -1,6 +1,6 @@
 // Issue 21: answered confirmations come back on `ready` as receipts, where they were asked.
 import { describe, expect, it } from 'vitest';
-import { toWidgetHistory } from '../../src/channels/widget-history.ts';
+import { toWidgetHistory } from '../../src/web/history.ts';
 import type { MessageRecord } from '../../src/conversations/history.ts';
 
 const rec = (r: Partial<MessageRecord> & Pick<MessageRecord, 'id' | 'role' | 'text' | 'at'>): MessageRecord => ({ conversationId: 'c', ...r });

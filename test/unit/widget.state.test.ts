@@ -91,4 +91,25 @@ describe('widget state', () => {
     expect(backoffDelay(10, () => 1)).toBe(30_000);
     expect(backoffDelay(10, () => 0)).toBe(15_000);
   });
+
+  it('waiting for a person: the notice, the email form sent, refused, saved; an agent joining ends the notice', () => {
+    let s = reduce(initialState, { type: 'frame', frame: { type: 'status', mode: 'human', at: 1 } });
+    s = reduce(s, {
+      type: 'frame',
+      frame: { type: 'handoff_notice', kind: 'closed', timeZone: 'Europe/Berlin', backAt: 100, askEmail: true, at: 2 },
+    });
+    expect(s.handoff).toMatchObject({ kind: 'closed', backAt: 100, askEmail: true });
+    // The "will join shortly" line no longer promises it.
+    expect(s.bubbles.find((b) => b.role === 'status')?.away).toBe(true);
+    s = reduce(s, { type: 'contact', id: 'c1', email: 'nope' });
+    expect(s.contact).toEqual({ pending: 'c1', error: undefined });
+    s = reduce(s, { type: 'frame', frame: { type: 'error', code: 'invalid_email', message: 'x', id: 'c1' } });
+    expect(s.contact).toEqual({ pending: undefined, error: 'invalid_email' });
+    expect(s.error).toBeUndefined();
+    s = reduce(s, { type: 'contact', id: 'c2', email: 'ada@example.com' });
+    s = reduce(s, { type: 'frame', frame: { type: 'contact_saved', id: 'c2', email: 'ada@example.com' } });
+    expect(s.contact).toEqual({ email: 'ada@example.com' });
+    s = reduce(s, { type: 'frame', frame: { type: 'status', mode: 'human', agent: { name: 'Alex' }, at: 3 } });
+    expect(s.handoff).toBeUndefined();
+  });
 });

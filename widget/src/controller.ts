@@ -146,6 +146,16 @@ export function createController(o: ControllerOptions) {
     panel(open: boolean) {
       dispatch({ type: 'panel', open });
     },
+    /** The email form: the address for a reply while waiting for a person. Returns false (and shows why) when offline. */
+    contact(email: string): boolean {
+      const id = o.newId();
+      if (!connection.send({ type: 'contact', id, email })) {
+        dispatch({ type: 'error', code: NOT_SENT });
+        return false;
+      }
+      dispatch({ type: 'contact', id, email });
+      return true;
+    },
     /** A new session token was set by the host page: connect again if the old one had ended the session. */
     reconnectIfEnded() {
       if (state.status === 'Disconnected' && state.reason === 'auth') {

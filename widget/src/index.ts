@@ -87,6 +87,7 @@ export function init(o: InitOptions): WidgetHandle {
       onAnswer: (id, approve) => controller.answer(id, approve),
       onPanel: (open) => controller.panel(open),
       onRetry: (id) => controller.retry(id),
+      onContact: (email) => controller.contact(email),
     },
     { strings: createStrings(locale, o.strings), locale, theme: resolveTheme(o.theme, warn), maxChars: WIDGET_MAX_MESSAGE_CHARS },
   );

@@ -75,7 +75,13 @@ export function messageNode(b: Bubble, c: NodeContext): HTMLElement {
 /** A line saying who answers now: a person will join, a person joined, the assistant is back. */
 export function statusNode(b: Bubble, c: NodeContext): HTMLElement {
   const text =
-    b.mode === 'assistant' ? c.strings.statusAssistant : b.author ? fill(c.strings.statusAgentJoined, { name: b.author.name }) : c.strings.statusHuman;
+    b.mode === 'assistant'
+      ? c.strings.statusAssistant
+      : b.author
+        ? fill(c.strings.statusAgentJoined, { name: b.author.name })
+        : b.away
+          ? c.strings.statusHumanAway
+          : c.strings.statusHuman;
   const node = el('div', { class: 'status-line', 'data-testid': 'status-line', 'data-mode': b.mode ?? 'assistant', role: 'note' });
   node.append(el('span', { class: 'what' }, text));
   return node;

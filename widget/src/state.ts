@@ -1,5 +1,5 @@
 // Pure view state of the widget: frames in, state out. No DOM here.
-import type { ConfirmationOutcome, ConversationMode, HistoryEntry, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
+import type { ConfirmationOutcome, ConversationMode, HistoryEntry, WidgetHandoffNoticeFrame, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 import { applyDelta, settleStreaming, type StreamingReply } from './streaming.ts';
 
 export type Status = 'Connecting' | 'Connected' | 'Reconnecting' | 'Disconnected';
@@ -27,6 +27,8 @@ export interface Bubble {
   outcome?: Outcome;
   author?: { name: string };
   mode?: 'human' | 'assistant';
+  /** A `human` status line while nobody is there yet (closed, or no one free): it does not promise "shortly". */
+  away?: boolean;
 }
 
 export interface ConfirmPrompt {
@@ -55,6 +57,10 @@ export interface WidgetState {
   streaming?: StreamingReply;
   /** Who answers: absent or `assistant` the assistant, `human` a person (human handoff). */
   mode?: ConversationMode;
+  /** While waiting for a person (until one writes): what to expect, and whether to offer the email form. */
+  handoff?: WidgetHandoffNoticeFrame;
+  /** The email form: the address sent and not confirmed yet (`pending`: its frame id), the one stored, a refusal. */
+  contact?: { pending?: string; email?: string; error?: string };
 }
 
 export const initialState: WidgetState = { status: 'Connecting', bubbles: [], typing: false, open: false, unread: 0 };
@@ -70,6 +76,8 @@ export type Action =
   | { type: 'restore'; messages: { id: string; text: string; at: number }[] }
   | { type: 'answered'; id: string; approve: boolean }
   | { type: 'panel'; open: boolean }
+  /** The customer sent the email form (`id`: its `contact` frame's). */
+  | { type: 'contact'; id: string; email: string }
   | { type: 'error'; code: string };
 
 /** The wait before re-sending a rate-limited message when the server did not say how long (an older server). */
@@ -117,6 +125,8 @@ export function reduce(state: WidgetState, action: Action): WidgetState {
       return { ...state, open: action.open, unread: action.open ? 0 : state.unread };
     case 'error':
       return { ...state, error: { code: action.code } };
+    case 'contact':
+      return { ...state, contact: { ...state.contact, pending: action.id, error: undefined } };
     case 'frame':
       return reduceFrame(state, action.frame, action.at);
   }
@@ -140,6 +150,8 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
         confirm: undefined,
         streaming: undefined,
         mode: f.status,
+        // The server sends the notice again right after `ready` while the conversation still waits for a person.
+        handoff: undefined,
       };
     }
     case 'ack':
@@ -174,9 +186,21 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
       const line: Bubble = { id: `status:${f.at}:${f.mode}:${f.agent?.name ?? ''}`, role: 'status', text: '', at: f.at, mode: f.mode };
       if (f.agent) line.author = f.agent;
       if (state.bubbles.some((b) => b.id === line.id)) return state;
-      return { ...state, mode: f.agent ? { mode: f.mode, agent: f.agent } : { mode: f.mode }, bubbles: [...state.bubbles, line], typing: false };
+      // A person wrote, or the assistant is back: nothing to expect any more.
+      const handoff = f.agent || f.mode === 'assistant' ? undefined : state.handoff;
+      return { ...state, mode: f.agent ? { mode: f.mode, agent: f.agent } : { mode: f.mode }, bubbles: [...state.bubbles, line], typing: false, handoff };
     }
+    case 'handoff_notice':
+      return {
+        ...state,
+        bubbles: f.kind === 'open' ? state.bubbles : markAway(state.bubbles),
+        handoff: f,
+        contact: f.contactEmail ? { ...state.contact, email: f.contactEmail } : state.contact,
+      };
+    case 'contact_saved':
+      return { ...state, contact: { email: f.email } };
     case 'error': {
+      if (f.id !== undefined && f.id === state.contact?.pending) return { ...state, contact: { ...state.contact, pending: undefined, error: f.code } };
       if (f.id !== undefined && state.bubbles.some((b) => b.id === f.id && b.role === 'user' && !b.delivered)) {
         // A refused message: its bubble says "Not sent" (with Retry); a rate-limited one goes again after the wait.
         const failed: Bubble['failed'] = { code: f.code };
@@ -190,6 +214,14 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
       // A frame this build does not know (from a newer server) changes nothing.
       return state;
   }
+}
+
+/** The last "a person will join" line no longer promises "shortly" (the team is away, or no one is free yet). */
+function markAway(bubbles: Bubble[]): Bubble[] {
+  let i = bubbles.length - 1;
+  while (i >= 0 && !(bubbles[i].role === 'status' && bubbles[i].mode === 'human' && !bubbles[i].author)) i--;
+  if (i < 0 || bubbles[i].away) return bubbles;
+  return bubbles.map((b, j) => (j === i ? { ...b, away: true } : b));
 }
 
 /** Messages sent but not acknowledged (kept across a reload until they are). */

@@ -49,8 +49,20 @@ export interface Strings {
   noticeRefreshing: string;
   /** Status lines of a human handoff. */
   statusHuman: string;
+  statusHumanAway: string;
   statusAgentJoined: string;
   statusAssistant: string;
+  /** While waiting for a person: outside opening hours ({when}: the next opening), the usual wait, no one free yet. */
+  handoffClosed: string;
+  handoffClosedUnknown: string;
+  handoffWait: string;
+  handoffOffline: string;
+  /** The email form, and what it says once an address is stored ({email}). */
+  emailAsk: string;
+  emailLabel: string;
+  emailSend: string;
+  emailSaved: string;
+  errorInvalidEmail: string;
   agentFallback: string;
   noticeOriginRefused: string;
   errorGeneric: string;
@@ -104,8 +116,18 @@ const en: Strings = {
   noticeSessionEnded: 'Your session has ended. Please reload the page to keep chatting.',
   noticeRefreshing: 'Signing you in again…',
   statusHuman: 'A person from our team will join you here shortly.',
+  statusHumanAway: 'Your conversation is with our team now.',
   statusAgentJoined: '{name} joined the conversation',
   statusAssistant: 'You are chatting with the assistant again.',
+  handoffClosed: 'Our team is away right now and back {when}.',
+  handoffClosedUnknown: 'Our team is away right now.',
+  handoffWait: 'A person usually replies within {n} min.',
+  handoffOffline: 'No one from our team is free right now. We will reply here as soon as someone is.',
+  emailAsk: 'Leave your email address and we will reply there too, so you do not need to wait here.',
+  emailLabel: 'Your email address',
+  emailSend: 'Send',
+  emailSaved: 'Thanks! We will reply to {email} or here.',
+  errorInvalidEmail: 'Please enter a valid email address.',
   agentFallback: 'Support agent',
   noticeOriginRefused: 'Chat is not available on this website.',
   errorGeneric: 'Something went wrong. Please try again.',
@@ -159,8 +181,18 @@ const es: Strings = {
   noticeSessionEnded: 'Tu sesión ha terminado. Recarga la página para seguir conversando.',
   noticeRefreshing: 'Volviendo a iniciar tu sesión…',
   statusHuman: 'Una persona de nuestro equipo te atenderá aquí en breve.',
+  statusHumanAway: 'Tu conversación está ahora con nuestro equipo.',
   statusAgentJoined: '{name} se unió a la conversación',
   statusAssistant: 'Vuelves a hablar con el asistente.',
+  handoffClosed: 'Nuestro equipo no está disponible ahora; vuelve el {when}.',
+  handoffClosedUnknown: 'Nuestro equipo no está disponible ahora.',
+  handoffWait: 'Una persona suele responder en {n} min.',
+  handoffOffline: 'Ahora mismo no hay nadie del equipo disponible. Te responderemos aquí en cuanto alguien pueda.',
+  emailAsk: 'Déjanos tu correo electrónico y te responderemos también allí, así no tienes que esperar aquí.',
+  emailLabel: 'Tu correo electrónico',
+  emailSend: 'Enviar',
+  emailSaved: '¡Gracias! Te responderemos a {email} o aquí.',
+  errorInvalidEmail: 'Escribe un correo electrónico válido.',
   agentFallback: 'Agente de soporte',
   noticeOriginRefused: 'El chat no está disponible en este sitio web.',
   errorGeneric: 'Algo salió mal. Inténtalo de nuevo.',

@@ -27,5 +27,15 @@ export function relativeTime(at: number, now: number, locale: string, justNow: s
   );
 }
 
+/**
+ * When the team is back, in the customer's words and clock: "Monday 9:00 AM" (en-US), "lunes, 9:00" (es). `timeZone`:
+ * whose clock (absent: the browser's, the customer's own).
+ */
+export const backAtTime = (at: number, locale: string, timeZone?: string): string =>
+  new Intl.DateTimeFormat(locale, { weekday: 'long', hour: 'numeric', minute: '2-digit', ...(timeZone ? { timeZone } : {}) }).format(at);
+
+/** A usual wait in whole minutes (at least 1). */
+export const waitMinutes = (ms: number): number => Math.max(1, Math.ceil(ms / 60_000));
+
 export const exactTime = (at: number, locale: string): string =>
   new Intl.DateTimeFormat(locale, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', hour: 'numeric', minute: '2-digit' }).format(at);

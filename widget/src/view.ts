@@ -4,6 +4,7 @@ import { confirmNode, el, messageNode, receiptNode, refreshTimes, setSendState, 
 import type { Bubble, WidgetState } from './state.ts';
 import { errorText, fill, type Strings } from './strings.ts';
 import { createStreamingBubble } from './streaming-view.ts';
+import { createHandoffBox } from './handoff-view.ts';
 import { STYLES } from './styles.ts';
 import { applyTheme, type ResolvedTheme } from './theme.ts';
 
@@ -14,6 +15,8 @@ export interface ViewHandlers {
   onPanel(open: boolean): void;
   /** Send a refused message again (its Retry button). */
   onRetry(id: string): void;
+  /** The email form while waiting for a person; false when it could not be sent. */
+  onContact?(email: string): boolean;
 }
 
 export interface ViewOptions {
@@ -104,7 +107,8 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   // Announcements that are not in the log: a card waiting for an answer, news while the panel is closed.
   const announcer = el('div', { class: 'sr', role: 'status', 'aria-live': 'polite', 'data-testid': 'announcer' });
   log.append(welcome, typing);
-  panel.append(head, log, notice, error, form);
+  const handoffBox = createHandoffBox(ctx, (email) => handlers.onContact?.(email) ?? false);
+  panel.append(head, log, handoffBox.node, notice, error, form);
   wrap.append(panel, launcher, announcer);
   root.append(style, wrap);
   applyTheme(host, wrap, o.theme);
@@ -163,7 +167,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   });
   /** Tab from the last control goes to the first, Shift+Tab from the first to the last. */
   const trapTab = (e: KeyboardEvent) => {
-    const focusable = [...panel.querySelectorAll<HTMLElement>('button, textarea, a[href], [tabindex]:not([tabindex="-1"])')].filter(
+    const focusable = [...panel.querySelectorAll<HTMLElement>('button, textarea, input, a[href], [tabindex]:not([tabindex="-1"])')].filter(
       (x) => !(x as HTMLButtonElement).disabled && x.getClientRects().length > 0,
     );
     if (!focusable.length) return;
@@ -252,7 +256,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
     // Nodes are kept in state order, before the typing indicator (always last); existing ones stay put.
     let previous: Node = welcome;
     for (const [i, b] of state.bubbles.entries()) {
-      const kind = b.role !== 'confirmation' ? 'message' : (b.outcome ?? 'pending');
+      const kind = b.role === 'status' && b.away ? 'away' : b.role !== 'confirmation' ? 'message' : (b.outcome ?? 'pending');
       let n = nodes.get(b.id);
       if (!n || n.kind !== kind) {
         const fresh = build(b);
@@ -286,6 +290,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
     typingWho.textContent = who;
     typingWho.hidden = !who;
 
+    handoffBox.render(state);
     const reason = noticeText(state);
     notice.hidden = !reason;
     notice.textContent = reason;

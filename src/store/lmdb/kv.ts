@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { compareKeys, open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
 import { StoreUnavailableError } from '../errors.ts';
+import { classifyCommitFailure } from './commit-failure.ts';
 import { createWriteHealth, type WriteHealth } from '../write-health.ts';
 import { createDiskReserve, type Allocate, type DiskReserve } from './disk-reserve.ts';
 import { checkLmdbDataFile } from './file-check.ts';
@@ -206,7 +207,8 @@ export function openKv(options: OpenKvOptions): Kv {
       await root.flushed;
       health.succeeded();
       return result;
-    } catch (err) {
+    } catch (raw) {
+      const err = await classifyCommitFailure(raw);
       health.failed(err);
       throw err;
     }

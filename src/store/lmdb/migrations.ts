@@ -34,7 +34,7 @@ export const migrations: Migration[] = [
     version: 3,
     description: "WhatsApp de-dup records move from webhookSeen into the inbound queue's id index",
     async up(tx) {
-      // Key layouts as they were when this shipped (src/channels/whatsapp.ts, src/store/lmdb/repos/jobs.ts).
+      // Key layouts as they were when this shipped (src/whatsapp/channel.ts, src/store/lmdb/repos/jobs.ts).
       for (const { key, value } of tx.range<number>('webhookSeen')) {
         if (typeof key !== 'string' || !key.startsWith('wa:')) continue;
         const idKey = ['id', 'wa-inbound', key];

@@ -1,4 +1,4 @@
-// The agent inbox on PostgreSQL (migration 012). A claim is one statement: an upsert whose update runs only when the
+// The agent inbox on PostgreSQL (migration 013). A claim is one statement: an upsert whose update runs only when the
 // stored row has no live holder for this handoff (or one of `from` holds it), so of concurrent claims, from any node,
 // the row lock lets exactly one win; a loser reads the winner (and tries again if the hold ended meanwhile).
 import type { InboxNote, InboxThread, SavedReply } from '../model.ts';

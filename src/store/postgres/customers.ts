@@ -14,13 +14,21 @@ interface CustomerRow {
   last_inbound_web: number | null;
   last_inbound_whatsapp: number | null;
   business_number_id: string | null;
+  contact_email?: string | null;
+  contact_email_at?: number | null;
 }
 
 const COLUMNS = 'customer_id, external_id, email, phone, bsuid, created_at, opt_in, last_inbound_web, last_inbound_whatsapp, business_number_id';
 
-const GET = prepared('customers_get', `SELECT ${COLUMNS} FROM customers WHERE customer_id = $1`);
-const LOCK = prepared('customers_lock', `SELECT ${COLUMNS} FROM customers WHERE customer_id = $1 FOR UPDATE`);
-const FIND = prepared('customers_find', `SELECT ${COLUMNS} FROM customer_identities i JOIN customers c USING (customer_id) WHERE i.kind = $1 AND i.value = $2`);
+/** Read with the contact address, which only SET_CONTACT writes (save keeps it as stored). */
+const READ = `${COLUMNS}, contact_email, contact_email_at`;
+const GET = prepared('customers_get', `SELECT ${READ} FROM customers WHERE customer_id = $1`);
+const LOCK = prepared('customers_lock', `SELECT ${READ} FROM customers WHERE customer_id = $1 FOR UPDATE`);
+const FIND = prepared('customers_find', `SELECT ${READ} FROM customer_identities i JOIN customers c USING (customer_id) WHERE i.kind = $1 AND i.value = $2`);
+const SET_CONTACT = prepared(
+  'customers_set_contact',
+  'UPDATE customers SET contact_email = $2, contact_email_at = $3 WHERE customer_id = $1 RETURNING 1 AS ok',
+);
 const LOCK_IDENTITY = prepared('customers_lock_identity', `SELECT pg_advisory_xact_lock(hashtextextended('identity:' || $1 || ':' || $2, 0))`);
 // One round trip: the row, the identities it gives up (still its own), the ones it holds (taken over if another had them).
 const SAVE = prepared(
@@ -65,6 +73,7 @@ function toCustomer(r: CustomerRow | undefined): Customer | undefined {
     if (r.last_inbound_whatsapp !== null) c.lastInboundAt.whatsapp = r.last_inbound_whatsapp;
   }
   if (r.business_number_id !== null) c.businessNumberId = r.business_number_id;
+  if (r.contact_email != null && r.contact_email_at != null) c.contact = { email: r.contact_email, at: Number(r.contact_email_at) };
   return c;
 }
 
@@ -96,5 +105,6 @@ export function postgresCustomers(db: Db): CustomerStore {
         c.businessNumberId ?? null,
       ]);
     },
+    setContact: async (customerId, contact) => (await db.rows(SET_CONTACT, [customerId, contact.email, contact.at])).length > 0,
   };
 }

@@ -26,9 +26,19 @@ export function lmdbCustomers(s: KvScope): CustomerStore {
           // Released only while it still leads here: another customer may have taken it over meanwhile.
           if (tx.get<string>('identities', identityKey(kind, old)) === customer.customerId) await tx.remove('identities', identityKey(kind, old));
         }
-        await tx.put('customers', customer.customerId, customer);
+        // `contact` is setContact's: kept as stored, whatever the caller read.
+        const { contact: _given, ...rest } = customer;
+        const stored = tx.get<Customer>('customers', customer.customerId)?.contact;
+        await tx.put('customers', customer.customerId, stored ? Object.assign(rest, { contact: stored }) : rest);
         // Unchanged identities are not rewritten: most saves (an inbound time, an opt-in) touch none.
         for (const [kind, value] of after) if (before.get(kind) !== value) await tx.put('identities', identityKey(kind, value), customer.customerId);
+      }),
+    setContact: (customerId, contact) =>
+      s.atomically(async (tx) => {
+        const c = tx.get<Customer>('customers', customerId);
+        if (!c) return false;
+        await tx.put('customers', customerId, Object.assign({}, c, { contact: { email: contact.email, at: contact.at } }));
+        return true;
       }),
   };
 }

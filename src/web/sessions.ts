@@ -14,6 +14,7 @@ import type { WebSocket } from 'ws';
 import type { ChannelSink, ConversationMeta, CustomerInput } from '../conversations/types.ts';
 import type { ConversationOutput } from '../../machines/conversation.ts';
 import type { ReplyDelta } from '../conversations/reply-stream.ts';
+import type { WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 
 /** A socket this far behind is closed; the widget reconnects and reads the history. */
 export const SLOW_CLIENT_BYTES = 1024 * 1024;
@@ -25,12 +26,12 @@ export interface WebSessions extends ChannelSink {
    */
   add(customerId: string, socket: WebSocket, o?: { hold?: boolean }): void;
   /** Sends what waited for this socket, except the frames `skip` says it already has. */
-  release(socket: WebSocket, skip?: (frame: Record<string, unknown>) => boolean): void;
+  release(socket: WebSocket, skip?: (frame: WidgetServerFrame) => boolean): void;
   remove(customerId: string, socket: WebSocket): void;
   /** Sends a frame to every open widget of the customer (here, and relayed to other nodes); returns how many here got it. */
-  push(customerId: string, frame: Record<string, unknown>): number;
+  push(customerId: string, frame: WidgetServerFrame): number;
   /** A frame another node pushed for the customer: to the widgets open here only. */
-  pushFromPeer(customerId: string, frame: Record<string, unknown>): number;
+  pushFromPeer(customerId: string, frame: WidgetServerFrame): number;
   count(): number;
   stream(meta: ConversationMeta, delta: ReplyDelta): void;
   deliver(meta: ConversationMeta, output: ConversationOutput): void;
@@ -39,7 +40,7 @@ export interface WebSessions extends ChannelSink {
   writing(customerId: string): { id: string; text: string } | undefined;
 }
 
-export function sendFrame(socket: WebSocket, frame: Record<string, unknown>): boolean {
+export function sendFrame(socket: WebSocket, frame: WidgetServerFrame): boolean {
   if (socket.readyState !== socket.OPEN) return false;
   if (socket.bufferedAmount > SLOW_CLIENT_BYTES) {
     // A client this far behind would not read a close frame either: drop it.
@@ -51,20 +52,20 @@ export function sendFrame(socket: WebSocket, frame: Record<string, unknown>): bo
   return true;
 }
 
-export function createWebSessions(now: () => number, relay?: (customerId: string, frame: Record<string, unknown>) => void): WebSessions {
+export function createWebSessions(now: () => number, relay?: (customerId: string, frame: WidgetServerFrame) => void): WebSessions {
   const byCustomer = new Map<string, Set<WebSocket>>();
-  const held = new Map<WebSocket, Record<string, unknown>[]>();
+  const held = new Map<WebSocket, WidgetServerFrame[]>();
   const writing = new Map<string, { id: string; text: string }>();
   /** The reply being written, followed from the frames themselves (so relayed ones count too). */
-  const follow = (customerId: string, frame: Record<string, unknown>) => {
+  const follow = (customerId: string, frame: WidgetServerFrame) => {
     if (frame.type === 'delta') {
       const current = writing.get(customerId);
-      const text = !current || frame.reset || current.id !== frame.id ? String(frame.text) : current.text + String(frame.text);
-      if (text) writing.set(customerId, { id: String(frame.id), text });
+      const text = !current || frame.reset || current.id !== frame.id ? frame.text : current.text + frame.text;
+      if (text) writing.set(customerId, { id: frame.id, text });
       else writing.delete(customerId);
     } else if (frame.type === 'message' && frame.role === 'assistant' && writing.get(customerId)?.id === frame.id) writing.delete(customerId);
   };
-  const pushHere = (customerId: string, frame: Record<string, unknown>) => {
+  const pushHere = (customerId: string, frame: WidgetServerFrame) => {
     follow(customerId, frame);
     let n = 0;
     for (const s of byCustomer.get(customerId) ?? []) {
@@ -76,7 +77,7 @@ export function createWebSessions(now: () => number, relay?: (customerId: string
     }
     return n;
   };
-  const push = (customerId: string, frame: Record<string, unknown>) => {
+  const push = (customerId: string, frame: WidgetServerFrame) => {
     relay?.(customerId, frame);
     return pushHere(customerId, frame);
   };
@@ -119,8 +120,9 @@ export function createWebSessions(now: () => number, relay?: (customerId: string
       else if (o.type === 'agent')
         push(meta.customerId, { type: 'message', id: o.id, role: 'agent', text: o.text, at: now(), author: { name: o.author.name } });
       else if (o.type === 'handoff') {
-        if (o.phase === 'joined') push(meta.customerId, { type: 'status', mode: 'human', agent: o.agent, at: now() });
-        else push(meta.customerId, { type: 'status', mode: o.phase === 'requested' ? 'human' : 'assistant', at: now() });
+        if (o.phase === 'joined') push(meta.customerId, { type: 'status', mode: 'human', agent: { name: o.agent.name }, at: now() });
+        // `offline` changes nobody: the team still has it (its `handoff_notice` says so: src/handoff/web-notices.ts).
+        else if (o.phase !== 'offline') push(meta.customerId, { type: 'status', mode: o.phase === 'requested' ? 'human' : 'assistant', at: now() });
       }
     },
   };

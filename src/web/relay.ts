@@ -8,13 +8,14 @@
 import { z } from 'zod';
 import type { Logger } from '../logger.ts';
 import type { ClusterBus } from '../store/repos.ts';
+import { WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 
 const WEB_TOPIC = 'web';
 
 /** One wire message of the `web` topic: the publishing node and its frames, in order. */
 export const WebRelayMessage = z.object({
   from: z.string(),
-  frames: z.array(z.object({ customerId: z.string(), frame: z.record(z.string(), z.unknown()) })),
+  frames: z.array(z.object({ customerId: z.string(), frame: WidgetServerFrame })),
 });
 export type WebRelayMessage = z.infer<typeof WebRelayMessage>;
 
@@ -47,13 +48,13 @@ export function createWebRelay(o: WebRelayOptions) {
 
   return {
     /** For createWebSessions: a frame pushed here, to be relayed. */
-    relay(customerId: string, frame: Record<string, unknown>) {
+    relay(customerId: string, frame: WidgetServerFrame) {
       if (!o.othersAlive()) return;
       queued.push({ customerId, frame });
       flush();
     },
     /** Pushes other nodes' frames with `pushHere`; returns the unsubscribe. */
-    listen(pushHere: (customerId: string, frame: Record<string, unknown>) => void): () => void {
+    listen(pushHere: (customerId: string, frame: WidgetServerFrame) => void): () => void {
       return o.bus.subscribe(WEB_TOPIC, (payload) => {
         let message: WebRelayMessage;
         try {

@@ -2,7 +2,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES, WIDGET_MAX_MESSAGE_CHARS } from '../../sdk/src/widget-protocol.ts';
+import { WidgetClientFrame, WIDGET_MAX_FRAME_BYTES, WIDGET_MAX_MESSAGE_CHARS, type WidgetReadyFrame } from '../../sdk/src/widget-protocol.ts';
+import type { WidgetFrameErrorCode } from '../../sdk/src/error-codes.ts';
 import type { SignedIn, WidgetSignIn } from '../identity/widget-sign-in.ts';
 import type { ConversationHost } from '../conversations/host.ts';
 import { conversationIdFor } from '../conversations/history.ts';
@@ -11,10 +12,14 @@ import { sendError } from '../http/errors.ts';
 import { illFormedMessage, illFormedTextAt, jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
 import { createRateLimiter } from '../limits/rate-limiter.ts';
 import type { Services } from '../services.ts';
-import { sendFrame, type WebSessions } from '../channels/web-sessions.ts';
+import { sendFrame, type WebSessions } from './sessions.ts';
 import { withinDeadline } from '../store/deadline.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
-import { toWidgetHistory } from '../channels/widget-history.ts';
+import { toWidgetHistory } from './history.ts';
+import type { WidgetHandoffNoticeFrame } from '../../sdk/src/widget-protocol.ts';
+import type { HandoffInfo } from '../store/model.ts';
+import type { StoreRepos } from '../store/repos.ts';
+import { saveContact } from './contact.ts';
 
 export interface WidgetGatewayOptions {
   services: Services;
@@ -22,6 +27,10 @@ export interface WidgetGatewayOptions {
   host: ConversationHost;
   sessions: WebSessions;
   signIn: WidgetSignIn;
+  /** Where a `contact` frame's address is stored (CustomerStore.setContact). */
+  customers: Pick<StoreRepos, 'customers'>;
+  /** What a widget (re)connecting while its conversation waits for a person is told (src/handoff/web-notices.ts). */
+  handoffNotice?: (handoff: HandoffInfo | undefined, customerId: string) => Promise<WidgetHandoffNoticeFrame | undefined>;
 }
 
 const INIT_TIMEOUT_MS = 10_000;
@@ -62,9 +71,9 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
   };
 
   const onRequest = async (request: FastifyRequest, reply: import('fastify').FastifyReply) => {
-    if (!config.channels.web.enabled) return sendError(reply, 404, 'not_found', 'The web channel is disabled');
+    if (!config.channels.web.enabled) return sendError(reply, 'not_found', 'The web channel is disabled');
     if (!originAllowed(request.headers.origin, config.channels.web.allowed_origins)) {
-      return sendError(reply, 403, 'forbidden_origin', 'This origin may not open the widget');
+      return sendError(reply, 'forbidden_origin', 'This origin may not open the widget');
     }
   };
 
@@ -74,37 +83,51 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
     url: '/widget/ws',
     onRequest,
     handler: (_request, reply) =>
-      sendError(reply.header('upgrade', 'websocket'), 426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'),
+      sendError(reply.header('upgrade', 'websocket'), 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'),
     wsHandler: (socket: WebSocket, request: FastifyRequest) => {
       let customer: SignedIn | undefined;
       let visitor = false;
+      let initializing = false;
       let conversationId = '';
       /** `id`: the customer message refused (the widget marks it not sent); `retryAfterMs` for `rate_limited`. */
-      const error = (code: string, message: string, refused?: { id?: string; retryAfterMs?: number }) =>
+      const error = (code: WidgetFrameErrorCode, message: string, refused?: { id?: string; retryAfterMs?: number }) =>
         sendFrame(socket, { type: 'error', code, message, ...refused });
       /** A frame no client of ours sends (bad bytes): answered, and logged without a stack at debug. */
       const clientFault = (message: string) => {
         log.debug({ reason: message }, 'widget frame refused');
         error('bad_frame', message);
       };
-      const initTimer = clock.setTimeout(() => {
-        if (!customer) {
-          error('init_timeout', 'Send init first');
-          socket.close(4008, 'init timeout');
-        }
-      }, INIT_TIMEOUT_MS);
+      // For a client that never sends init. An init being handled is bounded by the store's deadline instead, so a
+      // slow store answers `unavailable` rather than `init_timeout`; a failed init starts the wait again.
+      const armInitTimer = () =>
+        clock.setTimeout(() => {
+          if (!customer) {
+            error('init_timeout', 'Send init first');
+            socket.close(4008, 'init timeout');
+          }
+        }, INIT_TIMEOUT_MS);
+      let initTimer = armInitTimer();
 
-      const refuse = (code: string, message: string) => {
+      const refuse = (code: WidgetFrameErrorCode, message: string) => {
         error(code, message);
         socket.close(code === 'rate_limited' ? 4029 : 4001, code);
       };
 
       const init = async (frame: Extract<WidgetClientFrame, { type: 'init' }>) => {
-        if (customer) return error('already_initialized', 'init was already accepted on this connection');
-        const signedIn = await o.signIn.signIn(frame, request.ip);
+        if (customer || initializing) return error('already_initialized', 'init was already accepted on this connection');
+        clock.clearTimeout(initTimer);
+        initializing = true;
+        let signedIn: Awaited<ReturnType<typeof o.signIn.signIn>>;
+        try {
+          signedIn = await withinDeadline(o.signIn.signIn(frame, request.ip));
+        } catch (err) {
+          initTimer = armInitTimer();
+          throw err;
+        } finally {
+          initializing = false;
+        }
         if (!signedIn.ok) return refuse(signedIn.code, signedIn.message);
         const found = signedIn.customer;
-        clock.clearTimeout(initTimer);
         customer = found;
         visitor = signedIn.visitor;
         conversationId = conversationIdFor(found.customerId, 'web');
@@ -116,10 +139,12 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         ]);
         const pending = record?.pendingConfirmation;
         const entries = toWidgetHistory(records);
-        const ready: Record<string, unknown> = { type: 'ready', customerId: found.customerId, conversationId, history: entries };
+        const ready: WidgetReadyFrame = { type: 'ready', customerId: found.customerId, conversationId, history: entries };
         if (signedIn.visitorToken) ready.visitorToken = signedIn.visitorToken;
-        if (record?.handoff) ready.status = record.handoff.agent ? { mode: 'human', agent: record.handoff.agent } : { mode: 'human' };
+        if (record?.handoff) ready.status = record.handoff.agent ? { mode: 'human', agent: { name: record.handoff.agent.name } } : { mode: 'human' };
+        const notice = record?.handoff && !record.handoff.agent ? await o.handoffNotice?.(record.handoff, found.customerId).catch(() => undefined) : undefined;
         sendFrame(socket, ready);
+        if (notice) sendFrame(socket, notice);
         // A reply being written: the text so far, then its deltas and its final message like every open widget.
         const writing = sessions.writing(found.customerId);
         const caughtUp = writing && !entries.some((e) => e.id === writing.id) ? writing.id : undefined;
@@ -167,6 +192,14 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         }
       };
 
+      const onContact = async (frame: Extract<WidgetClientFrame, { type: 'contact' }>) => {
+        if (!customer) return error('not_initialized', 'Send init first', { id: frame.id });
+        const allowed = limiter.take(customer.customerId);
+        if (!allowed.ok) return error('rate_limited', 'Too many requests; try again shortly', { id: frame.id, retryAfterMs: allowed.retryAfterMs });
+        const saved = await saveContact({ store: o.customers, sessions, now: clock.now }, customer.customerId, frame);
+        if (!saved.ok) error(saved.code, saved.message, { id: frame.id });
+      };
+
       socket.on('message', (data, isBinary) => {
         const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
         if (size > WIDGET_MAX_FRAME_BYTES) return socket.close(1009, 'frame too large');
@@ -192,7 +225,8 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
           return error('bad_frame', detail, refused && { id: refused.id });
         }
         const frame = parsed.data;
-        const work = frame.type === 'init' ? init(frame) : frame.type === 'message' ? onMessage(frame) : onConfirm(frame);
+        const work =
+          frame.type === 'init' ? init(frame) : frame.type === 'message' ? onMessage(frame) : frame.type === 'contact' ? onContact(frame) : onConfirm(frame);
         work.catch((err) => {
           // A store that cannot write (a full disk, PostgreSQL away) is the environment, not a bug: no stack.
           if (isStoreUnavailable(err)) {

@@ -8,11 +8,11 @@ import { randomUUID } from 'node:crypto';
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { CatalogEntry } from '../services.ts';
-import type { SdkHubRuntime } from '../runtime/sdk-hub.ts';
+import type { SdkHubRuntime } from './hub.ts';
 import type { ClusterBus } from '../store/repos.ts';
-import type { ClusterView } from './membership.ts';
-import { peerAlive } from './peers.ts';
-import { CatalogAnnouncement, CatalogAsk, TOPICS } from './wire.ts';
+import type { ClusterView } from '../cluster/membership.ts';
+import { peerAlive } from '../cluster/peers.ts';
+import { CatalogAnnouncement, CatalogAsk, TOPICS } from '../cluster/wire.ts';
 
 export interface RemoteCatalogEntry extends CatalogEntry {
   nodeId: string;

@@ -11,8 +11,7 @@ import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../logger.ts';
-import { MAX_FRAME_BYTES } from '../../sdk/src/protocol.ts';
-import { closeWebSocketsGoingAway } from './sdk.ts';
+import { CloseCodes, MAX_FRAME_BYTES } from '../../sdk/src/protocol.ts';
 
 const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 const NOT_FOUND = JSON.stringify({ error: { code: 'not_found', message: 'No WebSocket endpoint at this path' } });
@@ -61,4 +60,11 @@ function onSocketError(log: Logger, error: Error, socket: WebSocket, request: Fa
     log.info({ code, reason: error.message, path: request.url.split('?')[0] }, 'WebSocket client fault: connection closed');
   else log.error({ err: error, path: request.url.split('?')[0] }, 'WebSocket handler failed');
   socket.terminate();
+}
+
+/** `preClose` for @fastify/websocket: close every socket with 1001 (going away), then the ws server. */
+export async function closeWebSocketsGoingAway(this: FastifyInstance) {
+  const server = this.websocketServer;
+  for (const client of server.clients) client.close(CloseCodes.goingAway, 'server shutting down');
+  await new Promise<void>((resolve) => server.close(() => resolve()));
 }

@@ -11,13 +11,13 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { InvokeOutcome, SdkHub } from '../services.ts';
-import type { SdkHubRuntime } from '../runtime/sdk-hub.ts';
+import type { SdkHubRuntime } from './hub.ts';
 import type { ClusterBus } from '../store/repos.ts';
-import type { ClusterMembership } from './membership.ts';
+import type { ClusterMembership } from '../cluster/membership.ts';
 import { createClusterCatalog } from './cluster-catalog.ts';
-import { createNodeRpc, type RpcResult } from './node-rpc.ts';
-import { createSdkBroadcastRelay } from './sdk-broadcast.ts';
-import { SDK_METHODS, type RpcError } from './wire.ts';
+import { createNodeRpc, type RpcResult } from '../cluster/node-rpc.ts';
+import { createSdkBroadcastRelay } from './broadcast.ts';
+import { SDK_METHODS, type RpcError } from '../cluster/wire.ts';
 
 export interface ClusterHub extends SdkHub {
   /** This node's hub's (ingest frames come from this node's connections). */

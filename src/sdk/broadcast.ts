@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.ts';
 import type { SdkHub } from '../services.ts';
 import type { ClusterBus } from '../store/repos.ts';
-import { BroadcastNotice, TOPICS } from './wire.ts';
+import { BroadcastNotice, TOPICS } from '../cluster/wire.ts';
 
 export interface SdkBroadcastRelay {
   /** To this node's connections now, and to the other nodes'; returns how many of this node's got it. */

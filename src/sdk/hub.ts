@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { AckFrame, IngestFrame, InvokeContextInput, ResultFrame, SentFrame, ServerFrame } from '../../sdk/src/protocol.ts';
 import type { CatalogEntry, InvokeOutcome, SdkHub, Services } from '../services.ts';
 import type { TimerHandle } from '../clock.ts';
-import type { SdkConnectionEffectHandlers, SupervisorRuntime } from './supervisor.ts';
+import type { SdkConnectionEffectHandlers, SupervisorRuntime } from '../runtime/supervisor.ts';
 import type { SdkFunctionDeclaration, SdkInfo } from '../../machines/sdkConnection.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
 

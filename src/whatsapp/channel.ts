@@ -17,7 +17,9 @@ import type { ChannelSink, ConversationHost, ConversationMeta } from '../convers
 import { conversationIdFor } from '../conversations/history.ts';
 import type { CustomerRepo } from '../customers/repo.ts';
 import { insideWhatsAppWindow } from '../customers/whatsapp-window.ts';
-import { answeredCancelledPress } from './whatsapp-cancelled.ts';
+import { answeredCancelledPress } from './cancelled.ts';
+import { handoffText, HANDOFF_TEXTS } from '../handoff/texts.ts';
+import type { HandoffOutlook } from '../handoff/outlook.ts';
 import { safeEqual } from '../http/auth.ts';
 import { HttpError, sendError } from '../http/errors.ts';
 import { jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
@@ -25,14 +27,14 @@ import sjson from 'secure-json-parse';
 import { createJobQueue, type Job, type JobQueue } from '../jobs/queue.ts';
 import type { WhatsAppOutbound } from '../proactive/ports.ts';
 import type { SdkHub, Services } from '../services.ts';
-import { createGraphClient } from '../whatsapp/graph-client.ts';
-import { createMockSender, createOutbox, type Outbox } from '../whatsapp/mock-sender.ts';
-import { advanceStatus, pricingData } from '../whatsapp/delivery-status.ts';
-import { backoffDelay, type OutboundWhatsApp, type WhatsAppSender } from '../whatsapp/outbound.ts';
-import { createSdkSender } from '../whatsapp/sdk-sender.ts';
-import { verifySignature } from '../whatsapp/signature.ts';
+import { createGraphClient } from './graph-client.ts';
+import { createMockSender, createOutbox, type Outbox } from './mock-sender.ts';
+import { advanceStatus, pricingData } from './delivery-status.ts';
+import { backoffDelay, type OutboundWhatsApp, type WhatsAppSender } from './outbound.ts';
+import { createSdkSender } from './sdk-sender.ts';
+import { verifySignature } from './signature.ts';
 import { withinDeadline } from '../store/deadline.ts';
-import { parseWhatsAppUser, whatsappAddress } from '../whatsapp/user-id.ts';
+import { parseWhatsAppUser, whatsappAddress } from './user-id.ts';
 import {
   parseWebhook,
   WebhookPayloadError,
@@ -40,12 +42,12 @@ import {
   type InboundMessage,
   type InboundWhatsApp,
   type WhatsAppStatus,
-} from '../whatsapp/webhook-payload.ts';
-import { reportWebhookParts } from '../whatsapp/webhook-report.ts';
+} from './webhook-payload.ts';
+import { reportWebhookParts } from './webhook-report.ts';
 import type { Customer, WhatsAppIdentity } from '../customers/repo.ts';
 import type { DeliveryRecord } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
-import { toWhatsAppText } from '../whatsapp/format.ts';
+import { toWhatsAppText } from './format.ts';
 
 export interface OutboundJob {
   message: OutboundWhatsApp;
@@ -56,11 +58,8 @@ export interface OutboundJob {
   proactive?: boolean;
 }
 
-/** One short text for each change of who answers (human handoff). */
-export const HANDOFF_TEXTS = {
-  human: 'A person from our team will reply here shortly.',
-  assistant: 'You are chatting with our assistant again.',
-} as const;
+/** One short text for each change of who answers (human handoff): src/handoff/texts.ts. */
+export { HANDOFF_TEXTS };
 
 /** The outbound job's source id: reply, confirmation and agent message ids are unique; a handoff's only in its conversation. */
 const sourceIdOf = (meta: ConversationMeta, o: ConversationOutput): string | undefined => {
@@ -130,6 +129,8 @@ export function createWhatsAppChannel(deps: {
   hub: SdkHub;
   host: () => ConversationHost;
   outbox: Outbox;
+  /** What a customer waiting for a person is told (business hours, the usual wait). */
+  outlook?: Pick<HandoffOutlook, 'atHandoff'>;
 }): WhatsAppChannel {
   const { services, customers, hub } = deps;
   const { store, clock, config, telemetry, logger } = services;
@@ -403,11 +404,10 @@ export function createWhatsAppChannel(deps: {
     if (!phone) return undefined;
     // Replies are written in Markdown (for the widget): WhatsApp gets its own formatting.
     if (o.type === 'reply' || o.type === 'agent') return Object.assign({ kind: 'text' as const, to: phone, text: toWhatsAppText(o.text) }, fromNumberFor(c));
-    if (o.type === 'handoff' && o.phase !== 'joined')
-      return Object.assign(
-        { kind: 'text' as const, to: phone, text: o.phase === 'requested' ? HANDOFF_TEXTS.human : HANDOFF_TEXTS.assistant },
-        fromNumberFor(c),
-      );
+    if (o.type === 'handoff' && o.phase !== 'joined') {
+      const text = await handoffText(o, deps.outlook?.atHandoff ?? (async () => ({ kind: 'open' as const })));
+      return text === undefined ? undefined : Object.assign({ kind: 'text' as const, to: phone, text }, fromNumberFor(c));
+    }
     if (o.type === 'confirm') {
       const buttons: OutboundWhatsApp = {
         kind: 'buttons',
@@ -585,25 +585,25 @@ export function createWhatsAppChannel(deps: {
         if (mode === 'subscribe' && typeof token === 'string' && safeEqual(token, wa.verify_token) && typeof challenge === 'string') {
           return reply.type('text/plain; charset=utf-8').send(challenge);
         }
-        return sendError(reply, 403, 'forbidden', 'Verification failed');
+        return sendError(reply, 'forbidden', 'Verification failed');
       });
       scope.post(wa.webhook_path, async (request, reply) => {
         const raw = request.body;
         if (!Buffer.isBuffer(raw) || !verifySignature(raw, request.headers['x-hub-signature-256'], wa.app_secret)) {
-          return sendError(reply, 401, 'invalid_signature', 'Missing or invalid x-hub-signature-256');
+          return sendError(reply, 'invalid_signature', 'Missing or invalid x-hub-signature-256');
         }
         let json: unknown;
         try {
           json = sjson.parse(raw.toString('utf8'), { protoAction: 'error', constructorAction: 'error' });
         } catch {
-          throw new HttpError(400, 'bad_request', 'Body is not valid JSON');
+          throw new HttpError('bad_request', 'Body is not valid JSON');
         }
-        if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw new HttpError(400, 'bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+        if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw new HttpError('bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
         let parsed;
         try {
           parsed = parseWebhook(json);
         } catch (err) {
-          if (err instanceof WebhookPayloadError) throw new HttpError(400, 'validation_failed', err.message);
+          if (err instanceof WebhookPayloadError) throw new HttpError('validation_failed', err.message);
           throw err;
         }
         // Customer messages and identity changes are queued (durable, ordered per user); the rest starts no turn.

@@ -1,8 +1,16 @@
-// Tool calls with their arguments, read from a conversation's stored history (an embedded Parley's store, or a store
-// opened for `parley test export`): each `tool` record's `invoked` entry, completed by its result or failure.
+// Tool calls with their arguments, read from a conversation's stored history (for `parley test`: an embedded Parley's
+// store, a running one's test-mode route, or a store opened for `parley test export`): each `tool` record's `invoked`
+// entry, completed by its result or failure.
 import type { HistoryStore } from '../store/repos.ts';
 import type { MessageRecord } from '../store/model.ts';
-import type { ToolCall } from './observed.ts';
+
+export interface ToolCall {
+  name: string;
+  args?: Record<string, unknown>;
+  /** undefined: not known (a running Parley's telemetry) or not finished. */
+  ok?: boolean;
+  error?: string;
+}
 
 export async function storedHistory(history: HistoryStore, conversationId: string): Promise<MessageRecord[]> {
   const out: MessageRecord[] = [];

@@ -3,8 +3,8 @@
 import type { Customer } from '../customers/repo.ts';
 import type { Job, JobQueue } from '../jobs/queue.ts';
 import type { Store } from '../store/repos.ts';
-import type { OutboundWhatsApp } from '../whatsapp/outbound.ts';
-import { whatsappAddress } from '../whatsapp/user-id.ts';
+import type { OutboundWhatsApp } from './outbound.ts';
+import { whatsappAddress } from './user-id.ts';
 
 export const CANCELLED_TEXT = 'That request was cancelled: a person from our team is taking over.';
 

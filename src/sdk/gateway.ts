@@ -1,7 +1,7 @@
 // GET /sdk — the backend SDK's WebSocket (protocol: sdk/src/protocol.ts).
 //
 // Requires @fastify/websocket registered once by the app, before this plugin:
-//   app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES }, preClose: closeWebSocketsGoingAway })
+//   app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES }, preClose: closeWebSocketsGoingAway })  (http/websocket-scope.ts)
 // (an oversize frame closes 1009; on shutdown every socket closes 1001 — the
 // plugin's default preClose runs before any hook of ours and closes with no code).
 // Refusals happen before the upgrade, in a route-level onRequest hook:
@@ -26,7 +26,7 @@ import { bearerToken, safeEqual } from '../http/auth.ts';
 import { sendError } from '../http/errors.ts';
 import { illFormedMessage, illFormedTextAt, jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
 import type { Services } from '../services.ts';
-import type { IngestHandler, SdkHubRuntime } from '../runtime/sdk-hub.ts';
+import type { IngestHandler, SdkHubRuntime } from './hub.ts';
 import type { SupervisorRuntime } from '../runtime/supervisor.ts';
 import { clip } from '../log-scrub.ts';
 
@@ -85,13 +85,6 @@ export function parseClientFrame(data: RawData, isBinary: boolean): Parsed {
   return { ok: true, frame: r.data as ClientFrame };
 }
 
-/** `preClose` for @fastify/websocket: close every socket with 1001 (going away), then the ws server. */
-export async function closeWebSocketsGoingAway(this: FastifyInstance) {
-  const server = this.websocketServer;
-  for (const client of server.clients) client.close(CloseCodes.goingAway, 'server shutting down');
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-}
-
 export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOptions) {
   const { services, hub, supervisor } = o;
   const log = services.logger.child({ component: 'sdk-gateway' });
@@ -111,11 +104,11 @@ export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOption
   const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
     const token = bearerToken(request.headers.authorization);
     if (!token || !safeEqual(token, services.secret)) {
-      return sendError(reply, 401, 'unauthorized', 'Missing or invalid Authorization: Bearer <SERVICE_SDK_SECRET>');
+      return sendError(reply, 'unauthorized', 'Missing or invalid Authorization: Bearer <SERVICE_SDK_SECRET>');
     }
     const connectionId = supervisor.reserveSdkSlot();
     if (!connectionId) {
-      return sendError(reply, 503, 'too_many_connections', 'All SDK connection slots are in use; retry later');
+      return sendError(reply, 'too_many_connections', 'All SDK connection slots are in use; retry later');
     }
     reservations.set(request, connectionId);
   };
@@ -141,7 +134,7 @@ export async function sdkGatewayPlugin(app: FastifyInstance, o: SdkGatewayOption
     onRequest,
     onResponse,
     handler: (_request, reply) =>
-      sendError(reply.header('upgrade', 'websocket'), 426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'),
+      sendError(reply.header('upgrade', 'websocket'), 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket upgrade'),
     wsHandler: (socket: WebSocket, request: FastifyRequest) => {
       const connectionId = reservations.get(request);
       reservations.delete(request);
