@@ -23,6 +23,7 @@ const NO_ENGINE = [
   'test/integration/cluster.guardrails.test.ts',
   'test/integration/cluster.rolling-restart.test.ts',
   'test/integration/cluster.sdk.test.ts',
+  'test/integration/cluster.inbox.test.ts',
   'test/integration/handoff.cluster.test.ts',
 ];
 

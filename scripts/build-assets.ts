@@ -18,11 +18,13 @@ export interface BundleEntry {
 export const BUNDLES: BundleEntry[] = [
   { entry: 'widget/src/index.ts', out: 'widget.js', budgetGzip: 25 * 1024 },
   { entry: 'dashboard/src/index.ts', out: 'dashboard.js' },
+  { entry: 'inbox/src/index.ts', out: 'inbox.js', budgetGzip: 20 * 1024 },
 ];
 
 export const PAGES: { from: string; to: string }[] = [
   { from: 'widget/demo.html', to: 'demo.html' },
   { from: 'dashboard/telemetry.html', to: 'telemetry.html' },
+  { from: 'inbox/inbox.html', to: 'inbox.html' },
 ];
 
 function atomicWrite(file: string, content: Buffer) {

@@ -103,6 +103,9 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
       },
       { route: '/demo.html', file: 'demo.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
       { route: '/telemetry', file: 'telemetry.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
+      // The agent inbox (src/inbox/, inbox/src/).
+      { route: '/inbox', file: 'inbox.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
+      { route: '/inbox.js', file: 'inbox.js', type: 'application/javascript; charset=utf-8', cache: 'no-cache', precompressed: true },
       // The one-time link of a new account (src/agents/): the dashboard's page shows the set-password form there.
       { route: '/agents/set-password', file: 'telemetry.html', type: 'text/html; charset=utf-8', cache: 'no-store' },
       {

@@ -66,6 +66,7 @@ import { outcomesPlugin } from './outcomes/routes.ts';
 import { widgetFeedback } from './outcomes/feedback.ts';
 import { createExperienceEstimator } from './outcomes/experience.ts';
 import { DEMO_HELP_FOLDER, seedDemoArticles } from './demo/knowledge.ts';
+import { createInboxLive, inboxLivePlugin, inboxObserver, registerInbox } from './inbox/index.ts';
 
 export interface WiredComponents {
   /** This node's SDK connections (the gateway, /ready, diagnostics). */
@@ -199,6 +200,8 @@ export async function wireComponents(o: {
     },
   });
   const estimateExperience = createExperienceEstimator({ services, llm, tracker: outcomes });
+  // The agent inbox's live feed: told of handoffs, customer messages and agent replies by an observer of the host.
+  const inboxLive = createInboxLive({ bus: store.bus, clock: createClock(), logger });
   const llmStep = createLlmStep({ services, llm, hub: tools, history: store.history });
   host = createConversationHost({
     services,
@@ -231,6 +234,7 @@ export async function wireComponents(o: {
         const notice = handoffNotice(meta, entry);
         if (notice) hub.broadcast(notice);
       },
+      inboxObserver(inboxLive),
     ],
     // Lifecycle only: per-message activity times stay in the host (the supervisor machine
     // would copy its context per message).
@@ -299,7 +303,8 @@ export async function wireComponents(o: {
     : undefined;
 
   // The WebSocket routes in their own scope: only they pay for @fastify/websocket's per-request hooks.
-  const upgrades = routeUpgrades(app.server, ['/sdk', '/widget/ws']);
+  const agents = createAgents(services);
+  const upgrades = routeUpgrades(app.server, ['/sdk', '/widget/ws', '/api/v1/inbox/live']);
   await app.register(async (scope) => {
     await registerWebSocketSupport(scope, upgrades, services.logger.child({ component: 'websocket' }));
     await scope.register(sdkGatewayPlugin, { services, hub: localHub, supervisor });
@@ -322,13 +327,14 @@ export async function wireComponents(o: {
       handoffNotice,
       feedback: widgetFeedback(services, outcomes),
     });
+    await scope.register(inboxLivePlugin, { sessions: agents.sessions, live: inboxLive });
   });
   await app.register(identityPlugin, { services, customers, tokens: identity.tokens, links: identity.links, limits: createAuthLimits(services) });
   await app.register(proactivePlugin, { services, proactive });
   await app.register(customersPlugin, { services, customers, normalizePhone });
-  const agents = createAgents(services);
   await app.register(agents.plugin, agents.routes);
   await app.register(conversationsPlugin, { services, host, customers, auth: agents.principalHook });
+  await registerInbox(app, { services, host, customers, agents, live: inboxLive, pushToWidget: (id, frame) => void sessions.push(id, frame) });
   const metrics = createMetrics(telemetry, {
     activeConversations: () => host!.activeCount(),
     sdkConnections: () => hub.connectionCount(),
@@ -383,6 +389,7 @@ export async function wireComponents(o: {
     async () => {
       mcp.start(); // in the background: a server that is slow or down never holds the start back
       hub.start();
+      inboxLive.start();
       await sayHello();
       await host!.resumeBusy();
       if (clustered) takeover.start();
@@ -431,6 +438,7 @@ export async function wireComponents(o: {
     daemon?.stop();
   });
   onShutdown(() => knowledge.sync.stop());
+  onShutdown(() => inboxLive.stop());
 
   return {
     hub: localHub,

@@ -105,6 +105,8 @@ export const WidgetReadyFrame = z.object({
   feedback: z.object({ resolution: z.boolean(), rating: z.boolean() }).optional(),
 });
 export const WidgetTypingFrame = z.object({ type: z.literal('typing'), on: z.boolean() });
+/** A person of the team is typing a reply (the agent inbox's composer), or stopped: shown with their name. */
+export const WidgetAgentTypingFrame = z.object({ type: z.literal('agent_typing'), on: z.boolean(), agent: AgentAuthor });
 /**
  * A piece of the reply being written, under the id its final `message` will have: append `text`
  * (after emptying what was shown for `id` when `reset`). Live only; the `message` that follows is
@@ -193,6 +195,7 @@ export const WidgetServerFrame = z.discriminatedUnion('type', [
   WidgetReadyFrame,
   WidgetAckFrame,
   WidgetTypingFrame,
+  WidgetAgentTypingFrame,
   WidgetDeltaFrame,
   WidgetAssistantMessageFrame,
   WidgetConfirmRequestFrame,
@@ -221,6 +224,7 @@ export type HistoryEntry = z.infer<typeof HistoryEntry>;
 export type MessageSource = z.infer<typeof MessageSource>;
 export type WidgetReadyFrame = z.infer<typeof WidgetReadyFrame>;
 export type WidgetTypingFrame = z.infer<typeof WidgetTypingFrame>;
+export type WidgetAgentTypingFrame = z.infer<typeof WidgetAgentTypingFrame>;
 export type WidgetDeltaFrame = z.infer<typeof WidgetDeltaFrame>;
 export type WidgetAssistantMessageFrame = z.infer<typeof WidgetAssistantMessageFrame>;
 export type WidgetConfirmRequestFrame = z.infer<typeof WidgetConfirmRequestFrame>;

@@ -199,6 +199,8 @@ export const ConfigSchema = s({
   handoff: s({
     /** Offer the model the built-in `handoff` tool. The integrator's `POST /conversations/:id/handoff` works either way. */
     enabled: bool(z.boolean()).default(true),
+    /** The agent inbox highlights a conversation waiting for a person longer than this (README, "Agent inbox"). */
+    sla_minutes: num(z.number().positive()).default(5),
     /** Removed (issue 35): nothing hands a conversation back silently. See return_to_assistant_after_minutes. */
     idle_minutes: z
       .undefined({

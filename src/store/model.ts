@@ -242,3 +242,42 @@ export function reviewDueAt(r: Pick<ConversationRecord, 'lastMessageAt' | 'revie
   if (r.reviewAttempt && r.reviewAttempt.lastMessageAt === r.lastMessageAt && r.reviewAttempt.attempts >= MAX_REVIEW_ATTEMPTS) return undefined;
   return r.lastMessageAt;
 }
+
+/** An agent as the inbox records them (who holds, resolved or wrote). */
+export interface InboxAgent {
+  agentId: string;
+  name: string;
+}
+
+/**
+ * A handed-over conversation as the agent inbox keeps it: who holds it (claimed) for which handoff (`handoffSince`,
+ * the conversation's `handoff.since`: a hold on an earlier handoff is over), and when and by whom it was resolved.
+ */
+export interface InboxThread {
+  conversationId: string;
+  handoffSince: number;
+  holder?: InboxAgent;
+  claimedAt?: number;
+  resolvedAt?: number;
+  resolvedBy?: InboxAgent;
+  updatedAt: number;
+}
+
+/** An internal note: only agents see it (never the customer, never the model). */
+export interface InboxNote {
+  id: string;
+  conversationId: string;
+  author: InboxAgent;
+  text: string;
+  at: number;
+}
+
+/** A saved reply, team-wide, inserted in the composer by typing `/` and its shortcut. */
+export interface SavedReply {
+  id: string;
+  /** Lower-case letters, digits and dashes; unique. */
+  shortcut: string;
+  text: string;
+  createdBy: InboxAgent;
+  createdAt: number;
+}

@@ -27,8 +27,12 @@ import type {
   AgentAccount,
   AgentCredential,
   AgentCredentialKind,
+  InboxAgent,
+  InboxNote,
+  InboxThread,
   MagicLink,
   MessageRecord,
+  SavedReply,
   MessageRole,
 } from './model.ts';
 import type { TelemetryEvent, TurnCallRecord } from './telemetry-records.ts';
@@ -184,6 +188,41 @@ export interface AgentStore {
   pruneCredentials(now: number): Promise<number>;
 }
 
+/** What `agentInbox.claim` did: the conversation is the agent's now, or `holder` has it. */
+export type InboxClaim = { ok: true; thread: InboxThread } | { ok: false; holder: InboxAgent };
+
+/**
+ * The agent inbox (src/inbox/): who holds a handed-over conversation, resolutions, internal notes, saved replies and
+ * what each agent has read. Holds are a compare-and-set in the store: two agents (on any node) never both hold one.
+ */
+export interface AgentInboxStore {
+  /**
+   * Gives the conversation's handoff `handoffSince` to `agent` when nobody holds it (no thread, no holder, or a hold on
+   * another handoff) or one of `from` holds it (a claim: `[agent.agentId]`; an assignment: the current holder's id).
+   * Atomic: of concurrent claims exactly one wins; the others resolve with the winner as `holder`.
+   */
+  claim(conversationId: string, handoffSince: number, agent: InboxAgent, at: number, from: string[]): Promise<InboxClaim>;
+  /** Ends the hold (release or resolve); `resolvedBy` records a resolution. Resolves the thread as left (undefined: none). */
+  close(conversationId: string, handoffSince: number, at: number, resolvedBy?: InboxAgent): Promise<InboxThread>;
+  thread(conversationId: string): Promise<InboxThread | undefined>;
+  /** The threads of these conversations that exist, in no particular order. */
+  threads(conversationIds: string[]): Promise<InboxThread[]>;
+  /** Resolved threads, the most recently resolved first. */
+  resolved(limit: number): Promise<InboxThread[]>;
+  addNote(note: InboxNote): Promise<void>;
+  /** The conversation's notes, oldest first. */
+  notes(conversationId: string): Promise<InboxNote[]>;
+  /** Stores (or replaces, by id) a saved reply; false (nothing written) when another reply has its shortcut. */
+  putSavedReply(reply: SavedReply): Promise<boolean>;
+  /** Every saved reply, by shortcut. */
+  savedReplies(): Promise<SavedReply[]>;
+  removeSavedReply(id: string): Promise<boolean>;
+  /** The agent has read the conversation up to `at` (never moves back). */
+  markRead(agentId: string, conversationId: string, at: number): Promise<void>;
+  /** The agent's read marks of these conversations (absent: never read). */
+  readMarks(agentId: string, conversationIds: string[]): Promise<Record<string, number>>;
+}
+
 export interface ProactiveStore {
   /** When this dedup key was last accepted for this customer (undefined: never, or pruned). */
   dedupSentAt(customerId: string, dedupKey: string): Promise<number | undefined>;
@@ -305,6 +344,7 @@ export interface StoreRepos {
   history: HistoryStore;
   links: MagicLinkStore;
   agents: AgentStore;
+  agentInbox: AgentInboxStore;
   proactive: ProactiveStore;
   jobs: JobStore;
   whatsapp: WhatsAppStore;

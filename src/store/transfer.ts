@@ -11,9 +11,12 @@ import type {
   DeadJob,
   DeliveryRecord,
   EarlyStatus,
+  InboxNote,
+  InboxThread,
   Job,
   MagicLink,
   MessageRecord,
+  SavedReply,
 } from './model.ts';
 
 export type StoreRecord =
@@ -25,6 +28,11 @@ export type StoreRecord =
   | { kind: 'agent'; value: AgentAccount }
   | { kind: 'agentCredential'; value: { hash: string; credential: AgentCredential } }
   | { kind: 'outcome'; value: ConversationOutcome }
+  /** The agent inbox (issue 35): holds and resolutions, internal notes, saved replies, read marks. */
+  | { kind: 'inboxThread'; value: InboxThread }
+  | { kind: 'inboxNote'; value: InboxNote }
+  | { kind: 'savedReply'; value: SavedReply }
+  | { kind: 'inboxRead'; value: { agentId: string; conversationId: string; at: number } }
   | { kind: 'proactiveSend'; value: { customerId: string; messageId: string; at: number; channel: Channel; dedupKey?: string } }
   /** Queued jobs in sequence order per queue. */
   | { kind: 'job'; value: { queue: string; job: Job } }

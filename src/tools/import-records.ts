@@ -27,6 +27,21 @@ async function importOne(tx: StoreRepos, r: StoreRecord): Promise<void> {
       return tx.agents.putCredential(r.value.hash, r.value.credential);
     case 'outcome':
       return tx.outcomes.put(r.value);
+    case 'inboxThread': {
+      const t = r.value;
+      // A hold is taken again as it was; a resolution or a released hold is closed as it was.
+      if (t.holder && t.resolvedAt === undefined)
+        await tx.agentInbox.claim(t.conversationId, t.handoffSince, t.holder, t.claimedAt ?? t.updatedAt, [t.holder.agentId]);
+      else await tx.agentInbox.close(t.conversationId, t.handoffSince, t.resolvedAt ?? t.updatedAt, t.resolvedBy);
+      return;
+    }
+    case 'inboxNote':
+      return tx.agentInbox.addNote(r.value);
+    case 'savedReply':
+      await tx.agentInbox.putSavedReply(r.value);
+      return;
+    case 'inboxRead':
+      return tx.agentInbox.markRead(r.value.agentId, r.value.conversationId, r.value.at);
     case 'proactiveSend':
       return tx.proactive.recordSend(r.value);
     case 'job': {

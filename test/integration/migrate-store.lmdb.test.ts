@@ -58,6 +58,14 @@ describe('migrate-store: LMDB into PostgreSQL', () => {
       accepted: true,
     });
     expect(await post(lmdb, '/proactive', { customerExternalId: 'anon:mover', channel: 'web', content: 'A tip' })).toMatchObject({ accepted: true });
+    // An admin with a password, a session and a personal API key (issue 35).
+    const person = await newSignedInAgent(lmdb, 'mover-admin@example.com', 'admin');
+    const keyMade = await postAgents(lmdb, '/api/v1/agents/me/keys', { name: 'k' }, { cookie: person.cookie, 'x-csrf-token': person.csrf });
+    const { key } = (await keyMade.json()) as { key: string };
+    // The agent inbox's records: a note and a saved reply (issue 35).
+    const inboxHeaders = { cookie: person.cookie, 'x-csrf-token': person.csrf };
+    expect((await postAgents(lmdb, '/api/v1/inbox/conversations/conv_web_mover/notes', { text: 'moved note' }, inboxHeaders)).status).toBe(201);
+    expect((await postAgents(lmdb, '/api/v1/inbox/saved-replies', { shortcut: 'moved', text: 'moved reply' }, inboxHeaders)).status).toBe(201);
     // A WhatsApp message whose reply cannot be sent yet: Graph answers 503 (retried with a backoff), and the server
     // stops before the retry, so the reply is still queued; the new server meets one more 503, then succeeds.
     graph.failNext({ status: 503 }, { status: 503 });
@@ -66,10 +74,6 @@ describe('migrate-store: LMDB into PostgreSQL', () => {
       () => graph.requests.length,
       (n) => n > 0,
     );
-    // An admin with a password, a session and a personal API key (issue 35).
-    const person = await newSignedInAgent(lmdb, 'mover-admin@example.com', 'admin');
-    const keyMade = await postAgents(lmdb, '/api/v1/agents/me/keys', { name: 'k' }, { cookie: person.cookie, 'x-csrf-token': person.csrf });
-    const { key } = (await keyMade.json()) as { key: string };
     await lmdb.close();
     expect(graph.delivered()).toHaveLength(0);
 
@@ -90,6 +94,9 @@ describe('migrate-store: LMDB into PostgreSQL', () => {
     expect((await signIn(pg, 'mover-admin@example.com')).status).toBe(200);
     expect((await fetch(`${pg.url()}/api/v1/agents/me`, { headers: { cookie: person.cookie } })).status).toBe(200);
     expect((await fetch(`${pg.url()}/api/v1/agents/me`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    // The inbox's note and saved reply came along.
+    expect((await pg.services.store.agentInbox.notes('conv_web_mover')).map((n) => n.text)).toEqual(['moved note']);
+    expect((await pg.services.store.agentInbox.savedReplies()).map((r) => r.shortcut)).toEqual(['moved']);
     // The history is there, and the conversation goes on.
     const again = await startWidgetSession(pg.url(), { customerId: 'mover', email: 'mover@example.com' });
     open.push(again);

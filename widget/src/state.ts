@@ -53,6 +53,8 @@ export interface WidgetState {
   reason?: StatusReason;
   bubbles: Bubble[];
   typing: boolean;
+  /** The person typing (an `agent_typing` frame), shown by name with the typing indicator. */
+  typingAgent?: string;
   /** The confirmation waiting for the customer (its card is the bubble with the same id). */
   confirm?: ConfirmPrompt;
   /** The last error, by code; the view words it for the customer. */
@@ -191,13 +193,16 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
       return {
         ...state,
         bubbles: [...state.bubbles, { id: f.id, role: f.role, text: f.text, at: f.at, proactive: f.proactive, author: f.author, sources: f.sources }],
+        ...(f.role === 'agent' ? { typing: false, typingAgent: undefined } : {}),
         unread: state.open ? state.unread : state.unread + 1,
         streaming: settleStreaming(state.streaming, f.id),
       };
     case 'delta':
       return { ...state, streaming: applyDelta(state.streaming, f, (id) => state.bubbles.some((b) => b.id === id)) };
     case 'typing':
-      return { ...state, typing: f.on };
+      return { ...state, typing: f.on, typingAgent: undefined };
+    case 'agent_typing':
+      return { ...state, typing: f.on, typingAgent: f.on ? f.agent.name : undefined };
     case 'confirm': {
       if (state.bubbles.some((b) => b.id === f.id)) return state;
       const at = Math.max(receivedAt, state.bubbles[state.bubbles.length - 1]?.at ?? 0);

@@ -23,6 +23,8 @@ export interface Strings {
   support: string;
   update: string;
   typing: string;
+  /** A person of the team typing ({name}). */
+  agentTyping: string;
   sending: string;
   /** A message the server refused (not stored), and the button that sends it again. */
   notSent: string;
@@ -106,6 +108,7 @@ const en: Strings = {
   support: 'Support',
   update: 'Update',
   typing: 'Support is typing…',
+  agentTyping: '{name} is typing…',
   sending: 'Sending…',
   notSent: 'Not sent',
   retry: 'Retry',
@@ -181,6 +184,7 @@ const es: Strings = {
   support: 'Soporte',
   update: 'Novedad',
   typing: 'Soporte está escribiendo…',
+  agentTyping: '{name} está escribiendo…',
   sending: 'Enviando…',
   notSent: 'No enviado',
   retry: 'Reintentar',
@@ -307,6 +311,7 @@ const de: Strings = {
   ratingThanks: 'Vielen Dank für Ihre Bewertung!',
   sources: 'Quellen',
   sourceChip: 'Quelle {n}',
+  agentTyping: '{name} schreibt…',
 };
 
 const fr: Strings = {
@@ -382,6 +387,7 @@ const fr: Strings = {
   ratingThanks: 'Merci pour votre évaluation !',
   sources: 'Sources',
   sourceChip: 'Source {n}',
+  agentTyping: '{name} écrit…',
 };
 
 export const LOCALES: Record<string, Strings> = { en, es, de, fr };

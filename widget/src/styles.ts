@@ -109,6 +109,7 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1p
 .typing { align-self: flex-start; display: flex; gap: 4px; align-items: center; margin-top: 8px; padding: 12px 14px; background: var(--pw-bubble); border: 1px solid var(--pw-border);
   border-radius: 18px; border-bottom-left-radius: 5px; }
 .typing[hidden] { display: none; }
+.typing .who { font-size: 12px; color: var(--pw-muted); margin-right: 4px; } .typing .who[hidden] { display: none; }
 .typing i { width: 7px; height: 7px; border-radius: 50%; background: var(--pw-muted); animation: pw-bounce 1.2s infinite ease-in-out; }
 .typing i:nth-child(2) { animation-delay: .15s; } .typing i:nth-child(3) { animation-delay: .3s; }
 @keyframes pw-bounce { 0%, 60%, 100% { transform: translateY(0); opacity: .45; } 30% { transform: translateY(-4px); opacity: 1; } }

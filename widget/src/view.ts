@@ -86,12 +86,9 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   const log = el('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': s.messagesLabel, 'data-testid': 'messages' });
   const welcome = el('p', { class: 'welcome', 'data-testid': 'welcome' }, s.welcome);
   const typing = el('div', { class: 'typing', 'data-testid': 'typing', hidden: '' });
-  typing.append(
-    el('span', { class: 'sr' }, s.typing),
-    el('i', { 'aria-hidden': 'true' }),
-    el('i', { 'aria-hidden': 'true' }),
-    el('i', { 'aria-hidden': 'true' }),
-  );
+  const typingText = el('span', { class: 'sr' }, s.typing);
+  const typingWho = el('span', { class: 'who', 'data-testid': 'typing-agent', 'aria-hidden': 'true', hidden: '' });
+  typing.append(typingText, typingWho, el('i', { 'aria-hidden': 'true' }), el('i', { 'aria-hidden': 'true' }), el('i', { 'aria-hidden': 'true' }));
   const notice = el('div', { class: 'notice', role: 'status', 'data-testid': 'notice', hidden: '' });
   const error = el('div', { class: 'error', role: 'alert', 'data-testid': 'error', hidden: '' });
   const form = el('form');
@@ -295,6 +292,11 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
     welcome.hidden = state.bubbles.length > 0 || state.streaming !== undefined;
     // The typing indicator shows until the first words of the reply do.
     typing.hidden = !state.typing || state.streaming !== undefined;
+    // A person typing is named ("Ada is typing…"); the assistant is "Support".
+    const who = state.typingAgent ? fill(s.agentTyping, { name: state.typingAgent }) : '';
+    typingText.textContent = who || s.typing;
+    typingWho.textContent = who;
+    typingWho.hidden = !who;
 
     handoffBox.render(state);
     const reason = noticeText(state);

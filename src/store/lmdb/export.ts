@@ -9,9 +9,12 @@ import type {
   DeadJob,
   DeliveryRecord,
   EarlyStatus,
+  InboxNote,
+  InboxThread,
   Job,
   MagicLink,
   MessageRecord,
+  SavedReply,
 } from '../model.ts';
 import type { StoreRecord } from '../transfer.ts';
 import type { ConversationOutcome } from '../outcomes.ts';
@@ -33,6 +36,13 @@ export async function* exportLmdb(kv: Kv): AsyncGenerator<StoreRecord> {
   for (const { key, value } of kv.range<AgentCredential>('agentCredentials'))
     yield { kind: 'agentCredential', value: { hash: key as string, credential: value } };
   for (const { value } of kv.range<ConversationOutcome>('outcomes')) yield { kind: 'outcome', value };
+  for (const { value } of kv.range<InboxThread>('inboxThreads')) yield { kind: 'inboxThread', value };
+  for (const { value } of kv.range<InboxNote>('inboxNotes')) yield { kind: 'inboxNote', value };
+  for (const { value } of kv.range<SavedReply>('savedReplies')) yield { kind: 'savedReply', value };
+  for (const { key, value } of kv.range<number>('inboxReads')) {
+    const [agentId, conversationId] = key as [string, string];
+    yield { kind: 'inboxRead', value: { agentId, conversationId, at: value } };
+  }
 
   // A send and the dedup key that points at it (by messageId) are one record on the way out.
   const dedupOf = new Map<string, string>();

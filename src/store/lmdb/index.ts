@@ -14,6 +14,7 @@ import { lmdbHistory } from './repos/history.ts';
 import { createClaimState, createSequences, lmdbJobs, type ClaimState, type Sequences } from './repos/jobs.ts';
 import { lmdbLinks } from './repos/links.ts';
 import { lmdbAgents } from './repos/agents.ts';
+import { lmdbAgentInbox } from './repos/agent-inbox.ts';
 import { lmdbProactive } from './repos/proactive.ts';
 import { lmdbWhatsApp } from './repos/whatsapp.ts';
 import { lmdbInbox } from './repos/inbox.ts';
@@ -35,6 +36,7 @@ function repoFactories(kv: Kv, sequences: Sequences, claims: ClaimState, cluster
     history: lmdbHistory,
     links: lmdbLinks,
     agents: lmdbAgents,
+    agentInbox: lmdbAgentInbox,
     proactive: lmdbProactive,
     jobs: (s) => lmdbJobs(s, kv, sequences, claims),
     whatsapp: lmdbWhatsApp,

@@ -44,6 +44,10 @@ export const TABLES = [
   'agentCredentials',
   'outcomes',
   'outcomeIndex',
+  'inboxThreads',
+  'inboxNotes',
+  'savedReplies',
+  'inboxReads',
 ] as const;
 export type TableName = (typeof TABLES)[number];
 

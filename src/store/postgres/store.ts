@@ -27,6 +27,7 @@ import { postgresInbox } from './inbox.ts';
 import { JOBS_CHANNEL, jobLeaseHolder, postgresJobs } from './jobs.ts';
 import { postgresLinks } from './links.ts';
 import { postgresAgents } from './agents.ts';
+import { postgresAgentInbox } from './agent-inbox.ts';
 import { postgresNodes } from './nodes.ts';
 import { postgresOwnership } from './ownership.ts';
 import { maskedUrl } from './location.ts';
@@ -141,6 +142,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     history: postgresHistory,
     links: postgresLinks,
     agents: postgresAgents,
+    agentInbox: postgresAgentInbox,
     proactive: postgresProactive,
     jobs: (db) => postgresJobs(db, holder),
     whatsapp: postgresWhatsApp,

@@ -1,0 +1,142 @@
+// The right side: one conversation, whole — its header with the actions (claim, assign, release, resolve), the
+// transcript (messages, the assistant's tool calls and confirmations, handoffs, internal notes) and the customer panel.
+// The composer (composer.ts) is kept across redraws so a half-written reply is never lost.
+import type { AgentPresence, ConversationWhole, TranscriptEntry } from './api.ts';
+import { fmtDay, fmtTime, h, json } from './dom.ts';
+import { customerName } from './list.ts';
+
+export interface Actions {
+  claim(): void;
+  release(): void;
+  resolve(): void;
+  assign(agentId: string): void;
+}
+
+function entryNode(e: TranscriptEntry): HTMLElement {
+  const time = h('time', { datetime: new Date(e.at).toISOString() }, fmtTime(e.at));
+  switch (e.kind) {
+    case 'customer':
+      return h('li', { class: 'msg customer', 'data-kind': 'customer' }, h('span', { class: 'by' }, 'Customer', time), h('p', {}, e.text));
+    case 'assistant':
+      return h(
+        'li',
+        { class: 'msg assistant', 'data-kind': 'assistant' },
+        h('span', { class: 'by' }, e.proactive ? 'Assistant (proactive)' : 'Assistant', time),
+        h('p', {}, e.text),
+      );
+    case 'agent':
+      return h('li', { class: 'msg agent', 'data-kind': 'agent' }, h('span', { class: 'by' }, e.author.name, time), h('p', {}, e.text));
+    case 'note':
+      return h('li', { class: 'msg note', 'data-kind': 'note' }, h('span', { class: 'by' }, `Internal note · ${e.author.name}`, time), h('p', {}, e.text));
+    case 'tool': {
+      const outcome = e.ok === undefined ? 'running' : e.ok ? 'ok' : 'failed';
+      const body = h('details', {}, h('summary', {}, 'Arguments and result'), h('h4', {}, 'Arguments'), h('pre', {}, json(e.args)));
+      if (e.ok !== undefined) body.append(h('h4', {}, e.ok ? 'Result' : 'Error'), h('pre', {}, e.ok ? json(e.result) : (e.error ?? json(e.result))));
+      return h(
+        'li',
+        { class: `act tool ${outcome}`, 'data-kind': 'tool', 'data-testid': 'tool-call' },
+        h('span', { class: 'by' }, `Tool call · ${e.name} · ${outcome}${e.durationMs !== undefined ? ` · ${e.durationMs} ms` : ''}`, time),
+        h('code', { class: 'args' }, json(e.args).replace(/\s+/g, ' ')),
+        body,
+      );
+    }
+    case 'confirmation':
+      return h(
+        'li',
+        { class: `act confirmation ${e.outcome}`, 'data-kind': 'confirmation', 'data-testid': 'confirmation' },
+        h(
+          'span',
+          { class: 'by' },
+          e.outcome === 'requested' ? `Asked the customer to confirm${e.name ? ` · ${e.name}` : ''}` : `Confirmation ${e.outcome}`,
+          time,
+        ),
+        e.outcome === 'requested' ? h('p', {}, e.text) : undefined,
+      );
+    case 'handoff': {
+      const what =
+        e.phase === 'requested'
+          ? `Handed to a person${e.reason ? `: ${e.reason}` : ''}`
+          : e.phase === 'released'
+            ? `Back to the assistant${e.by ? ` (${e.by})` : ''}`
+            : `${e.agent ?? 'An agent'} joined`;
+      return h('li', { class: 'act handoff', 'data-kind': 'handoff' }, h('span', { class: 'by' }, what, time));
+    }
+  }
+}
+
+export function renderTranscript(w: ConversationWhole): HTMLElement {
+  const ol = h('ol', { class: 'transcript', 'data-testid': 'transcript', 'aria-label': 'Conversation', tabindex: '0' });
+  for (const e of w.transcript) ol.append(entryNode(e));
+  return ol;
+}
+
+export function renderHeader(w: ConversationWhole, me: string, agents: AgentPresence[], a: Actions): HTMLElement {
+  const i = w.item;
+  const mine = i.holder?.agentId === me;
+  const buttons = h('div', { class: 'actions', role: 'group', 'aria-label': 'Actions' });
+  if (i.handoff && !mine) {
+    const claim = h('button', { type: 'button', class: 'primary', 'data-testid': 'claim' }, 'Claim');
+    claim.addEventListener('click', a.claim);
+    buttons.append(claim);
+  }
+  if (i.handoff) {
+    const select = h('select', { id: 'assign', 'data-testid': 'assign' }, h('option', { value: '' }, 'Assign to…'));
+    for (const ag of agents) if (ag.agentId !== i.holder?.agentId) select.append(h('option', { value: ag.agentId }, `${ag.name} (${ag.presence})`));
+    select.addEventListener('change', () => select.value && a.assign(select.value));
+    const release = h('button', { type: 'button', 'data-testid': 'release', title: 'Give the conversation back to the assistant' }, 'Release');
+    release.addEventListener('click', a.release);
+    buttons.append(h('label', { for: 'assign', class: 'sr' }, 'Assign to another agent'), select, release);
+  }
+  if (!i.resolvedAt) {
+    const resolve = h('button', { type: 'button', 'data-testid': 'resolve', title: 'Resolve (e)' }, 'Resolve');
+    resolve.addEventListener('click', a.resolve);
+    buttons.append(resolve);
+  }
+  const holder = i.holder
+    ? `With ${i.holder.name}`
+    : i.handoff
+      ? 'Waiting for a person'
+      : i.resolvedAt
+        ? `Resolved ${fmtDay(i.resolvedAt)}`
+        : 'With the assistant';
+  return h(
+    'header',
+    { class: 'conv-head' },
+    h(
+      'div',
+      {},
+      h('h2', { 'data-testid': 'conversation-title' }, customerName(i)),
+      h('p', { class: 'holder', 'data-testid': 'holder' }, `${i.channel === 'web' ? 'Web' : 'WhatsApp'} · ${holder}`),
+    ),
+    buttons,
+  );
+}
+
+export function renderCustomer(w: ConversationWhole, open: (id: string) => void): HTMLElement {
+  const c = w.customer;
+  const dl = h('dl', {});
+  const add = (k: string, v: string | undefined) => v && dl.append(h('dt', {}, k), h('dd', {}, v));
+  add('Email', c.email);
+  add('Phone', c.phone);
+  add('External id', c.externalId);
+  add('Identity', c.verified ? 'Verified' : 'Not verified');
+  add('Channels', c.channels.map((ch) => (ch === 'web' ? 'Web' : 'WhatsApp')).join(', '));
+  const others = h('ul', { class: 'others' });
+  for (const o of c.others) {
+    const b = h(
+      'button',
+      { type: 'button', class: 'link' },
+      `${o.channel === 'web' ? 'Web' : 'WhatsApp'} · ${o.state}${o.lastMessageAt ? ` · ${fmtDay(o.lastMessageAt)}` : ''}`,
+    );
+    b.addEventListener('click', () => open(o.conversationId));
+    others.append(h('li', {}, b));
+  }
+  return h(
+    'aside',
+    { class: 'customer', 'aria-label': 'Customer', 'data-testid': 'customer-panel' },
+    h('h3', {}, 'Customer'),
+    dl,
+    h('h3', {}, 'Other conversations'),
+    c.others.length ? others : h('p', { class: 'muted' }, 'None'),
+  );
+}

@@ -1,0 +1,66 @@
+// The agent inbox's conversation whole (src/inbox/transcript.ts, pure) and the widget's `agent_typing` frame: a tool
+// call's two records become one entry with its arguments and result, notes fall in by time, an error keeps its words;
+// the frame (one zod schema for both ends) names the person typing until their message arrives.
+import { describe, expect, it } from 'vitest';
+import { WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
+import { transcriptOf } from '../../src/inbox/transcript.ts';
+import type { MessageRecord } from '../../src/store/model.ts';
+import { initialState, reduce } from '../../widget/src/state.ts';
+
+const rec = (id: string, role: MessageRecord['role'], at: number, text = '', data?: Record<string, unknown>): MessageRecord =>
+  data ? { id, conversationId: 'c', role, text, at, data } : { id, conversationId: 'c', role, text, at };
+
+describe('the conversation whole', () => {
+  it('one entry per tool call with arguments and result (or error), confirmations, handoffs and notes in order', () => {
+    const t = transcriptOf(
+      [
+        rec('m1', 'user', 1, 'where is 1001?'),
+        rec('call1:invoked', 'tool', 2, '', { phase: 'invoked', name: 'lookupOrder', args: { orderId: '1001' } }),
+        rec('call1:result', 'tool', 3, '', { phase: 'result', name: 'lookupOrder', ok: true, content: '{"status":"shipped"}', durationMs: 12 }),
+        rec('r1', 'assistant', 4, 'It has shipped.'),
+        rec('call2:invoked', 'tool', 5, '', { phase: 'invoked', name: 'cancelOrder', args: { orderId: '1001' } }),
+        rec('call2:error', 'tool', 6, 'not_cancellable', { phase: 'error', name: 'cancelOrder', ok: false, error: 'not_cancellable' }),
+        rec('k1', 'confirmation', 7, 'Cancel order 1002', { name: 'cancelOrder', outcome: 'requested' }),
+        rec('k1:approved', 'confirmation', 8, 'approved', { name: 'cancelOrder', outcome: 'approved' }),
+        rec('h1', 'handoff', 10, 'requested', { phase: 'requested', source: 'model', reason: 'asked' }),
+        rec('a1', 'agent', 12, 'Hi, Ada here', { author: { name: 'Ada', agentId: 'ag_1' } }),
+      ],
+      [{ id: 'n1', conversationId: 'c', author: { agentId: 'ag_1', name: 'Ada' }, text: 'VIP', at: 11 }],
+    );
+    expect(t.map((e) => e.kind)).toEqual(['customer', 'tool', 'assistant', 'tool', 'confirmation', 'confirmation', 'handoff', 'note', 'agent']);
+    expect(t[1]).toEqual({
+      kind: 'tool',
+      id: 'call1',
+      at: 2,
+      name: 'lookupOrder',
+      args: { orderId: '1001' },
+      ok: true,
+      result: '{"status":"shipped"}',
+      durationMs: 12,
+    });
+    expect(t[3]).toMatchObject({ kind: 'tool', name: 'cancelOrder', ok: false, error: 'not_cancellable' });
+    expect(t[5]).toMatchObject({ kind: 'confirmation', outcome: 'approved', name: 'cancelOrder' });
+    expect(t[6]).toMatchObject({ kind: 'handoff', phase: 'requested', reason: 'asked' });
+    expect(t[8]).toMatchObject({ kind: 'agent', author: { name: 'Ada' } });
+  });
+
+  it('a call still running has its arguments and no outcome', () => {
+    const [call] = transcriptOf([rec('x:invoked', 'tool', 1, '', { phase: 'invoked', name: 'slow', args: { a: 1 } })], []);
+    expect(call).toEqual({ kind: 'tool', id: 'x', at: 1, name: 'slow', args: { a: 1 } });
+  });
+});
+
+describe('the widget and agent_typing', () => {
+  it('the frame is in the shared schema; the widget names the person typing until their message arrives', () => {
+    const frame = WidgetServerFrame.parse({ type: 'agent_typing', on: true, agent: { name: 'Ada' } });
+    expect(WidgetServerFrame.safeParse({ type: 'agent_typing', on: true }).success).toBe(false);
+    let s = reduce(initialState, { type: 'frame', frame });
+    expect(s).toMatchObject({ typing: true, typingAgent: 'Ada' });
+    s = reduce(s, { type: 'frame', frame: { type: 'message', id: 'a1', role: 'agent', text: 'Hi', at: 1, author: { name: 'Ada' } } });
+    expect(s.typing).toBe(false);
+    expect(s.typingAgent).toBeUndefined();
+    s = reduce(s, { type: 'frame', frame: { type: 'agent_typing', on: true, agent: { name: 'Bob' } } });
+    s = reduce(s, { type: 'frame', frame: { type: 'agent_typing', on: false, agent: { name: 'Bob' } } });
+    expect(s).toMatchObject({ typing: false, typingAgent: undefined });
+  });
+});
