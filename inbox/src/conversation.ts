@@ -51,6 +51,7 @@ function entryNode(e: TranscriptEntry): HTMLElement {
           time,
         ),
         e.outcome === 'requested' ? h('p', {}, e.text) : undefined,
+        e.receipt ? h('p', { class: e.receipt.ok ? 'receipt ok' : 'receipt failed' }, e.receipt.text) : undefined,
       );
     case 'handoff': {
       const what =

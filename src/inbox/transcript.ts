@@ -6,6 +6,7 @@ import type { InboxNote, MessageRecord } from '../store/model.ts';
 import type { TranscriptEntry } from './wire.ts';
 
 type ToolEntry = Extract<TranscriptEntry, { kind: 'tool' }>;
+const RECEIPT = ':receipt';
 
 const callIdOf = (id: string) => {
   const colon = id.lastIndexOf(':');
@@ -43,9 +44,18 @@ function messageEntry(r: MessageRecord): TranscriptEntry | undefined {
 export function transcriptOf(records: MessageRecord[], notes: InboxNote[]): TranscriptEntry[] {
   const out: TranscriptEntry[] = [];
   const calls = new Map<string, ToolEntry>();
+  const answered = new Map<string, Extract<TranscriptEntry, { kind: 'confirmation' }>>();
   for (const r of records) {
     if (r.role !== 'tool') {
+      // What an approved action came to (`<id>:receipt`) belongs to the customer's answer, as in the widget.
+      const answer = r.role === 'confirmation' && r.id.endsWith(RECEIPT) ? answered.get(r.id.slice(0, -RECEIPT.length)) : undefined;
+      if (answer) {
+        answer.receipt = { ok: r.data?.outcome === 'done', text: r.text };
+        continue;
+      }
       const e = messageEntry(r);
+      // The answer's id is `<confirmation id>:<outcome>`: the receipt finds it by the confirmation's id.
+      if (e?.kind === 'confirmation' && e.outcome !== 'requested') answered.set(callIdOf(e.id), e);
       if (e) out.push(e);
       continue;
     }

@@ -70,7 +70,7 @@ export type TranscriptEntry =
       error?: string;
       durationMs?: number;
     }
-  | { kind: 'confirmation'; id: string; at: number; name?: string; outcome: string; text: string }
+  | { kind: 'confirmation'; id: string; at: number; name?: string; outcome: string; text: string; receipt?: { ok: boolean; text: string } }
   | { kind: 'handoff'; id: string; at: number; phase: string; reason?: string; by?: string; agent?: string }
   | { kind: 'note'; id: string; at: number; text: string; author: InboxAgentRef };
 

@@ -76,7 +76,8 @@ const api = async (method: string, path: string, body?: unknown) => {
 const inspect = (page: Page) =>
   page.evaluate(() => {
     const root = document.querySelector('#parley-widget')!.shadowRoot!;
-    const all = [...root.querySelectorAll('[data-testid=messages] *')];
+    // The widget's own controls in the log (the rating card, the email form) are not message content.
+    const all = [...root.querySelectorAll('[data-testid=messages] *')].filter((e) => !e.closest('[data-testid=rating], [data-testid=email-form]'));
     const allowed = new Set(['DIV', 'SPAN', 'P', 'BR', 'STRONG', 'EM', 'CODE', 'PRE', 'UL', 'OL', 'LI', 'A', 'TIME', 'BUTTON', 'I']);
     return {
       pwned: (window as unknown as { __pwned?: number }).__pwned ?? 0,

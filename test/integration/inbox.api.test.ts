@@ -83,7 +83,8 @@ describe('the agent inbox API', () => {
     expect(whole.transcript[1]).toMatchObject({ kind: 'tool', name: 'lookupOrder', args: { orderId: '1001' }, ok: true });
     expect(JSON.stringify(whole.transcript[1].result)).toContain('shipped');
     expect(whole.transcript[4]).toMatchObject({ kind: 'confirmation', name: 'cancelOrder', outcome: 'requested' });
-    expect(whole.transcript[5]).toMatchObject({ kind: 'confirmation', outcome: 'approved' });
+    // What the approved action came to is on the answer (the confirmation's receipt), not an entry of its own.
+    expect(whole.transcript[5]).toMatchObject({ kind: 'confirmation', outcome: 'approved', receipt: { ok: true } });
     expect(whole.transcript[6]).toMatchObject({ kind: 'tool', name: 'cancelOrder', args: { orderId: '1002' }, ok: true });
     expect(whole.transcript[9]).toMatchObject({ kind: 'handoff', phase: 'requested', reason: 'the customer asked for a person' });
     expect(whole.customer).toMatchObject({ externalId: 'anon:cust-inbox', verified: false, email: 'cust-inbox@example.com', channels: ['web'] });

@@ -274,7 +274,10 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
         n = fresh;
         nodes.set(b.id, n);
       }
-      if (previous.nextSibling !== n.node) log.insertBefore(n.node, previous.nextSibling);
+      // The feedback controls are looked past: moving a message to get around them would announce it again.
+      let after = previous.nextSibling;
+      while (after === feedback.node) after = after.nextSibling;
+      if (after !== n.node) log.insertBefore(n.node, after);
       previous = n.node;
       // One time per group: a message followed by the same sender's next one within minutes shows none of its own.
       const next = state.bubbles[i + 1];
