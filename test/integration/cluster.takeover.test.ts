@@ -144,7 +144,7 @@ describe('several Parley nodes on one PostgreSQL', () => {
     expect(await history(b.url, 'stop-1')).toEqual(['user:paused question', 'assistant:re: paused question']);
     const replies = await sql<{ n: number }>(db, `SELECT count(*)::int AS n FROM messages WHERE role = 'assistant'`);
     expect(replies).toEqual([{ n: 1 }]);
-  });
+  }, 60_000); // two waits of up to 15 s each, after starting two nodes, on a machine that may be busy
 
   it('a node that lost a conversation without noticing (its lease still held) writes nothing: its late reply is fenced off', async () => {
     const { db, a, b, onA } = await turnHeldOnA({ slowWord: 'stolen', slowMs: 3000, customer: 'fence-1', text: 'stolen question' });

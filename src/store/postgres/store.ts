@@ -47,6 +47,13 @@ export interface PostgresStoreOptions {
   logger?: Logger;
   /** The server cancels a statement running longer than this (a lock wait included): a `timeout` StoreUnavailableError. */
   statementTimeoutMs?: number;
+  /**
+   * PostgreSQL ends a session of ours that sits in an open transaction longer than this (a process paused by SIGSTOP,
+   * a VM frozen, a stalled event loop), so the rows it locked (a conversation's, a job's) are not held from the node
+   * that takes over. Default 5 s: below the statement timeout, so a statement waiting for such a lock lives to get it.
+   * Parley never waits on anything but its own statements inside a transaction.
+   */
+  idleInTransactionTimeoutMs?: number;
   /** How long a statement waits for a connection (a new one, or a free one of the pool) before it fails as unavailable. */
   connectTimeoutMs?: number;
   clock?: Clock;
@@ -80,6 +87,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     connectionString: options.url,
     max: options.poolSize ?? 10,
     statement_timeout: statementTimeoutMs,
+    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? Math.floor(Math.min(5000, statementTimeoutMs / 2)),
     // The server cancels slow statements itself; this catches a server that does not answer at all.
     query_timeout: statementTimeoutMs + 5000,
     // Waiting longer for a connection (a new one, or a free one of the pool) counts as the database not answering.

@@ -25,6 +25,8 @@ const MESSAGES: [RegExp, Unavailability][] = [
 function bySqlState(state: string): Unavailability | undefined {
   if (state === '57014') return { code: 'timeout', cause: 'statement_timeout' };
   if (state === '55P03') return { code: 'timeout', cause: 'lock_timeout' };
+  // Our session sat in a transaction past idle_in_transaction_session_timeout (this process was paused): ended by the server.
+  if (state === '25P03') return { code: 'timeout', cause: 'idle_in_transaction_timeout' };
   if (state === '57P01' || state === '57P02') return { code: 'shutdown', cause: state };
   if (state === '57P03') return { code: 'unreachable', cause: 'starting_up' };
   if (state.startsWith('08')) return { code: 'unreachable', cause: state };
