@@ -124,7 +124,7 @@ export async function spawnParley(o: {
     const timer = setTimeout(() => {
       child.kill('SIGKILL'); // not left running after a failed start
       reject(new Error(`parley did not start:\n${out}`));
-    }, 20_000);
+    }, 60_000); // generous: a cold start (tsx compiling every module) on a busy 2-core machine has taken over 20 s
     const check = () => {
       const m = /"url":"(http:\/\/[^"]+)"/.exec(out);
       if (m) {
