@@ -8,16 +8,14 @@
 // prepared its side of the work (a job scheduled, a reply handed on) cannot simply be re-run. Not REPEATABLE READ:
 // its snapshot is taken at the first statement, before the lock is granted, so a read after the lock could miss the
 // write the lock was waiting for.
-import pg from 'pg';
 import { createClock, type Clock } from '../../clock.ts';
 import type { Logger } from '../../logger.ts';
-import { StoreOpenError, StoreUnavailableError } from '../errors.ts';
-import { describePgConnectError } from '../pg-connect-error.ts';
+import { StoreUnavailableError } from '../errors.ts';
 import type { Store, StoreRepos } from '../repos.ts';
 import { postgresConversations } from './conversations.ts';
 import { postgresCustomers } from './customers.ts';
 import type { Db, Statement } from './db.ts';
-import { connectAtStart } from './connect-at-start.ts';
+import { createPool, openAndMigrate } from './pool.ts';
 import { createDatabaseHealth } from './health.ts';
 import { postgresHistory } from './history.ts';
 import { createListener, parseJobNotice } from './listener.ts';
@@ -31,7 +29,7 @@ import { postgresAgentInbox } from './agent-inbox.ts';
 import { postgresNodes } from './nodes.ts';
 import { postgresOwnership } from './ownership.ts';
 import { maskedUrl } from './location.ts';
-import { APPLIED_VERSION, latestVersion, loadMigrations, migrate, migrationState } from './migrate.ts';
+import { APPLIED_VERSION, latestVersion, loadMigrations, migrationState } from './migrate.ts';
 import { postgresProactive } from './proactive.ts';
 import { postgresOutcomes } from './outcomes.ts';
 import { postgresTelemetry } from './telemetry.ts';
@@ -50,8 +48,8 @@ export interface PostgresStoreOptions {
   /**
    * PostgreSQL ends a session of ours that sits in an open transaction longer than this (a process paused by SIGSTOP,
    * a VM frozen, a stalled event loop), so the rows it locked (a conversation's, a job's) are not held from the node
-   * that takes over. Default 5 s: below the statement timeout, so a statement waiting for such a lock lives to get it.
-   * Parley never waits on anything but its own statements inside a transaction.
+   * that takes over. Default 5 s: below the default statement timeout (10 s), so a statement waiting for such a lock
+   * gets it. Parley never waits on anything but its own statements inside a transaction.
    */
   idleInTransactionTimeoutMs?: number;
   /** How long a statement waits for a connection (a new one, or a free one of the pool) before it fails as unavailable. */
@@ -72,8 +70,6 @@ export interface PostgresStoreOptions {
 const LIVENESS_MS = 5000;
 /** While it does not: how often a probe tries. */
 const PROBE_MS = 1000;
-/** int8 columns (times in ms, sequence numbers, counts) as numbers: every value Parley stores is below 2^53. */
-const INT8_OID = 20;
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const location = maskedUrl(options.url);
@@ -83,24 +79,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // Every connection of this store carries its holder name: a job lease it took is live while a session with that
   // name exists (jobs.ts), so a process that died (SIGKILL) leaves no job waiting for its lease to run out.
   const holder = jobLeaseHolder();
-  const pool = new pg.Pool({
-    connectionString: options.url,
-    max: options.poolSize ?? 10,
-    statement_timeout: statementTimeoutMs,
-    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? Math.floor(Math.min(5000, statementTimeoutMs / 2)),
-    // The server cancels slow statements itself; this catches a server that does not answer at all.
-    query_timeout: statementTimeoutMs + 5000,
-    // Waiting longer for a connection (a new one, or a free one of the pool) counts as the database not answering.
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
-    keepAlive: true,
-    application_name: holder,
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-    },
-  });
-  // An idle connection that breaks (the server restarted, a network cut) is dropped by the pool; it must not crash us.
-  pool.on('error', (err) => log?.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'an idle PostgreSQL connection failed'));
+  const pool = createPool(options, holder, statementTimeoutMs, log);
 
   const migrations = loadMigrations(options.migrationsDir);
   let migrationStatus = 'unknown';
@@ -182,26 +161,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   }
 
   // Open: reach the server (one clear line when it cannot be reached), then bring the schema up to date.
-  let client: pg.PoolClient;
-  try {
-    client = await connectAtStart(pool, {
-      url: options.url,
-      retryMs: options.startRetryMs,
-      onRetry: (err) => log?.warn({ location, cause: unavailability(err)?.cause }, 'PostgreSQL is not reachable yet; trying again'),
-    });
-  } catch (err) {
-    await pool.end().catch(() => undefined);
-    throw err;
-  }
-  try {
-    const version = await migrate(client, migrations, location);
-    migrationStatus = migrationState(version, latestVersion(migrations));
-    client.release();
-  } catch (err) {
-    client.release(true);
-    await pool.end().catch(() => undefined);
-    throw unavailability(err) ? new StoreOpenError(describePgConnectError(err, options.url)) : err;
-  }
+  migrationStatus = migrationState(await openAndMigrate(pool, migrations, options, log), latestVersion(migrations));
   reschedule();
 
   const listener = createListener({
