@@ -1,25 +1,27 @@
 """The Parley backend client: dials out to Parley's ``/sdk`` WebSocket, registers the tools, answers invokes,
 delivers outbound messages (``on_send``) and hands inbound ones over (``ingest``). Reconnects by itself, with
-websockets' reconnecting ``connect`` iterator and Parley's backoff (0.5 s doubling to 30 s, with jitter)."""
+websockets' reconnecting ``connect`` iterator and Parley's backoff (0.5 s doubling to 30 s, with jitter).
+
+This module holds the connection's life and routes Parley's frames; the parts it hands them to: ``calls`` (invokes and
+summaries), ``outbound`` (deliveries for ``on_send``), ``connection`` (the URL and which failures are retried)."""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, overload
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 from websockets.asyncio.client import ClientConnection
-from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
+from websockets.exceptions import ConnectionClosed
 
 from ._version import __version__ as _version
 from .backoff import backoff_delays
+from .calls import dump_result, maybe_await, run_invoke, summarize
+from .connection import ParleyConnectionError, retryable, sdk_url
 from .conversations import Conversations
 from .media import DownloadedMedia, download_media
 from .protocol import (
@@ -40,62 +42,22 @@ from .protocol import (
     SdkInfo,
     SendFrame,
     SummarizeFrame,
-    SummaryFrame,
-    SentFrame,
-    ToolError,
     dump,
     parse_server_frame,
 )
+from .outbound import OutboundMessage, SendHandler, deliver
 from .reconnect import connections
-from .tools import Context, ResultNotJson, SummaryFunction, Tool, describe_validation_error, make_tool, receipt_text
-from .tools import ToolError as ToolFailure
+from .tools import SummaryFunction, Tool, describe_validation_error, make_tool
+
+__all__ = ["Client", "CustomerMessageHandler", "HandoffHandler", "OutboundMessage", "ParleyConnectionError", "SendHandler", "sdk_url"]
 
 log = logging.getLogger("parley")
 
 F = TypeVar("F", bound=Callable[..., Any])
 SDK_NAME = "parley-sdk"
 
-
-@dataclass(frozen=True)
-class OutboundMessage:
-    """A message Parley asks your provider to deliver (provider ``sdk``). ``id`` is the same on every attempt."""
-
-    id: str
-    channel: Literal["web", "whatsapp"]
-    to: str
-    content: str
-
-
-SendHandler = Callable[[OutboundMessage], "str | None | Awaitable[str | None]"]
 HandoffHandler = Callable[[HandoffNotice], "None | Awaitable[None]"]
 CustomerMessageHandler = Callable[[CustomerMessageNotice], "None | Awaitable[None]"]
-
-
-class ParleyConnectionError(Exception):
-    """Parley refused the connection for good (a wrong secret on the first attempt: ``status`` 401)."""
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def sdk_url(url: str) -> str:
-    """``http://h:p`` → ``ws://h:p/sdk``; ``ws://h:p/sdk`` as is."""
-    parts = urlsplit(url)
-    scheme = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}.get(parts.scheme)
-    if scheme is None:
-        raise ValueError(f'Unsupported URL scheme "{parts.scheme}" (use ws:, wss:, http: or https:)')
-    path = parts.path if parts.path.endswith("/sdk") else f"{parts.path.rstrip('/')}/sdk"
-    return urlunsplit((scheme, parts.netloc, path, parts.query, ""))
-
-
-def _failure(invoke_id: str, code: str, message: str) -> ResultErrorFrame:
-    error = ToolError(message=message[:4000], code=code[:128])
-    return ResultErrorFrame(type="result", id=invoke_id, ok=False, error=error)
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 class Client:
@@ -307,15 +269,7 @@ class Client:
 
     def _retryable(self, exc: Exception) -> Exception | None:
         """websockets' ``process_exception``: None retries with backoff, an exception ends ``listen()``."""
-        if isinstance(exc, InvalidURI):
-            return exc
-        if isinstance(exc, InvalidStatus) and exc.response.status_code == 401:
-            if not self._ever_registered:
-                return ParleyConnectionError("Parley refused the SDK secret (401)", 401)
-            log.warning("Parley refused the SDK secret (401): was it rotated? Retrying.")
-            return None
-        log.info("Could not connect to Parley (%s); retrying", exc)
-        return None
+        return retryable(exc, self._ever_registered)
 
     async def _serve(self, ws: ClientConnection) -> None:
         self._ws = ws
@@ -397,7 +351,7 @@ class Client:
     async def _notify(self, handlers: list[Callable[[Any], Any]], notice: Any) -> None:
         for handler in handlers:
             try:
-                await _maybe_await(handler(notice))
+                await maybe_await(handler(notice))
             except Exception:  # a handler's failure is the integrator's: logged, never a crash
                 log.exception("A notice handler failed")
 
@@ -407,54 +361,14 @@ class Client:
         # The same invoke id again (a retry) while the first run is in flight: both are answered from one run.
         running = self._inflight.get(frame.id)
         if running is None:
-            running = asyncio.get_running_loop().create_task(self._run(frame))
+            running = asyncio.get_running_loop().create_task(run_invoke(self._tools, frame))
             self._inflight[frame.id] = running
             running.add_done_callback(lambda _: self._inflight.pop(frame.id, None))
         result = await asyncio.shield(running)
-        try:
-            payload = dump(result)
-        except Exception as err:  # noqa: BLE001 (a result pydantic cannot dump is still answered)
-            payload = dump(_failure(frame.id, "unserializable_result", str(err)))
-        await self._send(payload)
-
-    async def _run(self, frame: InvokeFrame) -> ResultOkFrame | ResultErrorFrame:
-        tool = self._tools.get(frame.name)
-        if tool is None:
-            return _failure(frame.id, "unknown_function", f'"{frame.name}" is not exposed by this SDK')
-        locale = frame.context.locale
-        try:
-            data, receipt = await tool.run_with_receipt(frame.args, Context.of(frame.id, frame.context))
-        except ValidationError as err:
-            return _failure(frame.id, "invalid_args", describe_validation_error(err))
-        except ResultNotJson as err:
-            return _failure(frame.id, "unserializable_result", str(err))
-        except Exception as err:  # noqa: BLE001 (a tool's failure is reported to the model, never a crash)
-            code = err.code if isinstance(err, ToolFailure) else getattr(err, "code", None)
-            failed = _failure(frame.id, code if isinstance(code, str) else "handler_error", str(err) or type(err).__name__)
-            said = receipt_text(getattr(err, "receipt", None), locale)
-            return failed.model_copy(update={"receipt": said}) if said else failed
-        return ResultOkFrame(type="result", id=frame.id, ok=True, data=data, receipt=receipt)
+        await self._send(dump_result(frame.id, result))
 
     async def _on_summarize(self, frame: SummarizeFrame) -> None:
-        """Parley asks for a tool's own confirmation summary: answered with the text, or none (Parley falls back)."""
-        tool = self._tools.get(frame.name)
-        text: str | None = None
-        try:
-            text = await tool.summary_for(frame.args, frame.locale) if tool is not None else None
-        except Exception:  # noqa: BLE001 (a failing summary function falls back to Parley's words)
-            log.exception("The summary function of %s failed", frame.name)
-        await self._send(dump(SummaryFrame(type="summary", id=frame.id, text=text)))
+        await self._send(dump(await summarize(self._tools, frame)))
 
     async def _on_send_frame(self, frame: SendFrame) -> None:
-        handler = self._send_handler
-        if handler is None:
-            reply = SentFrame(type="sent", id=frame.id, ok=False, error="This SDK has no on_send handler")
-        else:
-            message = OutboundMessage(id=frame.id, channel=frame.channel, to=frame.to, content=frame.content)
-            try:
-                out = handler(message) if inspect.iscoroutinefunction(handler) else await asyncio.to_thread(handler, message)
-                message_id = await _maybe_await(out)
-                reply = SentFrame(type="sent", id=frame.id, ok=True, messageId=message_id if isinstance(message_id, str) else None)
-            except Exception as err:  # noqa: BLE001 (a failed delivery is reported, Parley retries it)
-                reply = SentFrame(type="sent", id=frame.id, ok=False, error=(str(err) or type(err).__name__)[:4000])
-        await self._send(dump(reply))
+        await self._send(dump(await deliver(self._send_handler, frame)))
