@@ -1,23 +1,13 @@
 // Prometheus metrics (prom-client), one registry per Parley instance, fed by
 // the telemetry stream plus gauges read at scrape time.
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
-import { createHealthMetrics, type HealthGauges } from './health-metrics.ts';
-import { createHandoffMetrics, type HandoffGauges } from './handoff-metrics.ts';
+import { createHealthMetrics } from './health-metrics.ts';
+import { createHandoffMetrics } from './handoff-metrics.ts';
 import { createOutcomeMetrics } from './outcome-metrics.ts';
-import { createScrapeMetrics } from './scrape-metrics.ts';
+import { createScrapeMetrics, type MetricsGauges } from './scrape-metrics.ts';
 import type { Telemetry } from './types.ts';
 
-export interface MetricsGauges extends HealthGauges, HandoffGauges {
-  activeConversations?(): number;
-  sdkConnections?(): number;
-  whatsappQueueDepth?(): { inbound: number; outbound: number };
-  /** Conversations a person has now (human handoff). */
-  withHuman?(): number;
-  /** Outbound webhook deliveries since start, and deliveries waiting or running. */
-  webhooks?(): { delivered: number; failedAttempts: number; dead: number; depth: number };
-  /** The clock handoff waits are measured with (the injected one). */
-  now?(): number;
-}
+export type { MetricsGauges } from './scrape-metrics.ts';
 
 export function createMetrics(telemetry: Telemetry, gauges: MetricsGauges = {}) {
   const registry = new Registry();

@@ -3,7 +3,20 @@
 // happened since the last one) and the event loop's delay since the last scrape.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { MetricsGauges } from './metrics.ts';
+import type { HandoffGauges } from './handoff-metrics.ts';
+import type { HealthGauges } from './health-metrics.ts';
+
+export interface MetricsGauges extends HealthGauges, HandoffGauges {
+  activeConversations?(): number;
+  sdkConnections?(): number;
+  whatsappQueueDepth?(): { inbound: number; outbound: number };
+  /** Conversations a person has now (human handoff). */
+  withHuman?(): number;
+  /** Outbound webhook deliveries since start, and deliveries waiting or running. */
+  webhooks?(): { delivered: number; failedAttempts: number; dead: number; depth: number };
+  /** The clock handoff waits are measured with (the injected one). */
+  now?(): number;
+}
 
 export function createScrapeMetrics(registry: Registry, gauges: MetricsGauges): { close(): void } {
   const LAG_RESOLUTION_MS = 10;

@@ -7,13 +7,21 @@ import { describePgConnectError } from '../pg-connect-error.ts';
 import { connectAtStart } from './connect-at-start.ts';
 import { maskedUrl } from './location.ts';
 import { migrate, type SqlMigration } from './migrate.ts';
-import type { PostgresStoreOptions } from './store.ts';
 import { unavailability } from './unavailable.ts';
+
+/** What the pool and the opening take of the store's options (store.ts documents each). */
+export interface PoolOptions {
+  url: string;
+  poolSize?: number;
+  idleInTransactionTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  startRetryMs?: number;
+}
 
 /** int8 columns (times in ms, sequence numbers, counts) as numbers: every value Parley stores is below 2^53. */
 const INT8_OID = 20;
 
-export function createPool(options: PostgresStoreOptions, holder: string, statementTimeoutMs: number, log: Logger | undefined): pg.Pool {
+export function createPool(options: PoolOptions, holder: string, statementTimeoutMs: number, log: Logger | undefined): pg.Pool {
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 10,
@@ -36,7 +44,7 @@ export function createPool(options: PostgresStoreOptions, holder: string, statem
 }
 
 /** Reaches the server (retrying while it is starting or away, for `startRetryMs`) and migrates; the schema version. */
-export async function openAndMigrate(pool: pg.Pool, migrations: SqlMigration[], options: PostgresStoreOptions, log: Logger | undefined): Promise<number> {
+export async function openAndMigrate(pool: pg.Pool, migrations: SqlMigration[], options: PoolOptions, log: Logger | undefined): Promise<number> {
   const location = maskedUrl(options.url);
   let client: pg.PoolClient;
   try {
