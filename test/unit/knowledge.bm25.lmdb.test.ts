@@ -1,10 +1,13 @@
 // Issue 36, part 5: the LMDB engine's keyword index (src/store/lmdb/knowledge-index.ts over bm25.ts: typed-array
 // posting lists, an accumulator and a bounded heap) ranks exactly as BM25 written out plainly does, on random small
 // corpora: the same top k with the same scores, after any sequence of replaced and removed articles, after a save and
-// a load of its state, within a language. It also ranks as MiniSearch (the library it replaced) did.
+// a load of its state, within a language. It also ranks as MiniSearch (the library it replaced) did, and a store whose
+// saved index is MiniSearch's (written before the upgrade) rebuilds it from the chunks at open.
 import MiniSearch from 'minisearch';
 import { describe, expect, it } from 'vitest';
 import { createChunkIndex, processTerm, queryTerms, type IndexedChunk } from '../../src/store/lmdb/knowledge-index.ts';
+import { lmdbKv, openTestStore } from '../support/store.ts';
+import { tempDir } from '../support/tmp.ts';
 
 const VOCABULARY = (
   'return returns returned refund refunds order ordering orders shipping ship shipped delivery parcel password reset ' +
@@ -173,6 +176,42 @@ describe('the LMDB knowledge index (BM25, exact top k)', () => {
         const want = ranked(mini.search(query).map((r) => ({ id: String(r.id), score: r.score }))).slice(0, 5);
         expectSame(index.search(query, { limit: 5 }), want);
       }
+    }
+  });
+
+  it('a store saved with the MiniSearch index of before rebuilds its index from the chunks at open, and finds the articles', async () => {
+    const path = tempDir('parley-kb-upgrade-');
+    const first = await openTestStore(path);
+    const article = { id: 'hold', title: 'Holding packages', body: '', format: 'markdown' as const, tags: [], origin: 'api', createdAt: 1, updatedAt: 1 };
+    await first.knowledge.put(article, [
+      { chunkId: 'hold#0', articleId: 'hold', position: 0, headingPath: ['apt-mark'], text: 'apt-mark hold keeps a package back' },
+    ]);
+    await first.close();
+    // what the MiniSearch index saved (its toJSON shape), at the articles' generation
+    const again = await openTestStore(path);
+    const kv = lmdbKv(again);
+    expect(again.knowledge.indexInfo().state).toBe('loaded');
+    const generation = kv.get<number>('knowledgeIndex', 'generation');
+    const miniState = {
+      documentCount: 1,
+      nextId: 1,
+      documentIds: { 0: 'hold#0' },
+      fieldIds: { title: 0 },
+      fieldLength: {},
+      averageFieldLength: [1],
+      storedFields: {},
+      dirtCount: 0,
+      index: [],
+      serializationVersion: 2,
+    };
+    await kv.direct.put('knowledgeIndex', 'state', { generation, state: miniState });
+    await again.close();
+    const upgraded = await openTestStore(path);
+    try {
+      expect(upgraded.knowledge.indexInfo()).toMatchObject({ kind: 'bm25', state: 'rebuilt', chunks: 1, rebuilds: 1 });
+      expect((await upgraded.knowledge.search('how do I hold a package', { limit: 5 })).map((h) => h.chunkId)).toEqual(['hold#0']);
+    } finally {
+      await upgraded.close();
     }
   });
 });
