@@ -190,7 +190,9 @@ describe('the LMDB knowledge index (BM25, exact top k)', () => {
     // what the MiniSearch index saved (its toJSON shape), at the articles' generation
     const again = await openTestStore(path);
     const kv = lmdbKv(again);
-    expect(again.knowledge.indexInfo().state).toBe('loaded');
+    // the saved state came back through LMDB's own encoding and answers
+    expect(again.knowledge.indexInfo()).toMatchObject({ state: 'loaded', chunks: 1, rebuilds: 0 });
+    expect((await again.knowledge.search('hold a package back', { limit: 5 })).map((h) => h.chunkId)).toEqual(['hold#0']);
     const generation = kv.get<number>('knowledgeIndex', 'generation');
     const miniState = {
       documentCount: 1,
