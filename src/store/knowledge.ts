@@ -1,5 +1,5 @@
 // The knowledge base as the store keeps it (issue 36): articles, their chunks (split along headings) and a keyword
-// index over the chunks that both engines serve — BM25 (MiniSearch, its state persisted) on LMDB, `tsvector` + GIN on
+// index over the chunks that both engines serve — BM25 (typed-array posting lists, an exact top-k search, its state persisted) on LMDB, `tsvector` + GIN on
 // PostgreSQL — plus optional embedding vectors stored with the chunks. Kept beside repos.ts, not inside a transaction's
 // repositories: nothing else is written together with an article.
 
@@ -61,7 +61,7 @@ export interface KnowledgeSearchOptions {
 
 /** How the keyword index came to be in this process (LMDB: `loaded` from its persisted state or `rebuilt`). */
 export interface KnowledgeIndexInfo {
-  kind: 'minisearch' | 'postgres';
+  kind: 'bm25' | 'postgres';
   state: 'loaded' | 'rebuilt' | 'empty' | 'database';
   chunks: number;
   /** LMDB: how many times the index was rebuilt from the chunks since the store opened. */

@@ -88,7 +88,7 @@ describe('knowledge base over HTTP', () => {
     expect(status.counts.articles).toBe(39);
     if (again.services.store.engine === 'lmdb') {
       // Loaded from the saved state: nothing was indexed again.
-      expect(status.index).toMatchObject({ kind: 'minisearch', state: 'loaded', rebuilds: 0 });
+      expect(status.index).toMatchObject({ kind: 'bm25', state: 'loaded', rebuilds: 0 });
       expect(status.index.chunks).toBeGreaterThan(39);
     } else {
       expect(status.index).toMatchObject({ kind: 'postgres', state: 'database' });

@@ -74,7 +74,7 @@ export function describeKnowledgeContract(engine: string, open: () => Promise<St
       expect(await k.count()).toEqual({ articles: 0, chunks: 0 });
       // An in-memory index holds no chunk of a removed article (PostgreSQL's index is its table).
       const info = k.indexInfo();
-      if (info.kind === 'minisearch') expect(info.chunks).toBe(0);
+      if (info.kind === 'bm25') expect(info.chunks).toBe(0);
     });
 
     it('a locale limits search to articles in that language and those without one', async () => {

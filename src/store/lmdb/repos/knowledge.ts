@@ -2,7 +2,6 @@
 // [articleId, position] → chunk, `knowledgeIndex` the generation of the articles ('generation') and the keyword
 // index's saved state ('state'). The index lives in memory (knowledge-index.ts); its state is saved a moment after
 // the last change and at close, and loaded at open when its generation is the articles' own.
-import type { AsPlainObject } from 'minisearch';
 import type { Logger } from '../../../logger.ts';
 import {
   headingText,
@@ -13,13 +12,13 @@ import {
   type KnowledgeIndexInfo,
   type KnowledgeStore,
 } from '../../knowledge.ts';
-import { createChunkIndex, type ChunkIndex, type IndexedChunk } from '../knowledge-index.ts';
+import { createChunkIndex, type ChunkIndex, type ChunkIndexState, type IndexedChunk } from '../knowledge-index.ts';
 import type { Kv, KvScope } from '../kv.ts';
 
 type StoredChunk = KnowledgeChunk & { lang?: string };
 interface SavedIndex {
   generation: number;
-  state: AsPlainObject;
+  state: ChunkIndexState;
 }
 
 /** How long after the last change the index's state is saved (a burst of imports saves it once). */
@@ -186,7 +185,7 @@ export function lmdbKnowledge(kv: Kv, logger?: Logger): LmdbKnowledge {
         .filter((h): h is KnowledgeHit => h !== undefined);
     },
     count: async () => ({ articles: kv.count('knowledgeArticles'), chunks: kv.count('knowledgeChunks') }),
-    indexInfo: () => ({ kind: 'minisearch', state, chunks: index.size(), rebuilds }),
+    indexInfo: () => ({ kind: 'bm25', state, chunks: index.size(), rebuilds }),
     async close() {
       if (timer) clearTimeout(timer);
       await save().catch((err: unknown) => log?.warn({ err }, 'saving the knowledge index failed'));
