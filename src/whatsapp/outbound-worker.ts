@@ -6,7 +6,7 @@
 // when no status came within the grace period was the message not accepted, and it goes again.
 import { createJobQueue, type Job, type JobOutcome, type JobQueue } from '../jobs/queue.ts';
 import type { Logger } from '../logger.ts';
-import type { Services } from '../services.ts';
+import type { Services, Telemetry } from '../services.ts';
 import type { StoreRepos } from '../store/repos.ts';
 import type { WhatsAppConfig } from './config-check.ts';
 import { advanceStatus } from './delivery-status.ts';
@@ -23,8 +23,11 @@ export interface OutboundJob {
 
 type Failed = Extract<SendResult, { ok: false }>;
 
+/** What the worker uses of the services (tests give it a real store, a manual clock and a telemetry recorder). */
+export type OutboundServices = Pick<Services, 'store' | 'clock' | 'config' | 'logger'> & { telemetry: Pick<Telemetry, 'event'> };
+
 interface Ctx {
-  services: Pick<Services, 'store' | 'clock' | 'telemetry'>;
+  services: OutboundServices;
   wa: WhatsAppConfig;
   sender: WhatsAppSender;
   log: Logger;
@@ -36,7 +39,7 @@ interface Ctx {
   unsentMarkers: Map<string, number>;
 }
 
-export function createOutboundWorker(deps: { services: Services; sender: WhatsAppSender; log: Logger }): JobQueue<OutboundJob> {
+export function createOutboundWorker(deps: { services: OutboundServices; sender: WhatsAppSender; log: Logger }): JobQueue<OutboundJob> {
   const { services, sender, log } = deps;
   const { store, clock, config, telemetry, logger } = services;
   const wa = config.channels.whatsapp;

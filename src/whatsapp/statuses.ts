@@ -2,7 +2,7 @@
 // move a delivery forward; one for a send not recorded yet is kept and applied when it is; one that echoes the job id
 // of a send whose answer was lost (crash, timeout) marks that send accepted, so it is not sent twice.
 import type { JobQueue } from '../jobs/queue.ts';
-import type { Services } from '../services.ts';
+import type { Services, Telemetry } from '../services.ts';
 import type { DeliveryRecord } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
 import { advanceStatus, pricingData } from './delivery-status.ts';
@@ -12,7 +12,7 @@ import type { WhatsAppStatus } from './webhook-payload.ts';
 type Applied = { s: WhatsAppStatus; d: DeliveryRecord | undefined; applied: boolean };
 
 export function createStatusRecorder(deps: {
-  services: Pick<Services, 'store' | 'clock' | 'telemetry' | 'config'>;
+  services: Pick<Services, 'store' | 'clock' | 'config'> & { telemetry: Pick<Telemetry, 'event'> };
   outboundQueue: Pick<JobQueue<OutboundJob>, 'expedite'>;
 }): (statuses: WhatsAppStatus[]) => Promise<void> {
   const { store, clock, telemetry, config } = deps.services;
