@@ -9,7 +9,7 @@ import type { HandoffOutlook } from '../handoff/outlook.ts';
 import { handoffText } from '../handoff/texts.ts';
 import type { Job, JobQueue } from '../jobs/queue.ts';
 import type { Logger } from '../logger.ts';
-import type { Services } from '../services.ts';
+import type { Services, Telemetry } from '../services.ts';
 import type { StoreRepos } from '../store/repos.ts';
 import { toWhatsAppReply, toWhatsAppText } from './format.ts';
 import type { NumberRouting } from './numbers.ts';
@@ -25,7 +25,7 @@ const sourceIdOf = (meta: ConversationMeta, o: ConversationOutput): string | und
 };
 
 export function createWhatsAppSink(deps: {
-  services: Pick<Services, 'clock' | 'telemetry' | 'config'>;
+  services: Pick<Services, 'clock' | 'config'> & { telemetry: Pick<Telemetry, 'event'> };
   outboundQueue: JobQueue<OutboundJob>;
   routing: NumberRouting;
   /** What a customer waiting for a person is told (business hours, the usual wait). */
