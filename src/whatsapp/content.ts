@@ -128,6 +128,38 @@ function sharedContact(c: z.infer<typeof Contact>): SharedContact {
   });
 }
 
+/** A photo, voice note, audio file, video, document or sticker: its media id and what Meta says of it. */
+function mediaContent(type: MediaType, raw: unknown): WhatsAppContent | undefined {
+  const media = Media.safeParse(raw ?? {});
+  if (!media.success) return undefined;
+  const d = media.data;
+  return compact({
+    type: 'media' as const,
+    mediaType: type,
+    mediaId: d.id,
+    mimeType: d.mime_type,
+    caption: d.caption,
+    fileName: d.filename,
+    sha256: d.sha256,
+    voice: type === 'audio' ? d.voice === true : undefined,
+    animated: type === 'sticker' ? d.animated : undefined,
+  });
+}
+
+/** An order from the catalogue: its items with their quantities and prices. */
+function orderContent(raw: unknown): WhatsAppContent | undefined {
+  const o = Order.safeParse(raw);
+  if (!o.success) return undefined;
+  return compact({
+    type: 'order' as const,
+    catalogId: o.data.catalog_id,
+    text: o.data.text || undefined,
+    items: o.data.product_items.map((p) =>
+      compact({ productRetailerId: p.product_retailer_id, quantity: p.quantity, itemPrice: p.item_price, currency: p.currency }),
+    ),
+  });
+}
+
 /** The content of one message object of Meta's webhook (`messages[]`, or `edit.message`). */
 export function contentOf(m: Record<string, unknown>): WhatsAppContent {
   const type = typeof m.type === 'string' ? m.type : 'unknown';
@@ -154,22 +186,8 @@ export function contentOf(m: Record<string, unknown>): WhatsAppContent {
     case 'audio':
     case 'video':
     case 'document':
-    case 'sticker': {
-      const media = Media.safeParse(m[type] ?? {});
-      if (!media.success) return unsupported();
-      const d = media.data;
-      return compact({
-        type: 'media' as const,
-        mediaType: type,
-        mediaId: d.id,
-        mimeType: d.mime_type,
-        caption: d.caption,
-        fileName: d.filename,
-        sha256: d.sha256,
-        voice: type === 'audio' ? d.voice === true : undefined,
-        animated: type === 'sticker' ? d.animated : undefined,
-      });
-    }
+    case 'sticker':
+      return mediaContent(type, m[type]) ?? unsupported();
     case 'location': {
       const l = Location.safeParse(m.location);
       if (!l.success) return unsupported();
@@ -186,18 +204,8 @@ export function contentOf(m: Record<string, unknown>): WhatsAppContent {
       const list = Contacts.safeParse(m.contacts);
       return list.success ? { type: 'contacts', contacts: list.data.map(sharedContact) } : unsupported();
     }
-    case 'order': {
-      const o = Order.safeParse(m.order);
-      if (!o.success) return unsupported();
-      return compact({
-        type: 'order' as const,
-        catalogId: o.data.catalog_id,
-        text: o.data.text || undefined,
-        items: o.data.product_items.map((p) =>
-          compact({ productRetailerId: p.product_retailer_id, quantity: p.quantity, itemPrice: p.item_price, currency: p.currency }),
-        ),
-      });
-    }
+    case 'order':
+      return orderContent(m.order) ?? unsupported();
     case 'reaction': {
       const r = Reaction.safeParse(m.reaction);
       return r.success && r.data.emoji ? compact({ type: 'reaction' as const, emoji: r.data.emoji, messageId: r.data.message_id }) : unsupported();

@@ -270,33 +270,43 @@ function parseMessagesChange(
     out.messages.push(message);
   }
   for (const raw of v.statuses ?? []) {
-    const parsed = Status.safeParse(raw);
-    if (!parsed.success) {
-      ignore(
-        'status',
-        typeof (raw as { status?: unknown } | null)?.status === 'string' ? String((raw as { status: string }).status).slice(0, 64) : 'unknown',
-        'no message id or status',
-        idOf(raw),
-      );
-      continue;
-    }
-    const s = parsed.data;
-    const status: WhatsAppStatus = {
-      providerMessageId: s.id,
-      status: s.status,
-      recipient: s.recipient_id ?? s.recipient_user_id,
-      timestampMs: toMs(s.timestamp),
-      errors: s.errors ?? [],
-      phoneNumberId,
-    };
-    if (s.biz_opaque_callback_data) status.callbackData = s.biz_opaque_callback_data;
-    if (s.pricing)
-      status.pricing = Object.assign(
-        { category: s.pricing.category, billable: s.pricing.billable !== false },
-        s.pricing.pricing_model ? { model: s.pricing.pricing_model } : {},
-      );
-    out.statuses.push(status);
+    const status = statusOf(raw, phoneNumberId, ignore);
+    if (status) out.statuses.push(status);
   }
+}
+
+/** One delivery status of a messages change, or undefined (and the part ignored) when it names no message or status. */
+function statusOf(
+  raw: unknown,
+  phoneNumberId: string,
+  ignore: (part: IgnoredPart['part'], type: string, reason: string, id?: string) => void,
+): WhatsAppStatus | undefined {
+  const parsed = Status.safeParse(raw);
+  if (!parsed.success) {
+    ignore(
+      'status',
+      typeof (raw as { status?: unknown } | null)?.status === 'string' ? String((raw as { status: string }).status).slice(0, 64) : 'unknown',
+      'no message id or status',
+      idOf(raw),
+    );
+    return undefined;
+  }
+  const s = parsed.data;
+  const status: WhatsAppStatus = {
+    providerMessageId: s.id,
+    status: s.status,
+    recipient: s.recipient_id ?? s.recipient_user_id,
+    timestampMs: toMs(s.timestamp),
+    errors: s.errors ?? [],
+    phoneNumberId,
+  };
+  if (s.biz_opaque_callback_data) status.callbackData = s.biz_opaque_callback_data;
+  if (s.pricing)
+    status.pricing = Object.assign(
+      { category: s.pricing.category, billable: s.pricing.billable !== false },
+      s.pricing.pricing_model ? { model: s.pricing.pricing_model } : {},
+    );
+  return status;
 }
 
 /** A removed reaction, an edit or a deletion: no turn. */
