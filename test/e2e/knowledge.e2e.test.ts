@@ -2,8 +2,6 @@
 // list under it (titles linking to the articles, in a new tab, rel=noopener); the made-up citation shows no chip; a
 // reload keeps them. The dashboard's Knowledge card lists the question that found nothing and the article cited, and
 // axe-core finds no violations on the page. Screenshots: test-artifacts/widget-sources.png (and -phone), dashboard-knowledge.png.
-import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
@@ -11,8 +9,8 @@ import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/br
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 import { corpusArticles } from '../support/knowledge-corpus.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { axeViolations } from '../support/axe.ts';
 
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const HELP = 'https://help.example.com/articles/';
 
 let browser: Browser;
@@ -74,14 +72,6 @@ const shown = (page: Page) =>
       }),
     };
   });
-
-async function axe(page: Page) {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  return page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
-    return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
 
 describe('sources in the widget and knowledge on the dashboard (Chromium)', () => {
   it('chips and a Sources list for the real citations only, kept on reload; the dashboard shows the gap and the article', async () => {
@@ -153,7 +143,7 @@ describe('sources in the widget and knowledge on the dashboard (Chromium)', () =
       expect(rows.map((r) => r[1])).toEqual([...rows.map((r) => r[1])].sort().reverse());
       expect(await dash.locator('[data-testid=knowledge-counts]').textContent()).toBe('2 searches · 1 found nothing · 1 answered with a source');
       await dash.locator('[data-testid=knowledge-card]').screenshot({ path: join(ARTIFACTS, 'dashboard-knowledge.png') });
-      expect(await axe(dash)).toEqual([]);
+      expect(await axeViolations(dash)).toEqual([]);
     });
   });
 });
