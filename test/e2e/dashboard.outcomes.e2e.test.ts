@@ -6,26 +6,29 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
-import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
+import { startChromiumParley } from '../support/chromium-parley.ts';
+import { TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
 import { axeViolations } from '../support/axe.ts';
 
 let browser: Browser;
 let p: TestParley;
 let llm: FakeOpenAi;
+let close = async () => {};
 
 beforeAll(async () => {
-  browser = await launchBrowser();
-  llm = await startFakeOpenAi();
+  ({
+    browser,
+    llm,
+    parley: p,
+    close,
+  } = await startChromiumParley({
+    llm: { model: 'fake-model', prices: { 'fake-model': { prompt: 3, completion: 12 } } },
+    telemetry: { store_text: true, currency: 'EUR' },
+  }));
   llm.fallback({ text: 'Your order 1001 has shipped.', usage: { prompt: 2000, completion: 500 } });
-  p = await startParley({
-    config: {
-      llm: { provider: 'openai', base_url: llm.url, model: 'fake-model', prices: { 'fake-model': { prompt: 3, completion: 12 } } },
-      telemetry: { store_text: true, currency: 'EUR' },
-    },
-  });
   for (const [customerId, text] of [
     ['alice', 'where is my order 1001?'],
     ['bob', 'hello there'],
@@ -38,11 +41,7 @@ beforeAll(async () => {
   await p.services.telemetry.flush();
 }, 60_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await p?.close();
-  await llm?.close();
-});
+afterAll(() => close());
 
 async function openDashboard(width: number) {
   const page = await browser.newPage({ viewport: { width, height: 1000 } });

@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createAgent, PASSWORD, post } from '../support/agents.ts';
-import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
+import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
+import { startChromiumParley } from '../support/chromium-parley.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
 import { createTestDatabase } from '../support/shared-postgres.ts';
@@ -22,12 +23,11 @@ const DEADLINE = 20_000;
 let browser: Browser;
 let p: TestParley;
 let llm: FakeOpenAi;
+let close = async () => {};
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  browser = await launchBrowser();
-  llm = await startFakeOpenAi();
-  p = await startParley({ config: { demo: { backend: true }, llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' } } });
+  ({ browser, llm, parley: p, close } = await startChromiumParley({ demo: { backend: true } }));
   for (let i = 0; i < 200; i++) {
     const r = (await fetch(`${p.url()}/__test__/sdk/functions`).then((x) => x.json())) as string[];
     if (r.includes('cancelOrder')) break;
@@ -41,9 +41,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
-  await browser?.close();
-  await p?.close();
-  await llm?.close();
+  await close();
 });
 
 /** A new browser (its own cookies) with the inbox open and signed in; notifications it shows are recorded. */

@@ -5,10 +5,11 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
+import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
+import { startChromiumParley } from '../support/chromium-parley.ts';
 import { corpusArticles } from '../support/knowledge-corpus.ts';
-import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { axeViolations } from '../support/axe.ts';
 
 const HELP = 'https://help.example.com/articles/';
@@ -16,18 +17,14 @@ const HELP = 'https://help.example.com/articles/';
 let browser: Browser;
 let parley: TestParley;
 let llm: FakeOpenAi;
+let close = async () => {};
 
 beforeAll(async () => {
-  browser = await launchBrowser();
-  llm = await startFakeOpenAi();
-  parley = await startParley({
-    config: {
-      demo: { backend: true },
-      identity: { allow_anonymous: false },
-      telemetry: { store_text: true },
-      llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' },
-    },
-  });
+  ({ browser, llm, parley, close } = await startChromiumParley({
+    demo: { backend: true },
+    identity: { allow_anonymous: false },
+    telemetry: { store_text: true },
+  }));
   for (const a of corpusArticles()) {
     const res = await fetch(`${parley.url()}/api/v1/knowledge/articles`, {
       method: 'POST',
@@ -38,11 +35,7 @@ beforeAll(async () => {
   }
 }, 60_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await parley?.close();
-  await llm?.close();
-});
+afterAll(() => close());
 
 const shadow = (page: Page) => page.locator('#parley-widget');
 

@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { conversationIdFor } from '../../src/conversations/history.ts';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
-import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
-import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
+import { startChromiumParley } from '../support/chromium-parley.ts';
+import { TEST_SECRET, type TestParley } from '../support/parley.ts';
 
 const VECTORS = readFileSync(join(PROJECT_ROOT, 'test/fixtures/xss-vectors.txt'), 'utf8')
   .split('\n')
@@ -43,25 +44,17 @@ function chunks(lines: string[], max = 3500): string[] {
 let browser: Browser;
 let parley: TestParley;
 let llm: FakeOpenAi;
+let close = async () => {};
 
 beforeAll(async () => {
-  browser = await launchBrowser();
-  llm = await startFakeOpenAi();
-  parley = await startParley({
-    config: {
-      demo: { backend: true },
-      identity: { allow_anonymous: false },
-      proactive: { enabled: true },
-      llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' },
-    },
-  });
+  ({ browser, llm, parley, close } = await startChromiumParley({
+    demo: { backend: true },
+    identity: { allow_anonymous: false },
+    proactive: { enabled: true },
+  }));
 }, 30_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await parley?.close();
-  await llm?.close();
-});
+afterAll(() => close());
 
 const api = async (method: string, path: string, body?: unknown) => {
   const res = await fetch(`${parley.url()}${path}`, {

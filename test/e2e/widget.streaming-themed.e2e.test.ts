@@ -6,30 +6,24 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
-import { startParley, type TestParley } from '../support/parley.ts';
+import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
+import { startChromiumParley } from '../support/chromium-parley.ts';
+import type { TestParley } from '../support/parley.ts';
 
 let browser: Browser;
 let parley: TestParley;
 let llm: FakeOpenAi;
+let close = async () => {};
 
 const REPLY = 'Tu pedido 1001 ya está empaquetado y sale hoy de nuestro almacén; debería llegarte el viernes por la mañana.';
 
 beforeAll(async () => {
-  browser = await launchBrowser();
-  llm = await startFakeOpenAi();
-  parley = await startParley({
-    config: { demo: { backend: true }, identity: { allow_anonymous: false }, llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' } },
-  });
+  ({ browser, llm, parley, close } = await startChromiumParley({ demo: { backend: true }, identity: { allow_anonymous: false } }));
   mkdirSync(ARTIFACTS, { recursive: true });
 }, 30_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await parley?.close();
-  await llm?.close();
-});
+afterAll(() => close());
 
 /** What the log looked like at one moment (recorded in the page at every change). */
 interface Moment {

@@ -3,29 +3,23 @@
 // read; then the final message takes its place in the log (a live region), once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
-import { startParley, type TestParley } from '../support/parley.ts';
+import { withScreenshotOnFailure } from '../support/browser.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
+import { startChromiumParley } from '../support/chromium-parley.ts';
+import type { TestParley } from '../support/parley.ts';
 
 let browser: Browser;
 let parley: TestParley;
 let llm: FakeOpenAi;
+let close = async () => {};
 
 const REPLY = 'Your order 1001 is packed and leaves our warehouse today; it should reach you by Friday.';
 
 beforeAll(async () => {
-  browser = await launchBrowser();
-  llm = await startFakeOpenAi();
-  parley = await startParley({
-    config: { demo: { backend: true }, identity: { allow_anonymous: false }, llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' } },
-  });
+  ({ browser, llm, parley, close } = await startChromiumParley({ demo: { backend: true }, identity: { allow_anonymous: false } }));
 }, 30_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await parley?.close();
-  await llm?.close();
-});
+afterAll(() => close());
 
 interface Snapshot {
   streaming: string | null;
