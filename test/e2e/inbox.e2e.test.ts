@@ -17,6 +17,7 @@ import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts'
 import { startWidgetSession } from '../support/widget-client.ts';
 import { createTestDatabase } from '../support/shared-postgres.ts';
 import { axeViolations } from '../support/axe.ts';
+import { demoBackendReady } from '../support/demo-backend.ts';
 
 const DEADLINE = 20_000;
 
@@ -28,11 +29,7 @@ const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
   ({ browser, llm, parley: p, close } = await startChromiumParley({ demo: { backend: true } }));
-  for (let i = 0; i < 200; i++) {
-    const r = (await fetch(`${p.url()}/__test__/sdk/functions`).then((x) => x.json())) as string[];
-    if (r.includes('cancelOrder')) break;
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  await demoBackendReady(p);
   for (const name of ['Ada', 'Bob', 'Cleo']) {
     const { token } = await createAgent(p, { email: `${name.toLowerCase()}@example.com`, name, role: name === 'Cleo' ? 'admin' : 'agent' });
     expect((await post(p, '/api/v1/agents/set-password', { token, password: PASSWORD })).status).toBe(200);

@@ -6,6 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { createClient } from '../../sdk/src/index.ts';
 import { launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { demoBackendReady } from '../support/demo-backend.ts';
 
 let browser: Browser;
 let parley: TestParley;
@@ -13,12 +14,7 @@ let parley: TestParley;
 beforeAll(async () => {
   browser = await launchBrowser();
   parley = await startParley({ config: { demo: { backend: true }, identity: { allow_anonymous: false } } });
-  // the demo backend connects after listen; wait for its two functions
-  for (let i = 0; i < 100; i++) {
-    const r = await fetch(`${parley.url()}/__test__/sdk/functions`).then((x) => x.json());
-    if (r.includes('cancelOrder')) break;
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  await demoBackendReady(parley);
 }, 30_000);
 
 afterAll(async () => {

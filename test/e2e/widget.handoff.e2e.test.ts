@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { demoBackendReady } from '../support/demo-backend.ts';
 
 let browser: Browser;
 let parley: TestParley;
@@ -13,11 +14,7 @@ let parley: TestParley;
 beforeAll(async () => {
   browser = await launchBrowser();
   parley = await startParley({ config: { demo: { backend: true }, identity: { allow_anonymous: false } } });
-  for (let i = 0; i < 100; i++) {
-    const r = await fetch(`${parley.url()}/__test__/sdk/functions`).then((x) => x.json());
-    if (r.includes('cancelOrder')) break;
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  await demoBackendReady(parley);
 }, 30_000);
 
 afterAll(async () => {
