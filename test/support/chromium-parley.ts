@@ -1,7 +1,9 @@
-// For e2e files whose replies come from an LLM: headless Chromium, a fake OpenAI-compatible server and a Parley that
-// answers through it, started together and closed together.
+// Headless Chromium and a Parley for e2e files, started together and closed together: with a fake OpenAI-compatible
+// server the replies come from (startChromiumParley), or running the demo backend for every test (useDemoParley).
 import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { launchBrowser } from './browser.ts';
+import { demoBackendReady } from './demo-backend.ts';
 import { startFakeOpenAi, type FakeOpenAi } from './fake-openai.ts';
 import { startParley, type TestParley } from './parley.ts';
 
@@ -34,4 +36,39 @@ export async function startChromiumParley(config: ParleyConfig = {}): Promise<Ch
     await close();
     throw err;
   }
+}
+
+export interface DemoParley {
+  readonly browser: Browser;
+  readonly parley: TestParley;
+}
+
+/**
+ * For every test of the file: Chromium and a Parley running the demo backend (its functions registered), customers
+ * signed in (no anonymous visitors), with `config` over that; started before all tests, closed after them.
+ */
+export function useDemoParley(config: ParleyConfig = {}, timeoutMs = 30_000): DemoParley {
+  let browser: Browser | undefined;
+  let parley: TestParley | undefined;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    parley = await startParley({ config: { demo: { backend: true }, identity: { allow_anonymous: false }, ...config } });
+    await demoBackendReady(parley);
+  }, timeoutMs);
+  afterAll(async () => {
+    await browser?.close();
+    await parley?.close();
+  });
+  const started = <T>(part: T | undefined): T => {
+    if (part === undefined) throw new Error('useDemoParley: used before its beforeAll started it');
+    return part;
+  };
+  return {
+    get browser() {
+      return started(browser);
+    },
+    get parley() {
+      return started(parley);
+    },
+  };
 }
