@@ -38,6 +38,32 @@ export async function startChromiumParley(config: ParleyConfig = {}): Promise<Ch
   }
 }
 
+/** A part of the setup, once the file's beforeAll has started it. */
+function started<T>(part: T | undefined, hook: string): T {
+  if (part === undefined) throw new Error(`${hook}: used before its beforeAll started it`);
+  return part;
+}
+
+/** startChromiumParley for every test of the file: started before all tests, closed after them. */
+export function useChromiumParley(config: ParleyConfig = {}, timeoutMs = 30_000): Omit<ChromiumParley, 'close'> {
+  let all: ChromiumParley | undefined;
+  beforeAll(async () => {
+    all = await startChromiumParley(config);
+  }, timeoutMs);
+  afterAll(() => all?.close());
+  return {
+    get browser() {
+      return started(all, 'useChromiumParley').browser;
+    },
+    get llm() {
+      return started(all, 'useChromiumParley').llm;
+    },
+    get parley() {
+      return started(all, 'useChromiumParley').parley;
+    },
+  };
+}
+
 export interface DemoParley {
   readonly browser: Browser;
   readonly parley: TestParley;
@@ -59,16 +85,12 @@ export function useDemoParley(config: ParleyConfig = {}, timeoutMs = 30_000): De
     await browser?.close();
     await parley?.close();
   });
-  const started = <T>(part: T | undefined): T => {
-    if (part === undefined) throw new Error('useDemoParley: used before its beforeAll started it');
-    return part;
-  };
   return {
     get browser() {
-      return started(browser);
+      return started(browser, 'useDemoParley');
     },
     get parley() {
-      return started(parley);
+      return started(parley, 'useDemoParley');
     },
   };
 }
