@@ -6,6 +6,7 @@ import { replyIdFor, type LlmStepInput, type LlmStepOutput, type Timed, type Tur
 import { HANDOFF_REASONS } from '../../sdk/src/agent-api.ts';
 import type { Config } from '../config/schema.ts';
 import type { ObservedLlmRequest } from '../llm/resilient.ts';
+import { answeredCall, failedAttemptCall, failedCall } from '../llm/turn-call.ts';
 import type { ChatMessage, LlmProvider, ToolSpec } from '../llm/types.ts';
 import type { SdkHub, Services } from '../services.ts';
 import { isVisitorCustomerId, type MessageRecord } from '../store/model.ts';
@@ -227,17 +228,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
         // What this attempt showed will not be the reply: the retry or the fallback writes it anew.
         stream?.takeBack();
         failedAttempts++;
-        services.telemetry.turnCall({
-          provider: a.provider,
-          model: a.model,
-          durationMs: a.durationMs,
-          promptTokens: 0,
-          completionTokens: 0,
-          toolCalls: [],
-          ok: false,
-          error: a.error,
-          ...base,
-        });
+        services.telemetry.turnCall({ ...failedAttemptCall(a), ...base });
       },
     };
     try {
@@ -245,14 +236,10 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       // Every piece is out before the step's output can reach a channel (the final message follows the deltas).
       stream?.flush();
       services.telemetry.turnCall({
-        provider: res.provider,
-        model: res.model,
-        durationMs: res.durationMs,
-        promptTokens: res.usage.promptTokens,
-        completionTokens: res.usage.completionTokens,
-        cachedPromptTokens: res.usage.cachedPromptTokens,
-        toolCalls: res.toolCalls.map((c) => c.name),
-        ok: true,
+        ...answeredCall(
+          res,
+          res.toolCalls.map((c) => c.name),
+        ),
         ...base,
       });
       const at = services.clock.now();
@@ -277,18 +264,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       return { kind: 'tools', text: res.text ?? undefined, calls, at: calls.some((c) => c.requiresConfirmation) ? services.clock.now() : at };
     } catch (err) {
       stream?.takeBack();
-      if (failedAttempts === 0)
-        services.telemetry.turnCall({
-          provider: llm.name,
-          model: llm.model,
-          durationMs: services.clock.now() - started,
-          promptTokens: 0,
-          completionTokens: 0,
-          toolCalls: [],
-          ok: false,
-          error: (err as Error).message,
-          ...base,
-        });
+      if (failedAttempts === 0) services.telemetry.turnCall({ ...failedCall(llm, services.clock.now() - started, err), ...base });
       throw err;
     }
   };

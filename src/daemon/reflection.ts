@@ -23,6 +23,7 @@ import type { Services } from '../services.ts';
 import type { CycleResult } from '../../machines/daemon.ts';
 import { REFLECTION_PROMPT, renderTranscript } from './transcript.ts';
 import type { ObservedLlmRequest } from '../llm/resilient.ts';
+import { answeredCall, failedAttemptCall, failedCall } from '../llm/turn-call.ts';
 
 const SUMMARY_MAX = 2000;
 const FOLLOWUP_MAX = 1000;
@@ -142,50 +143,16 @@ export function createReflectionCycle(deps: ReflectionDeps) {
       responseFormat: 'json',
       onAttemptFailed: (a) => {
         failedAttempts++;
-        telemetry.turnCall({
-          provider: a.provider,
-          model: a.model,
-          durationMs: a.durationMs,
-          promptTokens: 0,
-          completionTokens: 0,
-          toolCalls: [],
-          ok: false,
-          error: a.error,
-          ...base,
-        });
+        telemetry.turnCall({ ...failedAttemptCall(a), ...base });
       },
     };
     try {
       const res = await llm.complete(request);
-      telemetry.turnCall({
-        turnId,
-        conversationId: r.conversationId,
-        customerId: r.customerId,
-        sequence: attempt,
-        provider: res.provider,
-        model: res.model,
-        purpose: 'reflection',
-        durationMs: res.durationMs,
-        promptTokens: res.usage.promptTokens,
-        completionTokens: res.usage.completionTokens,
-        cachedPromptTokens: res.usage.cachedPromptTokens,
-        toolCalls: [],
-        ok: true,
-      });
+      telemetry.turnCall({ ...answeredCall(res, []), ...base });
       verdict = parseVerdict(res.text);
     } catch (err) {
       if (failedAttempts === 0) {
-        telemetry.turnCall({
-          provider: llm.name,
-          model: llm.model,
-          durationMs: 0,
-          promptTokens: 0,
-          completionTokens: 0,
-          toolCalls: [],
-          ok: false,
-          error: (err as Error).message,
-          ...base,
-        });
+        telemetry.turnCall({ ...failedCall(llm, 0, err), ...base });
       }
       if (attempt >= MAX_REVIEW_ATTEMPTS) {
         logger.warn({ err, conversationId: r.conversationId, attempts: attempt }, 'reflection gave up');

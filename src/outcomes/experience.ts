@@ -4,6 +4,7 @@
 // `experience` (its tokens and cost count like any other); a failed or unreadable answer stores nothing.
 import { z } from 'zod';
 import { renderTranscript } from '../daemon/transcript.ts';
+import { answeredCall } from '../llm/turn-call.ts';
 import type { LlmProvider } from '../llm/types.ts';
 import type { Services } from '../services.ts';
 import type { ConversationOutcome } from '../store/outcomes.ts';
@@ -52,19 +53,7 @@ export function createExperienceEstimator(o: { services: Services; llm: LlmProvi
         purpose: 'reflection',
         responseFormat: 'json',
       });
-      telemetry.turnCall(
-        Object.assign(base, {
-          purpose: 'experience',
-          provider: res.provider,
-          model: res.model,
-          durationMs: res.durationMs,
-          promptTokens: res.usage.promptTokens,
-          completionTokens: res.usage.completionTokens,
-          cachedPromptTokens: res.usage.cachedPromptTokens,
-          toolCalls: [],
-          ok: true,
-        }),
-      );
+      telemetry.turnCall({ ...answeredCall(res, []), ...base, purpose: 'experience' });
       const score = parseExperience(res.text);
       if (score) await o.tracker.estimate(r.conversationId, score);
       else log.info({ conversationId: r.conversationId }, 'the experience estimate could not be read');

@@ -48,3 +48,6 @@ export type StoreRecord =
   | { kind: 'turnCall'; value: TurnCallRecord };
 
 export type StoreRecordKind = StoreRecord['kind'];
+
+/** The value a record of one kind carries: an engine's exporter reads its rows as these. */
+export type StoreRecordValue<K extends StoreRecordKind> = Extract<StoreRecord, { kind: K }>['value'];

@@ -1,12 +1,11 @@
 // "Export as test" in real Chromium: a real conversation (widget protocol, the demo backend through the real SDK) is
 // opened in the dashboard, its button downloads the scenario file, and that file replays green against a fresh Parley.
 // axe-core finds no violations with the timeline and the button on the page. Screenshot: test-artifacts/dashboard-export.png.
-import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startDemoBackend } from '../../examples/demo-backend/backend.ts';
 import { targetOf } from '../../src/scenarios/embedded.ts';
 import { runScenario } from '../../src/scenarios/runner.ts';
@@ -14,8 +13,7 @@ import { Scenario } from '../../src/scenarios/schema.ts';
 import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
-
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import { axeViolations } from '../support/axe.ts';
 
 let browser: Browser;
 const open: { close(): Promise<void> }[] = [];
@@ -55,14 +53,6 @@ afterAll(async () => {
   for (const o of open.reverse()) await o.close();
 });
 
-async function axe(page: Page) {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  return page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
-    return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
-
 describe('Export as test (Chromium)', { timeout: 120_000 }, () => {
   it('downloads the conversation as a scenario that replays green; axe finds nothing', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true });
@@ -82,7 +72,7 @@ describe('Export as test (Chromium)', { timeout: 120_000 }, () => {
       const scenario = Scenario.parse(parse(yaml));
       expect(scenario.steps.filter((s) => 'customer' in s)).toEqual([{ customer: 'What is the status of order 1002?' }, { customer: 'Cancel order 1001' }]);
       expect(scenario.steps).toContainEqual({ expect: { tool: 'cancelOrder', args: { orderId: '1001' }, confirmation: 'approve' } });
-      expect(await axe(page)).toEqual([]);
+      expect(await axeViolations(page)).toEqual([]);
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: join(ARTIFACTS, 'dashboard-export.png'), fullPage: true });
 

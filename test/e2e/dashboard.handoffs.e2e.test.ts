@@ -1,18 +1,16 @@
 // Issue 35, part 6 in real Chromium: the dashboard's Handoffs card — waiting now, handed over, time to first agent
 // reply and to resolution, overall and per agent — from a known sequence on the injected clock (frozen an hour ago,
 // moved by the test). axe-core finds no violations at 1,280 and 768 px. Screenshot: test-artifacts/dashboard-handoffs.png.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { createClock } from '../../src/clock.ts';
 import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
 import { asService, newSignedInAgent, post } from '../support/agents.ts';
+import { axeViolations } from '../support/axe.ts';
 
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const MIN = 60_000;
 
 let browser: Browser;
@@ -47,14 +45,6 @@ afterAll(async () => {
   await p?.close();
 });
 
-async function axe(page: Page) {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  return page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
-    return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
-
 describe('the Handoffs card (Chromium)', () => {
   for (const width of [1280, 768]) {
     it(`at ${width} px: waiting, handed over, first reply and resolution overall and per agent; axe finds nothing`, async () => {
@@ -71,7 +61,7 @@ describe('the Handoffs card (Chromium)', () => {
         const rows = card.locator('[data-testid=handoff-agent-row]');
         expect(await rows.count()).toBe(1);
         expect(await rows.first().locator('td').allTextContents()).toEqual(['Ada', '1', '2 min (p90 2 min)', '1', '5 min (p90 5 min)']);
-        expect(await axe(page)).toEqual([]);
+        expect(await axeViolations(page)).toEqual([]);
         await card.scrollIntoViewIfNeeded();
         if (width === 1280) await page.screenshot({ path: join(ARTIFACTS, 'dashboard-handoffs.png'), fullPage: true });
       });

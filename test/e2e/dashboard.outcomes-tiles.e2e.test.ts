@@ -3,17 +3,16 @@
 // 1,440 and 768 px shows the outcome tiles (resolution and handoff rates, CSAT from both ratings, times), handoffs by
 // reason, backend health and errors; the outcome and customer filters narrow the list; the CSV export downloads;
 // axe-core finds nothing. Screenshots: test-artifacts/widget-feedback.png, dashboard-outcome-tiles-{1440,768}{,-panel}.png.
-import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
 import { buttonReply, postWebhook, textMessage, until, WA, webhookBody } from '../support/whatsapp.ts';
+import { axeViolations } from '../support/axe.ts';
 
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SLOW = 30_000;
 const PHONE = '+15550000042';
 
@@ -67,14 +66,6 @@ afterAll(async () => {
   await browser?.close();
   await p?.close();
 });
-
-async function axe(page: Page) {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  return page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
-    return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
 
 async function openDashboard(width: number) {
   const page = await browser.newPage({ viewport: { width, height: 1000 }, acceptDownloads: true });
@@ -130,7 +121,7 @@ describe('outcomes on the widget and the dashboard (Chromium)', () => {
         expect(await tile('tile-sdk')).toContain('Connected');
         expect(await page.locator('[data-testid=outcome-row]').count()).toBe(3);
         expect((await page.locator('[data-testid=outcome-conversations]').textContent()) ?? '').toContain('carol@example.com');
-        expect(await axe(page)).toEqual([]);
+        expect(await axeViolations(page)).toEqual([]);
         mkdirSync(ARTIFACTS, { recursive: true });
         await page.screenshot({ path: join(ARTIFACTS, `dashboard-outcome-tiles-${width}.png`), fullPage: true });
         await page.locator('[data-testid=outcomes-panel]').screenshot({ path: join(ARTIFACTS, `dashboard-outcome-tiles-${width}-panel.png`) });

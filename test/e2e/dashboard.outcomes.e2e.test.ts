@@ -2,32 +2,33 @@
 // install's few minutes of history are fitted (small buckets from the data's span, not one point of a 24 h window);
 // tool failures and LLM calls each on their own axis; a cost tile and chart; conversations listed by the customer's
 // email with the last message's text (store_text on); the channel filter and a custom time range narrow what is shown.
-import { createRequire } from 'node:module';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
-import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import type { Browser } from 'playwright-core';
+import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
+import { startChromiumParley } from '../support/chromium-parley.ts';
+import { TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
-
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import { axeViolations } from '../support/axe.ts';
 
 let browser: Browser;
 let p: TestParley;
 let llm: FakeOpenAi;
+let close = async () => {};
 
 beforeAll(async () => {
-  browser = await launchBrowser();
-  llm = await startFakeOpenAi();
+  ({
+    browser,
+    llm,
+    parley: p,
+    close,
+  } = await startChromiumParley({
+    llm: { model: 'fake-model', prices: { 'fake-model': { prompt: 3, completion: 12 } } },
+    telemetry: { store_text: true, currency: 'EUR' },
+  }));
   llm.fallback({ text: 'Your order 1001 has shipped.', usage: { prompt: 2000, completion: 500 } });
-  p = await startParley({
-    config: {
-      llm: { provider: 'openai', base_url: llm.url, model: 'fake-model', prices: { 'fake-model': { prompt: 3, completion: 12 } } },
-      telemetry: { store_text: true, currency: 'EUR' },
-    },
-  });
   for (const [customerId, text] of [
     ['alice', 'where is my order 1001?'],
     ['bob', 'hello there'],
@@ -40,19 +41,7 @@ beforeAll(async () => {
   await p.services.telemetry.flush();
 }, 60_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await p?.close();
-  await llm?.close();
-});
-
-async function axe(page: Page) {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  return page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
-    return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
+afterAll(() => close());
 
 async function openDashboard(width: number) {
   const page = await browser.newPage({ viewport: { width, height: 1000 } });
@@ -70,7 +59,7 @@ describe('the dashboard an operator needs (Chromium)', () => {
     it(`at ${width} px: axe finds nothing; short history fitted; own axes; cost; customers by email with their last words`, async () => {
       const { page, summary } = await openDashboard(width);
       await withScreenshotOnFailure(page, `dashboard-outcomes-${width}`, async () => {
-        expect(await axe(page)).toEqual([]);
+        expect(await axeViolations(page)).toEqual([]);
         // a few seconds of history in the default 24 h window: the window starts at the data, in 10 s buckets
         expect(summary.bucketMs).toBe(10_000);
         expect(summary.since).toBeGreaterThan(Date.now() - 10 * 60_000);
@@ -112,7 +101,7 @@ describe('the dashboard an operator needs (Chromium)', () => {
       const url = new URL((await request).url());
       expect(Number(url.searchParams.get('until'))).toBeLessThan(Date.now() - 3500_000);
       await expect.poll(conversations, { timeout: 10_000 }).toBe('0Conversations (custom range)');
-      expect(await axe(page)).toEqual([]);
+      expect(await axeViolations(page)).toEqual([]);
     });
     await page.close();
   });

@@ -5,35 +5,31 @@
 // the customer's answer appears live in Ada's inbox; Ada resolves it with the keyboard (e). axe-core finds no
 // violations at 1,280 and 768 px. The same scenario runs again on two PostgreSQL nodes (Ada on one, the customer and Bob
 // on the other). Screenshots: test-artifacts/inbox-{1280,768}{,-cluster}.png, inbox-refused*.png, inbox-widget*.png.
-import { createRequire } from 'node:module';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createAgent, PASSWORD, post } from '../support/agents.ts';
-import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
+import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
+import { startChromiumParley } from '../support/chromium-parley.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
 import { createTestDatabase } from '../support/shared-postgres.ts';
+import { axeViolations } from '../support/axe.ts';
+import { demoBackendReady } from '../support/demo-backend.ts';
 
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const DEADLINE = 20_000;
 
 let browser: Browser;
 let p: TestParley;
 let llm: FakeOpenAi;
+let close = async () => {};
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  browser = await launchBrowser();
-  llm = await startFakeOpenAi();
-  p = await startParley({ config: { demo: { backend: true }, llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' } } });
-  for (let i = 0; i < 200; i++) {
-    const r = (await fetch(`${p.url()}/__test__/sdk/functions`).then((x) => x.json())) as string[];
-    if (r.includes('cancelOrder')) break;
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  ({ browser, llm, parley: p, close } = await startChromiumParley({ demo: { backend: true } }));
+  await demoBackendReady(p);
   for (const name of ['Ada', 'Bob', 'Cleo']) {
     const { token } = await createAgent(p, { email: `${name.toLowerCase()}@example.com`, name, role: name === 'Cleo' ? 'admin' : 'agent' });
     expect((await post(p, '/api/v1/agents/set-password', { token, password: PASSWORD })).status).toBe(200);
@@ -42,18 +38,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
-  await browser?.close();
-  await p?.close();
-  await llm?.close();
+  await close();
 });
-
-async function axe(page: Page) {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  return page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
-    return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
 
 /** A new browser (its own cookies) with the inbox open and signed in; notifications it shows are recorded. */
 async function signedInInbox(name: string, width = 1280, base = p.url()): Promise<Page> {
@@ -173,7 +159,7 @@ async function judgingScenario(on: { ada: string; bob: string; customer: string 
     mkdirSync(ARTIFACTS, { recursive: true });
     await customer.screenshot({ path: join(ARTIFACTS, `inbox-widget${label}.png`) });
     await ada.screenshot({ path: join(ARTIFACTS, `inbox-1280${label}.png`) });
-    expect(await axe(ada)).toEqual([]);
+    expect(await axeViolations(ada)).toEqual([]);
 
     // e resolves (the focus is back on the page, not in the composer).
     await ada.locator('[data-testid=composer]').press('Escape');
@@ -217,7 +203,7 @@ describe('the agent inbox (Chromium)', () => {
       await page.locator('[data-testid=new-agent-email]').fill('dan@example.com');
       await page.locator('[data-testid=new-agent-email]').press('Enter');
       await expect.poll(() => page.locator('[data-testid=new-agent-link]').textContent(), { timeout: DEADLINE }).toContain('/agents/set-password?token=');
-      expect(await axe(page)).toEqual([]);
+      expect(await axeViolations(page)).toEqual([]);
       await page.screenshot({ path: join(ARTIFACTS, 'inbox-768-settings.png'), fullPage: true });
       await page.locator('body').press('?');
       await page.locator('[data-testid=view-resolved]').click();
@@ -226,7 +212,7 @@ describe('the agent inbox (Chromium)', () => {
       await expect.poll(() => page.locator('[data-testid=conversation-title]').count(), { timeout: DEADLINE }).toBe(1);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(768);
       await page.screenshot({ path: join(ARTIFACTS, 'inbox-768.png'), fullPage: true });
-      expect(await axe(page)).toEqual([]);
+      expect(await axeViolations(page)).toEqual([]);
     });
   });
 });

@@ -2,36 +2,29 @@
 // list under it (titles linking to the articles, in a new tab, rel=noopener); the made-up citation shows no chip; a
 // reload keeps them. The dashboard's Knowledge card lists the question that found nothing and the article cited, and
 // axe-core finds no violations on the page. Screenshots: test-artifacts/widget-sources.png (and -phone), dashboard-knowledge.png.
-import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
+import { useChromiumParley } from '../support/chromium-parley.ts';
 import { corpusArticles } from '../support/knowledge-corpus.ts';
-import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { TEST_SECRET } from '../support/parley.ts';
+import { axeViolations } from '../support/axe.ts';
 
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const HELP = 'https://help.example.com/articles/';
 
-let browser: Browser;
-let parley: TestParley;
-let llm: FakeOpenAi;
+const e2e = useChromiumParley(
+  {
+    demo: { backend: true },
+    identity: { allow_anonymous: false },
+    telemetry: { store_text: true },
+  },
+  60_000,
+);
 
 beforeAll(async () => {
-  browser = await launchBrowser();
-  llm = await startFakeOpenAi();
-  parley = await startParley({
-    config: {
-      demo: { backend: true },
-      identity: { allow_anonymous: false },
-      telemetry: { store_text: true },
-      llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' },
-    },
-  });
   for (const a of corpusArticles()) {
-    const res = await fetch(`${parley.url()}/api/v1/knowledge/articles`, {
+    const res = await fetch(`${e2e.parley.url()}/api/v1/knowledge/articles`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
       body: JSON.stringify(Object.assign({ url: `${HELP}${a.id}` }, a)),
@@ -39,12 +32,6 @@ beforeAll(async () => {
     expect(res.status).toBe(201);
   }
 }, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await parley?.close();
-  await llm?.close();
-});
 
 const shadow = (page: Page) => page.locator('#parley-widget');
 
@@ -75,22 +62,14 @@ const shown = (page: Page) =>
     };
   });
 
-async function axe(page: Page) {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  return page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
-    return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
-
 describe('sources in the widget and knowledge on the dashboard (Chromium)', () => {
   it('chips and a Sources list for the real citations only, kept on reload; the dashboard shows the gap and the article', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await e2e.browser.newPage({ viewport: { width: 1280, height: 900 } });
     await withScreenshotOnFailure(page, 'widget-sources', async () => {
-      await page.goto(`${parley.url()}/demo.html`);
+      await page.goto(`${e2e.parley.url()}/demo.html`);
       await shadow(page).locator('[data-testid=launcher]').click();
       await expect.poll(() => page.locator('[data-testid=status]').getAttribute('data-state'), { timeout: 15_000 }).toBe('Connected');
-      llm.script({ toolCalls: [{ name: 'search_knowledge', args: { query: 'return item days refund money back' } }] }, (body) => {
+      e2e.llm.script({ toolCalls: [{ name: 'search_knowledge', args: { query: 'return item days refund money back' } }] }, (body) => {
         const tool = [...body.messages].reverse().find((m: { role: string }) => m.role === 'tool');
         const results = JSON.parse(tool.content).results as { n: number; chunk: string }[];
         const other = results.find((r) => !r.chunk.startsWith(results[0].chunk.split('#')[0]));
@@ -131,16 +110,16 @@ describe('sources in the widget and knowledge on the dashboard (Chromium)', () =
       expect(await shown(page)).toEqual(s);
 
       // A question the corpus cannot answer: "I don't know", and it is a content gap on the dashboard.
-      llm.script({ toolCalls: [{ name: 'search_knowledge', args: { query: 'capital of France' } }] }, { text: 'Paris [1].' });
+      e2e.llm.script({ toolCalls: [{ name: 'search_knowledge', args: { query: 'capital of France' } }] }, { text: 'Paris [1].' });
       await input.fill('What is the capital of France?');
       await input.press('Enter');
       await expect.poll(() => assistant.count(), { timeout: 30_000 }).toBe(2);
       expect((await shown(page)).text).toMatch(/I don't know/);
     });
 
-    const dash = await browser.newPage({ viewport: { width: 1440, height: 1400 } });
+    const dash = await e2e.browser.newPage({ viewport: { width: 1440, height: 1400 } });
     await withScreenshotOnFailure(dash, 'dashboard-knowledge', async () => {
-      await dash.goto(`${parley.url()}/telemetry`);
+      await dash.goto(`${e2e.parley.url()}/telemetry`);
       await dash.evaluate((secret) => sessionStorage.setItem('parley.secret', secret), TEST_SECRET);
       await dash.reload();
       const gaps = dash.locator('[data-testid=knowledge-gap-row]');
@@ -153,7 +132,7 @@ describe('sources in the widget and knowledge on the dashboard (Chromium)', () =
       expect(rows.map((r) => r[1])).toEqual([...rows.map((r) => r[1])].sort().reverse());
       expect(await dash.locator('[data-testid=knowledge-counts]').textContent()).toBe('2 searches · 1 found nothing · 1 answered with a source');
       await dash.locator('[data-testid=knowledge-card]').screenshot({ path: join(ARTIFACTS, 'dashboard-knowledge.png') });
-      expect(await axe(dash)).toEqual([]);
+      expect(await axeViolations(dash)).toEqual([]);
     });
   });
 });

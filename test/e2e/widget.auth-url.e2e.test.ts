@@ -12,6 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { startTcpCutProxy, type TcpCutProxy } from '../support/tcp-cut-proxy.ts';
+import { demoBackendReady } from '../support/demo-backend.ts';
 
 let browser: Browser;
 let parley: TestParley;
@@ -99,11 +100,7 @@ beforeAll(async () => {
   const { port } = new URL(parley.url());
   proxy = await startTcpCutProxy({ host: '127.0.0.1', port: Number(port) });
   customerId = (await mintSession()).customerId; // the site knows its shopper's Parley customer id
-  for (let i = 0; i < 100; i++) {
-    const r = await fetch(`${parley.url()}/__test__/sdk/functions`).then((x) => x.json());
-    if (r.includes('getOrderStatus')) break;
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  await demoBackendReady(parley, 'getOrderStatus');
 }, 30_000);
 
 afterAll(async () => {

@@ -1,40 +1,24 @@
 // Issue 4: the demo in a real browser: launcher, Connecting → Connected, an
 // order question, a cancellation with a confirmation prompt, history after a
 // reload; hostile text is shown as text.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { createClient } from '../../sdk/src/index.ts';
-import { launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { withScreenshotOnFailure } from '../support/browser.ts';
+import { TEST_SECRET } from '../support/parley.ts';
+import { useDemoParley } from '../support/chromium-parley.ts';
 
-let browser: Browser;
-let parley: TestParley;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-  parley = await startParley({ config: { demo: { backend: true }, identity: { allow_anonymous: false } } });
-  // the demo backend connects after listen; wait for its two functions
-  for (let i = 0; i < 100; i++) {
-    const r = await fetch(`${parley.url()}/__test__/sdk/functions`).then((x) => x.json());
-    if (r.includes('cancelOrder')) break;
-    await new Promise((res) => setTimeout(res, 50));
-  }
-}, 30_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await parley?.close();
-});
+const demo = useDemoParley();
 
 const activeTestId = (page: Page) =>
   page.evaluate(() => document.getElementById('parley-widget')?.shadowRoot?.activeElement?.getAttribute('data-testid') ?? null);
 
 describe('the demo page in Chromium', () => {
   it('connects, answers an order question, cancels with confirmation, keeps history after reload', async () => {
-    const context = await browser.newContext();
+    const context = await demo.browser.newContext();
     const page = await context.newPage();
     await withScreenshotOnFailure(page, 'widget-demo', async () => {
-      await page.goto(`${parley.url()}/demo.html`);
+      await page.goto(`${demo.parley.url()}/demo.html`);
       await page.locator('[data-testid=launcher]').click();
       const status = page.locator('[data-testid=status]');
       await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('Online');
@@ -72,9 +56,9 @@ describe('the demo page in Chromium', () => {
   });
 
   it('a confirmation arriving while the customer types does not take the focus: the text stays, nothing is approved', async () => {
-    const page = await browser.newPage();
+    const page = await demo.browser.newPage();
     await withScreenshotOnFailure(page, 'widget-typing-confirm', async () => {
-      await page.goto(`${parley.url()}/demo.html`);
+      await page.goto(`${demo.parley.url()}/demo.html`);
       await page.locator('[data-testid=launcher]').click();
       await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Online');
       const input = page.locator('[data-testid=input]');
@@ -105,7 +89,7 @@ describe('the demo page in Chromium', () => {
   });
 
   it('shows the status Connecting before Connected', async () => {
-    const page = await browser.newPage();
+    const page = await demo.browser.newPage();
     await withScreenshotOnFailure(page, 'widget-status', async () => {
       // Record every status text the widget shows: a MutationObserver on its shadow root runs after each
       // change (a microtask), so a status that lasts only until the next task is still seen.
@@ -122,7 +106,7 @@ describe('the demo page in Chromium', () => {
           return root;
         };
       });
-      await page.goto(`${parley.url()}/demo.html`);
+      await page.goto(`${demo.parley.url()}/demo.html`);
       await page.locator('[data-testid=launcher]').click();
       await expect.poll(() => page.evaluate(() => (window as unknown as { __statuses: string[] }).__statuses.at(-1)), { timeout: 10_000 }).toBe('Online');
       const seen = await page.evaluate(() => (window as unknown as { __statuses: string[] }).__statuses);
@@ -140,11 +124,11 @@ describe('the demo page in Chromium', () => {
         status: '<img src=x onerror="window.__xss=1">',
       }),
     );
-    await evil.listen({ url: parley.url(), secret: TEST_SECRET });
-    const page = await browser.newPage();
+    await evil.listen({ url: demo.parley.url(), secret: TEST_SECRET });
+    const page = await demo.browser.newPage();
     try {
       await withScreenshotOnFailure(page, 'widget-xss', async () => {
-        await page.goto(`${parley.url()}/demo.html`);
+        await page.goto(`${demo.parley.url()}/demo.html`);
         await page.locator('[data-testid=launcher]').click();
         await page.locator('[data-testid=input]').fill('status of order 1001');
         await page.locator('[data-testid=input]').press('Enter');

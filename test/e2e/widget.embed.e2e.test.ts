@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { demoBackendReady } from '../support/demo-backend.ts';
 
 let browser: Browser;
 let parley: TestParley;
@@ -46,11 +47,7 @@ beforeAll(async () => {
       proactive: { enabled: true, daily_cap: 10 },
     },
   });
-  for (let i = 0; i < 100; i++) {
-    const r = await fetch(`${parley.url()}/__test__/sdk/functions`).then((x) => x.json());
-    if (r.includes('getOrderStatus')) break;
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  await demoBackendReady(parley, 'getOrderStatus');
 }, 30_000);
 
 afterAll(async () => {

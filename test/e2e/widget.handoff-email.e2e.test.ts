@@ -2,16 +2,13 @@
 // customer's locale and clock) and offers a small email form; a bad address is refused in words, a good one is stored
 // with the customer and confirmed; the form does not come back on reload. axe-core finds no violations. The server's
 // clock is the injected one, frozen on a Friday evening in Berlin. Screenshot: test-artifacts/widget-handoff-email.png.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { createClock } from '../../src/clock.ts';
 import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
 import { startParley, type TestParley } from '../support/parley.ts';
-
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import { axeViolations } from '../support/axe.ts';
 
 let browser: Browser;
 let parley: TestParley;
@@ -35,17 +32,6 @@ afterAll(async () => {
   await parley?.close();
 });
 
-async function axe(page: Page) {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  return page.evaluate(async () => {
-    const host = document.querySelector('#parley-widget')!;
-    const r = await (window as unknown as { axe: { run(ctx: unknown): Promise<{ violations: { id: string; nodes: { target: unknown[] }[] }[] }> } }).axe.run(
-      host,
-    );
-    return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
-  });
-}
-
 describe('the email form while waiting for a person (Chromium)', () => {
   it('closed: "back Monday 9:00 AM" in the customer’s clock; a bad address is refused, a good one stored and confirmed; not asked again', async () => {
     const page = await browser.newPage({ locale: 'en-US', timezoneId: 'Europe/Berlin', viewport: { width: 1280, height: 900 } });
@@ -67,7 +53,7 @@ describe('the email form while waiting for a person (Chromium)', () => {
       await page.locator('[data-testid=email-input]').fill('not an address');
       await page.locator('[data-testid=email-send]').click();
       await expect.poll(() => page.locator('[data-testid=email-error]').textContent()).toBe('Please enter a valid email address.');
-      expect(await axe(page)).toEqual([]);
+      expect(await axeViolations(page, '#parley-widget')).toEqual([]);
       await page.screenshot({ path: join(ARTIFACTS, 'widget-handoff-email-form.png') });
 
       await page.locator('[data-testid=email-input]').fill('ada@example.com');
@@ -77,7 +63,7 @@ describe('the email form while waiting for a person (Chromium)', () => {
       expect(await form.isVisible()).toBe(false);
       const customerId = (await parley.services.store.conversations.withHuman({ limit: 5 }))[0].customerId;
       expect((await parley.services.store.customers.get(customerId))?.contact?.email).toBe('ada@example.com');
-      expect(await axe(page)).toEqual([]);
+      expect(await axeViolations(page, '#parley-widget')).toEqual([]);
       await page.screenshot({ path: join(ARTIFACTS, 'widget-handoff-email.png') });
 
       await page.reload();

@@ -2,31 +2,15 @@
 // HTTP appears with the agent's name, the customer's next message is not answered by the model, and the release
 // brings the assistant back. Screenshot: test-artifacts/widget-handoff.png.
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { describe, expect, it } from 'vitest';
+import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
+import { TEST_SECRET } from '../support/parley.ts';
+import { useDemoParley } from '../support/chromium-parley.ts';
 
-let browser: Browser;
-let parley: TestParley;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-  parley = await startParley({ config: { demo: { backend: true }, identity: { allow_anonymous: false } } });
-  for (let i = 0; i < 100; i++) {
-    const r = await fetch(`${parley.url()}/__test__/sdk/functions`).then((x) => x.json());
-    if (r.includes('cancelOrder')) break;
-    await new Promise((res) => setTimeout(res, 50));
-  }
-}, 30_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await parley?.close();
-});
+const demo = useDemoParley();
 
 const api = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${parley.url()}${path}`, {
+  const res = await fetch(`${demo.parley.url()}${path}`, {
     method,
     headers: body === undefined ? { authorization: `Bearer ${TEST_SECRET}` } : { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -36,9 +20,9 @@ const api = async (method: string, path: string, body?: unknown) => {
 
 describe('human handoff in the widget (Chromium)', () => {
   it('status lines, the agent’s name on their message, no model reply while a person has it, the assistant back after release', async () => {
-    const page = await browser.newPage();
+    const page = await demo.browser.newPage();
     await withScreenshotOnFailure(page, 'widget-handoff', async () => {
-      await page.goto(`${parley.url()}/demo.html`);
+      await page.goto(`${demo.parley.url()}/demo.html`);
       await page.locator('[data-testid=launcher]').click();
       await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Online');
       const input = page.locator('[data-testid=input]');

@@ -3,29 +3,13 @@
 // approved action the backend refuses shows a failure receipt — live and after a reload — never a green "approved".
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startParley, type TestParley } from '../support/parley.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
+import { useDemoParley } from '../support/chromium-parley.ts';
 
-let browser: Browser;
-let parley: TestParley;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-  parley = await startParley({ config: { demo: { backend: true }, identity: { allow_anonymous: false } } });
-  for (let i = 0; i < 200; i++) {
-    const r = await fetch(`${parley.url()}/__test__/sdk/functions`).then((x) => x.json());
-    if (r.includes('cancelOrder')) break;
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  mkdirSync(ARTIFACTS, { recursive: true });
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await parley?.close();
-});
+const demo = useDemoParley({}, 60_000);
+beforeAll(() => mkdirSync(ARTIFACTS, { recursive: true }));
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
 const connected = (page: Page) => expect.poll(() => page.locator('[data-testid=status]').getAttribute('data-state'), { timeout: 15_000 }).toBe('Connected');
@@ -52,7 +36,7 @@ async function ask(page: Page, text: string) {
 
 describe("the widget in the customer's language (real Chromium)", () => {
   it('a Spanish browser: init carries es-ES; the card reads "¿Cancelar el pedido 1001?"; a refused action\'s receipt says it failed, after a reload too', async () => {
-    const context = await browser.newContext({ locale: 'es-ES', viewport: { width: 1280, height: 860 } });
+    const context = await demo.browser.newContext({ locale: 'es-ES', viewport: { width: 1280, height: 860 } });
     const page = await context.newPage();
     await withScreenshotOnFailure(page, 'widget-locale', async () => {
       const inits: Record<string, unknown>[] = [];
@@ -62,7 +46,7 @@ describe("the widget in the customer's language (real Chromium)", () => {
           if (frame.type === 'init') inits.push(frame);
         }),
       );
-      await page.goto(`${parley.url()}/demo.html`);
+      await page.goto(`${demo.parley.url()}/demo.html`);
       // The demo page sets no locale: the browser's language goes to Parley.
       await expect.poll(() => inits.length, { timeout: 15_000 }).toBeGreaterThan(0);
       expect(inits[0].locale).toBe('es-ES');

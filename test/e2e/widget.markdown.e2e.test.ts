@@ -5,13 +5,13 @@
 // holds no element with an on* attribute, no javascript: URL, nothing but the renderer's own tags.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { conversationIdFor } from '../../src/conversations/history.ts';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
-import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
-import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
+import { useChromiumParley } from '../support/chromium-parley.ts';
+import { TEST_SECRET } from '../support/parley.ts';
 
 const VECTORS = readFileSync(join(PROJECT_ROOT, 'test/fixtures/xss-vectors.txt'), 'utf8')
   .split('\n')
@@ -40,31 +40,14 @@ function chunks(lines: string[], max = 3500): string[] {
   return out.map((c) => c.trim());
 }
 
-let browser: Browser;
-let parley: TestParley;
-let llm: FakeOpenAi;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-  llm = await startFakeOpenAi();
-  parley = await startParley({
-    config: {
-      demo: { backend: true },
-      identity: { allow_anonymous: false },
-      proactive: { enabled: true },
-      llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' },
-    },
-  });
-}, 30_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await parley?.close();
-  await llm?.close();
+const e2e = useChromiumParley({
+  demo: { backend: true },
+  identity: { allow_anonymous: false },
+  proactive: { enabled: true },
 });
 
 const api = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${parley.url()}${path}`, {
+  const res = await fetch(`${e2e.parley.url()}${path}`, {
     method,
     headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -94,8 +77,8 @@ const inspect = (page: Page) =>
 
 describe('replies people can read, and no message HTML ever runs (Chromium)', () => {
   it('Markdown renders; every XSS vector is inert in assistant, agent and proactive messages', async () => {
-    llm.fallback({ text: `${MARKDOWN}\n\n${VECTORS.join('\n\n')}` });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    e2e.llm.fallback({ text: `${MARKDOWN}\n\n${VECTORS.join('\n\n')}` });
+    const page = await e2e.browser.newPage({ viewport: { width: 1280, height: 900 } });
     let dialogs = 0;
     page.on('dialog', (d) => {
       dialogs++;
@@ -103,7 +86,7 @@ describe('replies people can read, and no message HTML ever runs (Chromium)', ()
     });
     await withScreenshotOnFailure(page, 'widget-markdown', async () => {
       const session = page.waitForResponse((r) => r.url().endsWith('/demo/session'));
-      await page.goto(`${parley.url()}/demo.html`);
+      await page.goto(`${e2e.parley.url()}/demo.html`);
       const { customerId } = (await (await session).json()) as { customerId: string };
       const visitor = (await page.context().cookies()).find((c) => c.name === 'parley_demo_visitor')!.value;
       await page.locator('[data-testid=launcher]').click();

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
 import { startParley, tempDir, type TestParley } from '../support/parley.ts';
+import { demoBackendReady } from '../support/demo-backend.ts';
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -27,11 +28,7 @@ afterAll(async () => {
 
 async function start(port: number, storagePath: string) {
   const p = await startParley({ port, storagePath, config: { demo: { backend: true }, identity: { allow_anonymous: false } } });
-  for (let i = 0; i < 100; i++) {
-    const r = await fetch(`${p.url()}/__test__/sdk/functions`).then((x) => x.json());
-    if (r.includes('getOrderStatus')) break;
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  await demoBackendReady(p, 'getOrderStatus');
   return p;
 }
 

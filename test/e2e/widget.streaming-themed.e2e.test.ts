@@ -4,32 +4,15 @@
 // message takes its place in the log, with its time in Spanish. Screenshots kept in test-artifacts/ (widget-streaming-{light,dark}{,-final}.png).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
-import { startParley, type TestParley } from '../support/parley.ts';
-
-let browser: Browser;
-let parley: TestParley;
-let llm: FakeOpenAi;
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
+import { useChromiumParley } from '../support/chromium-parley.ts';
 
 const REPLY = 'Tu pedido 1001 ya está empaquetado y sale hoy de nuestro almacén; debería llegarte el viernes por la mañana.';
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-  llm = await startFakeOpenAi();
-  parley = await startParley({
-    config: { demo: { backend: true }, identity: { allow_anonymous: false }, llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' } },
-  });
-  mkdirSync(ARTIFACTS, { recursive: true });
-}, 30_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await parley?.close();
-  await llm?.close();
-});
+const e2e = useChromiumParley({ demo: { backend: true }, identity: { allow_anonymous: false } });
+beforeAll(() => mkdirSync(ARTIFACTS, { recursive: true }));
 
 /** What the log looked like at one moment (recorded in the page at every change). */
 interface Moment {
@@ -41,7 +24,7 @@ interface Moment {
 
 /** The demo page with the widget started again by `Parley.init(options)`, recording every change of its log. */
 async function themedWidget(page: Page, options: Record<string, unknown>) {
-  await page.goto(`${parley.url()}/demo.html`);
+  await page.goto(`${e2e.parley.url()}/demo.html`);
   await page.waitForFunction(() => (window as unknown as { Parley?: { instance?: unknown } }).Parley?.instance);
   await page.evaluate(async (opts) => {
     const w = window as unknown as {
@@ -91,8 +74,8 @@ describe('a streamed reply in the redesigned widget (accent, Spanish)', () => {
   for (const scheme of ['light', 'dark'] as const) {
     it(`${scheme}: dots until the first words, a themed growing bubble, then the final message in its place`, async () => {
       // The model thinks 900 ms (the dots), then writes a word every 140 ms.
-      llm.fallback({ text: REPLY, delayMs: 900, chunkDelayMs: 140 });
-      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      e2e.llm.fallback({ text: REPLY, delayMs: 900, chunkDelayMs: 140 });
+      const page = await e2e.browser.newPage({ viewport: { width: 1280, height: 800 } });
       await withScreenshotOnFailure(page, `widget-streaming-${scheme}`, async () => {
         await themedWidget(page, { locale: 'es', theme: { accent: '#0f766e', colorScheme: scheme, title: 'Ayuda Acme' } });
         await page.locator('[data-testid=launcher]').click();

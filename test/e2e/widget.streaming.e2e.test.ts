@@ -1,31 +1,13 @@
 // Issue 20: a streamed reply in real Chromium. The typing indicator shows until
 // the first words; the text grows in one bubble that screen readers do not
 // read; then the final message takes its place in the log (a live region), once.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
-import { startParley, type TestParley } from '../support/parley.ts';
-
-let browser: Browser;
-let parley: TestParley;
-let llm: FakeOpenAi;
+import { describe, expect, it } from 'vitest';
+import { withScreenshotOnFailure } from '../support/browser.ts';
+import { useChromiumParley } from '../support/chromium-parley.ts';
 
 const REPLY = 'Your order 1001 is packed and leaves our warehouse today; it should reach you by Friday.';
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-  llm = await startFakeOpenAi();
-  parley = await startParley({
-    config: { demo: { backend: true }, identity: { allow_anonymous: false }, llm: { provider: 'openai', base_url: llm.url, model: 'fake-1' } },
-  });
-}, 30_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await parley?.close();
-  await llm?.close();
-});
+const e2e = useChromiumParley({ demo: { backend: true }, identity: { allow_anonymous: false } });
 
 interface Snapshot {
   streaming: string | null;
@@ -37,8 +19,8 @@ interface Snapshot {
 describe('a streamed reply in Chromium', () => {
   it('typing until the first words, the text grows in one bubble, then the final message replaces it and is announced once', async () => {
     // The model thinks 600 ms, then writes its reply a word every 120 ms.
-    llm.fallback({ text: REPLY, delayMs: 600, chunkDelayMs: 120 });
-    const page = await browser.newPage();
+    e2e.llm.fallback({ text: REPLY, delayMs: 600, chunkDelayMs: 120 });
+    const page = await e2e.browser.newPage();
     await withScreenshotOnFailure(page, 'widget-streaming', async () => {
       // Record the log after every change, and every node added to it (what a live region announces).
       await page.addInitScript(() => {
@@ -67,7 +49,7 @@ describe('a streamed reply in Chromium', () => {
           return root;
         };
       });
-      await page.goto(`${parley.url()}/demo.html`);
+      await page.goto(`${e2e.parley.url()}/demo.html`);
       await page.locator('[data-testid=launcher]').click();
       await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Online');
       const input = page.locator('[data-testid=input]');

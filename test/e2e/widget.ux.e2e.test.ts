@@ -6,35 +6,19 @@ import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
-import { startParley, type TestParley } from '../support/parley.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
+import { useDemoParley } from '../support/chromium-parley.ts';
 
-let browser: Browser;
-let parley: TestParley;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-  parley = await startParley({ config: { demo: { backend: true }, identity: { allow_anonymous: false } } });
-  for (let i = 0; i < 100; i++) {
-    const r = await fetch(`${parley.url()}/__test__/sdk/functions`).then((x) => x.json());
-    if (r.includes('cancelOrder')) break;
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  mkdirSync(ARTIFACTS, { recursive: true });
-}, 30_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await parley?.close();
-});
+const demo = useDemoParley();
+beforeAll(() => mkdirSync(ARTIFACTS, { recursive: true }));
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
 
 /** The demo page, with the widget started again by `Parley.init(options)` (a fresh demo customer). */
 async function widgetPage(page: Page, options: Record<string, unknown>, extra = '') {
-  await page.goto(`${parley.url()}/demo.html`);
+  await page.goto(`${demo.parley.url()}/demo.html`);
   await page.waitForFunction(() => (window as unknown as { Parley?: { instance?: unknown } }).Parley?.instance);
   await page.evaluate(
     async ([opts, extraCode]) => {
@@ -61,7 +45,7 @@ const css = (page: Page, selector: string, prop: string) =>
 
 describe('the widget on a 375 px phone', () => {
   it('tapping Send sends and keeps the panel open; nothing covers the controls; 16 px input; a timestamp shows', async () => {
-    const context = await browser.newContext({ viewport: { width: 375, height: 667 }, isMobile: true, hasTouch: true });
+    const context = await demo.browser.newContext({ viewport: { width: 375, height: 667 }, isMobile: true, hasTouch: true });
     const page = await context.newPage();
     await withScreenshotOnFailure(page, 'widget-phone', async () => {
       await widgetPage(page, {});
@@ -111,9 +95,9 @@ describe('the widget on a 375 px phone', () => {
 
 describe('the widget on a desktop page', () => {
   it('a confirmation card asks in words and stays in the transcript as a receipt, also after a reload', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await demo.browser.newPage({ viewport: { width: 1280, height: 800 } });
     await withScreenshotOnFailure(page, 'widget-receipt', async () => {
-      await page.goto(`${parley.url()}/demo.html`);
+      await page.goto(`${demo.parley.url()}/demo.html`);
       await page.locator('[data-testid=launcher]').click();
       await connected(page);
       await page.locator('[data-testid=input]').fill('Cancel order 1001');
@@ -148,7 +132,7 @@ describe('the widget on a desktop page', () => {
   });
 
   it('theme.accent colours the launcher; colorScheme dark darkens the panel; position left; title and subtitle', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await demo.browser.newPage({ viewport: { width: 1280, height: 800 } });
     await withScreenshotOnFailure(page, 'widget-theme', async () => {
       await widgetPage(page, {});
       await page.locator('[data-testid=launcher]').click();
@@ -185,7 +169,7 @@ describe('the widget on a desktop page', () => {
   });
 
   it('colorScheme auto follows the system setting', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' });
+    const page = await demo.browser.newPage({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' });
     await widgetPage(page, { theme: { colorScheme: 'auto' } });
     await page.locator('[data-testid=launcher]').click();
     expect(await css(page, '[data-testid=panel]', 'background-color')).toBe('rgb(17, 24, 39)');
@@ -195,7 +179,7 @@ describe('the widget on a desktop page', () => {
   });
 
   it("locale 'es' speaks Spanish, strings replace single texts", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await demo.browser.newPage({ viewport: { width: 1280, height: 800 } });
     await withScreenshotOnFailure(page, 'widget-es', async () => {
       await widgetPage(page, { locale: 'es', strings: { subtitle: 'Respondemos al momento' } });
       expect(await page.locator('[data-testid=launcher]').getAttribute('aria-label')).toBe('Abrir chat');
@@ -222,14 +206,14 @@ describe('the widget on a desktop page', () => {
   });
 
   it('the script tag alone: data-accent, data-locale, data-position, data-color-scheme', async () => {
-    const session = await fetch(`${parley.url()}/demo/session`).then((r) => r.json());
+    const session = await fetch(`${demo.parley.url()}/demo/session`).then((r) => r.json());
     // A host page on its own origin (a local server: Chromium keeps pages it did not load from a socket off loopback).
-    const html = `<!doctype html><html><body><script src="${parley.url()}/widget.js" data-customer-id="${session.customerId}"
+    const html = `<!doctype html><html><body><script src="${demo.parley.url()}/widget.js" data-customer-id="${session.customerId}"
       data-auth-token="${session.authToken}" data-accent="rgb(5, 150, 105)" data-locale="es" data-position="left" data-color-scheme="dark"
       data-title="Ayuda"></script></body></html>`;
     const site = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html));
     await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await demo.browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`);
     await page.locator('[data-testid=launcher]').click();
     await connected(page);
@@ -243,7 +227,7 @@ describe('the widget on a desktop page', () => {
   });
 
   it('a refused token: plain words for the customer, the code in the console, the input disabled; onAuthExpired reconnects', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await demo.browser.newPage({ viewport: { width: 1280, height: 800 } });
     const consoleLines: string[] = [];
     page.on('console', (m) => consoleLines.push(m.text()));
     await withScreenshotOnFailure(page, 'widget-auth', async () => {

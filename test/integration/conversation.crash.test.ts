@@ -5,6 +5,7 @@ import { createClient } from '../../sdk/src/index.ts';
 import { startFakeOpenAi } from '../support/fake-openai.ts';
 import { spawnParley, tempDir, TEST_SECRET, type ParleyProcess } from '../support/parley.ts';
 import { connectWidget } from '../support/widget-client.ts';
+import { killAndRestart } from '../support/crash.ts';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -19,19 +20,17 @@ describe('crash recovery of a conversation', () => {
     llm.script({ text: 'too late', delayMs: 20_000 }, { text: 'answered after restart' });
     const storagePath = tempDir();
     const config = { llm: { provider: 'openai' as const, base_url: llm.url, model: 'fake-1', timeout_ms: 30_000, max_retries: 0 } };
-    const first: ParleyProcess = await spawnParley({ storagePath, config });
-    cleanups.push(() => first.kill());
-    const w = await connectWidget(first.url);
-    w.send({ type: 'init', customerId: 'crash-1', email: 'c@example.com' });
-    await w.next((f) => f.type === 'ready');
-    w.send({ type: 'message', id: 'm1', text: 'hello?' });
-    await w.next((f) => f.type === 'ack' && f.id === 'm1');
-    while (llm.requests.length === 0) await new Promise((r) => setTimeout(r, 20));
-    await first.kill('SIGKILL');
-    w.close();
+    const { second } = await killAndRestart({
+      config,
+      storagePath,
+      customer: { customerId: 'crash-1', email: 'c@example.com' },
+      text: 'hello?',
+      killWhen: async () => {
+        while (llm.requests.length === 0) await new Promise((r) => setTimeout(r, 20));
+      },
+      cleanup: (c) => cleanups.push(c),
+    });
 
-    const second = await spawnParley({ storagePath, config, port: Number(new URL(first.url).port) });
-    cleanups.push(() => second.kill());
     const w2 = await connectWidget(second.url);
     cleanups.push(() => w2.close());
     w2.send({ type: 'init', customerId: 'crash-1', email: 'c@example.com' });

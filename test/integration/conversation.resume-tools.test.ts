@@ -6,9 +6,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
 import { startFakeOpenAi, type ScriptedResponse } from '../support/fake-openai.ts';
-import { spawnParley, tempDir, TEST_SECRET, type ParleyProcess } from '../support/parley.ts';
+import { tempDir, TEST_SECRET } from '../support/parley.ts';
 import { parsePrometheusText, sampleValue } from '../support/prom-text.ts';
 import { connectWidget } from '../support/widget-client.ts';
+import { killAndRestart } from '../support/crash.ts';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -35,18 +36,16 @@ async function killMidTurn(grace: number) {
     llm: { provider: 'openai' as const, base_url: llm.url, model: 'fake-1', timeout_ms: 60_000, max_retries: 0 },
     sdk: { resume_grace_seconds: grace },
   };
-  const first: ParleyProcess = await spawnParley({ storagePath, config });
-  cleanups.push(() => first.kill());
-  const w = await connectWidget(first.url);
-  w.send({ type: 'init', customerId: 'resume-1', email: 'r@example.com' });
-  await w.next((f) => f.type === 'ready');
-  w.send({ type: 'message', id: 'm1', text: 'where is order 1001?' });
-  await w.next((f) => f.type === 'ack' && f.id === 'm1');
-  while (llm.requests.length === 0) await new Promise((r) => setTimeout(r, 20));
-  await first.kill('SIGKILL');
-  w.close();
-  const second = await spawnParley({ storagePath, config, port: Number(new URL(first.url).port) });
-  cleanups.push(() => second.kill());
+  const { second } = await killAndRestart({
+    config,
+    storagePath,
+    customer: { customerId: 'resume-1', email: 'r@example.com' },
+    text: 'where is order 1001?',
+    killWhen: async () => {
+      while (llm.requests.length === 0) await new Promise((r) => setTimeout(r, 20));
+    },
+    cleanup: (c) => cleanups.push(c),
+  });
   return { llm, second };
 }
 

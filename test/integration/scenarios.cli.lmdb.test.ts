@@ -2,29 +2,15 @@
 // configuration on a fresh LMDB store, starts the demo backend from examples/scenarios/parley-suite.yaml through the
 // real SDK, and drives each scenario over the widget protocol. The same suite against the demo backend broken on
 // purpose fails exactly the scenarios that should fail, each with a diff naming the difference.
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { tempDir } from '../support/tmp.ts';
+import { runParleyCli } from '../support/cli.ts';
 
-function parleyTest(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts'), 'test', ...args], {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, SERVICE_CONFIG: '', DEMO_FAULTS: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, out, err }));
-  });
-}
+/** `parley test ...args`, with the variables of this environment that would configure it (or the backend) cleared. */
+const parleyTest = (args: string[], env: Record<string, string> = {}) => runParleyCli(['test', ...args], { SERVICE_CONFIG: '', DEMO_FAULTS: '', ...env });
 
 const SUITE = 'examples/scenarios';
 

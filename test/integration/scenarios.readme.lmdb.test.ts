@@ -3,29 +3,15 @@
 // against that backend broken on purpose (a cancel that does nothing, a tool renamed) fails exactly the two scenarios
 // that should fail, each with a diff that names the difference, reports pass^3 with --repeat 3, and writes JUnit XML
 // that parses, with one failure per failed run.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { tempDir } from '../support/tmp.ts';
+import { runParleyCli } from '../support/cli.ts';
 
-function parleyTest(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts'), 'test', ...args], {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, SERVICE_CONFIG: '', BROKEN: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, out, err }));
-  });
-}
+/** `parley test ...args`, with the variables of this environment that would configure it (or the backend) cleared. */
+const parleyTest = (args: string[], env: Record<string, string> = {}) => runParleyCli(['test', ...args], { SERVICE_CONFIG: '', BROKEN: '', ...env });
 
 const SUITE = 'test/fixtures/readme-suite';
 type Case = { '@_name': string; failure?: { '@_message': string; '#text': string } };

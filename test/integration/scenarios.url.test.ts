@@ -3,32 +3,19 @@
 // through the test-mode routes (behind the service secret), so the demo suite passes, and a broken backend fails
 // exactly the scenarios it breaks with the same diffs as an embedded run. Outside test mode those routes do not exist:
 // the runner sees tool names only, and a backend check says why it cannot be made.
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { startParley, TEST_SECRET } from '../support/parley.ts';
+import { runParleyCli } from '../support/cli.ts';
 
 interface Report {
   totals: Record<string, number>;
   scenarios: { name: string; status: string; runs: { differences: { step: number | string; expected: string; happened: string }[] }[] }[];
 }
 
-function parleyTest(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts'), 'test', ...args], {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, SERVICE_CONFIG: '', SERVICE_SDK_SECRET: '', DEMO_FAULTS: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, out, err }));
-  });
-}
+/** `parley test ...args`, with the variables of this environment that would configure it (or the backend) cleared. */
+const parleyTest = (args: string[], env: Record<string, string> = {}) =>
+  runParleyCli(['test', ...args], { SERVICE_CONFIG: '', SERVICE_SDK_SECRET: '', DEMO_FAULTS: '', ...env });
 
 const started: { close(): Promise<void> }[] = [];
 afterEach(async () => {

@@ -3,8 +3,9 @@
 // (the LLM step runs again) and the customer gets one whole reply.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../support/fake-openai.ts';
-import { spawnParley, tempDir, type ParleyProcess } from '../support/parley.ts';
+import { tempDir } from '../support/parley.ts';
 import { connectWidget } from '../support/widget-client.ts';
+import { killAndRestart } from '../support/crash.ts';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -22,20 +23,18 @@ describe('crash in the middle of a streamed reply', () => {
     llm.script({ text: first, chunkDelayMs: 100 }, { text: second, chunkDelayMs: 20 });
     const storagePath = tempDir();
     const config = { llm: { provider: 'openai' as const, base_url: llm.url, model: 'fake-1', max_retries: 0 } };
-    const before: ParleyProcess = await spawnParley({ storagePath, config });
-    cleanups.push(() => before.kill());
-    const w = await connectWidget(before.url);
-    w.send({ type: 'init', customerId: 'crash-stream', email: 'cs@example.com' });
-    await w.next((f) => f.type === 'ready');
-    w.send({ type: 'message', id: 'm1', text: 'tell me everything' });
-    await w.next((f) => f.type === 'ack' && f.id === 'm1');
-    await w.next((f) => f.type === 'delta');
-    await w.next((f) => f.type === 'delta');
-    await before.kill('SIGKILL');
-    w.close();
+    const { second: after } = await killAndRestart({
+      config,
+      storagePath,
+      customer: { customerId: 'crash-stream', email: 'cs@example.com' },
+      text: 'tell me everything',
+      killWhen: async (w) => {
+        await w.next((f) => f.type === 'delta');
+        await w.next((f) => f.type === 'delta');
+      },
+      cleanup: (c) => cleanups.push(c),
+    });
 
-    const after = await spawnParley({ storagePath, config, port: Number(new URL(before.url).port) });
-    cleanups.push(() => after.kill());
     const w2 = await connectWidget(after.url);
     cleanups.push(() => w2.close());
     w2.send({ type: 'init', customerId: 'crash-stream', email: 'cs@example.com' });

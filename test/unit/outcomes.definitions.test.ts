@@ -20,6 +20,8 @@ function play(facts: OutcomeFact[], start?: ConversationOutcome) {
 }
 
 const atRest = (r: ConversationOutcome) => decide(r, r.decideAt!)?.outcome;
+/** The outcome a conversation of these facts comes to once left alone. */
+const settled = (...facts: OutcomeFact[]) => atRest(play(facts).record);
 
 describe('outcome definitions', () => {
   it('resolved, assumed: the assistant answered and nothing came for assume_after_hours; decided then, not before', () => {
@@ -46,7 +48,7 @@ describe('outcome definitions', () => {
     const no = play([...base, { kind: 'answer', at: 3000, yes: false }]).record;
     expect(no.status).toBe('open');
     expect(atRest(no)).toBe('unresolved');
-    expect(atRest(play([...base, { kind: 'customer', at: 3000, text: "thanks but that didn't help" }]).record)).toBe('unresolved');
+    expect(settled(...base, { kind: 'customer', at: 3000, text: "thanks but that didn't help" })).toBe('unresolved');
   });
 
   it('a resolution is undone (reopened) when the customer writes again within the reopen window; later, a new episode starts', () => {
@@ -84,40 +86,15 @@ describe('outcome definitions', () => {
   });
 
   it('abandoned: the customer left while asked something (a question, a confirmation); unresolved: their message went unanswered', () => {
-    expect(
-      atRest(
-        play([
-          { kind: 'customer', at: 1, text: 'refund' },
-          { kind: 'reply', at: 2, text: 'Which order do you mean?' },
-        ]).record,
-      ),
-    ).toBe('abandoned');
-    expect(
-      atRest(
-        play([
-          { kind: 'customer', at: 1, text: 'cancel it' },
-          { kind: 'confirm', at: 2 },
-        ]).record,
-      ),
-    ).toBe('abandoned');
-    expect(
-      atRest(
-        play([
-          { kind: 'customer', at: 1, text: 'cancel it' },
-          { kind: 'confirm', at: 2 },
-          { kind: 'confirmation', at: 9, outcome: 'expired' },
-        ]).record,
-      ),
-    ).toBe('abandoned');
-    expect(atRest(play([{ kind: 'customer', at: 1, text: 'hello' }]).record)).toBe('unresolved');
-    expect(
-      atRest(
-        play([
-          { kind: 'customer', at: 1, text: 'x' },
-          { kind: 'reply', at: 2, text: 'Order 1 is shipped. Anything else I can help with?' },
-        ]).record,
-      ),
-    ).toBe('resolved_assumed');
+    expect(settled({ kind: 'customer', at: 1, text: 'refund' }, { kind: 'reply', at: 2, text: 'Which order do you mean?' })).toBe('abandoned');
+    expect(settled({ kind: 'customer', at: 1, text: 'cancel it' }, { kind: 'confirm', at: 2 })).toBe('abandoned');
+    expect(settled({ kind: 'customer', at: 1, text: 'cancel it' }, { kind: 'confirm', at: 2 }, { kind: 'confirmation', at: 9, outcome: 'expired' })).toBe(
+      'abandoned',
+    );
+    expect(settled({ kind: 'customer', at: 1, text: 'hello' })).toBe('unresolved');
+    expect(settled({ kind: 'customer', at: 1, text: 'x' }, { kind: 'reply', at: 2, text: 'Order 1 is shipped. Anything else I can help with?' })).toBe(
+      'resolved_assumed',
+    );
   });
 
   it('reason categories: named first, else from the words, else other; phrases and questions', () => {

@@ -1,41 +1,12 @@
 // Sessions that renew themselves (`authUrl`): reading the auth URL's answer, spacing the fetches out, and the
 // controller fetching once per refusal, against a fake WebSocket, a fake fetch and fake timers.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AUTH_FETCH_TIMEOUT_MS, createRenewal, createRenewalPacer, parseAuthResponse, RENEWAL_CALM_MS } from '../../widget/src/auth-url.ts';
 import { createController } from '../../widget/src/controller.ts';
+import { fakeSockets, type FakeSocket, useWidgetFakes, widgetReady as ready } from '../support/widget-socket.ts';
 
-class FakeSocket {
-  static all: FakeSocket[] = [];
-  readyState = 0;
-  sent: Record<string, unknown>[] = [];
-  onopen?: () => void;
-  onmessage?: (e: { data: string }) => void;
-  onclose?: () => void;
-  onerror?: () => void;
-  constructor(readonly url: string) {
-    FakeSocket.all.push(this);
-  }
-  send(data: string) {
-    this.sent.push(JSON.parse(data));
-  }
-  close() {
-    this.drop();
-  }
-  accept() {
-    this.readyState = 1;
-    this.onopen?.();
-  }
-  push(frame: Record<string, unknown>) {
-    this.onmessage?.({ data: JSON.stringify(frame) });
-  }
-  drop() {
-    this.readyState = 3;
-    this.onclose?.();
-  }
-}
-
-const latest = () => FakeSocket.all[FakeSocket.all.length - 1];
-const ready = () => ({ type: 'ready', customerId: 'c1', conversationId: 'conv', history: [] });
+const sockets = fakeSockets();
+const latest = sockets.latest;
 const setTimer = (fn: () => void, ms: number) => setTimeout(fn, ms);
 const flush = async () => {
   for (let i = 0; i < 20; i++) await Promise.resolve();
@@ -47,15 +18,7 @@ const refuse = async (s: FakeSocket) => {
   await flush();
 };
 
-beforeEach(() => {
-  FakeSocket.all = [];
-  vi.useFakeTimers();
-  vi.spyOn(Math, 'random').mockReturnValue(1);
-});
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
+useWidgetFakes(sockets);
 
 describe('parseAuthResponse', () => {
   it('reads the token as text (trimmed) or as JSON {token} / {sessionToken}, with an optional customerId', () => {
@@ -212,7 +175,7 @@ describe('the controller with an auth URL', () => {
       refreshAuth: renewal.refreshAuth,
       firstAuth: renewal.firstAuth,
       log: (l) => lines.push(l),
-      WebSocketImpl: FakeSocket as unknown as typeof WebSocket,
+      WebSocketImpl: sockets.WebSocketImpl,
       setTimer,
     });
     return { c, calls: f.calls, lines };
@@ -220,10 +183,10 @@ describe('the controller with an auth URL', () => {
 
   it('starts without a token: fetches one before the first socket, then renews once per refusal and reconnects', async () => {
     const { c, calls } = make((n) => new Response(n % 2 ? `v1.t${n}.s` : JSON.stringify({ token: `v1.t${n}.s` })));
-    expect(FakeSocket.all).toHaveLength(0); // no socket before the token
+    expect(sockets.all).toHaveLength(0); // no socket before the token
     await flush();
     expect(calls).toHaveLength(1);
-    expect(FakeSocket.all).toHaveLength(1);
+    expect(sockets.all).toHaveLength(1);
     latest().accept();
     expect(latest().sent[0]).toEqual({ type: 'init', customerId: 'c1', authToken: 'v1.t1.s' });
     latest().push(ready());
@@ -233,11 +196,11 @@ describe('the controller with an auth URL', () => {
     await vi.advanceTimersByTimeAsync(3_600_000);
     latest().drop();
     await vi.advanceTimersByTimeAsync(500);
-    expect(FakeSocket.all).toHaveLength(2);
+    expect(sockets.all).toHaveLength(2);
     latest().accept();
     await refuse(latest());
     expect(calls).toHaveLength(2);
-    expect(FakeSocket.all).toHaveLength(3);
+    expect(sockets.all).toHaveLength(3);
     latest().accept();
     expect(latest().sent[0]).toEqual({ type: 'init', customerId: 'c1', authToken: 'v1.t2.s' }); // from JSON {token}
     latest().push(ready());
@@ -252,7 +215,7 @@ describe('the controller with an auth URL', () => {
     await vi.advanceTimersByTimeAsync(1);
     await flush();
     expect(calls).toHaveLength(3);
-    expect(FakeSocket.all).toHaveLength(4);
+    expect(sockets.all).toHaveLength(4);
   });
 
   it('a fresh token refused before ready ends the session: no second fetch for that refusal, no loop', async () => {
@@ -262,7 +225,7 @@ describe('the controller with an auth URL', () => {
     await refuse(latest()); // the fetched token is refused before any ready
     await vi.advanceTimersByTimeAsync(10 * 60_000);
     expect(calls).toHaveLength(1);
-    expect(FakeSocket.all).toHaveLength(1);
+    expect(sockets.all).toHaveLength(1);
     expect(c.state()).toMatchObject({ status: 'Disconnected', reason: 'auth' });
   });
 
@@ -277,14 +240,14 @@ describe('the controller with an auth URL', () => {
     expect(c.state()).toMatchObject({ status: 'Disconnected', reason: 'auth' });
     await vi.advanceTimersByTimeAsync(10 * 60_000);
     expect(calls).toHaveLength(2);
-    expect(FakeSocket.all).toHaveLength(1);
+    expect(sockets.all).toHaveLength(1);
     expect(lines).toContain('[parley] auth URL: no token (503; expected the token as text or JSON {"token"})');
   });
 
   it('an auth URL that fails at the start: connects without a token all the same; its refusal ends the session without another fetch', async () => {
     const { c, calls } = make(() => new Response('', { status: 401 }));
     await flush();
-    expect(FakeSocket.all).toHaveLength(1);
+    expect(sockets.all).toHaveLength(1);
     latest().accept();
     expect(latest().sent[0]).toEqual({ type: 'init', customerId: 'c1' });
     await refuse(latest());

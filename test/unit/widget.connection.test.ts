@@ -1,53 +1,15 @@
 // The widget's socket and re-send logic, against a fake WebSocket and fake timers.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { connect } from '../../widget/src/connection.ts';
 import { createController, NOT_SENT } from '../../widget/src/controller.ts';
 import type { Status } from '../../widget/src/state.ts';
+import { fakeSockets, useWidgetFakes, widgetReady as ready } from '../support/widget-socket.ts';
 
-class FakeSocket {
-  static all: FakeSocket[] = [];
-  readyState = 0;
-  sent: Record<string, unknown>[] = [];
-  onopen?: () => void;
-  onmessage?: (e: { data: string }) => void;
-  onclose?: () => void;
-  onerror?: () => void;
-  constructor(readonly url: string) {
-    FakeSocket.all.push(this);
-  }
-  send(data: string) {
-    this.sent.push(JSON.parse(data));
-  }
-  close() {
-    this.drop();
-  }
-  // test side
-  accept() {
-    this.readyState = 1;
-    this.onopen?.();
-  }
-  push(frame: Record<string, unknown>) {
-    this.onmessage?.({ data: JSON.stringify(frame) });
-  }
-  drop() {
-    this.readyState = 3;
-    this.onclose?.();
-  }
-}
+const sockets = fakeSockets();
+const latest = sockets.latest;
+const opts = { WebSocketImpl: sockets.WebSocketImpl, setTimer: (fn: () => void, ms: number) => setTimeout(fn, ms) };
 
-const latest = () => FakeSocket.all[FakeSocket.all.length - 1];
-const ready = (history: unknown[] = []) => ({ type: 'ready', customerId: 'c1', conversationId: 'conv', history });
-const opts = { WebSocketImpl: FakeSocket as unknown as typeof WebSocket, setTimer: (fn: () => void, ms: number) => setTimeout(fn, ms) };
-
-beforeEach(() => {
-  FakeSocket.all = [];
-  vi.useFakeTimers();
-  vi.spyOn(Math, 'random').mockReturnValue(1); // jitter at its top: delays are exactly 0.5 s, 1 s, 2 s…
-});
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
+useWidgetFakes(sockets);
 
 describe('widget connection', () => {
   it('sends init on open, reports Connected on ready, Reconnecting on a drop, and backs off 0.5 s, 1 s, 2 s', () => {
@@ -70,9 +32,9 @@ describe('widget connection', () => {
     expect(statuses.at(-1)).toBe('Reconnecting');
     const delays: number[] = [];
     for (let i = 0; i < 3; i++) {
-      const before = FakeSocket.all.length;
+      const before = sockets.all.length;
       let waited = 0;
-      while (FakeSocket.all.length === before) {
+      while (sockets.all.length === before) {
         vi.advanceTimersByTime(50);
         waited += 50;
       }
@@ -85,12 +47,12 @@ describe('widget connection', () => {
     latest().accept();
     latest().push(ready());
     expect(statuses.at(-1)).toBe('Connected');
-    const before = FakeSocket.all.length;
+    const before = sockets.all.length;
     latest().drop();
     vi.advanceTimersByTime(499);
-    expect(FakeSocket.all.length).toBe(before);
+    expect(sockets.all.length).toBe(before);
     vi.advanceTimersByTime(1);
-    expect(FakeSocket.all.length).toBe(before + 1);
+    expect(sockets.all.length).toBe(before + 1);
   });
 
   it('stops on a fatal error (unauthorized): Disconnected, no retry', () => {
@@ -107,7 +69,7 @@ describe('widget connection', () => {
     latest().push({ type: 'error', code: 'unauthorized', message: 'no' });
     latest().drop();
     vi.advanceTimersByTime(60_000);
-    expect(FakeSocket.all).toHaveLength(1);
+    expect(sockets.all).toHaveLength(1);
     expect(statuses.at(-1)).toBe('Disconnected');
   });
 });
@@ -211,7 +173,7 @@ describe('widget controller', () => {
     latest().drop();
     await flush();
     expect(asked).toBe(1);
-    expect(FakeSocket.all).toHaveLength(2);
+    expect(sockets.all).toHaveLength(2);
     latest().accept();
     expect(latest().sent[0]).toEqual({ type: 'init', customerId: 'c1', authToken: 'fresh' });
     // the code and the server's words go to the console, not to the customer
@@ -223,7 +185,7 @@ describe('widget controller', () => {
     await flush();
     vi.advanceTimersByTime(60_000);
     expect(asked).toBe(1);
-    expect(FakeSocket.all).toHaveLength(2);
+    expect(sockets.all).toHaveLength(2);
     expect(c.state()).toMatchObject({ status: 'Disconnected', reason: 'auth' });
   });
 
@@ -242,6 +204,6 @@ describe('widget controller', () => {
     latest().drop();
     for (let i = 0; i < 5; i++) await Promise.resolve();
     expect(c.state()).toMatchObject({ status: 'Disconnected', reason: 'auth' });
-    expect(FakeSocket.all).toHaveLength(1);
+    expect(sockets.all).toHaveLength(1);
   });
 });

@@ -1,43 +1,14 @@
 // Issue 33 part 1: every customer message ends sent or visibly not sent. The state logic (refusals tied to bubbles),
 // the controller's re-sends (rate limit waits, one at a time, oldest first), the outbox kept across a reload, and
 // the socket that reconnects at once when the browser comes back online — against a fake WebSocket and fake timers.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { connect } from '../../widget/src/connection.ts';
 import { createController } from '../../widget/src/controller.ts';
 import { initialState, nextRateLimited, reduce, toResend, type WidgetState } from '../../widget/src/state.ts';
+import { fakeSockets, type FakeSocket, useWidgetFakes, widgetReady as ready } from '../support/widget-socket.ts';
 
-class FakeSocket {
-  static all: FakeSocket[] = [];
-  readyState = 0;
-  sent: Record<string, unknown>[] = [];
-  onopen?: () => void;
-  onmessage?: (e: { data: string }) => void;
-  onclose?: () => void;
-  onerror?: () => void;
-  constructor(readonly url: string) {
-    FakeSocket.all.push(this);
-  }
-  send(data: string) {
-    this.sent.push(JSON.parse(data));
-  }
-  close() {
-    this.drop();
-  }
-  accept() {
-    this.readyState = 1;
-    this.onopen?.();
-  }
-  push(frame: Record<string, unknown>) {
-    this.onmessage?.({ data: JSON.stringify(frame) });
-  }
-  drop() {
-    this.readyState = 3;
-    this.onclose?.();
-  }
-}
-
-const latest = () => FakeSocket.all[FakeSocket.all.length - 1];
-const ready = (history: unknown[] = []) => ({ type: 'ready', customerId: 'c1', conversationId: 'conv', history });
+const sockets = fakeSockets();
+const latest = sockets.latest;
 const messagesSent = (s: FakeSocket) => s.sent.filter((f) => f.type === 'message').map((f) => f.id);
 
 class MemoryStorage {
@@ -47,15 +18,7 @@ class MemoryStorage {
   removeItem = (k: string) => void this.items.delete(k);
 }
 
-beforeEach(() => {
-  FakeSocket.all = [];
-  vi.useFakeTimers({ now: 1_000_000 });
-  vi.spyOn(Math, 'random').mockReturnValue(1);
-});
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
+useWidgetFakes(sockets, { now: 1_000_000 });
 
 describe('widget message states', () => {
   it('a refusal that names a message marks that bubble not sent; a rate limit says when it goes again', () => {
@@ -104,7 +67,7 @@ describe('widget re-sends', () => {
       init: () => ({ type: 'init', customerId: 'c1', authToken: 't' }),
       render: () => {},
       newId: () => `m${++n}`,
-      WebSocketImpl: FakeSocket as unknown as typeof WebSocket,
+      WebSocketImpl: sockets.WebSocketImpl,
       setTimer: (fn, ms) => setTimeout(fn, ms),
       storage,
       log: () => {},
@@ -157,7 +120,7 @@ describe('widget re-sends', () => {
     first.close();
 
     // the reload: a new page, the same storage; the history holds m1 only
-    FakeSocket.all = [];
+    sockets.all.length = 0;
     const second = start(storage);
     expect(second.state().bubbles.map((b) => b.text)).toEqual(['thanks']);
     expect(messagesSent(latest())).toEqual(['m2']); // re-sent with its own id
@@ -174,7 +137,7 @@ describe('widget reconnect on wake', () => {
       onFrame: () => {},
       onStatus: () => {},
       onReady: () => {},
-      WebSocketImpl: FakeSocket as unknown as typeof WebSocket,
+      WebSocketImpl: sockets.WebSocketImpl,
       setTimer: (fn, ms) => setTimeout(fn, ms),
     });
     latest().accept();
@@ -184,12 +147,12 @@ describe('widget reconnect on wake', () => {
       vi.advanceTimersByTime(30_000);
     }
     latest().drop();
-    expect(FakeSocket.all).toHaveLength(6);
+    expect(sockets.all).toHaveLength(6);
     conn.reconnectNow();
-    expect(FakeSocket.all).toHaveLength(7);
+    expect(sockets.all).toHaveLength(7);
     conn.reconnectNow(); // a socket is open: nothing
-    expect(FakeSocket.all).toHaveLength(7);
+    expect(sockets.all).toHaveLength(7);
     vi.advanceTimersByTime(60_000);
-    expect(FakeSocket.all).toHaveLength(7);
+    expect(sockets.all).toHaveLength(7);
   });
 });

@@ -1,24 +1,7 @@
 // Every record of an LMDB store, as domain records (src/store/transfer.ts), for `migrate-store`. Read straight from
 // the key layouts of src/store/lmdb/repos/ and the telemetry segments.
-import type {
-  AgentAccount,
-  AgentCredential,
-  Channel,
-  ConversationRecord,
-  Customer,
-  DeadJob,
-  DeliveryRecord,
-  EarlyStatus,
-  InboxNote,
-  InboxThread,
-  Job,
-  MagicLink,
-  MessageRecord,
-  SavedReply,
-} from '../model.ts';
-import type { StoreRecord } from '../transfer.ts';
-import type { ConversationOutcome } from '../outcomes.ts';
-import type { TelemetryEvent, TurnCallRecord } from '../telemetry-records.ts';
+import type { Channel } from '../model.ts';
+import type { StoreRecord, StoreRecordValue as V } from '../transfer.ts';
 import type { Kv } from './kv.ts';
 import { fromStored } from './repos/conversations.ts';
 import { eventCodec, turnCallCodec } from './telemetry/codec.ts';
@@ -27,18 +10,18 @@ import { readRange } from './telemetry/segment-reader.ts';
 type IdEntry = number | { doneAt: number };
 
 export async function* exportLmdb(kv: Kv): AsyncGenerator<StoreRecord> {
-  for (const { value } of kv.range<Customer>('customers')) yield { kind: 'customer', value };
-  for (const { value } of kv.range<ConversationRecord>('conversations')) yield { kind: 'conversation', value: fromStored(value) };
+  for (const { value } of kv.range<V<'customer'>>('customers')) yield { kind: 'customer', value };
+  for (const { value } of kv.range<V<'conversation'>>('conversations')) yield { kind: 'conversation', value: fromStored(value) };
   // ['m', conversationId, seq]: per conversation, in sequence order.
-  for (const { value } of kv.range<MessageRecord>('messages', { start: ['m'], end: ['m', '\uffff'] })) yield { kind: 'message', value };
-  for (const { key, value } of kv.range<MagicLink>('magicLinks')) yield { kind: 'magicLink', value: { tokenHash: key as string, link: value } };
-  for (const { value } of kv.range<AgentAccount>('agents')) yield { kind: 'agent', value };
-  for (const { key, value } of kv.range<AgentCredential>('agentCredentials'))
+  for (const { value } of kv.range<V<'message'>>('messages', { start: ['m'], end: ['m', '\uffff'] })) yield { kind: 'message', value };
+  for (const { key, value } of kv.range<V<'magicLink'>['link']>('magicLinks')) yield { kind: 'magicLink', value: { tokenHash: key as string, link: value } };
+  for (const { value } of kv.range<V<'agent'>>('agents')) yield { kind: 'agent', value };
+  for (const { key, value } of kv.range<V<'agentCredential'>['credential']>('agentCredentials'))
     yield { kind: 'agentCredential', value: { hash: key as string, credential: value } };
-  for (const { value } of kv.range<ConversationOutcome>('outcomes')) yield { kind: 'outcome', value };
-  for (const { value } of kv.range<InboxThread>('inboxThreads')) yield { kind: 'inboxThread', value };
-  for (const { value } of kv.range<InboxNote>('inboxNotes')) yield { kind: 'inboxNote', value };
-  for (const { value } of kv.range<SavedReply>('savedReplies')) yield { kind: 'savedReply', value };
+  for (const { value } of kv.range<V<'outcome'>>('outcomes')) yield { kind: 'outcome', value };
+  for (const { value } of kv.range<V<'inboxThread'>>('inboxThreads')) yield { kind: 'inboxThread', value };
+  for (const { value } of kv.range<V<'inboxNote'>>('inboxNotes')) yield { kind: 'inboxNote', value };
+  for (const { value } of kv.range<V<'savedReply'>>('savedReplies')) yield { kind: 'savedReply', value };
   for (const { key, value } of kv.range<number>('inboxReads')) {
     const [agentId, conversationId] = key as [string, string];
     yield { kind: 'inboxRead', value: { agentId, conversationId, at: value } };
@@ -59,9 +42,9 @@ export async function* exportLmdb(kv: Kv): AsyncGenerator<StoreRecord> {
     const [, queue, id] = key as [string, string, string];
     kept.set(`${queue}\u0000${id}`, value);
   }
-  for (const { key, value } of kv.range<Job>('jobs', { start: ['q'], end: ['q', '\uffff'] }))
+  for (const { key, value } of kv.range<V<'job'>['job']>('jobs', { start: ['q'], end: ['q', '\uffff'] }))
     yield { kind: 'job', value: { queue: (key as string[])[1], job: value } };
-  for (const { key, value } of kv.range<DeadJob>('jobs', { start: ['dead'], end: ['dead', '\uffff'] })) {
+  for (const { key, value } of kv.range<V<'deadJob'>['dead']>('jobs', { start: ['dead'], end: ['dead', '\uffff'] })) {
     const queue = (key as string[])[1];
     const keepId = typeof kept.get(`${queue}\u0000${value.id}`) === 'object';
     if (keepId) kept.delete(`${queue}\u0000${value.id}`);
@@ -73,10 +56,11 @@ export async function* exportLmdb(kv: Kv): AsyncGenerator<StoreRecord> {
     yield { kind: 'keptJobId', value: { queue, id, doneAt: entry.doneAt } };
   }
 
-  for (const { key, value } of kv.range<DeliveryRecord | EarlyStatus>('outbox')) {
+  for (const { key, value } of kv.range<V<'delivery'> | V<'earlyStatus'>['status']>('outbox')) {
     const k = key as string;
-    if (k.startsWith('early:')) yield { kind: 'earlyStatus', value: { providerMessageId: k.slice('early:'.length), status: value as EarlyStatus } };
-    else yield { kind: 'delivery', value: value as DeliveryRecord };
+    if (k.startsWith('early:'))
+      yield { kind: 'earlyStatus', value: { providerMessageId: k.slice('early:'.length), status: value as V<'earlyStatus'>['status'] } };
+    else yield { kind: 'delivery', value: value as V<'delivery'> };
   }
   for (const { key, value } of kv.range<{ providerMessageId: string; at: number }>('sent')) {
     yield { kind: 'sent', value: { jobId: key as string, providerMessageId: value.providerMessageId, at: value.at } };
@@ -88,6 +72,6 @@ export async function* exportLmdb(kv: Kv): AsyncGenerator<StoreRecord> {
     if (k.startsWith('handled:wa:')) yield { kind: 'handled', value: { waMessageId: k.slice('handled:wa:'.length), at: value } };
   }
 
-  for (const e of readRange<TelemetryEvent>(kv, 'telemetry', eventCodec())) yield { kind: 'event', value: e };
-  for (const c of readRange<TurnCallRecord>(kv, 'turnCalls', turnCallCodec())) yield { kind: 'turnCall', value: c };
+  for (const e of readRange<V<'event'>>(kv, 'telemetry', eventCodec())) yield { kind: 'event', value: e };
+  for (const c of readRange<V<'turnCall'>>(kv, 'turnCalls', turnCallCodec())) yield { kind: 'turnCall', value: c };
 }
