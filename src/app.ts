@@ -21,7 +21,7 @@ import { assertStorageWritable } from './storage-check.ts';
 import { openStore } from './store/open.ts';
 import { createTelemetryRecorder } from './telemetry/recorder.ts';
 import type { Services } from './services.ts';
-import { wireComponents, type WiredComponents } from './wiring.ts';
+import { createLifecycle, wireComponents, type LifecycleStep, type WiredComponents } from './wiring/index.ts';
 
 export interface ParleyOptions {
   config: Config;
@@ -30,6 +30,8 @@ export interface ParleyOptions {
   clock?: Clock;
   logger?: Logger;
   logDestination?: DestinationStream;
+  /** Told each start and stop step of each part, in order (tests of the order; src/README.md, "The composition root"). */
+  onLifecycleStep?: (step: LifecycleStep) => void;
 }
 
 export interface Parley {
@@ -80,8 +82,16 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   installErrorHandling(app);
   installJsonBodyParser(app);
 
-  const shutdownHooks: (() => Promise<void> | void)[] = [];
-  const components = await wireComponents({ app, services, onShutdown: (fn) => shutdownHooks.push(fn) });
+  let url = '';
+  // The root's own onListen runs before every part's: they see the URL (the demo backend connects to it).
+  app.addHook('onListen', async () => {
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.server.port;
+    url = `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${port}`;
+    if (!config.server.base_url) services.config.server.base_url = url;
+  });
+  const lifecycle = createLifecycle({ logger, record: o.onLifecycleStep });
+  const components = await wireComponents({ app, services, lifecycle, url: () => url });
 
   await app.register(healthPlugin, {
     services,
@@ -128,8 +138,8 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   if (services.testMode) await app.register(testModePlugin, { services, hub: components.clusterHub });
   // Test mode shows `parley test --url` the tool calls' arguments and lets it call the backend (behind the secret).
   if (services.testMode) await app.register(scenarioTestPlugin, { services, history: services.store.history, hub: components.clusterHub });
+  await app.register(lifecycle.last());
 
-  let url = '';
   let stopped = false;
   return {
     app,
@@ -137,13 +147,10 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     runtime: components,
     url: () => url,
     async start() {
-      // A member of the cluster before taking any traffic (on LMDB: the one node, at once).
-      await components.cluster.start();
-      const address = await app.listen({ host: config.server.host, port: config.server.port });
-      const u = new URL(address);
-      url = `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${u.port}`;
-      if (!config.server.base_url) services.config.server.base_url = url;
-      for (const fn of components.afterListen) await fn(url);
+      // The parts start in the order they were registered: the node joins the cluster before it listens (onReady),
+      // the rest once it listens (onListen).
+      await app.listen({ host: config.server.host, port: config.server.port });
+      await lifecycle.started();
       logger.info({ url, version: VERSION, storage: store.location, testMode: services.testMode }, 'parley listening');
       if (generated) logger.warn(`SERVICE_SDK_SECRET is not set: generated a service secret, kept in ${secretFile}`);
       return url;
@@ -151,19 +158,13 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     async stop() {
       if (stopped) return;
       stopped = true;
-      // First stop accepting and close every socket with 1001 (preClose), so nothing new arrives
-      // while the conversation host drains; then the features stop, telemetry flushes, the store closes.
+      // First stop accepting and close every socket with 1001 (preClose), so nothing new arrives while the
+      // conversation host drains; then the parts stop in the reverse of their order (onClose: the conversations drain,
+      // the node leaves the cluster last); then telemetry flushes and the store closes.
       try {
         await app.close();
       } catch (err) {
         logger.warn({ err }, 'closing the HTTP server failed');
-      }
-      for (const fn of shutdownHooks.reverse()) {
-        try {
-          await fn();
-        } catch (err) {
-          logger.warn({ err }, 'shutdown step failed');
-        }
       }
       await telemetry.close();
       await store.close();
