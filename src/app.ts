@@ -77,6 +77,9 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     bodyLimit: config.server.body_limit_bytes,
     trustProxy: config.server.trust_proxy,
     forceCloseConnections: true,
+    // The parts start on fastify's hooks (src/README.md, "The composition root"), and the cluster's join in onReady may
+    // wait a whole lease (up to cluster.lease_seconds) for its id: fastify's 10 s hook timeout would cut it short.
+    pluginTimeout: 0,
     ...slowClientOptions(config.server.request_timeout_ms),
   });
   installErrorHandling(app);

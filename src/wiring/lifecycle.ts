@@ -1,12 +1,15 @@
 // Every part of Parley is a fastify plugin that registers its routes and its own lifecycle hooks (issue 31, part 5),
 // so the order of `app.register` is the order of start and its reverse the order of stop. Fastify 5 (checked on
-// 5.12 with encapsulated plugins, i.e. without fastify-plugin):
-//   onReady, onListen, preClose: one after another in registration order (the root instance's own hooks first);
-//   onClose: in reverse registration order (the part registered last closes first; within a part, last hook first).
-// Fastify neither awaits onListen before `listen()` resolves nor fails on an onListen error (it logs and goes on):
-// `started()` resolves once the last part's onListen has run, or rejects with the first part's failure, so `start()`
-// still means "every part is running" and a part that cannot start still fails it. A stop step that fails is logged
-// and the next one runs, as before.
+// 5.12 with encapsulated plugins, i.e. without fastify-plugin, which would move a part's hooks onto the root):
+//   onReady, preClose: one after another, each awaited, in registration order (the root instance's own hooks first);
+//     onReady is under fastify's `pluginTimeout` (app.ts turns it off: the cluster's join may wait a whole lease);
+//   onClose: each awaited, in reverse registration order (the part registered last closes first; within a part, its
+//     last hook first);
+//   onListen: called in registration order, but sibling plugins' hooks are not awaited one by one (fastify starts
+//     each child's runner as soon as the root's hooks are done), `listen()` resolves without waiting for them, and an
+//     error is only logged. So a part's `listen` is queued here on one chain: the parts start one after another,
+//     `started()` resolves once the last has, and rejects with the first that failed (the others still start).
+// A stop step that fails is logged and the next one runs, as before.
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Logger } from '../logger.ts';
 
@@ -43,6 +46,17 @@ export function createLifecycle(o: { logger: Logger; record?: (step: LifecycleSt
   let failure: unknown;
   let done: (() => void) | undefined;
   const allStarted = new Promise<void>((resolve) => (done = resolve));
+  // The parts' starts, one after another in the order fastify calls their onListen (registration order).
+  let starting = Promise.resolve();
+  const startStep = (name: string, listen: () => Promise<void> | void) => async () => {
+    note('listen', name);
+    try {
+      await listen();
+    } catch (err) {
+      log.error({ err, part: name }, 'start step failed');
+      failure ??= err ?? new Error(`${name} failed to start`);
+    }
+  };
   const note = (phase: Phase, part: string) => {
     o.record?.({ phase, part });
     log.debug({ part, phase }, 'lifecycle step');
@@ -57,13 +71,7 @@ export function createLifecycle(o: { logger: Logger; record?: (step: LifecycleSt
         });
       if (listen)
         scope.addHook('onListen', async () => {
-          note('listen', name);
-          try {
-            await listen();
-          } catch (err) {
-            log.error({ err, part: name }, 'start step failed');
-            failure ??= err ?? new Error(`${name} failed to start`);
-          }
+          starting = starting.then(startStep(name, listen));
         });
       if (preClose)
         scope.addHook('preClose', async () => {
@@ -82,7 +90,9 @@ export function createLifecycle(o: { logger: Logger; record?: (step: LifecycleSt
       if (routes) await routes(scope);
     },
     last: () => async (scope) => {
-      scope.addHook('onListen', async () => done?.());
+      scope.addHook('onListen', async () => {
+        starting = starting.then(() => done?.());
+      });
     },
     started: async () => {
       await allStarted;

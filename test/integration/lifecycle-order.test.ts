@@ -74,6 +74,8 @@ describe('start and stop order', () => {
     };
     parley = await createParley({ config, testMode: true, clock: createClock(), logger: createLogger('warn'), onLifecycleStep: record });
     expect(seen).toEqual([]); // made, nothing started
+    // The join (onReady) may wait a whole lease for its id; fastify's 10 s hook timeout must not cut it short.
+    expect(parley.app.initialConfig.pluginTimeout).toBe(0);
     const url = await parley.start();
 
     expect(seen.map((s) => s.step)).toEqual(START);
