@@ -9,19 +9,14 @@ import { readVersion } from './project-root.ts';
 import type { Config } from './config/schema.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
-import { healthPlugin } from './ops/health.ts';
 import { slowClientOptions } from './http/slow-clients.ts';
-import { staticAssetsPlugin } from './http/static-assets.ts';
-import { testModePlugin } from './ops/test-mode.ts';
-import { scenarioTestPlugin } from './ops/scenario-test.ts';
-import { diagnosticsPlugin } from './ops/diagnostics.ts';
 import { addLogSecrets, createLogger, type Logger } from './logger.ts';
 import { configuredSecrets, resolveSecret } from './secret.ts';
 import { assertStorageWritable } from './storage-check.ts';
 import { openStore } from './store/open.ts';
 import { createTelemetryRecorder } from './telemetry/recorder.ts';
 import type { Services } from './services.ts';
-import { createLifecycle, wireComponents, type LifecycleStep, type WiredComponents } from './wiring/index.ts';
+import { createLifecycle, registerOps, wireComponents, type LifecycleStep, type WiredComponents } from './wiring/index.ts';
 
 export interface ParleyOptions {
   config: Config;
@@ -96,51 +91,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   const lifecycle = createLifecycle({ logger, record: o.onLifecycleStep });
   const components = await wireComponents({ app, services, lifecycle, url: () => url });
 
-  await app.register(healthPlugin, {
-    services,
-    hub: components.hub,
-    llm: components.llmFailures,
-    mcp: components.mcp,
-    cluster: components.cluster,
-    widgetBundlePath: join(PUBLIC_DIR, 'widget.js'),
-  });
-  await app.register(staticAssetsPlugin, {
-    dir: PUBLIC_DIR,
-    assets: [
-      {
-        route: '/widget.js',
-        file: 'widget.js',
-        type: 'application/javascript; charset=utf-8',
-        cache: 'public, max-age=300, must-revalidate',
-        precompressed: true,
-      },
-      { route: '/demo.html', file: 'demo.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
-      { route: '/telemetry', file: 'telemetry.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
-      // The agent inbox (src/inbox/, inbox/src/).
-      { route: '/inbox', file: 'inbox.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
-      { route: '/inbox.js', file: 'inbox.js', type: 'application/javascript; charset=utf-8', cache: 'no-cache', precompressed: true },
-      // The one-time link of a new account (src/agents/): the dashboard's page shows the set-password form there.
-      { route: '/agents/set-password', file: 'telemetry.html', type: 'text/html; charset=utf-8', cache: 'no-store' },
-      {
-        route: '/dashboard.js',
-        file: 'dashboard.js',
-        type: 'application/javascript; charset=utf-8',
-        cache: 'public, max-age=300, must-revalidate',
-        precompressed: true,
-      },
-    ],
-  });
-  await app.register(diagnosticsPlugin, {
-    services,
-    hub: components.hub,
-    cluster: components.cluster,
-    liveActors: components.liveActors,
-    sections: components.diagnostics,
-  });
-  // Test mode lists the functions callable from this node (every node's), as the features see them.
-  if (services.testMode) await app.register(testModePlugin, { services, hub: components.clusterHub });
-  // Test mode shows `parley test --url` the tool calls' arguments and lets it call the backend (behind the secret).
-  if (services.testMode) await app.register(scenarioTestPlugin, { services, history: services.store.history, hub: components.clusterHub });
+  await registerOps(app, services, components, PUBLIC_DIR);
   await app.register(lifecycle.last());
 
   let stopped = false;
