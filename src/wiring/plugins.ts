@@ -33,7 +33,7 @@ async function registerCore(app: FastifyInstance, services: Services, made: Made
   const { host, takeover, stopInboxWatch, stopHellos, sayHello } = made.conversations;
   const { agents } = made.features;
   const clustered = services.store.capabilities.clustered;
-  await app.register(lc.part('cluster', { ready: () => membership.start(), listen: sayHello, close: () => membership.stop() }));
+  await app.register(lc.part('cluster', { ready: () => membership.start(), close: () => membership.stop() }));
   // Its SDK catalogue is withdrawn from the other nodes before the node leaves.
   await app.register(lc.part('sdk', { listen: () => hub.start(), close: () => hub.stop() }));
   // In the background: a server that is slow or down never holds the start back.
@@ -48,7 +48,10 @@ async function registerCore(app: FastifyInstance, services: Services, made: Made
       registerInbox(scope, { services, host, customers, agents, live: inboxLive, pushToWidget: (id, frame) => void sessions.push(id, frame) }),
     ),
   );
+  // The node says hello once the SDK catalogue and the inbox feed run, as its conversations resume: the others read the
+  // cluster at once and relay widget frames to it from then on.
   const resume = async () => {
+    await sayHello();
     await host.resumeBusy();
     if (clustered) takeover.start();
   };

@@ -22,7 +22,6 @@ interface Seen {
 
 const START = [
   'ready:cluster',
-  'listen:cluster',
   'listen:sdk',
   'listen:mcp',
   'listen:outcomes',
