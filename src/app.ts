@@ -9,19 +9,14 @@ import { readVersion } from './project-root.ts';
 import type { Config } from './config/schema.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
-import { healthPlugin } from './ops/health.ts';
 import { slowClientOptions } from './http/slow-clients.ts';
-import { staticAssetsPlugin } from './http/static-assets.ts';
-import { testModePlugin } from './ops/test-mode.ts';
-import { scenarioTestPlugin } from './ops/scenario-test.ts';
-import { diagnosticsPlugin } from './ops/diagnostics.ts';
 import { addLogSecrets, createLogger, type Logger } from './logger.ts';
 import { configuredSecrets, resolveSecret } from './secret.ts';
 import { assertStorageWritable } from './storage-check.ts';
 import { openStore } from './store/open.ts';
 import { createTelemetryRecorder } from './telemetry/recorder.ts';
 import type { Services } from './services.ts';
-import { wireComponents, type WiredComponents } from './wiring.ts';
+import { createLifecycle, registerOps, wireComponents, type LifecycleStep, type WiredComponents } from './wiring/index.ts';
 
 export interface ParleyOptions {
   config: Config;
@@ -30,6 +25,8 @@ export interface ParleyOptions {
   clock?: Clock;
   logger?: Logger;
   logDestination?: DestinationStream;
+  /** Told each start and stop step of each part, in order (tests of the order; src/README.md, "The composition root"). */
+  onLifecycleStep?: (step: LifecycleStep) => void;
 }
 
 export interface Parley {
@@ -75,61 +72,28 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     bodyLimit: config.server.body_limit_bytes,
     trustProxy: config.server.trust_proxy,
     forceCloseConnections: true,
+    // The parts start on fastify's hooks (src/README.md, "The composition root"), and the cluster's join in onReady may
+    // wait a whole lease (up to cluster.lease_seconds) for its id: fastify's 10 s hook timeout would cut it short.
+    pluginTimeout: 0,
     ...slowClientOptions(config.server.request_timeout_ms),
   });
   installErrorHandling(app);
   installJsonBodyParser(app);
 
-  const shutdownHooks: (() => Promise<void> | void)[] = [];
-  const components = await wireComponents({ app, services, onShutdown: (fn) => shutdownHooks.push(fn) });
-
-  await app.register(healthPlugin, {
-    services,
-    hub: components.hub,
-    llm: components.llmFailures,
-    mcp: components.mcp,
-    cluster: components.cluster,
-    widgetBundlePath: join(PUBLIC_DIR, 'widget.js'),
-  });
-  await app.register(staticAssetsPlugin, {
-    dir: PUBLIC_DIR,
-    assets: [
-      {
-        route: '/widget.js',
-        file: 'widget.js',
-        type: 'application/javascript; charset=utf-8',
-        cache: 'public, max-age=300, must-revalidate',
-        precompressed: true,
-      },
-      { route: '/demo.html', file: 'demo.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
-      { route: '/telemetry', file: 'telemetry.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
-      // The agent inbox (src/inbox/, inbox/src/).
-      { route: '/inbox', file: 'inbox.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
-      { route: '/inbox.js', file: 'inbox.js', type: 'application/javascript; charset=utf-8', cache: 'no-cache', precompressed: true },
-      // The one-time link of a new account (src/agents/): the dashboard's page shows the set-password form there.
-      { route: '/agents/set-password', file: 'telemetry.html', type: 'text/html; charset=utf-8', cache: 'no-store' },
-      {
-        route: '/dashboard.js',
-        file: 'dashboard.js',
-        type: 'application/javascript; charset=utf-8',
-        cache: 'public, max-age=300, must-revalidate',
-        precompressed: true,
-      },
-    ],
-  });
-  await app.register(diagnosticsPlugin, {
-    services,
-    hub: components.hub,
-    cluster: components.cluster,
-    liveActors: components.liveActors,
-    sections: components.diagnostics,
-  });
-  // Test mode lists the functions callable from this node (every node's), as the features see them.
-  if (services.testMode) await app.register(testModePlugin, { services, hub: components.clusterHub });
-  // Test mode shows `parley test --url` the tool calls' arguments and lets it call the backend (behind the secret).
-  if (services.testMode) await app.register(scenarioTestPlugin, { services, history: services.store.history, hub: components.clusterHub });
-
   let url = '';
+  // The root's own onListen runs before every part's: they see the URL (the demo backend connects to it).
+  app.addHook('onListen', async () => {
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.server.port;
+    url = `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${port}`;
+    if (!config.server.base_url) services.config.server.base_url = url;
+  });
+  const lifecycle = createLifecycle({ logger, record: o.onLifecycleStep });
+  const components = await wireComponents({ app, services, lifecycle, url: () => url });
+
+  await registerOps(app, services, components, PUBLIC_DIR);
+  await app.register(lifecycle.last());
+
   let stopped = false;
   return {
     app,
@@ -137,13 +101,10 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     runtime: components,
     url: () => url,
     async start() {
-      // A member of the cluster before taking any traffic (on LMDB: the one node, at once).
-      await components.cluster.start();
-      const address = await app.listen({ host: config.server.host, port: config.server.port });
-      const u = new URL(address);
-      url = `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${u.port}`;
-      if (!config.server.base_url) services.config.server.base_url = url;
-      for (const fn of components.afterListen) await fn(url);
+      // The parts start in the order they were registered: the node joins the cluster before it listens (onReady),
+      // the rest once it listens (onListen).
+      await app.listen({ host: config.server.host, port: config.server.port });
+      await lifecycle.started();
       logger.info({ url, version: VERSION, storage: store.location, testMode: services.testMode }, 'parley listening');
       if (generated) logger.warn(`SERVICE_SDK_SECRET is not set: generated a service secret, kept in ${secretFile}`);
       return url;
@@ -151,19 +112,13 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     async stop() {
       if (stopped) return;
       stopped = true;
-      // First stop accepting and close every socket with 1001 (preClose), so nothing new arrives
-      // while the conversation host drains; then the features stop, telemetry flushes, the store closes.
+      // First stop accepting and close every socket with 1001 (preClose), so nothing new arrives while the
+      // conversation host drains; then the parts stop in the reverse of their order (onClose: the conversations drain,
+      // the node leaves the cluster last); then telemetry flushes and the store closes.
       try {
         await app.close();
       } catch (err) {
         logger.warn({ err }, 'closing the HTTP server failed');
-      }
-      for (const fn of shutdownHooks.reverse()) {
-        try {
-          await fn();
-        } catch (err) {
-          logger.warn({ err }, 'shutdown step failed');
-        }
       }
       await telemetry.close();
       await store.close();

@@ -1,4 +1,4 @@
-// The knowledge feature as wiring.ts assembles it: the service on the store's knowledge base, the embedder when
+// The knowledge feature as src/wiring/ assembles it: the service on the store's knowledge base, the embedder when
 // `knowledge.embeddings` is set, the sync of `knowledge.sources`, and the routes.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';

@@ -31,8 +31,8 @@ export interface ClusterHub extends SdkHub {
 export interface ClusterHubOptions {
   local: SdkHubRuntime;
   bus: ClusterBus;
-  /** Read at each use (it is created after the features that take this hub). */
-  membership: () => Pick<ClusterMembership, 'nodeId' | 'view' | 'onJoined'>;
+  /** This node's membership (made before the hub: its id, the view of the nodes, rejoins). */
+  membership: Pick<ClusterMembership, 'nodeId' | 'view' | 'onJoined'>;
   /** Real time: timers of calls to other nodes. */
   clock: Clock;
   logger: Logger;
@@ -45,12 +45,12 @@ const DEFAULT_SEND_TIMEOUT_MS = 15_000;
 export function createClusterHub(o: ClusterHubOptions): ClusterHub {
   const { local } = o;
   const sendTimeoutMs = o.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
-  const nodeId = () => o.membership().nodeId();
+  const nodeId = () => o.membership.nodeId();
   const catalog = createClusterCatalog({
     bus: o.bus,
     local,
     nodeId,
-    view: () => o.membership().view(),
+    view: () => o.membership.view(),
     now: () => Date.now(),
     clock: o.clock,
     logger: o.logger,
@@ -137,7 +137,7 @@ export function createClusterHub(o: ClusterHubOptions): ClusterHub {
       rpc.start();
       relay.start();
       catalog.start();
-      stopJoined ??= o.membership().onJoined(() => catalog.announce());
+      stopJoined ??= o.membership.onJoined(() => catalog.announce());
     },
 
     async stop() {

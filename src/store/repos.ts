@@ -135,8 +135,19 @@ export interface StoreChecks {
   migrations: string;
 }
 
+/** What an engine can do beyond the repositories: the features ask this, never which engine it is. */
+export interface StoreCapabilities {
+  /**
+   * Several processes share this store (PostgreSQL): conversations are claimed and fenced, inboxes and widget frames
+   * are relayed between nodes, a dead node's conversations are taken over. False when one process holds the store
+   * (LMDB): it owns every conversation, nothing is claimed, relayed or taken over.
+   */
+  readonly clustered: boolean;
+}
+
 export interface Store extends StoreRepos {
   readonly engine: 'lmdb' | 'postgres';
+  readonly capabilities: StoreCapabilities;
   /** Where the data is, for logs and diagnostics (a URL's password masked). */
   readonly location: string;
   readonly telemetry: TelemetryStore;

@@ -30,6 +30,11 @@ export function describeClusterContract(engine: string, open: () => Promise<Stor
   describe(`${engine}: cluster nodes`, () => {
     const store = freshStore(open);
 
+    it('says whether several processes share it: the features ask this capability, never the engine', () => {
+      // PostgreSQL is shared by every node on it; LMDB is held by one process (src/README.md, "The composition root").
+      expect(store().capabilities).toEqual({ clustered: engine === 'postgres' });
+    });
+
     it('a joined node is listed alive with its lease and load; renew moves the lease and records the load', async () => {
       const a = await joined(store(), 'node-a', 5000);
       const [view] = await store().nodes.list();

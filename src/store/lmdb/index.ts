@@ -85,6 +85,7 @@ export async function openLmdbStore(options: OpenLmdbOptions): Promise<Store & {
   let closed = false;
   return Object.assign(repos, {
     engine: 'lmdb' as const,
+    capabilities: { clustered: false },
     location: options.path,
     kv,
     nodes: cluster.nodes,

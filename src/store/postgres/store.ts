@@ -179,6 +179,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     // Each pool insert commits on its own: concurrent ones share a statement and a commit (job-insert-batch.ts).
     jobs: postgresJobs(poolDb, holder, { batchInserts: true }),
     engine: 'postgres' as const,
+    capabilities: { clustered: true },
     location,
     nodes: postgresNodes(poolDb, holder),
     bus: postgresBus(poolDb, listener, options.logger),

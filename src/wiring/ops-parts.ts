@@ -1,0 +1,59 @@
+// The operators' routes and the static assets (no start, no stop): /health and /ready, /diagnostics, the widget's
+// and the dashboard's files, the test-mode routes. They read across every part, so they register after them.
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../services.ts';
+import { healthPlugin } from '../ops/health.ts';
+import { staticAssetsPlugin } from '../http/static-assets.ts';
+import { testModePlugin } from '../ops/test-mode.ts';
+import { scenarioTestPlugin } from '../ops/scenario-test.ts';
+import { diagnosticsPlugin } from '../ops/diagnostics.ts';
+import type { WiredComponents } from './components.ts';
+
+export async function registerOps(app: FastifyInstance, services: Services, components: WiredComponents, publicDir: string) {
+  await app.register(healthPlugin, {
+    services,
+    hub: components.hub,
+    llm: components.llmFailures,
+    mcp: components.mcp,
+    cluster: components.cluster,
+    widgetBundlePath: join(publicDir, 'widget.js'),
+  });
+  await app.register(staticAssetsPlugin, {
+    dir: publicDir,
+    assets: [
+      {
+        route: '/widget.js',
+        file: 'widget.js',
+        type: 'application/javascript; charset=utf-8',
+        cache: 'public, max-age=300, must-revalidate',
+        precompressed: true,
+      },
+      { route: '/demo.html', file: 'demo.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
+      { route: '/telemetry', file: 'telemetry.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
+      // The agent inbox (src/inbox/, inbox/src/).
+      { route: '/inbox', file: 'inbox.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
+      { route: '/inbox.js', file: 'inbox.js', type: 'application/javascript; charset=utf-8', cache: 'no-cache', precompressed: true },
+      // The one-time link of a new account (src/agents/): the dashboard's page shows the set-password form there.
+      { route: '/agents/set-password', file: 'telemetry.html', type: 'text/html; charset=utf-8', cache: 'no-store' },
+      {
+        route: '/dashboard.js',
+        file: 'dashboard.js',
+        type: 'application/javascript; charset=utf-8',
+        cache: 'public, max-age=300, must-revalidate',
+        precompressed: true,
+      },
+    ],
+  });
+  await app.register(diagnosticsPlugin, {
+    services,
+    hub: components.hub,
+    cluster: components.cluster,
+    liveActors: components.liveActors,
+    sections: components.diagnostics,
+  });
+  // Test mode lists the functions callable from this node (every node's), as the features see them.
+  if (services.testMode) await app.register(testModePlugin, { services, hub: components.clusterHub });
+  // Test mode shows `parley test --url` the tool calls' arguments and lets it call the backend (behind the secret).
+  if (services.testMode) await app.register(scenarioTestPlugin, { services, history: services.store.history, hub: components.clusterHub });
+}
