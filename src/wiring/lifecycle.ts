@@ -8,7 +8,7 @@
 //   onListen: called in registration order, but sibling plugins' hooks are not awaited one by one (fastify starts
 //     each child's runner as soon as the root's hooks are done), `listen()` resolves without waiting for them, and an
 //     error is only logged. So a part's `listen` is queued here on one chain: the parts start one after another,
-//     `started()` resolves once the last has, and rejects with the first that failed (the others still start).
+//     `started()` resolves once the last has, and rejects with the first that failed (the parts after it do not start).
 // A stop step that fails is logged and the next one runs, as before.
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Logger } from '../logger.ts';
@@ -37,7 +37,7 @@ export interface Lifecycle {
   part(name: string, hooks: PartHooks, routes?: (scope: FastifyInstance) => PromiseLike<unknown>): FastifyPluginAsync;
   /** Registered after every part: its onListen says that all of theirs have run. */
   last(): FastifyPluginAsync;
-  /** Resolves when every part's `listen` has run; rejects with the first that failed. */
+  /** Resolves when every part's `listen` has run; rejects with the first that failed (the later ones are not run). */
   started(): Promise<void>;
 }
 
@@ -49,6 +49,8 @@ export function createLifecycle(o: { logger: Logger; record?: (step: LifecycleSt
   // The parts' starts, one after another in the order fastify calls their onListen (registration order).
   let starting = Promise.resolve();
   const startStep = (name: string, listen: () => Promise<void> | void) => async () => {
+    // After a part failed, the ones after it (which may rely on it) are not started; their stop steps still run.
+    if (failure !== undefined) return;
     note('listen', name);
     try {
       await listen();
