@@ -137,6 +137,7 @@ export async function makeTooling(services: Services, ports: Ports, cluster: Clu
   );
   const estimateExperience = createExperienceEstimator({ services, llm, tracker: outcomes });
   // The agent inbox's live feed: told of handoffs, customer messages and agent replies by an observer of the host.
+  // Real time, as the membership's: its presence heartbeat between nodes must not stop under a test's manual clock.
   const inboxLive = createInboxLive({ bus: store.bus, clock: createClock(), logger });
   return { llmFailures, llm, mcp, knowledge, tools, outcomes, inboxLive };
 }
