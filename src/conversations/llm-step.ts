@@ -228,20 +228,22 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
         // What this attempt showed will not be the reply: the retry or the fallback writes it anew.
         stream?.takeBack();
         failedAttempts++;
-        services.telemetry.turnCall({ ...failedAttemptCall(a), ...base });
+        services.telemetry.turnCall(Object.assign(failedAttemptCall(a), base));
       },
     };
     try {
       const res = await llm.complete(req);
       // Every piece is out before the step's output can reach a channel (the final message follows the deltas).
       stream?.flush();
-      services.telemetry.turnCall({
-        ...answeredCall(
-          res,
-          res.toolCalls.map((c) => c.name),
+      services.telemetry.turnCall(
+        Object.assign(
+          answeredCall(
+            res,
+            res.toolCalls.map((c) => c.name),
+          ),
+          base,
         ),
-        ...base,
-      });
+      );
       const at = services.clock.now();
       // Text written before tool calls is not the reply (the next step writes that).
       if (res.toolCalls.length > 0) stream?.takeBack();
@@ -264,7 +266,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       return { kind: 'tools', text: res.text ?? undefined, calls, at: calls.some((c) => c.requiresConfirmation) ? services.clock.now() : at };
     } catch (err) {
       stream?.takeBack();
-      if (failedAttempts === 0) services.telemetry.turnCall({ ...failedCall(llm, services.clock.now() - started, err), ...base });
+      if (failedAttempts === 0) services.telemetry.turnCall(Object.assign(failedCall(llm, services.clock.now() - started, err), base));
       throw err;
     }
   };

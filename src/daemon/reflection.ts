@@ -143,16 +143,16 @@ export function createReflectionCycle(deps: ReflectionDeps) {
       responseFormat: 'json',
       onAttemptFailed: (a) => {
         failedAttempts++;
-        telemetry.turnCall({ ...failedAttemptCall(a), ...base });
+        telemetry.turnCall(Object.assign(failedAttemptCall(a), base));
       },
     };
     try {
       const res = await llm.complete(request);
-      telemetry.turnCall({ ...answeredCall(res, []), ...base });
+      telemetry.turnCall(Object.assign(answeredCall(res, []), base));
       verdict = parseVerdict(res.text);
     } catch (err) {
       if (failedAttempts === 0) {
-        telemetry.turnCall({ ...failedCall(llm, 0, err), ...base });
+        telemetry.turnCall(Object.assign(failedCall(llm, 0, err), base));
       }
       if (attempt >= MAX_REVIEW_ATTEMPTS) {
         logger.warn({ err, conversationId: r.conversationId, attempts: attempt }, 'reflection gave up');

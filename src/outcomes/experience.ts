@@ -53,7 +53,7 @@ export function createExperienceEstimator(o: { services: Services; llm: LlmProvi
         purpose: 'reflection',
         responseFormat: 'json',
       });
-      telemetry.turnCall({ ...answeredCall(res, []), ...base, purpose: 'experience' });
+      telemetry.turnCall(Object.assign(answeredCall(res, []), base, { purpose: 'experience' as const }));
       const score = parseExperience(res.text);
       if (score) await o.tracker.estimate(r.conversationId, score);
       else log.info({ conversationId: r.conversationId }, 'the experience estimate could not be read');

@@ -148,7 +148,7 @@ export function createChunkIndex(state?: ChunkIndexState): ChunkIndex {
             postings.push(id, field, n);
           }
         });
-        chunks.push({ ...m, lengths: doc.lengths, postings });
+        chunks.push(Object.assign({}, m, { lengths: doc.lengths, postings }));
       });
       return { format: FORMAT, terms: [...termIds.keys()], chunks };
     },
