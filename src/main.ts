@@ -4,6 +4,7 @@ import { HELP, parseCli } from './cli.ts';
 import { ConfigError, loadConfig, PROJECT_ROOT } from './config/load.ts';
 import { chooseLogFormat, logDestination } from './log-format.ts';
 import { readVersion } from './project-root.ts';
+import { isFailedCommitWrite } from './store/unawaited-write.ts';
 
 async function runMigrateStore(args: string[]) {
   const { migrateStore, MigrateStoreError } = await import('./tools/migrate-store.ts');
@@ -126,7 +127,11 @@ async function main() {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('unhandledRejection', (err) => parley.services.logger.error({ err }, 'unhandled rejection'));
+  process.on('unhandledRejection', (err) => {
+    if (isFailedCommitWrite(err))
+      parley.services.logger.warn({ cause: 'commit_failed' }, 'a write of a commit that failed was not awaited (the store is unavailable)');
+    else parley.services.logger.error({ err }, 'unhandled rejection');
+  });
 }
 
 void main();

@@ -57,9 +57,10 @@ describe('a new visitor on a full disk', () => {
         break;
       }
     }
-    // A new customer's record can still fit in a page LMDB freed earlier: new visitors until one cannot be stored.
+    // A new customer's record can still fit in a page LMDB freed earlier, or in what is left of the store's reserve
+    // (how much depends on where the writers' last commit failed): new visitors until one cannot be stored.
     let refused: Record<string, any> = {};
-    for (let i = 0; i < 40; i++) {
+    for (let i = 0; i < 1000; i++) {
       refused = await initVisitor(parley.url, `new-visitor-${i}`);
       if (refused.type !== 'ready') break;
     }
@@ -81,7 +82,7 @@ describe('a new visitor on a full disk', () => {
       sdkAck = await acked;
       if (!sdkAck.ok) break;
     }
-    expect(sdkAck).toMatchObject({ ok: false, error: expect.stringMatching(/^unavailable: Parley cannot store this now \(ENOSPC\)/) });
+    expect(sdkAck).toMatchObject({ ok: false, error: expect.stringMatching(/^unavailable: Parley cannot store this now \((ENOSPC|EIO)\)/) }); // a full tmpfs: EIO when a page spill meets it
     // An init being handled is bounded by the store's deadline, not the 10 s wait for a first init: `unavailable`.
     expect(refused).toMatchObject({ type: 'error', code: 'unavailable' });
     // Both refusals are logged at warn, with the cause and no stack (the child's output may lag its frames).
@@ -92,7 +93,7 @@ describe('a new visitor on a full disk', () => {
     }
     const out = parley.output();
     expect(out).toMatch(/"level":40[^\n]*"code":"(ENOSPC|EIO)"[^\n]*widget frame not handled: the store cannot write/);
-    expect(out).toMatch(/"level":40[^\n]*"code":"ENOSPC"[^\n]*ingest not stored: the store cannot write/);
+    expect(out).toMatch(/"level":40[^\n]*"code":"(ENOSPC|EIO)"[^\n]*ingest not stored: the store cannot write/);
     // A commit LMDB reports as "Commit failed" (its cause, e.g. EIO, on `commitError`) is the store being
     // unavailable: no error-level line, no stack, no unhandled rejection.
     expect(out.split('\n').filter((l) => /"level":50/.test(l))).toEqual([]);

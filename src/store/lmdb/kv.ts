@@ -284,10 +284,18 @@ export function openKv(options: OpenKvOptions): Kv {
         };
         try {
           const value = await fn(tx);
-          // Inside lmdb-js's write transaction these apply synchronously; their promises carry nothing.
+          // Inside lmdb-js's write transaction these apply synchronously. Their promises settle with the commit: when
+          // it fails, each rejects with "Commit failed" as the transaction's own does, which carries (and classifies)
+          // that failure; left unhandled, they were unhandled rejections logged at error level with a stack.
           for (const w of writes.values()) {
-            if (w.value === DELETE) void db(w.table).remove(w.key);
-            else void db(w.table).put(w.key, w.value);
+            if (w.value === DELETE)
+              db(w.table)
+                .remove(w.key)
+                .catch(() => undefined);
+            else
+              db(w.table)
+                .put(w.key, w.value)
+                .catch(() => undefined);
           }
           return value;
         } catch (error) {
