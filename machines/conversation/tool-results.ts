@@ -27,6 +27,11 @@ export function toolContent(outcome: InvokeOutcome): string {
 export const currentCall = (c: ConversationContext): ToolCall => c.turn!.calls[c.turn!.callIndex];
 export const invocationIdFor = (turn: Turn, call: ToolCall) => `${turn.turnId}:${turn.step}:${call.id}`;
 
+/** What the customer (or the deadline) decided about the pending confirmation of the current call. */
+export function confirmationDecided(context: ConversationContext, outcome: 'approved' | 'denied' | 'expired'): ConversationOutput {
+  return { type: 'confirmation', id: context.turn!.pending!.confirmationId, turnId: context.turn!.turnId, name: currentCall(context).name, outcome };
+}
+
 export function toolInvoked(context: ConversationContext): ConversationOutput {
   const call = currentCall(context);
   return { type: 'tool', turnId: context.turn!.turnId, callId: call.id, name: call.name, phase: 'invoked', args: call.args };

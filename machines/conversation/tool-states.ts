@@ -4,6 +4,7 @@
 import { and, assign, emit } from 'xstate';
 import { conversationSetup } from './setup.ts';
 import {
+  confirmationDecided,
   currentCall,
   DECLINED_CONTENT,
   EXPIRED_CONTENT,
@@ -69,13 +70,7 @@ export const awaitingConfirmation = conversationSetup.createStateConfig({
     confirmationLeft: {
       target: 'nextCall',
       actions: [
-        emit(({ context }) => ({
-          type: 'confirmation',
-          id: context.turn!.pending!.confirmationId,
-          turnId: context.turn!.turnId,
-          name: currentCall(context).name,
-          outcome: 'expired',
-        })),
+        emit(({ context }) => confirmationDecided(context, 'expired')),
         assign(({ context }) => ({
           lastAt: Math.max(context.lastAt, context.turn!.pending!.deadline),
           turn: skipCall(context, EXPIRED_CONTENT),
@@ -89,13 +84,7 @@ export const awaitingConfirmation = conversationSetup.createStateConfig({
         guard: and(['matchesPending', 'approved']),
         target: 'callingTool',
         actions: [
-          emit(({ context }) => ({
-            type: 'confirmation',
-            id: context.turn!.pending!.confirmationId,
-            turnId: context.turn!.turnId,
-            name: currentCall(context).name,
-            outcome: 'approved',
-          })),
+          emit(({ context }) => confirmationDecided(context, 'approved')),
           assign(({ context, event }) => ({ lastAt: event.at, turn: Object.assign({}, context.turn!, { pending: undefined, callStartedAt: event.at }) })),
           emit({ type: 'typing', on: true }),
           emit(({ context }) => toolInvoked(context)),
@@ -106,13 +95,7 @@ export const awaitingConfirmation = conversationSetup.createStateConfig({
         target: 'nextCall',
         actions: [
           emit({ type: 'typing', on: true }),
-          emit(({ context }) => ({
-            type: 'confirmation',
-            id: context.turn!.pending!.confirmationId,
-            turnId: context.turn!.turnId,
-            name: currentCall(context).name,
-            outcome: 'denied',
-          })),
+          emit(({ context }) => confirmationDecided(context, 'denied')),
           assign(({ context, event }) => ({ lastAt: event.at, turn: skipCall(context, DECLINED_CONTENT) })),
         ],
       },
