@@ -9,14 +9,12 @@ type ProviderConfig = { provider: 'offline' | 'openai'; model: string; base_url?
 function build(c: ProviderConfig, llm: Config['llm'], sleep?: (ms: number) => Promise<void>): LlmProvider {
   if (c.provider === 'offline')
     return createOfflineProvider(c.model.startsWith('offline') ? c.model : 'offline-1', { delayMs: llm.offline_delta_delay_ms, sleep });
-  // The openai client's own retries are off: the resilient wrapper retries
-  // (counted, and followed by the fallback).
+  // One attempt per call: the resilient wrapper retries (counted, and followed by the fallback).
   return createOpenAiProvider({
     model: c.model,
     baseUrl: c.base_url,
     apiKey: c.api_key,
     timeoutMs: llm.timeout_ms,
-    maxRetries: 0,
     temperature: llm.temperature,
   });
 }

@@ -1,8 +1,8 @@
-// Any OpenAI-compatible chat completions endpoint (OpenAI, Ollama, vLLM…)
-// through the official `openai` client, with our timeout and retry settings
-// (its defaults are 10 minutes and 2 retries). Always streamed: the reply's
-// text is handed to `onText` as it arrives (see openai-stream.ts).
-import OpenAI from 'openai';
+// Any OpenAI-compatible chat completions endpoint (OpenAI, Ollama, vLLM…), spoken over HTTP by openai-http.ts
+// (the official client's wire, without its cost per call), with our timeout; retries are the resilient wrapper's.
+// Always streamed: the reply's text is handed to `onText` as it arrives (see openai-stream.ts).
+import type OpenAI from 'openai';
+import { ChatConnectionError, ChatStatusError, postChatCompletion } from './openai-http.ts';
 import { createChunkAssembler } from './openai-stream.ts';
 import { LlmError, type ChatMessage, type LlmProvider, type LlmRequest, type LlmResponse } from './types.ts';
 
@@ -11,7 +11,6 @@ export interface OpenAiOptions {
   baseUrl?: string;
   apiKey?: string;
   timeoutMs: number;
-  maxRetries: number;
   temperature?: number;
 }
 
@@ -43,29 +42,44 @@ function toWire(m: ChatMessage): WireMessage {
 }
 
 /** What the endpoint itself said (`{error: {message}}`, as OpenAI and compatible servers answer), cut, without our own key. */
-function providerMessage(err: InstanceType<typeof OpenAI.APIError>, apiKey: string | undefined): string {
-  const body = err.error as { message?: unknown } | undefined;
-  const said = typeof body?.message === 'string' && body.message ? body.message : err.message.replace(/^\d{3}\s*/, '');
+function providerMessage(said: string, apiKey: string | undefined): string {
   const own = apiKey && apiKey.length >= 8 ? said.split(apiKey).join('[redacted]') : said;
   return own.length > 500 ? `${own.slice(0, 500)}…` : own;
 }
 
 function toLlmError(err: unknown, provider: string, apiKey?: string): LlmError {
   if (err instanceof LlmError) return err;
-  if (err instanceof OpenAI.APIConnectionTimeoutError) return new LlmError('timeout', 'The model did not answer in time', provider);
-  if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
-    const said = providerMessage(err, apiKey);
+  if (err instanceof ChatStatusError) {
+    const said = providerMessage(err.said, apiKey);
     return new LlmError(`http_${err.status}`, `The model endpoint answered HTTP ${err.status}${said ? `: ${said}` : ''}`, provider);
   }
-  if (err instanceof OpenAI.APIConnectionError) return new LlmError('provider_error', 'Cannot reach the model endpoint', provider);
+  if (err instanceof ChatConnectionError) return new LlmError('provider_error', 'Cannot reach the model endpoint', provider);
   return new LlmError('provider_error', (err as Error)?.message ?? String(err), provider);
 }
 
+/** The request body: always streamed, usage asked for, tools offered only when there are some. */
+function requestBody(o: OpenAiOptions, req: LlmRequest): OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming {
+  const body: OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming = {
+    model: o.model,
+    messages: req.messages.map(toWire),
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  if (req.tools.length) {
+    body.tools = req.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    body.tool_choice = 'auto';
+  }
+  if (req.responseFormat === 'json') body.response_format = { type: 'json_object' };
+  if (o.temperature !== undefined) body.temperature = o.temperature;
+  return body;
+}
+
+/** `https://host/v1` + `/chat/completions` (OpenAI's default base when none is configured). */
+const completionsUrl = (baseUrl: string | undefined) => `${(baseUrl ?? 'https://api.openai.com/v1').replace(/\/+$/, '')}/chat/completions`;
+
 export function createOpenAiProvider(o: OpenAiOptions): LlmProvider {
-  // The client's own timeout ends when the response headers arrive; a streamed answer is bounded as a
-  // whole by the deadline below, like an unstreamed one is.
-  const client = new OpenAI({ baseURL: o.baseUrl, apiKey: o.apiKey || 'none', timeout: o.timeoutMs, maxRetries: o.maxRetries });
   const name = 'openai';
+  const url = completionsUrl(o.baseUrl);
   return {
     name,
     model: o.model,
@@ -74,6 +88,7 @@ export function createOpenAiProvider(o: OpenAiOptions): LlmProvider {
       const started = performance.now();
       const abort = new AbortController();
       let timedOut = false;
+      // The whole answer, streamed or not, is bounded by one deadline.
       const deadline = setTimeout(() => {
         timedOut = true;
         abort.abort();
@@ -83,43 +98,22 @@ export function createOpenAiProvider(o: OpenAiOptions): LlmProvider {
       const assembler = createChunkAssembler(req.onText);
       let chunks = 0;
       try {
-        const { data: stream, response } = await client.chat.completions
-          .create(
-            {
-              model: o.model,
-              messages: req.messages.map(toWire),
-              stream: true,
-              stream_options: { include_usage: true },
-              ...(req.tools.length
-                ? {
-                    tools: req.tools.map((t) => ({
-                      type: 'function' as const,
-                      function: { name: t.name, description: t.description, parameters: t.parameters },
-                    })),
-                    tool_choice: 'auto' as const,
-                  }
-                : {}),
-              ...(req.responseFormat === 'json' ? { response_format: { type: 'json_object' as const } } : {}),
-              ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
-            },
-            { signal: abort.signal },
-          )
-          .withResponse();
-        // A compatible server that ignores `stream` answers with one JSON completion: read it whole.
-        if (!/text\/event-stream/i.test(response.headers.get('content-type') ?? '')) {
-          assembler.addCompletion((await response.json()) as OpenAI.Chat.Completions.ChatCompletion);
-        } else {
-          for await (const chunk of stream) {
+        await postChatCompletion({
+          url,
+          apiKey: o.apiKey || 'none',
+          body: requestBody(o, req),
+          signal: abort.signal,
+          onChunk: (chunk) => {
             chunks++;
             assembler.add(chunk);
-          }
-        }
-        // An aborted stream ends its loop quietly.
+          },
+          onCompletion: (completion) => assembler.addCompletion(completion),
+        });
         if (abort.signal.aborted) throw new Error('aborted');
       } catch (err) {
         if (timedOut) throw new LlmError('timeout', 'The model did not answer in time', name);
         if (req.signal?.aborted) throw new LlmError('aborted', 'The call was cancelled', name);
-        if (chunks > 0 && !(err instanceof OpenAI.APIError))
+        if (chunks > 0 && !(err instanceof ChatStatusError))
           throw new LlmError('provider_error', `The model's stream broke off after ${chunks} chunks (${(err as Error)?.message ?? err})`, name);
         throw toLlmError(err, name, o.apiKey);
       } finally {

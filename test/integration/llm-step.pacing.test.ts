@@ -29,7 +29,7 @@ describe('LLM step pacing', () => {
         return gate;
       },
     };
-    const openai = createOpenAiProvider({ model: 'fake-1', baseUrl: llm.url, timeoutMs: 5000, maxRetries: 0 });
+    const openai = createOpenAiProvider({ model: 'fake-1', baseUrl: llm.url, timeoutMs: 5000 });
     const step = createLlmStep({ services: p.services, llm: openai, hub: p.runtime.hub, history: p.services.store.history, pacer });
     const out = step(
       { conversationId: 'conv_web_paced-1', customerId: 'paced-1', turnId: 'conv_web_paced-1:m1', step: 0, transcript: [{ role: 'user', text: 'hi' }] },

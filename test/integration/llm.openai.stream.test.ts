@@ -22,7 +22,7 @@ const tools: ToolSpec[] = [
 let fake: FakeOpenAi;
 afterEach(async () => fake?.close());
 
-const provider = (timeoutMs = 2000) => createOpenAiProvider({ model: 'fake-1', baseUrl: fake.url, apiKey: 'k', timeoutMs, maxRetries: 0 });
+const provider = (timeoutMs = 2000) => createOpenAiProvider({ model: 'fake-1', baseUrl: fake.url, apiKey: 'k', timeoutMs });
 const ask = (pieces: string[] = [], more: Partial<LlmRequest> = {}): LlmRequest => ({
   purpose: 'chat',
   tools,

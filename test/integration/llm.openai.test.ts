@@ -16,7 +16,7 @@ const tools: ToolSpec[] = [
 let fake: FakeOpenAi;
 afterEach(async () => fake?.close());
 
-const provider = (timeoutMs = 2000) => createOpenAiProvider({ model: 'fake-1', baseUrl: fake.url, apiKey: 'k', timeoutMs, maxRetries: 0 });
+const provider = (timeoutMs = 2000) => createOpenAiProvider({ model: 'fake-1', baseUrl: fake.url, apiKey: 'k', timeoutMs });
 
 describe('openai provider', () => {
   it('sends tools as JSON Schemas and maps tool calls and results both ways', async () => {

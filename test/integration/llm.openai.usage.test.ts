@@ -13,7 +13,7 @@ let fake: FakeOpenAi;
 afterEach(async () => fake?.close());
 
 const ask = () =>
-  createOpenAiProvider({ model: 'gpt-x', baseUrl: fake.url, apiKey: 'k', timeoutMs: 5000, maxRetries: 0 }).complete({
+  createOpenAiProvider({ model: 'gpt-x', baseUrl: fake.url, apiKey: 'k', timeoutMs: 5000 }).complete({
     purpose: 'chat',
     tools: [],
     messages: [{ role: 'user', content: 'hello' }],
