@@ -3,7 +3,8 @@
 // OpenAI-compatible server over HTTP, its own process, streaming) calls getOrderStatus; the tool answers; the model
 // answers. Processes:
 //  - the model (peer-model-child.ts), shared by both contenders;
-//  - Parley (src/main.ts, production disk reserve, telemetry on), its tool in a backend process through the real SDK
+//  - Parley (its production build, `node --enable-source-maps dist/main.js`, built first by scripts/build.ts; production
+//    disk reserve, telemetry on), its tool in a backend process through the real SDK
 //    over a real socket (peer-backend-child.ts), its customers CONVERSATIONS widget sockets driven from this process;
 //  - the peer (peer-agents-child.ts): the Agents SDK with the same model over HTTP, its tool in-process, a durable
 //    session on LMDB (the simplest durable one: see that file), its CONVERSATIONS conversations driven in-process.
@@ -16,7 +17,8 @@
 //   session stays on LMDB)
 //   BENCH_CPU_PROF=<dir>: CPU profiles of Parley in <dir>/parley (written when it stops) for bench/profile-shares.ts
 //   BENCH_BASE_CHECKOUT=<dir>: another checkout's Parley too (with its node_modules): `change ratio` = this ÷ that
-import { fork, type ChildProcess } from 'node:child_process';
+//   BENCH_ENTRY=source: Parley's source through tsx instead of the build (BENCH_BASE_ENTRY: the same for the base)
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { spawnParley, tempDir } from '../test/support/parley.ts';
 import { log, onEngine, parleyStorage, percentile, processCpuMs, startBenchPostgres } from './lib.ts';
@@ -68,12 +70,24 @@ async function measured(pids: number[], run: () => Promise<{ turns: number; seco
   };
 }
 
+type Entry = 'source' | 'build';
+const ENTRY = (process.env.BENCH_ENTRY ?? 'build') as Entry;
+const BASE_ENTRY = (process.env.BENCH_BASE_ENTRY ?? ENTRY) as Entry;
+/** The production build of the checkout at `root` (default this one), as `npm run build` makes it. */
+function build(root: string) {
+  log(`building ${root} (scripts/build.ts)…`);
+  execFileSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: root, stdio: 'ignore' });
+}
+const THIS_CHECKOUT = fileURLToPath(new URL('..', import.meta.url));
+
 const model = await child<{ url: string }>('./peer-model-child.ts', {});
 const postgres = await startBenchPostgres();
 /** A Parley from `root` (default this checkout) with its backend and CONVERSATIONS widgets; `block` measures one block. */
-async function parleyContender(root: string | undefined, name: string) {
+async function parleyContender(root: string | undefined, name: string, entry: Entry) {
+  if (entry === 'build') build(root ?? THIS_CHECKOUT);
   const parley = await spawnParley({
     root,
+    entry,
     storagePath: tempDir(),
     nodeArgs: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}/${name}`] : [],
     config: {
@@ -103,10 +117,10 @@ async function parleyContender(root: string | undefined, name: string) {
   };
 }
 
-const parley = await parleyContender(undefined, 'parley');
+const parley = await parleyContender(undefined, 'parley', ENTRY);
 // BENCH_BASE_CHECKOUT=<dir>: that checkout's Parley as a third contender (a change against its base, same noise).
 const BASE = process.env.BENCH_BASE_CHECKOUT;
-const base = BASE ? await parleyContender(BASE, 'base') : undefined;
+const base = BASE ? await parleyContender(BASE, 'base', BASE_ENTRY) : undefined;
 const peer = await child('./peer-agents-child.ts', { MODEL_URL: model.first.url, CONVERSATIONS: String(CONVERSATIONS) });
 const peerBlock = (durationMs: number) =>
   new Promise<PeerBlock>((resolve) => {
@@ -130,7 +144,7 @@ const show = (b: Block) =>
   });
 
 log(
-  `peer${onEngine()}: ${CONVERSATIONS} conversations each, ${ROUNDS} rounds × ${BLOCK_MS} ms per contender; the OpenAI Agents SDK JS with an LMDB session, its tool in-process; Parley's tool through the SDK`,
+  `peer${onEngine()}: Parley's ${ENTRY}${base ? ` (base: its ${BASE_ENTRY})` : ''}; ${CONVERSATIONS} conversations each, ${ROUNDS} rounds × ${BLOCK_MS} ms per contender; the OpenAI Agents SDK JS with an LMDB session, its tool in-process; Parley's tool through the SDK`,
 );
 for (const [name, block] of Object.entries(contenders)) log(`  warm-up ${name.padEnd(6)}: ${show(await block())}`);
 const rounds = await alternateRounds(ROUNDS, contenders, (name, r, b) => log(`  round ${r + 1}/${ROUNDS} ${name.padEnd(6)}: ${show(b)}`));

@@ -105,6 +105,8 @@ export async function spawnParley(o: {
   nodeArgs?: string[];
   /** Another checkout of Parley to run (benchmarks compare a change with its base); default this one. */
   root?: string;
+  /** `build`: the production build (`node --enable-source-maps dist/main.js`, built beforehand); default the source through tsx. */
+  entry?: 'source' | 'build';
 }): Promise<ParleyProcess> {
   const input = await onTestEngine(testConfig(o.config, o.storagePath), o.storagePath);
   (input.server as { port: number }).port = o.port ?? 0;
@@ -112,7 +114,8 @@ export async function spawnParley(o: {
   const configPath = join(o.storagePath, 'test-config.yaml');
   writeFileSync(configPath, stringify(input));
   const root = o.root ?? PROJECT_ROOT;
-  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', join(root, 'src/main.ts')], {
+  const main = o.entry === 'build' ? ['--enable-source-maps', join(root, 'dist/main.js')] : ['--import', 'tsx', join(root, 'src/main.ts')];
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), ...main], {
     cwd: root,
     env: { ...process.env, SERVICE_CONFIG: configPath, SERVICE_TEST_MODE: '1', SERVICE_SDK_SECRET: TEST_SECRET, ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
