@@ -22,8 +22,8 @@ export interface HostDeps {
   /** After each commit, in order (the SDK's handoff notifications). */
   observers?: OutputObserver[];
   /**
-   * Inside the persist transaction, with the outputs it writes (outbound webhook events, so that an event exists
-   * exactly when its fact does); returns what to run once committed (wake a queue). Throwing aborts the write.
+   * Inside the persist transaction, with the outputs it writes: outbound webhook events (an event exists exactly when
+   * its fact does) and the outcome record (folded in with the facts that change it).
    */
   recorders?: OutputRecorder[];
   /**
