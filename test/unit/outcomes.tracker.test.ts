@@ -50,7 +50,7 @@ async function record(e: { store: Store; tracker: OutcomeTracker }, m: Conversat
 const outcomes = (events: TelemetryEvent[]) => events.filter((e) => e.type === 'conversation.outcome').map((e) => e.data.outcome);
 
 describe('outcome tracker', () => {
-  it('folds observed outputs, decides when the time comes (a restart keeps the deadline), and reads missed facts from the history', async () => {
+  it('folds the outputs recorded in a write, decides when the time comes (a restart keeps the deadline), and reads missed facts from the history', async () => {
     const first = await env();
     await first.tracker.start();
     await record(first, meta, [{ o: { type: 'customer', messageId: 'm1', text: 'where is order 1?' }, at: START }]);
