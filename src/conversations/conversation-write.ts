@@ -30,9 +30,16 @@ function channelWritesOf(rt: Runtime, a: Active, entries: Pending[], inboxDone: 
 /**
  * Writes `batch` with the actor's state now (read before anything is awaited): resolves with the entries stored — a
  * customer message the store already has is not (its inbox entry is removed all the same) — and what to run once
- * committed. Throws what the store throws (`OwnershipLostError` when fenced); the write loop decides what follows.
+ * committed (`afterCommit`, filled as the transaction goes: the caller keeps it for a write whose answer is lost).
+ * Throws what the store throws (`OwnershipLostError` when fenced); the write loop decides what follows.
  */
-export async function writeBatch(rt: Runtime, a: Active, batch: Pending[], inboxDone: number[]): Promise<{ written: Pending[]; afterCommit: (() => void)[] }> {
+export async function writeBatch(
+  rt: Runtime,
+  a: Active,
+  batch: Pending[],
+  inboxDone: number[],
+  afterCommit: (() => void)[] = [],
+): Promise<{ written: Pending[]; afterCommit: (() => void)[] }> {
   const actor = { snapshot: a.actor.getPersistedSnapshot(), value: a.actor.getSnapshot().value };
   const owner = a.epoch === undefined ? undefined : { nodeId: rt.deps.cluster!.ownership.nodeId(), epoch: a.epoch };
   let entries = batch;
@@ -41,7 +48,7 @@ export async function writeBatch(rt: Runtime, a: Active, batch: Pending[], inbox
     const { record, messages } = writeOf(a.meta, a.written?.fields, actor, rt.deps.services.clock.now(), entries);
     // Built for each attempt: an attempt the store answered with `seen` wrote nothing, and what it meant to record
     // (the facts of the customer messages it had already) is not recorded again.
-    const afterCommit: (() => void)[] = [];
+    afterCommit.length = 0;
     const recorders = (rt.deps.recorders ?? []).filter((r) => r.wants(a.meta, entries));
     const channelWrites = writesAlone(rt, a, entries, done, recorders) ? undefined : channelWritesOf(rt, a, entries, done, recorders, afterCommit);
     const outcome = await rt.deps.services.store.conversations.persist(record, messages, { version: a.written?.version, owner }, channelWrites);

@@ -79,6 +79,9 @@ export interface Runtime {
   stopping(): boolean;
   /** The conversation's actor: the live one, or one restored from its stored record (claimed first in a cluster). */
   activate(meta: ConversationMeta): Promise<Active>;
-  /** A stopped actor's write failed because the store did not answer: it may have committed (in-doubt-writes.ts). */
-  inDoubt(meta: ConversationMeta, entries: Pending[]): void;
+  /**
+   * A stopped actor's write failed because the store did not answer: it may have committed (in-doubt-writes.ts).
+   * `afterCommit`: what its transaction prepared to run once committed (its recorders').
+   */
+  inDoubt(meta: ConversationMeta, entries: Pending[], afterCommit: (() => void)[]): void;
 }

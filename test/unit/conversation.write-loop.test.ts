@@ -17,17 +17,19 @@ function harness(script: Outcome[] = []) {
   let stopping = false;
   const deps: WriteLoopDeps = {
     clock,
-    async write(batch, inboxDone) {
+    async write(batch, inboxDone, prepared) {
       writes.push({ batch: batch.map(idOf), inboxDone });
+      // What the transaction prepares for after its commit (a recorder's), before the commit's answer.
+      prepared.push(() => undefined);
       const next = script.shift() ?? 'commit';
       if (next instanceof Error) throw next;
       if (next !== 'commit') await next;
-      return { written: batch, afterCommit: [] };
+      return { written: batch, afterCommit: prepared };
     },
     publish: (written) => void published.push(written.map(idOf)),
     hostStopping: () => stopping,
     fenced: (err) => void seen.fenced.push(err.message),
-    inDoubt: (batch) => void seen.inDoubt.push(batch.map(idOf)),
+    inDoubt: (batch, prepared) => void seen.inDoubt.push([...batch.map(idOf), `prepared:${prepared.length}`]),
     waitsForStore: (err) => void seen.waitsForStore.push(err.code),
     failed: (_err, failures) => void seen.failed.push(failures),
     abandoned: (handed: HandedOver) => void seen.abandoned.push(handed),
@@ -177,7 +179,8 @@ describe('the write loop', () => {
     fail(new StoreUnavailableError('timeout', 'no answer'));
     await expect(waiting).rejects.toThrow();
     await h.flush();
-    expect(h.seen.inDoubt).toEqual([['r1']]);
+    // Handed on with what its transaction prepared to run once committed.
+    expect(h.seen.inDoubt).toEqual([['r1', 'prepared:1']]);
     expect(h.seen.waitsForStore).toEqual([]);
     h.clock.advance(STORE_RETRY_MS);
     await h.flush();
