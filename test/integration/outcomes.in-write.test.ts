@@ -24,10 +24,14 @@ afterEach(async () => {
 /** The machine running the tests is shared and loaded: a turn may take seconds. */
 const SLOW = 30_000;
 
-/** One committed `persist`: the roles it stored, whether it came with writes of its own, the outcome right after it. */
+/**
+ * One committed `persist`: the roles it stored, whether it came with writes of its own, the version it wrote when that
+ * was at the version the writer expected (nobody else wrote meanwhile), the outcome right after it.
+ */
 interface Write {
   roles: string[];
   alone: boolean;
+  version: number | undefined;
   outcome: ConversationOutcome | undefined;
 }
 
@@ -43,7 +47,8 @@ function watchWrites(store: Store): { writes: Write[]; transactions: () => numbe
     const result: PersistOutcome = await persist(record, messages, expected, channelWrites);
     if ('version' in result) {
       const outcome = await store.outcomes.get(record.conversationId);
-      writes.push({ roles: messages.map((m) => m.role), alone: channelWrites === undefined, outcome });
+      const version = expected.version !== undefined && !result.othersWrote ? result.version : undefined;
+      writes.push({ roles: messages.map((m) => m.role), alone: channelWrites === undefined, version, outcome });
     }
     return result;
   };
@@ -134,6 +139,13 @@ describe("the outcome in the conversation's write", () => {
     expect(toolWrites.length, JSON.stringify(writes)).toBeGreaterThanOrEqual(1);
     expect(toolWrites.every((x) => x.alone)).toBe(true);
     expect(customer!.alone || reply!.alone).toBe(false);
+    // Each at the version the last one left, the plain ones (PostgreSQL's one statement) as the others.
+    const versions = writes.map((x) => x.version);
+    expect(
+      versions.every((v) => v !== undefined),
+      JSON.stringify(versions),
+    ).toBe(true);
+    for (let i = 1; i < versions.length; i++) expect(versions[i]).toBe(versions[i - 1]! + 1);
     // The outcome had no commit of its own: the turn's only commits were the conversation's writes.
     expect(watched.transactions()).toBe(0);
     expect(await store.outcomes.get(CONVERSATION)).toEqual(reply!.outcome);
