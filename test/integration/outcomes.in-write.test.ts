@@ -4,7 +4,9 @@
 //   when the write of the customer's message, and then the reply's, has committed (read before anything else runs);
 //   the tool call's writes, which carry no outcome fact, stay the store's plain (one-statement) writes;
 // - an outcome write that fails fails the conversation's write with it (nothing of it is stored), and the write tried
-//   again folds its facts once: "thanks" resolves the conversation once, not resolved and then reopened.
+//   again folds its facts once: "thanks" resolves the conversation once, not resolved and then reopened;
+// - a write the store answers `seen` (a customer message it has already) folds nothing, and the write tried without
+//   that message does not fold it either.
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
@@ -184,5 +186,32 @@ describe("the outcome in the conversation's write", () => {
     // Its change reported once, after the commit; the next message (within reopen_days) reopens it, once.
     expect(events.map((e) => e.data.outcome)).toEqual(['resolved_confirmed', 'reopened']);
     expect(await store.outcomes.get(CONVERSATION)).toMatchObject({ status: 'open', reopens: 1 });
+  }, 120_000);
+
+  it('a write the store answers `seen` folds nothing; the write tried without that message folds only what it stores', async () => {
+    const { p, w } = await setup();
+    const store = p.services.store;
+    expect((await ask(w, 'm1', 'what is the status of order 1001?')).text).toMatch(/shipped/);
+    // "thanks" is stored already (another writer's, the host's own check not seeing it yet): the store is the
+    // authority, and the actor's write of it is answered `seen`, then written again without it.
+    const at = Date.now();
+    await store.transaction((tx) => tx.history.append({ id: 'm2', conversationId: CONVERSATION, role: 'user', text: 'thanks, that solved it', at }));
+    const seen = store.history.seen.bind(store.history);
+    store.history.seen = async (id, messageId) => messageId !== 'm2' && (await seen(id, messageId));
+    const writes = watchWrites(store).writes;
+    w.send({ type: 'message', id: 'm2', text: 'thanks, that solved it' });
+    await w.next((f) => f.type === 'message' && f.role === 'assistant', SLOW);
+    await until(
+      async () => writes.length,
+      (n) => n >= 1,
+      SLOW,
+    );
+    // Its fact was not folded by this node's writes (the one answered `seen` wrote nothing, the next did not carry it).
+    expect(
+      writes.every((x) => !x.roles.includes('user')),
+      JSON.stringify(writes),
+    ).toBe(true);
+    expect(await store.outcomes.get(CONVERSATION)).toMatchObject({ status: 'open', reopens: 0 });
+    expect((await historyOf(store, CONVERSATION)).filter((r) => r.role === 'user').map((r) => r.id)).toEqual(['m1', 'm2']);
   }, 120_000);
 });
