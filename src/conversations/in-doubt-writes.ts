@@ -1,8 +1,8 @@
 // The last write of a conversation actor stopped by a lost lease, when it failed because the store did not answer,
 // may have committed all the same (the answer was lost on the way back). Its actor is gone, so nothing would show what
 // it stored. Once the store answers, its records are looked for and, if the write did commit (it is all or nothing),
-// what its transaction prepared to run once committed runs (its recorders': the outcome's telemetry events, a webhook
-// queue woken) and what it carried is published: the widget's reply, telemetry, observers. A write that committed did
+// what it carried is published (the widget's reply, telemetry, observers) and what its transaction prepared to run
+// once committed runs (its recorders': the outcome's telemetry events, a webhook queue woken), as for any commit. A write that committed did
 // so before any takeover: after one, the epoch check refuses it.
 //
 // The look must come after the write can no longer commit. On PostgreSQL a COMMIT sent to a server that hung (SIGSTOP,
@@ -90,6 +90,7 @@ export function createInDoubtWrites(o: {
       };
       if (d.entries.some(ours)) {
         o.logger.info({ conversationId, outputs: d.entries.length }, 'a write whose answer was lost had been stored: publishing what it carried');
+        o.publish(d.meta, d.entries);
         for (const run of d.afterCommit) {
           try {
             run();
@@ -97,7 +98,6 @@ export function createInDoubtWrites(o: {
             o.logger.warn({ err, conversationId }, 'after-commit step failed');
           }
         }
-        o.publish(d.meta, d.entries);
       }
     }
   };

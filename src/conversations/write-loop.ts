@@ -204,6 +204,10 @@ export class WriteLoop {
   private committed({ written, afterCommit }: Awaited<ReturnType<WriteLoopDeps['write']>>, request: Request): void {
     this.failures = 0;
     this.storeWaits = 0;
+    request.resolve();
+    this.deps.publish(written);
+    // After the outputs: the reply and the acks go out before what the transaction's recorders follow them with (the
+    // outcome's events, the rating a decided outcome asks for, a webhook queue woken).
     for (const run of afterCommit) {
       try {
         run();
@@ -211,8 +215,6 @@ export class WriteLoop {
         this.deps.logError(err, 'after-commit step failed');
       }
     }
-    request.resolve();
-    this.deps.publish(written);
   }
 
   private failedWrite(err: unknown, batch: Pending[], inboxDone: number[], request: Request, prepared: (() => void)[]): void {

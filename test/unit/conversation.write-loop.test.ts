@@ -13,14 +13,16 @@ function harness(script: Outcome[] = []) {
   const clock = createManualClock(1000);
   const writes: { batch: string[]; inboxDone: number[] }[] = [];
   const published: string[][] = [];
+  const afterCommits: number[] = [];
   const seen: Record<string, unknown[]> = { fenced: [], inDoubt: [], waitsForStore: [], failed: [], abandoned: [], deactivated: [] };
   let stopping = false;
   const deps: WriteLoopDeps = {
     clock,
     async write(batch, inboxDone, prepared) {
       writes.push({ batch: batch.map(idOf), inboxDone });
-      // What the transaction prepares for after its commit (a recorder's), before the commit's answer.
-      prepared.push(() => undefined);
+      // What the transaction prepares for after its commit (a recorder's), before the commit's answer: it records how
+      // many batches were published when it ran.
+      prepared.push(() => void afterCommits.push(published.length));
       const next = script.shift() ?? 'commit';
       if (next instanceof Error) throw next;
       if (next !== 'commit') await next;
@@ -42,7 +44,7 @@ function harness(script: Outcome[] = []) {
   const flush = async () => {
     for (let i = 0; i < 10; i++) await Promise.resolve();
   };
-  return { clock, loop, writes, published, seen, reply, flush, stop: () => (stopping = true) };
+  return { clock, loop, writes, published, afterCommits, seen, reply, flush, stop: () => (stopping = true) };
 }
 
 const idOf = (e: Pending) => (e.o.type === 'customer' ? e.o.messageId : 'id' in e.o ? e.o.id : e.o.type);
@@ -67,6 +69,8 @@ describe('the write loop', () => {
     await second;
     expect(h.writes.map((w) => w.batch)).toEqual([['r1', 'r2'], ['r3']]);
     expect(h.published).toEqual([['r1', 'r2'], ['r3']]);
+    // Each write's after-commit steps ran once, after its outputs were published (the reply before what follows it).
+    expect(h.afterCommits).toEqual([1, 2]);
     expect(h.loop.state).toBe('idle');
     expect(h.loop.quiet).toBe(true);
   });
