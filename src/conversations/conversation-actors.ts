@@ -100,14 +100,14 @@ function writeLoopOf(rt: Runtime, logic: ConversationLogic, a: Active): WriteLoo
   const conversationId = a.meta.conversationId;
   return new WriteLoop({
     clock,
-    write: (batch, inboxDone) => writeBatch(rt, a, batch, inboxDone),
+    write: (batch, inboxDone, prepared) => writeBatch(rt, a, batch, inboxDone, prepared),
     publish: (written) => publish(rt, a.meta, written),
     hostStopping: rt.stopping,
     fenced: (err) => {
       rt.log.warn({ conversationId, epoch: a.epoch, cause: err.message }, 'conversation taken over by another node: its actor here stops');
       retire(rt, a);
     },
-    inDoubt: (batch) => rt.inDoubt(a.meta, batch),
+    inDoubt: (batch, prepared) => rt.inDoubt(a.meta, batch, prepared),
     waitsForStore: (err) => rt.log.warn({ conversationId, cause: err.code }, 'conversation write waits for the store'),
     failed: (err, attempt) => {
       rt.log.error({ err, conversationId, attempt }, 'conversation write failed');

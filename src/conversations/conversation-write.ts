@@ -5,42 +5,52 @@ import type { StoreRepos } from '../store/repos.ts';
 import type { ConversationMeta } from '../store/model.ts';
 import { telemetryOf, writeOf } from './records.ts';
 import type { Active, Runtime } from './runtime.ts';
-import type { Pending } from './types.ts';
+import type { OutputRecorder, Pending } from './types.ts';
 
 /**
- * Whether nothing but the record and its history is written (no inbox entries to remove, no outputs to record for
- * webhooks, none for the channel to queue): the store may then write without a transaction.
+ * Whether nothing but the record and its history is written (no inbox entries to remove, nothing for a recorder to
+ * write — webhook events, outcome facts — none for the channel to queue): the store may then write without a transaction.
  */
-function writesAlone(rt: Runtime, a: Active, entries: Pending[], inboxDone: number[]): boolean {
+function writesAlone(rt: Runtime, a: Active, entries: Pending[], inboxDone: number[], recorders: OutputRecorder[]): boolean {
   const sink = rt.deps.sinks[a.meta.channel];
-  return inboxDone.length === 0 && !rt.deps.recorders?.length && entries.every((e) => e.inboxId === undefined && (e.o.type === 'customer' || !sink?.write));
+  return inboxDone.length === 0 && recorders.length === 0 && entries.every((e) => e.inboxId === undefined && (e.o.type === 'customer' || !sink?.write));
 }
 
-/** In the write's transaction: the channel's writes, the inbox entries taken, the webhook events recorded. */
-function channelWritesOf(rt: Runtime, a: Active, entries: Pending[], inboxDone: number[], afterCommit: (() => void)[]) {
+/** In the write's transaction: the channel's writes, the inbox entries taken, what the recorders write (webhook events, the outcome). */
+function channelWritesOf(rt: Runtime, a: Active, entries: Pending[], inboxDone: number[], recorders: OutputRecorder[], afterCommit: (() => void)[]) {
   return async (tx: StoreRepos) => {
     const sink = rt.deps.sinks[a.meta.channel];
     if (sink?.write) for (const { o } of entries) if (o.type !== 'customer') await sink.write(tx, a.meta, o);
     const taken = inboxDone.concat(entries.filter((e) => e.inboxId !== undefined).map((e) => e.inboxId!));
     if (taken.length) await tx.inbox.remove(taken);
-    for (const recordOutputs of rt.deps.recorders ?? []) afterCommit.push(await recordOutputs(tx, a.meta, entries));
+    for (const recorder of recorders) afterCommit.push(await recorder.record(tx, a.meta, entries));
   };
 }
 
 /**
  * Writes `batch` with the actor's state now (read before anything is awaited): resolves with the entries stored — a
  * customer message the store already has is not (its inbox entry is removed all the same) — and what to run once
- * committed. Throws what the store throws (`OwnershipLostError` when fenced); the write loop decides what follows.
+ * committed (`afterCommit`, filled as the transaction goes: the caller keeps it for a write whose answer is lost).
+ * Throws what the store throws (`OwnershipLostError` when fenced); the write loop decides what follows.
  */
-export async function writeBatch(rt: Runtime, a: Active, batch: Pending[], inboxDone: number[]): Promise<{ written: Pending[]; afterCommit: (() => void)[] }> {
+export async function writeBatch(
+  rt: Runtime,
+  a: Active,
+  batch: Pending[],
+  inboxDone: number[],
+  afterCommit: (() => void)[] = [],
+): Promise<{ written: Pending[]; afterCommit: (() => void)[] }> {
   const actor = { snapshot: a.actor.getPersistedSnapshot(), value: a.actor.getSnapshot().value };
   const owner = a.epoch === undefined ? undefined : { nodeId: rt.deps.cluster!.ownership.nodeId(), epoch: a.epoch };
   let entries = batch;
   const done = inboxDone.slice();
   for (;;) {
     const { record, messages } = writeOf(a.meta, a.written?.fields, actor, rt.deps.services.clock.now(), entries);
-    const afterCommit: (() => void)[] = [];
-    const channelWrites = writesAlone(rt, a, entries, done) ? undefined : channelWritesOf(rt, a, entries, done, afterCommit);
+    // Built for each attempt: an attempt the store answered with `seen` wrote nothing, and what it meant to record
+    // (the facts of the customer messages it had already) is not recorded again.
+    afterCommit.length = 0;
+    const recorders = (rt.deps.recorders ?? []).filter((r) => r.wants(a.meta, entries));
+    const channelWrites = writesAlone(rt, a, entries, done, recorders) ? undefined : channelWritesOf(rt, a, entries, done, recorders, afterCommit);
     const outcome = await rt.deps.services.store.conversations.persist(record, messages, { version: a.written?.version, owner }, channelWrites);
     if ('seen' in outcome) {
       // Stored already (the store is the authority): written again without them.

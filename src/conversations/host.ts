@@ -113,7 +113,7 @@ class Host implements ConversationHost {
       active: this.active,
       stopping: () => this.stopping,
       activate: (meta) => this.activate(meta),
-      inDoubt: (meta, entries) => this.inDoubt.note(meta, entries),
+      inDoubt: (meta, entries, afterCommit) => this.inDoubt.note(meta, entries, afterCommit),
     };
     this.logic = conversationLogic(this.rt);
     // A stopped actor's write that may have committed unseen (in-doubt-writes.ts).

@@ -1,8 +1,9 @@
 // The last write of a conversation actor stopped by a lost lease, when it failed because the store did not answer,
 // may have committed all the same (the answer was lost on the way back). Its actor is gone, so nothing would show what
 // it stored. Once the store answers, its records are looked for and, if the write did commit (it is all or nothing),
-// what it carried is published: the widget's reply, telemetry, observers. A write that committed did so before any
-// takeover: after one, the epoch check refuses it.
+// what it carried is published (the widget's reply, telemetry, observers) and what its transaction prepared to run
+// once committed runs (its recorders': the outcome's telemetry events, a webhook queue woken), as for any commit. A write that committed did
+// so before any takeover: after one, the epoch check refuses it.
 //
 // The look must come after the write can no longer commit. On PostgreSQL a COMMIT sent to a server that hung (SIGSTOP,
 // a stalled disk) stays in the socket of its backend after the client gave up on it, and is carried out once the server
@@ -57,7 +58,7 @@ export function createInDoubtWrites(o: {
   /** Between two looks while the store still does not answer. */
   retryMs: number;
 }) {
-  const waiting = new Map<string, { meta: ConversationMeta; entries: Pending[] }>();
+  const waiting = new Map<string, { meta: ConversationMeta; entries: Pending[]; afterCommit: (() => void)[] }>();
   let timer: TimerHandle | undefined;
   let stopped = false;
 
@@ -90,14 +91,21 @@ export function createInDoubtWrites(o: {
       if (d.entries.some(ours)) {
         o.logger.info({ conversationId, outputs: d.entries.length }, 'a write whose answer was lost had been stored: publishing what it carried');
         o.publish(d.meta, d.entries);
+        for (const run of d.afterCommit) {
+          try {
+            run();
+          } catch (err) {
+            o.logger.warn({ err, conversationId }, 'after-commit step failed');
+          }
+        }
       }
     }
   };
 
   return {
-    /** A stopped actor's write failed because the store did not answer: it may have committed. */
-    note(meta: ConversationMeta, entries: Pending[]) {
-      waiting.set(meta.conversationId, { meta, entries });
+    /** A stopped actor's write failed because the store did not answer: it may have committed (then `afterCommit` runs). */
+    note(meta: ConversationMeta, entries: Pending[], afterCommit: (() => void)[] = []) {
+      waiting.set(meta.conversationId, { meta, entries, afterCommit });
       checkIn(1000);
     },
     /** The store answers again: look now. */

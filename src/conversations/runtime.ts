@@ -22,8 +22,8 @@ export interface HostDeps {
   /** After each commit, in order (the SDK's handoff notifications). */
   observers?: OutputObserver[];
   /**
-   * Inside the persist transaction, with the outputs it writes (outbound webhook events, so that an event exists
-   * exactly when its fact does); returns what to run once committed (wake a queue). Throwing aborts the write.
+   * Inside the persist transaction, with the outputs it writes: outbound webhook events (an event exists exactly when
+   * its fact does) and the outcome record (folded in with the facts that change it).
    */
   recorders?: OutputRecorder[];
   /**
@@ -79,6 +79,9 @@ export interface Runtime {
   stopping(): boolean;
   /** The conversation's actor: the live one, or one restored from its stored record (claimed first in a cluster). */
   activate(meta: ConversationMeta): Promise<Active>;
-  /** A stopped actor's write failed because the store did not answer: it may have committed (in-doubt-writes.ts). */
-  inDoubt(meta: ConversationMeta, entries: Pending[]): void;
+  /**
+   * A stopped actor's write failed because the store did not answer: it may have committed (in-doubt-writes.ts).
+   * `afterCommit`: what its transaction prepared to run once committed (its recorders').
+   */
+  inDoubt(meta: ConversationMeta, entries: Pending[], afterCommit: (() => void)[]): void;
 }

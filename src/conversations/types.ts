@@ -35,6 +35,15 @@ export interface ChannelSink {
 
 /** Sees every output (and customer message) once it is durable, in order; must not throw. */
 export type OutputObserver = (meta: ConversationMeta, entry: Pending) => void;
-export type OutputRecorder = (tx: StoreRepos, meta: ConversationMeta, written: Pending[]) => Promise<() => void>;
+/**
+ * Writes of its own in a conversation write's transaction, for the outputs that write stores (outbound webhook events,
+ * the outcome record), so that they exist exactly when those outputs do.
+ */
+export interface OutputRecorder {
+  /** Whether it writes anything for these outputs (when no recorder does, the store may write without a transaction). */
+  wants(meta: ConversationMeta, written: Pending[]): boolean;
+  /** Its writes, in the transaction (only when it `wants` them); returns what to run once committed. Throwing aborts the write. */
+  record(tx: StoreRepos, meta: ConversationMeta, written: Pending[]): Promise<() => void>;
+}
 
 export type HandoffResult = { ok: true; state: string } | { ok: false; code: 'not_found' | 'not_handed_off' };

@@ -57,16 +57,17 @@ export interface WriteLoopDeps {
   /**
    * One write of `batch`, removing the inbox entries `inboxDone`: resolves with the entries it stored (a customer
    * message the store already has is not) and what to run once committed. Reads the actor's state before it awaits.
+   * `prepared`: what its transaction prepared to run once committed, filled as it goes (a write in doubt hands it on).
    */
-  write(batch: Pending[], inboxDone: number[]): Promise<{ written: Pending[]; afterCommit: (() => void)[] }>;
+  write(batch: Pending[], inboxDone: number[], prepared: (() => void)[]): Promise<{ written: Pending[]; afterCommit: (() => void)[] }>;
   /** A committed write's entries, in order (telemetry, observers, live delivery). */
   publish(written: Pending[]): void;
   /** The whole host is stopping: no retry is scheduled. */
   hostStopping(): boolean;
   /** Another node owns the conversation: the loop is fenced; stop the actor. */
   fenced(err: Error): void;
-  /** A write of a stopped loop failed because the store did not answer: it may have committed. */
-  inDoubt(batch: Pending[]): void;
+  /** A write of a stopped loop failed because the store did not answer: it may have committed (then `prepared` runs). */
+  inDoubt(batch: Pending[], prepared: (() => void)[]): void;
   /** The first write that failed because the store could not write, since the last one that committed. */
   waitsForStore(err: StoreUnavailableError): void;
   /** A write failed for another reason (`failures` in a row). */
@@ -185,12 +186,13 @@ export class WriteLoop {
       const batch = this.pending.splice(0);
       const inboxDone = this.inboxDone.splice(0);
       this.inFlight = batch;
+      const prepared: (() => void)[] = [];
       let outcome: Awaited<ReturnType<WriteLoopDeps['write']>>;
       try {
-        outcome = await this.deps.write(batch, inboxDone);
+        outcome = await this.deps.write(batch, inboxDone, prepared);
       } catch (err) {
         this.inFlight = [];
-        this.failedWrite(err, batch, inboxDone, request);
+        this.failedWrite(err, batch, inboxDone, request, prepared);
         continue;
       }
       this.inFlight = [];
@@ -202,6 +204,10 @@ export class WriteLoop {
   private committed({ written, afterCommit }: Awaited<ReturnType<WriteLoopDeps['write']>>, request: Request): void {
     this.failures = 0;
     this.storeWaits = 0;
+    request.resolve();
+    this.deps.publish(written);
+    // After the outputs: the reply and the acks go out before what the transaction's recorders follow them with (the
+    // outcome's events, the rating a decided outcome asks for, a webhook queue woken).
     for (const run of afterCommit) {
       try {
         run();
@@ -209,11 +215,9 @@ export class WriteLoop {
         this.deps.logError(err, 'after-commit step failed');
       }
     }
-    request.resolve();
-    this.deps.publish(written);
   }
 
-  private failedWrite(err: unknown, batch: Pending[], inboxDone: number[], request: Request): void {
+  private failedWrite(err: unknown, batch: Pending[], inboxDone: number[], request: Request, prepared: (() => void)[]): void {
     // Kept: the next write (retried below) carries them.
     this.pending.unshift(...batch);
     this.inboxDone.unshift(...inboxDone);
@@ -223,7 +227,7 @@ export class WriteLoop {
       return this.deps.fenced(err);
     }
     if (isStoreUnavailable(err)) {
-      if (this.final) return this.deps.inDoubt(batch);
+      if (this.final) return this.deps.inDoubt(batch, prepared);
       // The whole store cannot write (a full disk, the database away): not this conversation's fault, so nothing is
       // abandoned. Retried when the store recovers, and on a slow timer meanwhile.
       if (this.storeWaits++ === 0) this.deps.waitsForStore(err);

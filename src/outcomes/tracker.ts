@@ -1,13 +1,14 @@
-// Keeps every conversation's outcome (definitions.ts) in the store: the conversation's durable outputs are folded in
-// right after their write commits (an observer, in the outcome's own transaction: the conversation's write stays one
-// statement), answered by the customer ("Did that answer your question?", a rating), changed by an agent (the handoff
-// reason), and settled by a sweep once an episode has been quiet for `assume_after_hours`. Before settling, the sweep
-// folds in whatever the history holds after the record's last fact (one lost to a crash between the two writes), so
-// an episode is never decided on less than what was stored. The deadlines are stored (`decideAt`): a restart loses
-// none; the sweep re-arms one timer on the injected clock for the earliest. Each change is a telemetry event (metrics,
-// the dashboard) and a webhook event prepared in the same transaction as the record.
+// Keeps every conversation's outcome (definitions.ts) in the store: folded in with the conversation's durable outputs
+// in the very transaction that writes them (the host's recorder: a write and the outcome it changes commit together or
+// not at all, with no commit of their own; a write with no outcome facts, a tool call's, stays the store's fast path),
+// answered by the customer ("Did that answer your question?", a rating), changed by an agent (the handoff reason),
+// and settled by a sweep once an episode has been quiet for `assume_after_hours`. Before settling, the sweep folds in
+// whatever the history holds after the record's last fact (a record older than the fold in the write), so an episode
+// is never decided on less than what was stored. The deadlines are stored (`decideAt`): a restart loses none; the
+// sweep re-arms one timer on the injected clock for the earliest. Each change is a telemetry event (metrics, the
+// dashboard), after the commit, and a webhook event prepared in the same transaction as the record.
 import type { Clock, TimerHandle } from '../clock.ts';
-import type { OutputObserver, Pending } from '../conversations/host.ts';
+import type { OutputRecorder, Pending } from '../conversations/host.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import type { ConversationMeta, MessageRecord } from '../store/model.ts';
@@ -22,10 +23,11 @@ const SWEEP_BATCH = 100;
 const RECHECK_MS = 60_000;
 
 export interface OutcomeTracker {
-  /** The conversation host's observer: folds durable outputs into the outcome (in order, per conversation). */
-  observe: OutputObserver;
-  /** Resolves when every observed output is folded in (tests, shutdown). */
-  settled(): Promise<void>;
+  /**
+   * The conversation host's recorder: folds a write's outputs into the outcome inside that write's transaction (which
+   * holds the conversation), so the record is current as soon as the write commits.
+   */
+  recorder: OutputRecorder;
   /** The customer's answer to "Did that answer your question?"; false when the conversation has no outcome record. */
   answer(conversationId: string, yes: boolean): Promise<boolean>;
   /** The customer's rating (CSAT); false when the conversation has no outcome record. */
@@ -106,55 +108,28 @@ export function createOutcomeTracker(o: {
     };
   };
 
-  /** Folds facts into the record, in a transaction that holds the conversation (as its writer does). */
-  const fold = (meta: ConversationMeta, facts: OutcomeFact[]) =>
-    transact(meta.conversationId, (current) => {
-      let record = current;
-      const changes: OutcomeChange[] = [];
-      for (const fact of facts) {
-        const next = applyFact(record, meta, fact, settings);
-        record = next.record;
-        changes.push(...next.changes);
-      }
-      return record && { record, changes };
-    });
-
-  /** Facts waiting per conversation, and the conversation's fold under way. */
-  const queued = new Map<string, { meta: ConversationMeta; facts: OutcomeFact[]; running: Promise<void> }>();
-  const drain = async (id: string): Promise<void> => {
-    for (let attempt = 1; ; attempt++) {
-      const q = queued.get(id);
-      if (!q || q.facts.length === 0) return void queued.delete(id);
-      const facts = q.facts.splice(0);
-      try {
-        await fold(q.meta, facts);
-        attempt = 0;
-      } catch (err) {
-        // The store cannot write now: kept and tried again (a few times; the sweep reads the history before deciding).
-        q.facts.unshift(...facts);
-        if (attempt >= 5 || stopped) {
-          log.warn({ err, conversationId: id, facts: facts.length }, 'outcome facts not stored');
-          return void queued.delete(id);
-        }
-        await new Promise<void>((resolve) => clock.setTimeout(resolve, 1000 * attempt));
-      }
-    }
-  };
-  const observe: OutputObserver = (meta, entry) => {
-    const fact = factOf(entry);
-    if (!fact) return;
-    const q = queued.get(meta.conversationId);
-    if (q) return void q.facts.push(fact);
-    const fresh = { meta, facts: [fact], running: Promise.resolve() };
-    queued.set(meta.conversationId, fresh);
-    fresh.running = drain(meta.conversationId);
-  };
-
-  /** The conversation's observed outputs folded in first: an answer never overtakes the reply it answers. */
-  const caughtUp = async (conversationId: string) => {
-    while (queued.has(conversationId)) await queued.get(conversationId)!.running;
-  };
   type Next = { record: ConversationOutcome; changes: OutcomeChange[] } | undefined;
+  /** The record after `facts` (in order); undefined when there is none and they start none. */
+  const folded = (current: ConversationOutcome | undefined, meta: ConversationMeta, facts: OutcomeFact[]): Next => {
+    let record = current;
+    const changes: OutcomeChange[] = [];
+    for (const fact of facts) {
+      const next = applyFact(record, meta, fact, settings);
+      record = next.record;
+      changes.push(...next.changes);
+    }
+    return record && { record, changes };
+  };
+  const recorder: OutputRecorder = {
+    wants: (_meta, written) => written.some((e) => factOf(e) !== undefined),
+    // The write's transaction holds the conversation (its writer's lock): nothing else changes the record meanwhile.
+    record: async (tx, meta, written) => {
+      const facts = written.map(factOf).filter((f) => f !== undefined);
+      const next = folded(await tx.outcomes.get(meta.conversationId), meta, facts);
+      return next ? write(tx, next.record, next.changes) : () => undefined;
+    },
+  };
+
   /** Writes what `fn` makes of the conversation's record (none yet: undefined), in a transaction that holds the conversation. */
   const transact = async (conversationId: string, fn: (r: ConversationOutcome | undefined) => Next) => {
     const done = await store.transaction(async (tx) => {
@@ -165,11 +140,11 @@ export function createOutcomeTracker(o: {
     done?.after();
     return done?.record;
   };
-  /** `transact` for a conversation that has a record (none: nothing written, resolves undefined). */
-  const change = async (conversationId: string, fn: (r: ConversationOutcome) => Next) => {
-    await caughtUp(conversationId);
-    return transact(conversationId, (r) => (r ? fn(r) : undefined));
-  };
+  /**
+   * `transact` for a conversation that has a record (none: nothing written, resolves undefined). An answer never
+   * overtakes the reply it answers: the reply's write folded it in before the customer could see it.
+   */
+  const change = (conversationId: string, fn: (r: ConversationOutcome) => Next) => transact(conversationId, (r) => (r ? fn(r) : undefined));
 
   const rated = (r: { score: number; comment?: string; id?: string }): Rating => {
     const out: Rating = { score: r.score, at: clock.now() };
@@ -211,7 +186,7 @@ export function createOutcomeTracker(o: {
     );
   }
 
-  /** What the history holds after the record's last fact (lost between a committed write and its fold). */
+  /** What the history holds after the record's last fact (a write stored before the fold joined it: older data). */
   const missedFacts = async (id: string): Promise<OutcomeFact[]> => {
     const r = await store.outcomes.get(id);
     if (!r) return [];
@@ -251,10 +226,7 @@ export function createOutcomeTracker(o: {
   };
 
   const tracker: OutcomeTracker = {
-    observe,
-    async settled() {
-      while (queued.size) await Promise.all([...queued.values()].map((q) => q.running));
-    },
+    recorder,
     answer: async (id, yes) =>
       (await change(id, (r) => {
         const next = applyFact(r, r, { kind: 'answer', at: clock.now(), yes }, settings);
@@ -282,7 +254,6 @@ export function createOutcomeTracker(o: {
       await tracker.sweep();
     },
     async stop() {
-      await tracker.settled();
       stopped = true;
       clock.clearTimeout(timer);
       timer = undefined;

@@ -1,11 +1,12 @@
 // The conversation host and what moves its conversations between nodes (issue 31, part 5: made here, started and
 // stopped by the `conversations` and `cluster` plugins).
 import type { Services } from '../services.ts';
-import { createConversationHost, type ChannelSink } from '../conversations/host.ts';
+import { createConversationHost, type ChannelSink, type ConversationMeta, type OutputRecorder, type Pending } from '../conversations/host.ts';
 import { handoffNotice } from '../conversations/handoff-notices.ts';
 import { createLlmStep } from '../conversations/llm-step.ts';
 import { createToolInvoker } from '../conversations/tool-invoker.ts';
 import { conversationEvent } from '../webhooks/events.ts';
+import type { Webhooks } from '../webhooks/delivery.ts';
 import { createConversationOwnership } from '../cluster/conversation-ownership.ts';
 import { notifyInbox, watchInbox } from '../cluster/inbox-notices.ts';
 import { createTakeover } from '../cluster/takeover.ts';
@@ -21,6 +22,15 @@ interface Made {
 }
 
 export type ConversationParts = ReturnType<typeof makeConversations>;
+
+/** The outputs' webhook events (`message.customer`, `handoff.requested`…), prepared in the write that stores them. */
+function webhookRecorder(webhooks: Pick<Webhooks, 'prepare'>): OutputRecorder {
+  const events = (meta: ConversationMeta, written: Pending[]) => written.map((entry) => conversationEvent(meta, entry)).filter((e) => e !== undefined);
+  return {
+    wants: (meta, written) => written.some((entry) => conversationEvent(meta, entry) !== undefined),
+    record: (tx, meta, written) => webhooks.prepare(tx, events(meta, written)),
+  };
+}
 
 function makeHost(services: Services, ports: Ports, made: Made) {
   const { config, store } = services;
@@ -44,18 +54,13 @@ function makeHost(services: Services, ports: Ports, made: Made) {
           holdsLease: () => membership.holdsLease(),
         }
       : undefined,
-    recorders: config.webhooks.endpoints.length
-      ? [
-          (tx, meta, written) =>
-            webhooks.prepare(
-              tx,
-              written.map((entry) => conversationEvent(meta, entry)).filter((e) => e !== undefined),
-            ),
-        ]
-      : [],
+    recorders: [
+      // The webhook events of the outputs (before the outcome's own `conversation.outcome` events).
+      ...(config.webhooks.endpoints.length ? [webhookRecorder(webhooks)] : []),
+      // Every conversation's outcome (docs/outcomes.md), folded in by the write that stores the messages deciding it.
+      outcomes.recorder,
+    ],
     observers: [
-      // Every conversation's outcome (docs/outcomes.md), folded in once the messages that decide it are durable.
-      outcomes.observe,
       (meta, entry) => {
         const notice = handoffNotice(meta, entry);
         if (notice) hub.broadcast(notice);

@@ -3,7 +3,8 @@
 //   cluster first: the node joins before it takes traffic (onReady) and leaves last, once its conversations have
 //     drained and its SDK catalogue is withdrawn (no other node takes a conversation over while it is still writing);
 //   sdk, mcp: the tools every turn may call, up before conversations resume and down after they drained;
-//   outcomes, inbox: observers of the conversations, so they fold in the last outputs of the drain;
+//   outcomes, inbox: the outcome is folded into the conversations' writes (its timer re-armed by the drain's last
+//     ones) and the inbox observes them, so both stop after the drain;
 //   conversations: resume the busy ones and take over orphans; on stop, drain every actor, then stop the supervisor;
 //   whatsapp, webhooks, telemetry, daemon, knowledge, maintenance: start once conversations run, stop before the drain
 //     (the WhatsApp workers stop taking new messages before the host drains);

@@ -1,6 +1,8 @@
-// The conversation host's writes: an active conversation's next write goes out at the version its last one left,
-// with nothing else to write (`conversations.persist` without channel writes: one statement on PostgreSQL, no read of
-// the record), while nobody else wrote its record; when somebody did, the store keeps what the other writer wrote.
+// The conversation host's writes: an active conversation's next write goes out at the version its last one left
+// (`conversations.persist` at that version: on PostgreSQL one statement, no read of the record, when there is nothing
+// else to write), while nobody else wrote its record; when somebody did, the store keeps what the other writer wrote.
+// A write that stores a customer message or a reply also folds the outcome in (outcomes.in-write.test.ts): it has
+// something else to write, so it is a transaction, at the version all the same.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PersistOutcome, Store } from '../../src/store/repos.ts';
 import { startParley, type TestParley } from '../support/parley.ts';
@@ -13,20 +15,20 @@ afterEach(async () => {
 });
 
 /**
- * Every `persist` from now on: the version written when it was written at the version the writer expected with
- * nothing else to write (the one-statement write), or undefined when it was not (the record was new to this writer,
- * another writer had moved it on, or channel writes made it a transaction).
+ * Every `persist` from now on: `version`, the version written when it was written at the version the writer expected
+ * (undefined when it was not: the record was new to this writer, or another writer had moved it on); `alone`, whether
+ * it had nothing else to write (the one-statement write on PostgreSQL).
  */
-function watchOneStatementWrites(store: Store): (number | undefined)[] {
-  const outcomes: (number | undefined)[] = [];
+function watchWrites(store: Store): { version: number | undefined; alone: boolean }[] {
+  const writes: { version: number | undefined; alone: boolean }[] = [];
   const original = store.conversations.persist.bind(store.conversations);
   store.conversations.persist = async (record, messages, expected, channelWrites) => {
     const outcome: PersistOutcome = await original(record, messages, expected, channelWrites);
-    const alone = expected.version !== undefined && channelWrites === undefined && 'version' in outcome && !outcome.othersWrote;
-    outcomes.push(alone && 'version' in outcome ? outcome.version : undefined);
+    const atExpected = expected.version !== undefined && 'version' in outcome && !outcome.othersWrote;
+    writes.push({ version: atExpected && 'version' in outcome ? outcome.version : undefined, alone: channelWrites === undefined });
     return outcome;
   };
-  return outcomes;
+  return writes;
 }
 
 async function turn(w: WidgetClient, id: string, text: string) {
@@ -44,18 +46,20 @@ async function session(): Promise<{ p: TestParley; w: WidgetClient; conversation
 }
 
 describe('the conversation host writes', () => {
-  it("an active conversation's writes are single statements: the first turn reads the record, the next ones do not", async () => {
+  it("an active conversation's writes go out at the version its last one left: the first turn reads the record, the next ones do not", async () => {
     const { p, w, conversationId } = await session();
-    const outcomes = watchOneStatementWrites(p.services.store);
+    const writes = watchWrites(p.services.store);
     await turn(w, 'm1', 'hello');
     // The actor was new: its first write read the record in a transaction; the later ones of the turn did not.
-    const firstTurn = outcomes.length;
+    expect(writes[0]?.version).toBeUndefined();
+    const firstTurn = writes.length;
     await turn(w, 'm2', 'hello again');
-    const secondTurn = outcomes.slice(firstTurn);
-    // The customer message's write and the reply's, each saved by one statement at the version the last one left.
+    const secondTurn = writes.slice(firstTurn).map((x) => x.version);
+    // The customer message's write and the reply's, each saved at the version the last one left (with the outcome).
     expect(secondTurn.length).toBeGreaterThanOrEqual(2);
     expect(secondTurn.every((v) => v !== undefined)).toBe(true);
     for (let i = 1; i < secondTurn.length; i++) expect(secondTurn[i]).toBe(secondTurn[i - 1]! + 1);
+    expect(writes.slice(firstTurn).some((x) => x.alone)).toBe(false);
     expect((await historyOf(p.services.store, conversationId)).map((r) => `${r.role}:${r.role === 'user' ? r.id : ''}`)).toEqual([
       'user:m1',
       'assistant:',
@@ -74,12 +78,12 @@ describe('the conversation host writes', () => {
       const current = await tx.conversations.lock(conversationId);
       await tx.conversations.put(Object.assign({}, current!, { reflection, reviewedAt: 123 }));
     });
-    const outcomes = watchOneStatementWrites(store);
+    const writes = watchWrites(store);
     await turn(w, 'm2', 'any news?');
-    // Refused once (the record moved on), then written in a transaction; the writes after it are single statements again.
-    expect(outcomes[0]).toBeUndefined();
-    expect(outcomes.slice(1).length).toBeGreaterThanOrEqual(1);
-    expect(outcomes.slice(1).every((v) => v !== undefined)).toBe(true);
+    // Written in a transaction that kept the other writer's fields; the writes after it are at the version again.
+    expect(writes[0]?.version).toBeUndefined();
+    expect(writes.slice(1).length).toBeGreaterThanOrEqual(1);
+    expect(writes.slice(1).every((x) => x.version !== undefined)).toBe(true);
     const record = await store.conversations.get(conversationId);
     expect(record?.reflection).toEqual(reflection);
     // The customer's new message clears the verdict's time (it is due for review again), as the transaction does.

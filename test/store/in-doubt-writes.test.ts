@@ -43,20 +43,25 @@ for (const engine of engines) {
 
     it('a write that did commit (its record has the same id and time) is published once, even when two checks overlap', async () => {
       const { clock, published, doubts } = await setUp(record(500));
-      doubts.note(meta, [reply(500)]);
+      // What its transaction prepared to run once committed (the outcome's events) runs once too, after the publish.
+      const ran: number[] = [];
+      doubts.note(meta, [reply(500)], [() => ran.push(published.length)]);
       clock.advance(1000); // the first check starts reading
       doubts.recovered();
       clock.advance(0); // a second starts while the first reads
       await sleep(200);
       expect(published).toEqual([[reply(500)]]);
+      expect(ran).toEqual([1]);
     });
 
     it('a write that did not commit is not published, also when another node redid the turn under the same ids at its own time', async () => {
       const redone = await setUp(record(900));
-      redone.doubts.note(meta, [reply(500)]);
+      let ran = 0;
+      redone.doubts.note(meta, [reply(500)], [() => ran++]);
       redone.clock.advance(1000);
       await sleep(200);
       expect(redone.published).toEqual([]);
+      expect(ran).toBe(0);
       const none = await setUp();
       none.doubts.note(meta, [reply(500)]);
       none.clock.advance(1000);

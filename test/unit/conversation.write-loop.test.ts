@@ -13,21 +13,25 @@ function harness(script: Outcome[] = []) {
   const clock = createManualClock(1000);
   const writes: { batch: string[]; inboxDone: number[] }[] = [];
   const published: string[][] = [];
+  const afterCommits: number[] = [];
   const seen: Record<string, unknown[]> = { fenced: [], inDoubt: [], waitsForStore: [], failed: [], abandoned: [], deactivated: [] };
   let stopping = false;
   const deps: WriteLoopDeps = {
     clock,
-    async write(batch, inboxDone) {
+    async write(batch, inboxDone, prepared) {
       writes.push({ batch: batch.map(idOf), inboxDone });
+      // What the transaction prepares for after its commit (a recorder's), before the commit's answer: it records how
+      // many batches were published when it ran.
+      prepared.push(() => void afterCommits.push(published.length));
       const next = script.shift() ?? 'commit';
       if (next instanceof Error) throw next;
       if (next !== 'commit') await next;
-      return { written: batch, afterCommit: [] };
+      return { written: batch, afterCommit: prepared };
     },
     publish: (written) => void published.push(written.map(idOf)),
     hostStopping: () => stopping,
     fenced: (err) => void seen.fenced.push(err.message),
-    inDoubt: (batch) => void seen.inDoubt.push(batch.map(idOf)),
+    inDoubt: (batch, prepared) => void seen.inDoubt.push([...batch.map(idOf), `prepared:${prepared.length}`]),
     waitsForStore: (err) => void seen.waitsForStore.push(err.code),
     failed: (_err, failures) => void seen.failed.push(failures),
     abandoned: (handed: HandedOver) => void seen.abandoned.push(handed),
@@ -40,7 +44,7 @@ function harness(script: Outcome[] = []) {
   const flush = async () => {
     for (let i = 0; i < 10; i++) await Promise.resolve();
   };
-  return { clock, loop, writes, published, seen, reply, flush, stop: () => (stopping = true) };
+  return { clock, loop, writes, published, afterCommits, seen, reply, flush, stop: () => (stopping = true) };
 }
 
 const idOf = (e: Pending) => (e.o.type === 'customer' ? e.o.messageId : 'id' in e.o ? e.o.id : e.o.type);
@@ -65,6 +69,8 @@ describe('the write loop', () => {
     await second;
     expect(h.writes.map((w) => w.batch)).toEqual([['r1', 'r2'], ['r3']]);
     expect(h.published).toEqual([['r1', 'r2'], ['r3']]);
+    // Each write's after-commit steps ran once, after its outputs were published (the reply before what follows it).
+    expect(h.afterCommits).toEqual([1, 2]);
     expect(h.loop.state).toBe('idle');
     expect(h.loop.quiet).toBe(true);
   });
@@ -177,7 +183,8 @@ describe('the write loop', () => {
     fail(new StoreUnavailableError('timeout', 'no answer'));
     await expect(waiting).rejects.toThrow();
     await h.flush();
-    expect(h.seen.inDoubt).toEqual([['r1']]);
+    // Handed on with what its transaction prepared to run once committed.
+    expect(h.seen.inDoubt).toEqual([['r1', 'prepared:1']]);
     expect(h.seen.waitsForStore).toEqual([]);
     h.clock.advance(STORE_RETRY_MS);
     await h.flush();

@@ -1,12 +1,14 @@
-// The outcome tracker against a real LMDB with a manual clock: outputs observed after their write are folded in; the
-// sweep decides an episode when its time comes (not before), after a restart of the tracker too (the deadline is
-// stored); a fact the observer never got (lost between the conversation's write and the fold) is read from the history
-// before deciding; a rating given twice with the same id counts once.
+// The outcome tracker against a real LMDB with a manual clock: outputs recorded in a write's transaction are folded
+// in; the sweep decides an episode when its time comes (not before), after a restart of the tracker too (the deadline
+// is stored); a fact the record never got (a history written before the fold joined the conversation's write) is read
+// from the history before deciding; a rating given twice with the same id counts once.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
 import { ConfigSchema } from '../../src/config/schema.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createOutcomeTracker } from '../../src/outcomes/tracker.ts';
+import { createOutcomeTracker, type OutcomeTracker } from '../../src/outcomes/tracker.ts';
+import type { Pending } from '../../src/conversations/host.ts';
+import type { ConversationMeta } from '../../src/store/model.ts';
 import type { Services } from '../../src/services.ts';
 import type { Store } from '../../src/store/repos.ts';
 import { createTelemetryRecorder } from '../../src/telemetry/recorder.ts';
@@ -38,15 +40,21 @@ async function env(store?: Store) {
   return { store: s, clock, tracker, events };
 }
 
+/** A conversation write's recorder step: the tracker's writes in a transaction, what follows them once it committed. */
+async function record(e: { store: Store; tracker: OutcomeTracker }, m: ConversationMeta, written: Pending[]) {
+  if (!e.tracker.recorder.wants(m, written)) return;
+  const after = await e.store.transaction((tx) => e.tracker.recorder.record(tx, m, written));
+  after();
+}
+
 const outcomes = (events: TelemetryEvent[]) => events.filter((e) => e.type === 'conversation.outcome').map((e) => e.data.outcome);
 
 describe('outcome tracker', () => {
-  it('folds observed outputs, decides when the time comes (a restart keeps the deadline), and reads missed facts from the history', async () => {
+  it('folds the outputs recorded in a write, decides when the time comes (a restart keeps the deadline), and reads missed facts from the history', async () => {
     const first = await env();
     await first.tracker.start();
-    first.tracker.observe(meta, { o: { type: 'customer', messageId: 'm1', text: 'where is order 1?' }, at: START });
-    first.tracker.observe(meta, { o: { type: 'reply', id: 'r1', turnId: 't1', text: 'Order 1 is shipped.', replyTo: 'm1' }, at: START + 1000 });
-    await first.tracker.settled();
+    await record(first, meta, [{ o: { type: 'customer', messageId: 'm1', text: 'where is order 1?' }, at: START }]);
+    await record(first, meta, [{ o: { type: 'reply', id: 'r1', turnId: 't1', text: 'Order 1 is shipped.', replyTo: 'm1' }, at: START + 1000 }]);
     expect(await first.store.outcomes.get(meta.conversationId)).toMatchObject({ status: 'open', decideAt: START + 1000 + 24 * H });
     // Not yet due.
     first.clock.advance(24 * H - 10_000);
@@ -65,9 +73,10 @@ describe('outcome tracker', () => {
     // Another conversation: the customer's later message is in the history, but its fold was lost (a crash).
     const other = { conversationId: 'conv_web_c2', customerId: 'c2', channel: 'web' as const };
     const t0 = second.clock.now();
-    second.tracker.observe(other, { o: { type: 'customer', messageId: 'n1', text: 'refund order 2' }, at: t0 });
-    second.tracker.observe(other, { o: { type: 'reply', id: 'q1', turnId: 'u1', text: 'Done, refunded.', replyTo: 'n1' }, at: t0 + 1000 });
-    await second.tracker.settled();
+    await record(second, other, [
+      { o: { type: 'customer', messageId: 'n1', text: 'refund order 2' }, at: t0 },
+      { o: { type: 'reply', id: 'q1', turnId: 'u1', text: 'Done, refunded.', replyTo: 'n1' }, at: t0 + 1000 },
+    ]);
     await second.store.transaction(async (tx) => {
       await tx.history.append({ id: 'n1', conversationId: other.conversationId, role: 'user', text: 'refund order 2', at: t0 });
       await tx.history.append({ id: 'q1', conversationId: other.conversationId, role: 'assistant', text: 'Done, refunded.', at: t0 + 1000 });
@@ -83,7 +92,7 @@ describe('outcome tracker', () => {
     const e = await env();
     await e.tracker.start();
     expect(await e.tracker.rate(meta.conversationId, { score: 4 })).toBe(false);
-    e.tracker.observe(meta, { o: { type: 'customer', messageId: 'm1', text: 'hi' }, at: START });
+    await record(e, meta, [{ o: { type: 'customer', messageId: 'm1', text: 'hi' }, at: START }]);
     expect(await e.tracker.rate(meta.conversationId, { score: 4, id: 'wamid.1' })).toBe(true);
     expect(await e.tracker.rate(meta.conversationId, { score: 4, id: 'wamid.1' })).toBe(true);
     expect(e.events.filter((x) => x.type === 'conversation.rating')).toHaveLength(1);
