@@ -16,6 +16,8 @@ function placeOf(f: { functionName: string; url: string }): string {
   if (!f.url) return `(${f.functionName})`;
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(f.url);
   if (pkg) return `npm ${pkg[1]}`;
+  // The production build is one bundle: all of Parley's own code in one place, whichever checkout it came from.
+  if (/\/dist\/main\.js$/.test(f.url)) return "Parley's own code (dist/main.js)";
   const own = /\/((?:src|machines|sdk\/src)\/.*)$/.exec(f.url);
   return own ? own[1] : f.url.replace(/^file:\/\//, '');
 }
