@@ -214,7 +214,13 @@ describe('confirmations', () => {
     const [again] = (await import('../../src/whatsapp/webhook-payload.ts')).parseWebhook(webhookBody([reply])).messages;
     await p.runtime.whatsapp.inbound.enqueue(again, { id: 'replayed-after-crash' });
     await p.runtime.whatsapp.inbound.idle();
-    await sleep(600);
+    // Handled: its job is done. Had it become a message (or a notice), its conversation would now be gathering or
+    // answering, or its send queued: wait until the conversation is idle and nothing is left to send.
+    const wa = p.runtime.whatsapp.outboundQueue;
+    await until(
+      () => ({ states: p.runtime.host.list().map((c) => c.state), sending: wa.depth() + wa.inFlight() }),
+      (now) => now.states.every((state) => state === 'idle') && now.sending === 0,
+    );
     expect(graph.delivered()).toHaveLength(2);
     expect(invoked).toEqual([{ name: 'cancelOrder', args: { orderId: '1001' } }]);
   });
