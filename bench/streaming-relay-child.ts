@@ -1,6 +1,6 @@
 // The streaming benchmark's baseline, in its own process like Parley: a bare
 // `ws` server that, for each message, streams a completion from the model with
-// the same `openai` client and forwards every text piece at once as a `delta`
+// the official `openai` client (Parley speaks the wire itself) and forwards every text piece at once as a `delta`
 // frame, then the whole text as a `message`. No store, no actor, no history.
 import OpenAI from 'openai';
 import { WebSocketServer } from 'ws';

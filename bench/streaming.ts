@@ -3,8 +3,8 @@
 // apart to 100 concurrent conversations (closed loop: each asks again once its
 // reply is final; their first messages are spread over one reply's length). Per reply: (first delta at the widget) − (first token
 // written by the model). Four processes: the model (streaming-model-child.ts),
-// Parley (the real `openai` client, the conversation actor, the store), the
-// baseline — a bare relay that forwards the same stream with the same client
+// Parley (its chat completions client, src/llm/openai-http.ts; the conversation actor; the store), the
+// baseline — a bare relay that forwards the same stream with the official `openai` client
 // (streaming-relay-child.ts) — and this one, which only runs the widget
 // clients; the model's and the clients' stamps are performance.timeOrigin +
 // performance.now(), comparable across processes. Alternating blocks.

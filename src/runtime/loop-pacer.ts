@@ -1,7 +1,7 @@
 // Lets one heavy step start per turn of the event loop. A store commit that
 // makes a hundred customer messages durable at once starts a hundred turns in
 // the same turn of the loop, and each one's first LLM call (building the
-// request, opening it with the `openai` client and undici) would run back to
+// request, opening it through undici; measured when that was the `openai` client) would run back to
 // back: the model's chunks for replies already streaming wait behind all of
 // them. Paced, the loop reads sockets between two of them: the longest stall
 // of a burst of 100 turn starts on LMDB fell from ~0.5 s to ~0.2 s on the shared,
