@@ -1,7 +1,7 @@
 """The wire protocol between Parley and a backend SDK (``GET /sdk``): one pydantic model per frame.
 
-A mirror of the Node SDK's ``sdk/src/protocol.ts`` (zod). Both SDKs' tests parse the same JSON frames in
-``test/fixtures/protocol/`` so the two definitions cannot drift apart.
+A mirror of the Node SDK's protocol module (its zod schemas, in the sdk folder). Both SDKs' tests parse the
+same JSON frames in ``test/fixtures/protocol/`` so the two definitions cannot drift apart.
 """
 
 from __future__ import annotations
