@@ -109,6 +109,7 @@ export function createOpenAiProvider(o: OpenAiOptions): LlmProvider {
           },
           onCompletion: (completion) => assembler.addCompletion(completion),
         });
+        // Cancelled or timed out just as the answer ended: still not an answer (sorted out below, as mid-stream).
         if (abort.signal.aborted) throw new Error('aborted');
       } catch (err) {
         if (timedOut) throw new LlmError('timeout', 'The model did not answer in time', name);

@@ -5,14 +5,10 @@ import { createOfflineProvider } from '../../src/llm/offline.ts';
 import { createOpenAiProvider } from '../../src/llm/openai.ts';
 import { createResilientLlm, type FailedAttempt } from '../../src/llm/resilient.ts';
 import { LlmError, type LlmRequest, type ToolSpec } from '../../src/llm/types.ts';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
+import { ORDER_STATUS_TOOL, startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 
 const tools: ToolSpec[] = [
-  {
-    name: 'getOrderStatus',
-    description: 'Get the status of an order',
-    parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
-  },
+  ORDER_STATUS_TOOL,
   {
     name: 'trackParcel',
     description: 'Track a parcel',

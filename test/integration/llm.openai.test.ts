@@ -4,15 +4,9 @@ import { createOfflineProvider } from '../../src/llm/offline.ts';
 import { createOpenAiProvider } from '../../src/llm/openai.ts';
 import { createResilientLlm } from '../../src/llm/resilient.ts';
 import { LlmError, type ToolSpec } from '../../src/llm/types.ts';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
+import { ORDER_STATUS_TOOL, startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
 
-const tools: ToolSpec[] = [
-  {
-    name: 'getOrderStatus',
-    description: 'Get the status of an order',
-    parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
-  },
-];
+const tools: ToolSpec[] = [ORDER_STATUS_TOOL];
 let fake: FakeOpenAi;
 afterEach(async () => fake?.close());
 

@@ -6,15 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createOpenAiProvider } from '../../src/llm/openai.ts';
 import { createChunkAssembler } from '../../src/llm/openai-stream.ts';
 import type { LlmRequest, ToolSpec } from '../../src/llm/types.ts';
-import { startFakeOpenAi, type FakeOpenAi, type ScriptedResponse } from '../support/fake-openai.ts';
+import { ORDER_STATUS_TOOL, startFakeOpenAi, type FakeOpenAi, type ScriptedResponse } from '../support/fake-openai.ts';
 
-const tools: ToolSpec[] = [
-  {
-    name: 'getOrderStatus',
-    description: 'Get the status of an order',
-    parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
-  },
-];
+const tools: ToolSpec[] = [ORDER_STATUS_TOOL];
 let fake: FakeOpenAi;
 afterEach(async () => fake?.close());
 

@@ -8,6 +8,7 @@
 // stream that stops sending.
 import Fastify from 'fastify';
 import type { ServerResponse } from 'node:http';
+import type { ToolSpec } from '../../src/llm/types.ts';
 
 export interface ScriptedResponse {
   text?: string | null;
@@ -45,6 +46,13 @@ export interface ScriptedResponse {
   /** Called when the first text chunk is written (benchmarks time the model's first token). */
   onFirstText?: () => void;
 }
+
+/** The tool the provider tests offer the fake model (its answers call it by this name). */
+export const ORDER_STATUS_TOOL: ToolSpec = {
+  name: 'getOrderStatus',
+  description: 'Get the status of an order',
+  parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+};
 
 export type ScriptStep = ScriptedResponse | ((body: any) => ScriptedResponse);
 
