@@ -55,7 +55,11 @@ describe('widget reconnect in Chromium', () => {
       const user = page.locator('[data-testid=message][data-role=user]');
       await expect.poll(() => user.getAttribute('data-delivered')).toBe('false');
 
+      // The widget comes back only once the demo backend has registered its functions: a new turn does not wait for
+      // a backend (src/conversations/tools-ready.ts), and one that reconnected first was answered without the order.
+      await page.context().setOffline(true);
       parley = await start(port, storagePath);
+      await page.context().setOffline(false);
       await expect.poll(() => status.textContent(), { timeout: 20_000 }).toBe('Online');
       const assistant = page.locator('[data-testid=message][data-role=assistant]');
       await expect.poll(() => assistant.count(), { timeout: 10_000 }).toBe(1);
