@@ -17,6 +17,7 @@ import type { ConversationMeta } from '../store/model.ts';
 import { publish, writeBatch } from './conversation-write.ts';
 import type { ReplyDelta } from './reply-stream.ts';
 import type { Active, Runtime } from './runtime.ts';
+import { allMayWait, QUIET_OUTPUT_WAIT_MS } from './quiet-outputs.ts';
 import { awaitTools } from './tools-ready.ts';
 import { WriteLoop, type HandedOver } from './write-loop.ts';
 
@@ -92,7 +93,13 @@ function onOutput(rt: Runtime, a: Active, o: ConversationOutput): void {
   // The turn resumed after a restart is over: later calls to an unknown function fail at once.
   if (o.type === 'turn' && o.phase === 'ended') a.resumeUntil = undefined;
   a.writes.add({ o, at: rt.deps.services.clock.now() });
-  void a.writes.requestWrite().catch(() => undefined);
+  askToWrite(a);
+}
+
+/** After an output or a change of state: written now, or with the turn's next write when all that waits may wait. */
+function askToWrite(a: Active): void {
+  if (allMayWait(a.writes.waiting, a.actor.getSnapshot().context)) a.writes.requestWriteWithin(QUIET_OUTPUT_WAIT_MS);
+  else void a.writes.requestWrite().catch(() => undefined);
 }
 
 function writeLoopOf(rt: Runtime, logic: ConversationLogic, a: Active): WriteLoop {
@@ -159,7 +166,7 @@ export function startActor(
   a.actor.subscribe({
     next: () => {
       a.lastActiveAt = clock.now();
-      void a.writes.requestWrite().catch(() => undefined);
+      askToWrite(a);
     },
     error: (err) => actorFailed(rt, a, err),
   });

@@ -398,7 +398,7 @@ class Host implements ConversationHost {
   }
 
   async settle() {
-    await Promise.all([...this.active.values()].map((a) => a.writes.requested()));
+    await Promise.all([...this.active.values()].map((a) => a.writes.flush()));
     await this.store.flushed();
   }
 

@@ -13,7 +13,7 @@
 // flight (the state moved to stopped meanwhile) because the store did not answer may have committed all the same: it
 // is handed to the in-doubt writes (in-doubt-writes.ts). A request made while a write is in flight is carried by the
 // next write, started as soon as that one ends (committed or not).
-import type { Clock } from '../clock.ts';
+import type { Clock, TimerHandle } from '../clock.ts';
 import { isOwnershipLost, isStoreUnavailable, StoreUnavailableError } from '../store/errors.ts';
 import type { Pending } from './types.ts';
 
@@ -91,6 +91,8 @@ export class WriteLoop {
   private inFlight: Pending[] = [];
   /** Store waits since the last commit (the first one is reported). */
   private storeWaits = 0;
+  /** A deferred write's timer (requestWriteWithin). */
+  private deferred?: TimerHandle;
 
   constructor(private readonly deps: WriteLoopDeps) {}
 
@@ -105,6 +107,11 @@ export class WriteLoop {
 
   get queued(): number {
     return this.pending.length;
+  }
+
+  /** What waits for the next write (not the write in flight), in order. */
+  get waiting(): readonly Pending[] {
+    return this.pending;
   }
 
   /** The write asked for and not begun yet, settled (committed or not); none: nothing. */
@@ -140,10 +147,35 @@ export class WriteLoop {
     // with it would be stored as if answered (not busy) and acknowledged, and nobody would answer it.
     if (this.final) return Promise.reject(new StoreUnavailableError('stopped', 'the conversation was stopped on this node; send it again'));
     if (!this.request) {
+      this.cancelDeferred();
       this.request = newRequest();
       if (this.state !== 'writing') queueMicrotask(() => void this.run());
     }
     return this.request.promise;
+  }
+
+  /**
+   * What was added may wait up to `ms` for the next write something else asks for (quiet-outputs.ts); then it is
+   * written on its own. Nothing changes when a write is asked for already or one is deferred.
+   */
+  requestWriteWithin(ms: number): void {
+    if (this.final || this.request || this.deferred) return;
+    this.deferred = this.deps.clock.setTimeout(() => {
+      this.deferred = undefined;
+      void this.requestWrite().catch(() => undefined);
+    }, ms);
+  }
+
+  /** Writes now what waits, deferred or asked for; resolves once that write settled (committed or not). Nothing: undefined. */
+  flush(): Promise<void> | undefined {
+    if (this.deferred && !this.final) void this.requestWrite().catch(() => undefined);
+    return this.requested();
+  }
+
+  private cancelDeferred(): void {
+    if (this.deferred === undefined) return;
+    this.deps.clock.clearTimeout(this.deferred);
+    this.deferred = undefined;
   }
 
   /** A retry timer fired, or the store recovered. */
@@ -169,6 +201,7 @@ export class WriteLoop {
 
   private end(state: 'abandoned' | 'fenced' | 'stopped', reason?: Error): void {
     this.state = state;
+    this.cancelDeferred();
     if (!reason) return;
     this.pending = [];
     this.inboxDone = [];

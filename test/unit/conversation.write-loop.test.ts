@@ -225,4 +225,49 @@ describe('the write loop', () => {
     if (first.o.type === 'customer') first.o.ack?.();
     expect(acks).toEqual(['first', 'second']);
   });
+
+  it('a deferred write waits for the next write asked for, or for its time; flush writes it at once; a final loop drops its timer', async () => {
+    const h = harness();
+    // Carried by the next write asked for: one write, not two.
+    h.loop.add(h.reply('quiet1'));
+    h.loop.requestWriteWithin(1000);
+    h.clock.advance(999);
+    await h.flush();
+    expect(h.writes).toHaveLength(0);
+    expect(h.loop.quiet).toBe(false); // not passivated with it waiting
+    h.loop.add(h.reply('loud'));
+    await h.loop.requestWrite();
+    expect(h.writes.map((w) => w.batch)).toEqual([['quiet1', 'loud']]);
+    // Its timer went with it: nothing more is written when the time comes.
+    h.clock.advance(1000);
+    await h.flush();
+    expect(h.writes).toHaveLength(1);
+
+    // Nothing else comes: written on its own once its time is up, not before.
+    h.loop.add(h.reply('quiet2'));
+    h.loop.requestWriteWithin(1000);
+    h.loop.requestWriteWithin(1000); // asked again: still one timer, from the first ask
+    h.clock.advance(999);
+    await h.flush();
+    expect(h.writes).toHaveLength(1);
+    h.clock.advance(1);
+    await h.flush();
+    expect(h.writes.map((w) => w.batch)).toEqual([['quiet1', 'loud'], ['quiet2']]);
+    expect(h.loop.quiet).toBe(true);
+
+    // The host settling (stopping) writes it at once.
+    h.loop.add(h.reply('quiet3'));
+    h.loop.requestWriteWithin(1000);
+    await h.loop.flush();
+    expect(h.writes.map((w) => w.batch)).toEqual([['quiet1', 'loud'], ['quiet2'], ['quiet3']]);
+    expect(h.loop.flush()).toBeUndefined();
+
+    // Stopped: the deferred write never runs.
+    h.loop.add(h.reply('quiet4'));
+    h.loop.requestWriteWithin(1000);
+    h.loop.stop();
+    h.clock.advance(5000);
+    await h.flush();
+    expect(h.writes).toHaveLength(3);
+  });
 });

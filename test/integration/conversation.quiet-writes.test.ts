@@ -1,0 +1,95 @@
+// A read call's records wait for the turn's next write (src/conversations/quiet-outputs.ts, issue 31 part 6), on the
+// run's engine, through a real widget and a real SDK backend with the offline model:
+// - a turn with a quick read call commits twice: the customer's message, then the call's records with the reply;
+// - a slow call's start is not held back longer than QUIET_OUTPUT_WAIT_MS: it is written on its own while the call
+//   still runs, and its result goes with the reply;
+// - the history keeps every record, in the order things happened.
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createClient } from '../../sdk/src/index.ts';
+import { QUIET_OUTPUT_WAIT_MS } from '../../src/conversations/quiet-outputs.ts';
+import type { Store } from '../../src/store/repos.ts';
+import { startParley, TEST_SECRET } from '../support/parley.ts';
+import { historyOf } from '../support/store.ts';
+import { until } from '../support/whatsapp.ts';
+import { startWidgetSession, type WidgetClient } from '../support/widget-client.ts';
+
+const open: { close(): unknown }[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+});
+
+/** The machine running the tests is shared and loaded: a turn may take seconds. */
+const SLOW = 30_000;
+
+/** The roles each committed conversation write stored, and when it committed, from now on. */
+function watchWrites(store: Store): { roles: string[]; at: number }[] {
+  const writes: { roles: string[]; at: number }[] = [];
+  const persist = store.conversations.persist.bind(store.conversations);
+  store.conversations.persist = async (record, messages, expected, channelWrites) => {
+    const result = await persist(record, messages, expected, channelWrites);
+    if ('version' in result) writes.push({ roles: messages.map((m) => m.role), at: Date.now() });
+    return result;
+  };
+  return writes;
+}
+
+/** `answered`: what the backend's function waits for before it answers. */
+async function setup(customerId: string, answered: () => Promise<void> = async () => undefined) {
+  const p = await startParley({ config: { logging: { level: 'warn' } } });
+  open.push(p);
+  const sdk = createClient();
+  sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async (a: { orderId: string }) => {
+    await answered();
+    return { orderId: a.orderId, status: 'shipped' };
+  });
+  await sdk.listen({ url: p.url(), secret: TEST_SECRET });
+  open.push({ close: () => sdk.close() });
+  await until(
+    async () => (await fetch(`${p.url()}/__test__/sdk/functions`)).json() as Promise<string[]>,
+    (f) => f.length === 1,
+    SLOW,
+  );
+  const w = await startWidgetSession(p.url(), { customerId, email: `${customerId}@example.com` });
+  open.push(w);
+  return { p, w };
+}
+
+async function ask(w: WidgetClient, id: string, text: string) {
+  w.send({ type: 'message', id, text });
+  await w.next((f) => f.type === 'ack' && f.id === id, SLOW);
+  return w.next((f) => f.type === 'message' && f.role === 'assistant', SLOW);
+}
+
+describe("a read call's records and the turn's writes", () => {
+  it("a quick read call: two commits, the customer's message, then the call's records with the reply; the history keeps all, in order", async () => {
+    const { p, w } = await setup('quiet-1');
+    const store = p.services.store;
+    await ask(w, 'm1', 'hello'); // activates the conversation: its first writes are not what is measured
+    const writes = watchWrites(store);
+    expect((await ask(w, 'm2', 'what is the status of order 1001?')).text).toMatch(/shipped/);
+    expect(writes.map((x) => x.roles)).toEqual([['user'], ['tool', 'tool', 'assistant']]);
+    const turn = (await historyOf(store, 'conv_web_quiet-1')).filter((r) => r.turnId === 'conv_web_quiet-1:m2');
+    expect(turn.map((r) => [r.role, r.data?.phase])).toEqual([
+      ['user', undefined],
+      ['tool', 'invoked'],
+      ['tool', 'result'],
+      ['assistant', undefined],
+    ]);
+    expect(turn.map((r) => r.at)).toEqual([...turn.map((r) => r.at)].sort((a, b) => a - b));
+  }, 120_000);
+
+  it(`a slow read call: its start is written on its own within about ${QUIET_OUTPUT_WAIT_MS} ms while it runs; its result goes with the reply`, async () => {
+    let writes: { roles: string[]; at: number }[] = [];
+    // The function answers once its start was written on its own (the deferred write's time came).
+    const startWritten = () => writes.some((x) => x.roles.join() === 'tool');
+    const { p, w } = await setup('quiet-2', () => until(async () => startWritten(), Boolean, SLOW).then(() => undefined));
+    await ask(w, 'm1', 'hello');
+    writes = watchWrites(p.services.store);
+    const askedAt = Date.now();
+    expect((await ask(w, 'm2', 'what is the status of order 1001?')).text).toMatch(/shipped/);
+    expect(writes.map((x) => x.roles)).toEqual([['user'], ['tool'], ['tool', 'assistant']]);
+    // Not before its time (a loaded machine may make it later, never sooner).
+    expect(writes[1].at - askedAt).toBeGreaterThanOrEqual(QUIET_OUTPUT_WAIT_MS);
+  }, 120_000);
+});
