@@ -4,7 +4,7 @@
 // baselines that do a whole turn / request in less time than this; BENCHMARKS.md ("The XState
 // floor") derives the best ratio those targets allow.
 //   npx tsx bench/xstate-floor.ts   (no store: the same on both engines, BENCH_ENGINE is only checked)
-import { assign, createActor, fromPromise, initialTransition, setup, toPromise, transition, type AnyActorLogic, type AnyEventObject } from 'xstate';
+import { assign, createActor, emit, fromPromise, initialTransition, setup, toPromise, transition, type AnyActorLogic, type AnyEventObject } from 'xstate';
 import { conversationMachine, type LlmStepInput } from '../machines/conversation.ts';
 import { proactiveMachine } from '../machines/proactive.ts';
 import { createProactiveRunner } from '../src/proactive/run-machine.ts';
@@ -38,6 +38,38 @@ const minimalTurn = setup({
   },
 });
 
+/**
+ * The same turn with the effects run by whoever drives the actor (the host) instead of invoked child actors: a state
+ * emits what it needs and the answer comes back as an event. What the three invokes cost is the difference.
+ */
+const effectsTurn = setup({
+  types: {
+    events: {} as { type: 'msg' } | { type: 'llm.done'; output: 'tools' | 'reply' } | { type: 'tool.done' },
+    emitted: {} as { type: 'effect'; run: 'llm' | 'tool'; step: number },
+  },
+}).createMachine({
+  context: { step: 0 },
+  initial: 'idle',
+  states: {
+    idle: { on: { msg: { target: 'thinking', actions: assign({ step: 1 }) } } },
+    thinking: {
+      entry: emit(({ context }) => ({ type: 'effect' as const, run: 'llm' as const, step: context.step })),
+      on: { 'llm.done': [{ guard: ({ event }) => event.output === 'reply', target: 'idle' }, { target: 'callingTool' }] },
+    },
+    callingTool: {
+      entry: emit(({ context }) => ({ type: 'effect' as const, run: 'tool' as const, step: context.step })),
+      on: { 'tool.done': { target: 'thinking', actions: assign({ step: ({ context }) => context.step + 1 }) } },
+    },
+  },
+});
+/** Runs an effects-turn actor's effects the way fromPromise would (answered in a microtask). */
+function runEffects(actor: ReturnType<typeof createActor<typeof effectsTurn>>) {
+  actor.on('effect', (e) => {
+    void Promise.resolve().then(() => actor.send(e.run === 'llm' ? { type: 'llm.done', output: e.step === 1 ? 'tools' : 'reply' } : { type: 'tool.done' }));
+  });
+  return actor;
+}
+
 /** Parley's conversation machine with an instant LLM (a tool call, then a reply) and an instant tool. */
 const conversationTurn = conversationMachine.provide({
   actors: {
@@ -61,7 +93,11 @@ async function turns(
   isIdle: (s: { value: unknown; context: unknown }) => boolean,
   input?: (i: number) => unknown,
 ) {
-  const actors = Array.from({ length: ACTORS }, (_, i) => createActor(logic, input ? { input: input(i) } : {}).start());
+  const actors = Array.from({ length: ACTORS }, (_, i) => {
+    const actor = createActor(logic, input ? { input: input(i) } : {});
+    if (logic === effectsTurn) runEffects(actor as never);
+    return actor.start();
+  });
   const waiting = new Map<number, () => void>();
   actors.forEach((a, i) => a.subscribe((s) => isIdle(s as never) && waiting.get(i)?.()));
   let seq = 0;
@@ -77,6 +113,12 @@ async function turns(
 await turns(
   'minimal turn (3 fromPromise invokes)',
   minimalTurn,
+  () => ({ type: 'msg' }),
+  (s) => s.value === 'idle',
+);
+await turns(
+  'minimal turn (the same effects as emitted outputs, answered by events)',
+  effectsTurn,
   () => ({ type: 'msg' }),
   (s) => s.value === 'idle',
 );
