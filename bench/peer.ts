@@ -18,6 +18,7 @@
 //   BENCH_CPU_PROF=<dir>: CPU profiles of Parley in <dir>/parley (written when it stops) for bench/profile-shares.ts
 //   BENCH_BASE_CHECKOUT=<dir>: another checkout's Parley too (with its node_modules): `change ratio` = this ÷ that
 //   BENCH_ENTRY=source: Parley's source through tsx instead of the build (BENCH_BASE_ENTRY: the same for the base)
+//   BENCH_DEFER_READS=1: Parley with conversation.defer_read_call_records on (a turn commits twice; README)
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { spawnParley, tempDir } from '../test/support/parley.ts';
@@ -94,6 +95,8 @@ async function parleyContender(root: string | undefined, name: string, entry: En
       storage: await parleyStorage(postgres),
       llm: { provider: 'openai', base_url: model.first.url, model: 'fake-1', max_retries: 0 },
       channels: { web: { rate_limit_per_minute: 1_000_000 } },
+      // This checkout's only: a base from before the option would refuse the key.
+      ...(root === undefined && process.env.BENCH_DEFER_READS === '1' ? { conversation: { defer_read_call_records: true } } : {}),
     },
   });
   const backend = await child('./peer-backend-child.ts', { PARLEY_URL: parley.url });

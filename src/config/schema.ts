@@ -229,6 +229,12 @@ export const ConfigSchema = s({
       web: num(z.number().int().min(0).max(60_000)).default(0),
       whatsapp: num(z.number().int().min(0).max(60_000)).default(1500),
     }).prefault({}),
+    /**
+     * true: a read call's history records (invoked, result, failed) go with the turn's next write, within 1 s, instead
+     * of commits of their own (a turn commits twice, not four times). A crash in that window makes the resumed turn ask
+     * the model again, so the read call may run again under a new invocationId (src/conversations/quiet-outputs.ts).
+     */
+    defer_read_call_records: bool(z.boolean()).default(false),
   }).prefault({}),
   sdk: s({
     /** A turn resumed after a restart or a takeover waits this long for a backend to register its functions. */

@@ -93,12 +93,16 @@ function onOutput(rt: Runtime, a: Active, o: ConversationOutput): void {
   // The turn resumed after a restart is over: later calls to an unknown function fail at once.
   if (o.type === 'turn' && o.phase === 'ended') a.resumeUntil = undefined;
   a.writes.add({ o, at: rt.deps.services.clock.now() });
-  askToWrite(a);
+  askToWrite(rt, a);
 }
 
-/** After an output or a change of state: written now, or with the turn's next write when all that waits may wait. */
-function askToWrite(a: Active): void {
-  if (allMayWait(a.writes.waiting, a.actor.getSnapshot().context)) a.writes.requestWriteWithin(QUIET_OUTPUT_WAIT_MS);
+/**
+ * After an output or a change of state: written now, or (`conversation.defer_read_call_records`) with the turn's next
+ * write when all that waits may wait.
+ */
+function askToWrite(rt: Runtime, a: Active): void {
+  const defer = rt.deps.services.config.conversation.defer_read_call_records;
+  if (defer && allMayWait(a.writes.waiting, a.actor.getSnapshot().context)) a.writes.requestWriteWithin(QUIET_OUTPUT_WAIT_MS);
   else void a.writes.requestWrite().catch(() => undefined);
 }
 
@@ -166,7 +170,7 @@ export function startActor(
   a.actor.subscribe({
     next: () => {
       a.lastActiveAt = clock.now();
-      askToWrite(a);
+      askToWrite(rt, a);
     },
     error: (err) => actorFailed(rt, a, err),
   });

@@ -1,9 +1,11 @@
-// Pure: which outputs may wait for the turn's next write instead of a commit of their own. A read call's `tool`
-// records (invoked, result, failed) are not shown to the customer and change nothing outside Parley: they go with the
-// reply's write (or the next message's, a handoff's…), or after QUIET_OUTPUT_WAIT_MS on their own when nothing comes
-// sooner. A turn then commits twice (the customer's message, the reply) instead of four times. What the wait costs: a
-// crash inside it runs the read call again after the restart, as the resumed turn asks the model again. A call that
-// needs the customer's confirmation (a write) is never deferred: it must not run twice.
+// Pure: which outputs may wait for the turn's next write instead of a commit of their own, when the operator chose so
+// (`conversation.defer_read_call_records`, off by default). A read call's `tool` records (invoked, result, failed) are
+// not shown to the customer and change nothing outside Parley: they go with the reply's write (or the next message's, a
+// handoff's…), or on their own after QUIET_OUTPUT_WAIT_MS when nothing comes sooner. A turn then commits twice (the
+// customer's message, the reply) instead of four times. What the wait costs: a crash inside it resumes the turn from
+// the customer's message, which asks the model again, so the read call may run again under a new invocationId (by
+// default a call whose start is stored is retried with the same one: RELIABILITY.md). A call that needs the customer's
+// confirmation (a write) is never deferred.
 import type { ConversationContext, Turn } from '../../machines/conversation.ts';
 import type { Pending } from './types.ts';
 

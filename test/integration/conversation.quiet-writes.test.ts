@@ -1,8 +1,9 @@
-// A read call's records wait for the turn's next write (src/conversations/quiet-outputs.ts, issue 31 part 6), on the
-// run's engine, through a real widget and a real SDK backend with the offline model:
-// - a turn with a quick read call commits twice: the customer's message, then the call's records with the reply;
-// - a slow call's start is not held back longer than QUIET_OUTPUT_WAIT_MS: it is written on its own while the call
+// `conversation.defer_read_call_records` (src/conversations/quiet-outputs.ts, issue 31 part 6), on the run's engine,
+// through a real widget and a real SDK backend with the offline model:
+// - on: a turn with a read call commits twice, the customer's message, then the call's records with the reply;
+// - on: a slow call's start is not held back longer than QUIET_OUTPUT_WAIT_MS: it is written on its own while the call
 //   still runs, and its result goes with the reply;
+// - off (the default): each of the call's records gets its own commit at once;
 // - the history keeps every record, in the order things happened.
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -34,9 +35,9 @@ function watchWrites(store: Store): { roles: string[]; at: number }[] {
   return writes;
 }
 
-/** `answered`: what the backend's function waits for before it answers. */
-async function setup(customerId: string, answered: () => Promise<void> = async () => undefined) {
-  const p = await startParley({ config: { logging: { level: 'warn' } } });
+/** `answered`: what the backend's function waits for before it answers; `defer`: conversation.defer_read_call_records. */
+async function setup(customerId: string, answered: () => Promise<void>, defer = true) {
+  const p = await startParley({ config: { logging: { level: 'warn' }, conversation: { defer_read_call_records: defer } } });
   open.push(p);
   const sdk = createClient();
   sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async (a: { orderId: string }) => {
@@ -61,9 +62,12 @@ async function ask(w: WidgetClient, id: string, text: string) {
   return w.next((f) => f.type === 'message' && f.role === 'assistant', SLOW);
 }
 
+/** A function that takes 200 ms: long enough for a write asked for at its start to be on its own. */
+const takes200Ms = () => new Promise<void>((r) => setTimeout(r, 200));
+
 describe("a read call's records and the turn's writes", () => {
-  it("a quick read call: two commits, the customer's message, then the call's records with the reply; the history keeps all, in order", async () => {
-    const { p, w } = await setup('quiet-1');
+  it("deferred: two commits, the customer's message, then the call's records with the reply; the history keeps all, in order", async () => {
+    const { p, w } = await setup('quiet-1', takes200Ms);
     const store = p.services.store;
     await ask(w, 'm1', 'hello'); // activates the conversation: its first writes are not what is measured
     const writes = watchWrites(store);
@@ -79,7 +83,7 @@ describe("a read call's records and the turn's writes", () => {
     expect(turn.map((r) => r.at)).toEqual([...turn.map((r) => r.at)].sort((a, b) => a - b));
   }, 120_000);
 
-  it(`a slow read call: its start is written on its own within about ${QUIET_OUTPUT_WAIT_MS} ms while it runs; its result goes with the reply`, async () => {
+  it(`deferred, a slow read call: its start is written on its own within about ${QUIET_OUTPUT_WAIT_MS} ms while it runs; its result goes with the reply`, async () => {
     let writes: { roles: string[]; at: number }[] = [];
     // The function answers once its start was written on its own (the deferred write's time came).
     const startWritten = () => writes.some((x) => x.roles.join() === 'tool');
@@ -91,5 +95,13 @@ describe("a read call's records and the turn's writes", () => {
     expect(writes.map((x) => x.roles)).toEqual([['user'], ['tool'], ['tool', 'assistant']]);
     // Not before its time (a loaded machine may make it later, never sooner).
     expect(writes[1].at - askedAt).toBeGreaterThanOrEqual(QUIET_OUTPUT_WAIT_MS);
+  }, 120_000);
+
+  it("not deferred (the default): the call's start, its result and the reply each get a commit at once", async () => {
+    const { p, w } = await setup('quiet-3', takes200Ms, false);
+    await ask(w, 'm1', 'hello');
+    const writes = watchWrites(p.services.store);
+    expect((await ask(w, 'm2', 'what is the status of order 1001?')).text).toMatch(/shipped/);
+    expect(writes.map((x) => x.roles)).toEqual([['user'], ['tool'], ['tool'], ['assistant']]);
   }, 120_000);
 });
