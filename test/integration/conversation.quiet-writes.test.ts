@@ -4,10 +4,12 @@
 // - on: a slow call's start is not held back longer than QUIET_OUTPUT_WAIT_MS: it is written on its own while the call
 //   still runs, and its result goes with the reply;
 // - off (the default): each of the call's records gets its own commit at once;
+// - on: the host settling (as it does when it stops) writes what waits at once, not when its time comes;
 // - the history keeps every record, in the order things happened.
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
+import { createManualClock, type Clock } from '../../src/clock.ts';
 import { QUIET_OUTPUT_WAIT_MS } from '../../src/conversations/quiet-outputs.ts';
 import type { Store } from '../../src/store/repos.ts';
 import { startParley, TEST_SECRET } from '../support/parley.ts';
@@ -35,9 +37,12 @@ function watchWrites(store: Store): { roles: string[]; at: number }[] {
   return writes;
 }
 
-/** `answered`: what the backend's function waits for before it answers; `defer`: conversation.defer_read_call_records. */
-async function setup(customerId: string, answered: () => Promise<void>, defer = true) {
-  const p = await startParley({ config: { logging: { level: 'warn' }, conversation: { defer_read_call_records: defer } } });
+/**
+ * `answered`: what the backend's function waits for before it answers; `defer`: conversation.defer_read_call_records;
+ * `clock`: the server's (default: real time).
+ */
+async function setup(customerId: string, answered: () => Promise<void>, defer = true, clock?: Clock) {
+  const p = await startParley({ clock, config: { logging: { level: 'warn' }, conversation: { defer_read_call_records: defer } } });
   open.push(p);
   const sdk = createClient();
   sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async (a: { orderId: string }) => {
@@ -103,5 +108,33 @@ describe("a read call's records and the turn's writes", () => {
     const writes = watchWrites(p.services.store);
     expect((await ask(w, 'm2', 'what is the status of order 1001?')).text).toMatch(/shipped/);
     expect(writes.map((x) => x.roles)).toEqual([['user'], ['tool'], ['tool'], ['assistant']]);
+  }, 120_000);
+
+  it('deferred: the host settling writes what waits at once (its timer, on a clock that does not move, never fires)', async () => {
+    let called!: () => void;
+    const calledOnce = new Promise<void>((r) => (called = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const clock = createManualClock(Date.parse('2026-11-27T12:00:00Z'));
+    // Called by m2 only ("hello" calls nothing): it answers once the check below is done.
+    const answered = async () => {
+      called();
+      await released;
+    };
+    const { p, w } = await setup('quiet-4', answered, true, clock);
+    await ask(w, 'm1', 'hello');
+    const store = p.services.store;
+    const writes = watchWrites(store);
+    w.send({ type: 'message', id: 'm2', text: 'what is the status of order 1001?' });
+    await calledOnce;
+    await p.runtime.host.settle();
+    expect(writes.map((x) => x.roles)).toEqual([['user'], ['tool']]);
+    const turn = (await historyOf(store, 'conv_web_quiet-4')).filter((r) => r.turnId === 'conv_web_quiet-4:m2');
+    expect(turn.map((r) => [r.role, r.data?.phase])).toEqual([
+      ['user', undefined],
+      ['tool', 'invoked'],
+    ]);
+    release();
+    expect((await w.next((f) => f.type === 'message' && f.role === 'assistant', SLOW)).text).toMatch(/shipped/);
   }, 120_000);
 });
