@@ -12,7 +12,10 @@ import type { Pending } from './types.ts';
 /** How long a deferred output may wait for the next write: live views (events, the dashboard) see it this late at most. */
 export const QUIET_OUTPUT_WAIT_MS = 1000;
 
-/** Whether the call `callId` of `turn` asks nobody first (found in the turn's transcript; not found: not known to). */
+/**
+ * Whether the call `callId` of `turn` asks nobody first, as the turn's transcript says (the model's step that asked for
+ * it is written there with the step's calls; not found: not known to).
+ */
 function asksNobody(turn: Turn, callId: string): boolean {
   for (let i = turn.transcript.length - 1; i >= 0; i--) {
     const entry = turn.transcript[i];
@@ -20,8 +23,7 @@ function asksNobody(turn: Turn, callId: string): boolean {
     const call = entry.toolCalls.find((c) => c.id === callId);
     if (call) return !call.requiresConfirmation;
   }
-  const current = turn.calls.find((c) => c.id === callId);
-  return current !== undefined && !current.requiresConfirmation;
+  return false;
 }
 
 /** A record of a read call of the running turn (no confirmation, no receipt): it may wait for the next write. */

@@ -114,11 +114,6 @@ export class WriteLoop {
     return this.pending;
   }
 
-  /** The write asked for and not begun yet, settled (committed or not); none: nothing. */
-  requested(): Promise<void> | undefined {
-    return this.request?.promise.catch(() => undefined);
-  }
-
   /** An output (or customer message) to store with the next write. */
   add(entry: Pending): void {
     this.pending.push(entry);
@@ -169,7 +164,7 @@ export class WriteLoop {
   /** Writes now what waits, deferred or asked for; resolves once that write settled (committed or not). Nothing: undefined. */
   flush(): Promise<void> | undefined {
     if (this.deferred && !this.final) void this.requestWrite().catch(() => undefined);
-    return this.requested();
+    return this.request?.promise.catch(() => undefined);
   }
 
   private cancelDeferred(): void {

@@ -1,5 +1,5 @@
-// One chat completions call over HTTP, without the `openai` client: a POST through undici's `request` (its body a
-// Node stream, no web streams, no per-request client machinery), the server-sent events parsed as they arrive and
+// One chat completions call over HTTP, without the `openai` client: a POST through undici's `request` (its answer read
+// as a Node stream, no web streams, no per-request client machinery), the server-sent events parsed as they arrive and
 // handed on one JSON chunk at a time. Measured in bench/peer.ts: the official client spent about a quarter of a
 // turn's CPU (request building, fetch, web streams, its SSE decoder); see BENCHMARKS.md. The wire is the same (the
 // `openai` package's types describe it); the conversation tests' model client still uses the package itself.

@@ -7,15 +7,15 @@
 // - on: the host settling (as it does when it stops) writes what waits at once, not when its time comes;
 // - the history keeps every record, in the order things happened.
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createClient } from '../../sdk/src/index.ts';
 import { createManualClock, type Clock } from '../../src/clock.ts';
 import { QUIET_OUTPUT_WAIT_MS } from '../../src/conversations/quiet-outputs.ts';
 import type { Store } from '../../src/store/repos.ts';
-import { startParley, TEST_SECRET } from '../support/parley.ts';
+import { functionRegistered } from '../support/demo-backend.ts';
+import { orderBackend } from '../support/order-backend.ts';
+import { startParley } from '../support/parley.ts';
 import { historyOf } from '../support/store.ts';
 import { until } from '../support/whatsapp.ts';
-import { startWidgetSession, type WidgetClient } from '../support/widget-client.ts';
+import { askAndAwaitReply, startWidgetSession, type WidgetClient } from '../support/widget-client.ts';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -38,34 +38,21 @@ function watchWrites(store: Store): { roles: string[]; at: number }[] {
 }
 
 /**
- * `answered`: what the backend's function waits for before it answers; `defer`: conversation.defer_read_call_records;
- * `clock`: the server's (default: real time).
+ * Parley with a backend whose read function `getOrderStatus` answers "shipped" once `answered` resolves, and a
+ * signed-in widget. `defer`: conversation.defer_read_call_records; `clock`: the server's (default: real time).
  */
 async function setup(customerId: string, answered: () => Promise<void>, defer = true, clock?: Clock) {
   const p = await startParley({ clock, config: { logging: { level: 'warn' }, conversation: { defer_read_call_records: defer } } });
   open.push(p);
-  const sdk = createClient();
-  sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async (a: { orderId: string }) => {
-    await answered();
-    return { orderId: a.orderId, status: 'shipped' };
-  });
-  await sdk.listen({ url: p.url(), secret: TEST_SECRET });
-  open.push({ close: () => sdk.close() });
-  await until(
-    async () => (await fetch(`${p.url()}/__test__/sdk/functions`)).json() as Promise<string[]>,
-    (f) => f.length === 1,
-    SLOW,
-  );
+  const handler = async (a: { orderId: string }) => (await answered(), { orderId: a.orderId, status: 'shipped' });
+  open.push({ close: await orderBackend([p.url()], 'getOrderStatus', { handler }) });
+  await functionRegistered(p, 'getOrderStatus', SLOW);
   const w = await startWidgetSession(p.url(), { customerId, email: `${customerId}@example.com` });
   open.push(w);
   return { p, w };
 }
 
-async function ask(w: WidgetClient, id: string, text: string) {
-  w.send({ type: 'message', id, text });
-  await w.next((f) => f.type === 'ack' && f.id === id, SLOW);
-  return w.next((f) => f.type === 'message' && f.role === 'assistant', SLOW);
-}
+const ask = (w: WidgetClient, id: string, text: string) => askAndAwaitReply(w, id, text, SLOW);
 
 /** A function that takes 200 ms: long enough for a write asked for at its start to be on its own. */
 const takes200Ms = () => new Promise<void>((r) => setTimeout(r, 200));

@@ -8,15 +8,15 @@
 // - a write the store answers `seen` (a customer message it has already) folds nothing, and the write tried without
 //   that message does not fold it either.
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createClient } from '../../sdk/src/index.ts';
 import type { ConversationOutcome } from '../../src/store/outcomes.ts';
 import type { PersistOutcome, Store, StoreRepos } from '../../src/store/repos.ts';
 import type { TelemetryEvent } from '../../src/telemetry/types.ts';
-import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
+import { functionRegistered } from '../support/demo-backend.ts';
+import { orderBackend } from '../support/order-backend.ts';
+import { startParley, type TestParley } from '../support/parley.ts';
 import { historyOf } from '../support/store.ts';
 import { until } from '../support/whatsapp.ts';
-import { startWidgetSession, type WidgetClient } from '../support/widget-client.ts';
+import { askAndAwaitReply, startWidgetSession, type WidgetClient } from '../support/widget-client.ts';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -90,28 +90,15 @@ function failOutcomePuts(store: Store, times: number): () => number {
 async function setup(answered: () => Promise<void> = async () => undefined): Promise<{ p: TestParley; w: WidgetClient }> {
   const p = await startParley({ config: { logging: { level: 'warn' } } });
   open.push(p);
-  const sdk = createClient();
-  sdk.expose('getOrderStatus', { description: 'Get the status of an order', parameters: z.object({ orderId: z.string() }) }, async (a: { orderId: string }) => {
-    await answered();
-    return { orderId: a.orderId, status: 'shipped' };
-  });
-  await sdk.listen({ url: p.url(), secret: TEST_SECRET });
-  open.push({ close: () => sdk.close() });
-  await until(
-    async () => (await fetch(`${p.url()}/__test__/sdk/functions`)).json() as Promise<string[]>,
-    (f) => f.length === 1,
-    SLOW,
-  );
+  const handler = async (a: { orderId: string }) => (await answered(), { orderId: a.orderId, status: 'shipped' });
+  open.push({ close: await orderBackend([p.url()], 'getOrderStatus', { handler }) });
+  await functionRegistered(p, 'getOrderStatus', SLOW);
   const w = await startWidgetSession(p.url(), { customerId: 'folded-1', email: 'folded@example.com' });
   open.push(w);
   return { p, w };
 }
 
-async function ask(w: WidgetClient, id: string, text: string) {
-  w.send({ type: 'message', id, text });
-  await w.next((f) => f.type === 'ack' && f.id === id, SLOW);
-  return w.next((f) => f.type === 'message' && f.role === 'assistant', SLOW);
-}
+const ask = (w: WidgetClient, id: string, text: string) => askAndAwaitReply(w, id, text, SLOW);
 
 const CONVERSATION = 'conv_web_folded-1';
 

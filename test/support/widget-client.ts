@@ -68,3 +68,10 @@ export async function startWidgetSession(baseUrl: string, init: { customerId: st
     throw err;
   }
 }
+
+/** Sends a customer message and resolves with the assistant's reply, after its `ack`. */
+export async function askAndAwaitReply(w: WidgetClient, id: string, text: string, timeoutMs = 30_000): Promise<Record<string, any>> {
+  w.send({ type: 'message', id, text });
+  await w.next((f) => f.type === 'ack' && f.id === id, timeoutMs);
+  return w.next((f) => f.type === 'message' && f.role === 'assistant', timeoutMs);
+}
