@@ -349,7 +349,8 @@ class Host implements ConversationHost {
 
   relinquishAll() {
     this.leaseLosses++;
-    const lost = new Error('this node lost its cluster lease');
+    // The database's doing (the lease could not be renewed), not a request's: callers answer it as unavailable.
+    const lost = new StoreUnavailableError('not_member', 'this node lost its cluster lease');
     for (const a of [...this.active.values()]) {
       a.writes.stop(lost);
       retire(this.rt, a);
