@@ -63,11 +63,11 @@ const effectsTurn = setup({
   },
 });
 /** Runs an effects-turn actor's effects the way fromPromise would (answered in a microtask). */
-function runEffects(actor: ReturnType<typeof createActor<typeof effectsTurn>>) {
-  actor.on('effect', (e) => {
-    void Promise.resolve().then(() => actor.send(e.run === 'llm' ? { type: 'llm.done', output: e.step === 1 ? 'tools' : 'reply' } : { type: 'tool.done' }));
+function runEffects(actor: ReturnType<typeof createActor>) {
+  const effects = actor as unknown as ReturnType<typeof createActor<typeof effectsTurn>>;
+  effects.on('effect', (e) => {
+    void Promise.resolve().then(() => effects.send(e.run === 'llm' ? { type: 'llm.done', output: e.step === 1 ? 'tools' : 'reply' } : { type: 'tool.done' }));
   });
-  return actor;
 }
 
 /** Parley's conversation machine with an instant LLM (a tool call, then a reply) and an instant tool. */
@@ -92,10 +92,12 @@ async function turns(
   send: (i: number) => Record<string, unknown>,
   isIdle: (s: { value: unknown; context: unknown }) => boolean,
   input?: (i: number) => unknown,
+  /** What the one driving the actor does before it starts (runs its effects). */
+  drive: (actor: ReturnType<typeof createActor>) => void = () => undefined,
 ) {
   const actors = Array.from({ length: ACTORS }, (_, i) => {
     const actor = createActor(logic, input ? { input: input(i) } : {});
-    if (logic === effectsTurn) runEffects(actor as never);
+    drive(actor);
     return actor.start();
   });
   const waiting = new Map<number, () => void>();
@@ -121,6 +123,8 @@ await turns(
   effectsTurn,
   () => ({ type: 'msg' }),
   (s) => s.value === 'idle',
+  undefined,
+  runEffects,
 );
 await turns(
   'Parley conversation turn',

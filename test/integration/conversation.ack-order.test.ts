@@ -3,6 +3,7 @@
 // case that needs it: a message that arrives while a write is in flight waits for the next one, and a fast turn (the
 // offline model answers at once) puts its reply in that same write.
 import { afterEach, describe, expect, it } from 'vitest';
+import { holdNextWrite } from '../support/held-write.ts';
 import { startParley } from '../support/parley.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
 
@@ -22,26 +23,19 @@ describe('acknowledgements and replies', () => {
     await w.next((f) => f.type === 'message' && f.id === `${conversationId}:m1:r`);
     // The next write waits (as a flush would): the messages sent meanwhile, and the replies of their fast turns, are
     // carried by the write after it.
-    const store = p.services.store;
-    const persist = store.conversations.persist.bind(store.conversations);
-    let held: Promise<void> | undefined;
-    let release: (() => void) | undefined;
-    let writes = 0;
-    store.conversations.persist = async (...args) => {
-      if (writes++ === 0) await (held = new Promise<void>((r) => (release = r)));
-      return persist(...args);
-    };
+    const hold = holdNextWrite(p.services.store);
     try {
       w.send({ type: 'message', id: 'm2', text: 'second' });
-      while (!held) await new Promise((r) => setTimeout(r, 5));
+      await hold.begun();
       w.send({ type: 'message', id: 'm3', text: 'third' });
       // Both turns ran while the write was held: their text went out live (deltas are never stored).
       await w.next((f) => f.type === 'delta' && f.id === `${conversationId}:m3:r`);
     } finally {
-      release?.();
+      hold.release();
     }
     await w.next((f) => f.type === 'message' && f.id === `${conversationId}:m3:r`);
-    store.conversations.persist = persist;
+    const writes = hold.writes();
+    hold.restore();
     // m3 and both replies were stored by the write after the held one.
     expect(writes).toBeGreaterThanOrEqual(2);
     const order = w.frames.map((f) => (f.type === 'ack' ? `ack:${f.id}` : f.type === 'message' ? `reply:${String(f.id).split(':')[1]}` : '')).filter(Boolean);

@@ -3,6 +3,7 @@
 // request's: the message is refused as the store's unavailability — the widget gets `unavailable`, the log no error
 // line with a stack — as when the claim itself is refused for want of membership.
 import { afterEach, describe, expect, it } from 'vitest';
+import { holdNextWrite } from '../support/held-write.ts';
 import { startParley } from '../support/parley.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
 
@@ -18,17 +19,10 @@ describe('a lost cluster lease', () => {
     const w = await startWidgetSession(p.url(), { customerId: 'lease-1', email: 'l@example.com' });
     open.push(w);
     // The write carrying m1 is held in flight, so m2 waits for the write after it.
-    const store = p.services.store;
-    const persist = store.conversations.persist.bind(store.conversations);
-    let held: Promise<void> | undefined;
-    let release: (() => void) | undefined;
-    store.conversations.persist = async (...args) => {
-      if (!held) await (held = new Promise<void>((r) => (release = r)));
-      return persist(...args);
-    };
+    const hold = holdNextWrite(p.services.store);
     try {
       w.send({ type: 'message', id: 'm1', text: 'first' });
-      await expect.poll(() => held !== undefined, { timeout: 30_000 }).toBe(true);
+      await hold.begun();
       w.send({ type: 'message', id: 'm2', text: 'second' });
       // m2's turn runs (its text goes out live) only once m2 waits among what the next write carries.
       await w.next((f) => f.type === 'delta' && f.id === 'conv_web_lease-1:m2:r', 30_000);
@@ -36,8 +30,7 @@ describe('a lost cluster lease', () => {
       const refused = await w.next((f) => f.type === 'error' && f.id === 'm2', 30_000);
       expect(refused.code).toBe('unavailable');
     } finally {
-      release?.();
-      store.conversations.persist = persist;
+      hold.restore();
     }
     const errors = p.logs.filter((l) => /"level":(50|60)/.test(l));
     expect(errors, errors.join('\n')).toEqual([]);
