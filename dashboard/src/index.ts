@@ -25,14 +25,19 @@ function installStyles() {
   document.head.append(style);
 }
 
-function signInForm(app: HTMLElement, message?: string) {
+/** A message above the sign-in button: an error (red, an alert) or a notice such as "your password is set". */
+type SignInMessage = { kind: 'error'; text: string } | { kind: 'notice'; content: (Node | string)[] };
+
+function signInForm(app: HTMLElement, message?: SignInMessage) {
   const email = h('input', { type: 'email', id: 'email', 'data-testid': 'email-input', autocomplete: 'username', required: '' });
   const password = h('input', { type: 'password', id: 'password', 'data-testid': 'password-input', autocomplete: 'current-password', required: '' });
-  const alert = h('p', { class: 'error', role: 'alert', 'data-testid': 'sign-in-error' }, message ?? '');
+  const notice = message?.kind === 'notice' ? h('p', { class: 'notice', role: 'status', 'data-testid': 'sign-in-notice' }, ...message.content) : undefined;
+  const alert = h('p', { class: 'error', role: 'alert', 'data-testid': 'sign-in-error' }, message?.kind === 'error' ? message.text : '');
   const form = h(
     'form',
     { class: 'login card', 'data-testid': 'sign-in-form' },
     h('h2', {}, 'Sign in to Parley'),
+    notice,
     h('label', { for: 'email' }, 'Email'),
     email,
     h('label', { for: 'password' }, 'Password'),
@@ -45,6 +50,7 @@ function signInForm(app: HTMLElement, message?: string) {
     void signIn(email.value.trim(), password.value).then((r) => {
       if (r.ok) return dashboardView(app, r.person);
       alert.textContent = r.message;
+      notice?.remove();
       password.value = '';
       password.focus();
     });
@@ -77,14 +83,17 @@ function setPasswordView(app: HTMLElement, token: string) {
     void setPassword(token, password.value).then((r) => {
       if (!r.ok) return void (alert.textContent = r.message);
       history.replaceState(null, '', '/telemetry');
-      loginView(app, 'Your password is set: sign in.');
+      loginView(app, {
+        kind: 'notice',
+        content: ['Your password is set. Sign in here for the dashboard, or in ', h('a', { href: '/inbox' }, 'the inbox'), ' to answer customers.'],
+      });
     });
   });
   app.replaceChildren(form);
   password.focus();
 }
 
-function loginView(app: HTMLElement, message?: string) {
+function loginView(app: HTMLElement, message?: SignInMessage) {
   const person = signInForm(app, message);
   const input = h('input', {
     type: 'password',
@@ -261,7 +270,7 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
       if (err instanceof Unauthorized) {
         stop();
         secret.clear();
-        return loginView(app, err.message);
+        return loginView(app, { kind: 'error', text: err.message });
       }
       updated.textContent = `refresh failed: ${(err as Error).message}`;
     }

@@ -74,6 +74,7 @@ form.login { max-width: 420px; margin: 80px auto; display: flex; flex-direction:
 form.login input { padding: 10px 12px; border: 1px solid #cfd4e0; border-radius: 8px; font: inherit; }
 form.login button { padding: 10px; border: 0; border-radius: 8px; background: #2f5bea; color: #fff; font: inherit; cursor: pointer; }
 .error { color: #b00020; }
+.notice { margin: 0; padding: 8px 10px; border-radius: 8px; background: #e8f5ec; color: #14532d; }
 .filters { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 12px; }
 .filters .range { display: inline-flex; align-items: center; gap: 6px; margin: 0; }
 .filters input, .filters select { background: #1f2937; color: #f9fafb; border: 1px solid #4b5563; border-radius: 6px; padding: 3px 6px; font: inherit; color-scheme: dark; }

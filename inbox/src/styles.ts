@@ -32,11 +32,11 @@ h3, h2.minor { font-size: 13px; margin: 16px 0 6px; text-transform: uppercase; l
 .search { margin: 14px 0; display: grid; gap: 4px; }
 .search label { font-size: 12px; color: var(--muted); }
 input[type=text], input[type=search], input[type=email], input[type=password], select, textarea { border: 1px solid var(--line); border-radius: 6px; padding: 7px 9px; background: var(--panel); width: 100%; }
-.item { width: 100%; text-align: left; display: grid; gap: 3px; border: 0; border-bottom: 1px solid var(--line); border-radius: 0; padding: 10px 14px; background: none; }
+.item { width: 100%; text-align: left; display: grid; grid-template-columns: minmax(0, 1fr); gap: 3px; border: 0; border-bottom: 1px solid var(--line); border-radius: 0; padding: 10px 14px; background: none; }
 .item[aria-current=true] { background: var(--agent); box-shadow: inset 3px 0 0 var(--accent); }
 .item .line1 { display: flex; gap: 8px; align-items: baseline; }
 .item .who { min-width: 0; font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.item .wait { margin-left: auto; font-variant-numeric: tabular-nums; color: var(--muted); font-weight: 600; }
+.item .wait { flex: none; margin-left: auto; font-variant-numeric: tabular-nums; color: var(--muted); font-weight: 600; }
 .item.late { background: var(--late-bg); }
 .item.late .wait { color: var(--late); }
 .item.late .wait::before { content: "SLA · "; }

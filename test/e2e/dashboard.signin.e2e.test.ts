@@ -31,12 +31,15 @@ describe('dashboard sign-in in Chromium', () => {
       await page.goto(`${p.url()}${setPasswordUrl}`);
       await page.locator('[data-testid=new-password-input]').fill(PASSWORD);
       await page.locator('[data-testid=new-password-input]').press('Enter');
-      await expect.poll(() => page.locator('[data-testid=sign-in-error]').textContent(), { timeout: 10_000 }).toContain('password is set');
+      await expect.poll(() => page.locator('[data-testid=sign-in-notice]').textContent(), { timeout: 10_000 }).toContain('password is set');
+      expect(await page.locator('[data-testid=sign-in-error]').textContent()).toBe('');
+      expect(await page.locator('[data-testid=sign-in-notice] a').getAttribute('href')).toBe('/inbox');
 
       await page.locator('[data-testid=email-input]').fill('ada@example.com');
       await page.locator('[data-testid=password-input]').fill('not the password');
       await page.locator('[data-testid=password-input]').press('Enter');
       await expect.poll(() => page.locator('[data-testid=sign-in-error]').textContent(), { timeout: 10_000 }).toContain('Wrong email or password');
+      expect(await page.locator('[data-testid=sign-in-notice]').count()).toBe(0);
 
       await page.locator('[data-testid=password-input]').fill(PASSWORD);
       await page.locator('[data-testid=password-input]').press('Enter');

@@ -179,7 +179,7 @@ describe('the agent inbox (Chromium)', () => {
   it('at 768 px: the inbox is usable (nothing wider than the screen) and axe finds no violations; j/k move through the list; past the SLA a wait is highlighted', async () => {
     // A customer handed over 6 minutes ago (the server's test clock set back): past handoff.sla_minutes (5).
     llm.fallback({ text: 'Hello!' });
-    const w = await startWidgetSession(p.url(), { customerId: 'late-customer', email: 'late@example.com' });
+    const w = await startWidgetSession(p.url(), { customerId: 'late-customer', email: 'a-customer-with-a-rather-long-address@support.example.com' });
     w.send({ type: 'message', id: 'm1', text: 'hello' });
     await w.next((f) => f.type === 'message', DEADLINE);
     await post(p, '/__test__/clock', { offsetMs: -6 * 60_000 });
@@ -196,6 +196,9 @@ describe('the agent inbox (Chromium)', () => {
       const late = page.locator('[data-testid=conversation-item].late');
       await late.waitFor({ timeout: DEADLINE });
       expect(await late.locator('[data-testid=wait-timer]').textContent()).toMatch(/^6:\d\d$/);
+      // A long address is cut short; the wait beside it stays whole, inside the row.
+      const [row, timer] = await Promise.all([late.boundingBox(), late.locator('[data-testid=wait-timer]').boundingBox()]);
+      expect(timer!.x + timer!.width).toBeLessThanOrEqual(row!.x + row!.width);
       await page.screenshot({ path: join(ARTIFACTS, 'inbox-768-waiting.png'), fullPage: true });
       // An admin adds a person to the team from the settings ("?" opens them) and gets the one-time link.
       await page.locator('body').press('?');
