@@ -36,7 +36,7 @@ main { padding: 20px 24px; max-width: 1400px; margin: 0 auto; }
 .bar-fill { background: #2f5bea; height: 100%; border-radius: 4px; min-width: 2px; }
 .bar-fill.bad { background: #d64545; } .bar-fill.good { background: #1f9d55; }
 .bar-value { text-align: right; font-variant-numeric: tabular-nums; }
-.split { display: grid; grid-template-columns: minmax(0, 5fr) minmax(0, 7fr); gap: 12px; align-items: start; }
+.split { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 12px; align-items: start; }
 .split > .card { min-width: 0; }
 .knowledge { margin-top: 12px; }
 .knowledge h3 { margin: 12px 0 6px; font-size: 13px; color: #374151; }
@@ -83,6 +83,6 @@ form.login button { padding: 10px; border: 0; border-radius: 8px; background: #2
 .sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0, 0, 0, 0); white-space: nowrap; border: 0; }
 .table-wrap:focus-visible { outline: 2px solid #2f5bea; outline-offset: 2px; }
 .table-wrap td.last-message { max-width: 200px; white-space: normal; overflow-wrap: anywhere; } td.last-message small { display: block; color: #6b7280; }
-@media (max-width: 1100px) { .split { grid-template-columns: minmax(0, 1fr); } }
+@media (max-width: 1300px) { .split { grid-template-columns: minmax(0, 1fr); } }
 @media (max-width: 700px) { header { flex-wrap: wrap; } main { padding: 12px; } .entry { grid-template-columns: 70px minmax(0, 1fr); } .entry .what, .entry .llm { grid-column: 1 / -1; } }
 `;

@@ -27,6 +27,13 @@ beforeAll(async () => {
     throw new Error('already shipped');
   });
   await sdk.listen({ url: p.url(), secret: TEST_SECRET });
+  // A long address left waiting for a confirmation: the widest row the recent-conversations table gets.
+  const waiting = await connectWidget(p.url());
+  waiting.send({ type: 'init', customerId: 'dash-0', email: 'a-customer-with-a-rather-long-address@support.example.com' });
+  await waiting.next((f) => f.type === 'ready');
+  waiting.send({ type: 'message', id: '1', text: 'cancel order 1002' });
+  await waiting.next((f) => f.type === 'confirm');
+  waiting.close();
   const w = await connectWidget(p.url());
   w.send({ type: 'init', customerId: 'dash-1', email: 'd@example.com' });
   await w.next((f) => f.type === 'ready');
