@@ -22,3 +22,16 @@ export function fmtAgo(at: number, now: number): string {
   if (s < 86_400) return `${Math.round(s / 3600)} h ago`;
   return `${Math.round(s / 86_400)} d ago`;
 }
+
+/** A duration for people: milliseconds below a second (an assistant's first answer often is), tenths below 10 s,
+ * then seconds, minutes, hours or days. */
+export function fmtDuration(ms: number | null): string {
+  if (ms === null) return '–';
+  const s = ms / 1000;
+  if (s < 1) return `${Math.round(ms)} ms`;
+  if (s < 10) return `${s.toFixed(1)} s`;
+  if (s < 60) return `${Math.round(s)} s`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  if (s < 86_400) return `${(s / 3600).toFixed(1)} h`;
+  return `${(s / 86_400).toFixed(1)} d`;
+}

@@ -5,7 +5,7 @@
 import type { OutcomeRow } from '../../src/outcomes/csv.ts';
 import type { OutcomeSummary } from '../../src/outcomes/summary.ts';
 import { api, secret } from './api.ts';
-import { fmtAgo, fmtTime, h } from './dom.ts';
+import { fmtAgo, fmtDuration, fmtTime, h } from './dom.ts';
 
 export interface OutcomesRange {
   since: number;
@@ -36,15 +36,6 @@ const REASON_LABELS: Record<string, string> = {
 };
 
 const pct = (v: number | null) => (v === null ? '–' : `${Math.round(v * 1000) / 10} %`);
-/** A duration for people: seconds, minutes, hours or days. */
-export function fmtDuration(ms: number | null): string {
-  if (ms === null) return '–';
-  const s = ms / 1000;
-  if (s < 60) return `${Math.round(s)} s`;
-  if (s < 3600) return `${Math.round(s / 60)} min`;
-  if (s < 86_400) return `${(s / 3600).toFixed(1)} h`;
-  return `${(s / 86_400).toFixed(1)} d`;
-}
 
 function tile(label: string, value: string, note?: string, testid?: string) {
   return h(
