@@ -15,6 +15,7 @@ const reply = (at: number): Pending => ({ o: { type: 'reply', id: 'm1:r', text: 
 const record = (at: number): MessageRecord => ({ id: 'm1:r', conversationId: meta.conversationId, role: 'assistant', text: 'hi', at, turnId: 't1' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const flush = () => sleep(20);
+const DEADLINE = 15_000;
 
 for (const engine of engines) {
   describe(`in-doubt writes (${engine.name})`, () => {
@@ -31,25 +32,37 @@ for (const engine of engines) {
       const published: Pending[][] = [];
       const look = lookAfterWrites(store);
       let failing = false;
+      const looks = { done: 0 };
       const doubts = createInDoubtWrites({
-        history: (id, limit) => (failing ? Promise.reject(new Error('the store does not answer')) : look(id, limit)),
+        history: async (id, limit) => {
+          if (failing) throw new Error('the store does not answer');
+          const found = await look(id, limit);
+          looks.done++;
+          return found;
+        },
         clock,
         logger: createLogger('silent'),
         publish: (_meta, entries) => published.push(entries),
         retryMs: 5000,
       });
-      return { store, clock, published, doubts, setFailing: (f: boolean) => (failing = f) };
+      /** Until `n` looks have read the history (on a busy machine a PostgreSQL read may take long), and what follows them. */
+      const looked = async (n: number) => {
+        await expect.poll(() => looks.done, { timeout: DEADLINE }).toBeGreaterThanOrEqual(n);
+        await flush();
+      };
+      return { store, clock, published, doubts, looked, setFailing: (f: boolean) => (failing = f) };
     }
 
     it('a write that did commit (its record has the same id and time) is published once, even when two checks overlap', async () => {
-      const { clock, published, doubts } = await setUp(record(500));
+      const { clock, published, doubts, looked } = await setUp(record(500));
       // What its transaction prepared to run once committed (the outcome's events) runs once too, after the publish.
       const ran: number[] = [];
       doubts.note(meta, [reply(500)], [() => ran.push(published.length)]);
       clock.advance(1000); // the first check starts reading
       doubts.recovered();
       clock.advance(0); // a second starts while the first reads
-      await sleep(200);
+      await looked(1);
+      await sleep(200); // a second publish would show now
       expect(published).toEqual([[reply(500)]]);
       expect(ran).toEqual([1]);
     });
@@ -59,18 +72,18 @@ for (const engine of engines) {
       let ran = 0;
       redone.doubts.note(meta, [reply(500)], [() => ran++]);
       redone.clock.advance(1000);
-      await sleep(200);
+      await redone.looked(1);
       expect(redone.published).toEqual([]);
       expect(ran).toBe(0);
       const none = await setUp();
       none.doubts.note(meta, [reply(500)]);
       none.clock.advance(1000);
-      await sleep(200);
+      await none.looked(1);
       expect(none.published).toEqual([]);
     });
 
     it('while the store does not answer, it looks again every retryMs', async () => {
-      const { clock, published, doubts, setFailing } = await setUp(record(500));
+      const { clock, published, doubts, looked, setFailing } = await setUp(record(500));
       setFailing(true);
       doubts.note(meta, [reply(500)]);
       clock.advance(1000);
@@ -81,12 +94,12 @@ for (const engine of engines) {
       await flush();
       expect(published).toEqual([]);
       clock.advance(1);
-      await sleep(200);
+      await looked(1);
       expect(published).toEqual([[reply(500)]]);
     });
 
     it('a write that holds the conversation when the look starts and commits after it is found and published', async () => {
-      const { store, clock, published, doubts } = await setUp();
+      const { store, clock, published, doubts, looked } = await setUp();
       // The write's COMMIT is on its way (on PostgreSQL: in the socket of a backend that was stopped); another
       // process's connection, as a zombie backend is no connection of this pool.
       const other = await engine.sibling(store);
@@ -108,7 +121,7 @@ for (const engine of engines) {
       expect(published, 'nothing is concluded while the write may still commit').toEqual([]);
       commit();
       await write;
-      for (let i = 0; i < 50 && published.length === 0; i++) await flush();
+      await looked(1);
       expect(published).toEqual([[reply(500)]]);
     });
   });
