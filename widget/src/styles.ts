@@ -54,7 +54,8 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1p
 .row { display: flex; flex-direction: column; max-width: 84%; margin-top: 6px; }
 .row[data-role=user] { align-self: flex-end; align-items: flex-end; }
 .row[data-role=assistant] { align-self: flex-start; align-items: flex-start; }
-.msg { padding: 9px 13px; border-radius: 18px; white-space: pre-wrap; overflow-wrap: anywhere; }
+/* max-width: a reply's code block or long link never widens its bubble past the log (it wraps inside it). */
+.msg { max-width: 100%; padding: 9px 13px; border-radius: 18px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .row[data-role=user] .msg { background: var(--pw-accent); color: var(--pw-on-accent); border-bottom-right-radius: 5px; }
 .row[data-role=user][data-delivered=false] .msg { opacity: .72; }
 .row[data-role=agent] { align-self: flex-start; align-items: flex-start; }
@@ -152,7 +153,7 @@ textarea[aria-invalid=true] { border-color: var(--pw-error-fg); }
 .md ul, .md ol { padding-left: 20px; }
 .md li + li { margin-top: 2px; }
 .md code { font: 13.5px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: rgba(127,127,127,.16); border-radius: 4px; padding: 1px 4px; }
-.md pre { white-space: pre; overflow-x: auto; background: rgba(127,127,127,.14); border-radius: 8px; padding: 8px 10px; }
+.md pre { white-space: pre-wrap; background: rgba(127,127,127,.14); border-radius: 8px; padding: 8px 10px; }
 .md pre code { background: none; padding: 0; }
 .md a { color: inherit; text-decoration: underline; text-underline-offset: 2px; font-weight: 550; }
 .md a:focus-visible { outline: 3px solid #ffb400; outline-offset: 1px; border-radius: 2px; }
