@@ -126,16 +126,16 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1p
 .handoff { font-size: 13px; padding: 8px 14px; border-top: 1px solid var(--pw-border); }
 .handoff[hidden], .handoff [hidden] { display: none; }
 .handoff p { margin: 0 0 6px; }
-.handoff form.email-form { display: block; padding: 0; border: 0; background: none; }
-.handoff form.email-form[hidden] { display: none; }
 .email-form label { display: block; font-weight: 600; margin-bottom: 4px; }
 .email-row { display: flex; gap: 6px; }
-.email-row input { flex: 1; min-width: 0; font: inherit; padding: 6px 8px; border: 1px solid var(--pw-border); border-radius: 8px; background: var(--pw-input); color: inherit; }
+/* 16 px like the other fields: a phone does not zoom into it */
+.email-row input { flex: 1; min-width: 0; font: inherit; font-size: 16px; padding: 6px 8px; border: 1px solid var(--pw-border); border-radius: 8px; background: var(--pw-input); color: inherit; }
 .email-send { font: inherit; padding: 6px 12px; border: 0; border-radius: 8px; background: var(--pw-accent); color: var(--pw-on-accent); cursor: pointer; }
 .email-send:disabled { opacity: .6; cursor: default; }
 .email-error { color: var(--pw-error-fg); margin-top: 4px; }
-form { display: flex; flex-wrap: wrap; align-items: flex-end; gap: 8px; padding: 10px 12px; border-top: 1px solid var(--pw-border); background: var(--pw-bg); }
-textarea { flex: 1; min-width: 0; height: 44px; max-height: 132px; resize: none; overflow-y: auto; border: 1px solid var(--pw-border); border-radius: 22px;
+/* The input bar only: the rating card and the email form are forms too, laid out by their own rules. */
+.composer { display: flex; flex-wrap: wrap; align-items: flex-end; gap: 8px; padding: 10px 12px; border-top: 1px solid var(--pw-border); background: var(--pw-bg); }
+.composer textarea { flex: 1; min-width: 0; height: 44px; max-height: 132px; resize: none; overflow-y: auto; border: 1px solid var(--pw-border); border-radius: 22px;
   padding: 12px 16px; background: var(--pw-input); color: var(--pw-fg); font: 16px/1.25 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 textarea::placeholder { color: var(--pw-muted); }
 textarea:disabled { opacity: .6; }
@@ -176,6 +176,6 @@ a.cite:hover { filter: brightness(1.12); }
   .pw[data-vv] .panel { top: var(--pw-vv-top); height: var(--pw-vv-height); }
   .pw[data-open] .launcher { display: none; }
   .head { padding-top: max(14px, env(safe-area-inset-top)); padding-left: max(16px, env(safe-area-inset-left)); padding-right: max(12px, env(safe-area-inset-right)); }
-  form { padding-bottom: max(10px, env(safe-area-inset-bottom)); padding-left: max(12px, env(safe-area-inset-left)); padding-right: max(12px, env(safe-area-inset-right)); }
+  .composer { padding-bottom: max(10px, env(safe-area-inset-bottom)); padding-left: max(12px, env(safe-area-inset-left)); padding-right: max(12px, env(safe-area-inset-right)); }
 }
 `;
