@@ -1,7 +1,7 @@
 // The feedback controls as a customer meets them, in real Chromium on a phone (360 px) and a desktop: after "Yes" to
 // "Did that answer your question?", the rating card's five scores share the card's width (each a comfortable tap
 // target), the comment box and "Send rating" are as wide as the scores, and the comment is 16 px (a phone does not zoom
-// into it). The card is a <form> like the input bar; it must not take the input bar's layout (it once did: the scores
+// into it); once sent, "Thank you for your rating!" shows until the next message, not under every later answer. The card is a <form> like the input bar; it must not take the input bar's layout (it once did: the scores
 // shrank to 30 px at the card's right edge). axe-core finds no violations. Screenshots:
 // test-artifacts/widget-rating-{phone,desktop}.png.
 import { mkdirSync } from 'node:fs';
@@ -44,7 +44,7 @@ const VIEWS: [string, BrowserContextOptions][] = [
 
 describe('the rating card (Chromium)', () => {
   for (const [name, options] of VIEWS) {
-    it(`${name}: the scores, the comment and Send fill the card; the comment is 16 px; no axe violations`, async () => {
+    it(`${name}: the scores, the comment and Send fill the card; the comment is 16 px; no axe violations; the thanks does not stay`, async () => {
       const context = await demo.browser.newContext({ ...options, locale: 'en-US' });
       const page = await context.newPage();
       await withScreenshotOnFailure(page, `widget-rating-${name}`, async () => {
@@ -66,6 +66,17 @@ describe('the rating card (Chromium)', () => {
         expect(l.commentFontSize).toBe('16px');
         expect(await axeViolations(page, '#parley-widget')).toEqual([]);
         await page.screenshot({ path: join(ARTIFACTS, `widget-rating-${name}.png`) });
+
+        // Sent: thanked once, under the conversation as it was; the thanks is not pinned under the answers that follow.
+        await page.locator('[data-testid=rating] [data-score="4"]').click();
+        await page.locator('[data-testid=rating-send]').click();
+        const thanks = page.locator('[data-testid=rating-thanks]');
+        await expect.poll(() => thanks.isVisible(), { timeout: 15_000 }).toBe(true);
+        expect(await page.locator('[data-testid=rating]').isVisible()).toBe(false);
+        await page.locator('[data-testid=input]').fill('What is the status of order 1002?');
+        await page.locator('[data-testid=input]').press('Enter');
+        await expect.poll(() => page.locator('[data-testid=message][data-role=assistant]').count(), { timeout: 30_000 }).toBe(2);
+        expect(await thanks.isVisible()).toBe(false);
       });
       await context.close();
     }, 90_000);

@@ -71,7 +71,7 @@ export function createFeedbackView(c: NodeContext, h: FeedbackHandlers): Feedbac
       question.hidden = target === undefined || answered;
       thanks.hidden = !answered;
       card.hidden = state.feedback?.rating !== 'asked';
-      rated.hidden = state.feedback?.rating !== 'sent';
+      rated.hidden = state.feedback?.rating !== 'sent' || state.bubbles[state.bubbles.length - 1]?.id !== state.feedback.ratedAfter;
     },
   };
 }
