@@ -24,7 +24,11 @@ button { font: inherit; }
 .launcher svg { width: 26px; height: 26px; }
 .launcher .ic-close, .launcher[aria-expanded=true] .ic-open { display: none; }
 .launcher[aria-expanded=true] .ic-close { display: block; }
-.launcher:focus-visible, button:focus-visible { outline: 3px solid #ffb400; outline-offset: 2px; }
+/* Two colours, so the ring stands out (3:1) on any background: amber outside (dark panels, the accent), a dark line inside
+   (white cards, a light accent). */
+.launcher:focus-visible, button:focus-visible, .md a:focus-visible, .cite:focus-visible, .sources a:focus-visible { outline: 3px solid #ffb400;
+  outline-offset: 2px; box-shadow: 0 0 0 2px #111827; }
+.launcher:focus-visible { box-shadow: 0 0 0 2px #111827, 0 6px 20px var(--pw-shadow); }
 textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1px; }
 .badge { position: absolute; top: -4px; right: -4px; min-width: 20px; height: 20px; padding: 0 5px; border-radius: 10px; background: #d93025; color: #fff;
   font: 600 12px/20px system-ui, sans-serif; text-align: center; }
@@ -156,11 +160,10 @@ textarea[aria-invalid=true] { border-color: var(--pw-error-fg); }
 .md pre { white-space: pre-wrap; background: rgba(127,127,127,.14); border-radius: 8px; padding: 8px 10px; }
 .md pre code { background: none; padding: 0; }
 .md a { color: inherit; text-decoration: underline; text-underline-offset: 2px; font-weight: 550; }
-.md a:focus-visible { outline: 3px solid #ffb400; outline-offset: 1px; border-radius: 2px; }
+.md a:focus-visible { border-radius: 2px; }
 .cite { display: inline-block; min-width: 18px; height: 18px; padding: 0 5px; margin: 0 1px; border-radius: 9px; background: var(--pw-accent);
   color: var(--pw-on-accent) !important; font: 600 11px/18px system-ui, sans-serif; text-align: center; text-decoration: none !important; vertical-align: 2px; }
 a.cite:hover { filter: brightness(1.12); }
-.cite:focus-visible, .sources a:focus-visible { outline: 3px solid #ffb400; outline-offset: 1px; }
 .sources { white-space: normal; margin-top: 8px; padding-top: 6px; border-top: 1px solid var(--pw-border); font-size: 13px; }
 .sources-title { margin: 0 0 2px; font-weight: 650; color: var(--pw-muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
 .sources ol { margin: 0; padding-left: 20px; }
