@@ -1,8 +1,9 @@
 // A keyboard-only customer, in real Chromium: every control the Tab key reaches in the widget shows a focus ring that
 // stands out from what is behind it (WCAG 1.4.11: at least 3:1) — the launcher on the page, × on the brand-coloured
-// header, "Yes"/"No" on the log, Approve/Decline on the card — with the default blue accent and with a light yellow
-// one. The amber ring alone was 1.8:1 on white (and 1.2:1 on a yellow header): it now has a dark inner ring, so one of
-// the two colours always contrasts. axe-core finds no violations. Screenshots: test-artifacts/widget-focus-*.png.
+// header, "Yes"/"No" on the log, Approve/Decline on the card, the input — with the default blue accent and with a light
+// yellow one. The amber ring alone was 1.8:1 on white (and 1.1:1 on a yellow header): it now has a dark inner ring, so
+// one of the two colours always contrasts; the input's ring and a proactive message's "Update" tag use the accent only
+// where it contrasts with the panel. axe-core finds no violations. Screenshots: test-artifacts/widget-focus-*.png.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -10,8 +11,18 @@ import type { Page } from 'playwright-core';
 import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
 import { useDemoParley } from '../support/chromium-parley.ts';
 import { axeViolations } from '../support/axe.ts';
+import { TEST_SECRET } from '../support/parley.ts';
 
-const demo = useDemoParley({}, 60_000);
+const demo = useDemoParley({ proactive: { enabled: true } }, 60_000);
+
+const api = async (path: string, body: unknown) =>
+  (
+    await fetch(`${demo.parley.url()}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+  ).status;
 beforeAll(() => mkdirSync(ARTIFACTS, { recursive: true }));
 
 /**
@@ -76,7 +87,7 @@ const THEMES: [string, Record<string, unknown>][] = [
 
 describe('focus rings a keyboard user can see (Chromium)', () => {
   for (const [name, theme] of THEMES) {
-    it(`${name} accent: launcher, ×, Yes/No, Approve/Decline each show a ring of at least 3:1 against what is behind it`, async () => {
+    it(`${name} accent: launcher, input, ×, Yes/No, Approve/Decline each show a ring of at least 3:1 against what is behind it`, async () => {
       const page = await demo.browser.newPage({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
       await withScreenshotOnFailure(page, `widget-focus-${name}`, async () => {
         await widget(page, theme);
@@ -88,6 +99,13 @@ describe('focus rings a keyboard user can see (Chromium)', () => {
         await page.keyboard.press('Enter');
         await expect.poll(() => page.locator('[data-testid=status]').getAttribute('data-state'), { timeout: 15_000 }).toBe('Connected');
         const input = page.locator('[data-testid=input]');
+        seen.push(await ring(page)); // the input, focused on opening
+
+        // A proactive message: its "Update" tag is text in the accent colour (axe checks its contrast at the end).
+        const visitor = (await page.context().cookies()).find((c) => c.name === 'parley_demo_visitor')!.value;
+        expect(await api('/proactive/opt-in', { customerExternalId: `demo-${visitor}`, optIn: true })).toBe(200);
+        expect(await api('/proactive', { customerExternalId: `demo-${visitor}`, channel: 'web', content: 'Your order 1001 ships today.' })).toBeLessThan(300);
+        await page.locator('.tag').waitFor({ timeout: 15_000 });
 
         await input.fill('What is the status of order 1001?');
         await input.press('Enter');
@@ -111,7 +129,7 @@ describe('focus rings a keyboard user can see (Chromium)', () => {
         seen.push(await ring(page)); // Approve
         await page.screenshot({ path: join(ARTIFACTS, `widget-focus-${name}-card.png`) });
 
-        expect(seen.map((s) => s.testid)).toEqual(['launcher', 'resolution-no', 'resolution-yes', 'close', 'decline', 'approve']);
+        expect(seen.map((s) => s.testid)).toEqual(['launcher', 'input', 'resolution-no', 'resolution-yes', 'close', 'decline', 'approve']);
         for (const s of seen) expect(s, s.testid).toMatchObject({ contrast: expect.any(Number) });
         expect(seen.filter((s) => s.contrast < 3)).toEqual([]);
         expect(await axeViolations(page, '#parley-widget')).toEqual([]);

@@ -4,7 +4,7 @@
 
 const DARK = `--pw-bg: #111827; --pw-fg: #e5e7eb; --pw-muted: #9ca3af; --pw-log: #0b1120; --pw-bubble: #1f2937; --pw-border: #374151;
   --pw-input: #1f2937; --pw-notice-bg: #3a2e0c; --pw-notice-fg: #fcd34d; --pw-error-bg: #3b1219; --pw-error-fg: #fca5a5; --pw-shadow: rgba(0,0,0,.6);
-  --pw-tip-bg: #e5e7eb; --pw-tip-fg: #111827;`;
+  --pw-tip-bg: #e5e7eb; --pw-tip-fg: #111827; --pw-accent-ink: var(--pw-fg);`;
 
 export const STYLES = `
 :host { all: initial !important; position: fixed !important; right: max(20px, env(safe-area-inset-right)) !important; left: auto !important;
@@ -13,6 +13,8 @@ export const STYLES = `
 .pw { --pw-accent: #2f5bea; --pw-on-accent: #fff; --pw-bg: #fff; --pw-fg: #1c1e21; --pw-muted: #6b7280; --pw-log: #f6f7fb; --pw-bubble: #fff;
   --pw-border: #e3e6ee; --pw-input: #fff; --pw-notice-bg: #fff7e0; --pw-notice-fg: #7a5200; --pw-error-bg: #fdecee; --pw-error-fg: #b00020;
   --pw-ok: #1f9d55; --pw-bad: #d64545; --pw-shadow: rgba(15,23,42,.28); --pw-tip-bg: #111827; --pw-tip-fg: #fff;
+  /* The accent as text and lines on the panel: the text colour where the accent does not contrast (dark panels; a light accent, see theme.ts). */
+  --pw-accent-ink: var(--pw-accent);
   font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", sans-serif; color: var(--pw-fg); -webkit-text-size-adjust: 100%; }
 .pw[data-scheme=dark] { ${DARK} color-scheme: dark; }
 @media (prefers-color-scheme: dark) { .pw[data-scheme=auto] { ${DARK} color-scheme: dark; } }
@@ -29,7 +31,7 @@ button { font: inherit; }
 .launcher:focus-visible, button:focus-visible, .md a:focus-visible, .cite:focus-visible, .sources a:focus-visible { outline: 3px solid #ffb400;
   outline-offset: 2px; box-shadow: 0 0 0 2px #111827; }
 .launcher:focus-visible { box-shadow: 0 0 0 2px #111827, 0 6px 20px var(--pw-shadow); }
-textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1px; }
+textarea:focus-visible { outline: 2px solid var(--pw-accent-ink); outline-offset: 1px; }
 .badge { position: absolute; top: -4px; right: -4px; min-width: 20px; height: 20px; padding: 0 5px; border-radius: 10px; background: #d93025; color: #fff;
   font: 600 12px/20px system-ui, sans-serif; text-align: center; }
 .badge[hidden] { display: none; }
@@ -67,8 +69,7 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1p
 .row[data-role=agent] .msg { background: var(--pw-bubble); border: 1px solid var(--pw-accent); border-bottom-left-radius: 5px; }
 .status-line { align-self: center; max-width: 92%; margin: 8px 0; padding: 4px 12px; border-radius: 12px; color: var(--pw-muted); font-size: 12.5px; text-align: center; }
 .row[data-role=assistant] .msg { background: var(--pw-bubble); border: 1px solid var(--pw-border); border-bottom-left-radius: 5px; }
-.tag { display: block; font-size: 11px; font-weight: 650; color: var(--pw-accent); text-transform: uppercase; letter-spacing: .05em; }
-.pw[data-scheme=dark] .tag { color: inherit; opacity: .8; }
+.tag { display: block; font-size: 11px; font-weight: 650; color: var(--pw-accent-ink); text-transform: uppercase; letter-spacing: .05em; }
 .time { position: relative; font-size: 11.5px; color: var(--pw-muted); margin: 3px 6px 0; border-radius: 4px; cursor: default; }
 .time::after { content: attr(data-exact); position: absolute; top: calc(100% + 4px); left: 0; z-index: 2; background: var(--pw-tip-bg); color: var(--pw-tip-fg);
   padding: 5px 9px; border-radius: 6px; font-size: 12px; white-space: nowrap; pointer-events: none; opacity: 0; visibility: hidden; }
@@ -167,7 +168,7 @@ a.cite:hover { filter: brightness(1.12); }
 .sources { white-space: normal; margin-top: 8px; padding-top: 6px; border-top: 1px solid var(--pw-border); font-size: 13px; }
 .sources-title { margin: 0 0 2px; font-weight: 650; color: var(--pw-muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
 .sources ol { margin: 0; padding-left: 20px; }
-.sources li::marker { font-weight: 600; color: var(--pw-accent); }
+.sources li::marker { font-weight: 600; color: var(--pw-accent-ink); }
 .sources a { color: inherit; text-decoration: underline; text-underline-offset: 2px; }
 .send { position: relative; flex: none; width: 44px; height: 44px; border: 0; border-radius: 50%; background: var(--pw-accent); color: var(--pw-on-accent); cursor: pointer;
   display: grid; place-items: center; }
