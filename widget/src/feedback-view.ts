@@ -28,7 +28,10 @@ export function createFeedbackView(c: NodeContext, h: FeedbackHandlers): Feedbac
   const no = el('button', { type: 'button', class: 'chip', 'data-testid': 'resolution-no' }, s.feedbackNo);
   yes.addEventListener('click', () => h.onResolve(true));
   no.addEventListener('click', () => h.onResolve(false));
-  question.append(el('span', { class: 'ask' }, s.feedbackQuestion), yes, no);
+  // Yes and No stay together: on a narrow phone the question wraps above them, never one chip alone on a line.
+  const chips = el('span', { class: 'chips' });
+  chips.append(yes, no);
+  question.append(el('span', { class: 'ask' }, s.feedbackQuestion), chips);
   const thanks = el('p', { class: 'feedback-thanks', role: 'status', 'data-testid': 'resolution-thanks', hidden: '' }, s.feedbackThanks);
 
   const card = el('form', { class: 'rating', 'aria-label': s.ratingTitle, 'data-testid': 'rating', hidden: '' });

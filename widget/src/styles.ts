@@ -42,8 +42,10 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent-ink); outline-offset
 @keyframes pw-pop { from { opacity: 0; transform: translateY(10px) scale(.98); } }
 .head { display: flex; align-items: center; gap: 10px; padding: 14px 12px 14px 16px; background: var(--pw-accent); color: var(--pw-on-accent); }
 .head-text { flex: 1; min-width: 0; }
-.title { font-weight: 650; font-size: 16px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.subtitle { font-size: 12.5px; opacity: .88; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+/* Up to two lines each, so "Typically replies in minutes" is read whole beside the status pill on a 320 px phone. */
+.title, .subtitle { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; overflow: hidden; overflow-wrap: anywhere; }
+.title { font-weight: 650; font-size: 16px; line-height: 1.3; }
+.subtitle { font-size: 12.5px; line-height: 1.3; opacity: .88; }
 .subtitle:empty { display: none; }
 /* The pill is drawn in the panel's own colours, not over the accent: readable (WCAG AA) whatever the brand colour. */
 .status { display: inline-flex; align-items: center; gap: 5px; font-size: 12px; font-weight: 550; padding: 2px 8px; border-radius: 10px; background: var(--pw-bg); color: var(--pw-fg); white-space: nowrap; }
@@ -99,6 +101,7 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent-ink); outline-offset
 .feedback-area { display: flex; flex-direction: column; gap: 6px; }
 .feedback-area:empty, .feedback-area > [hidden] { display: none; }
 .resolution { align-self: flex-start; display: flex; flex-wrap: wrap; align-items: center; gap: 6px; margin: 6px 0 2px 4px; font-size: 13px; color: var(--pw-fg); }
+.resolution .chips { display: flex; gap: 6px; }
 .chip { min-height: 32px; min-width: 44px; padding: 4px 12px; border-radius: 16px; border: 1px solid var(--pw-border); background: var(--pw-bubble); color: var(--pw-fg); cursor: pointer; font: inherit; font-weight: 600; }
 .feedback-thanks { align-self: flex-start; margin: 6px 0 2px 4px; font-size: 13px; color: var(--pw-fg); }
 .rating { align-self: stretch; margin: 10px 0 4px; background: var(--pw-bubble); border: 1px solid var(--pw-border); border-left: 4px solid var(--pw-accent);
