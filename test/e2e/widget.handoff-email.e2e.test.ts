@@ -55,6 +55,8 @@ describe('the email form while waiting for a person (Chromium)', () => {
       await page.locator('[data-testid=email-input]').fill('not an address');
       await page.locator('[data-testid=email-send]').click();
       await expect.poll(() => page.locator('[data-testid=email-error]').textContent()).toBe('Please enter a valid email address.');
+      // The field itself is marked too (red, like the input bar's too-long text), not only the line under it.
+      expect(await page.locator('[data-testid=email-input]').evaluate((e) => getComputedStyle(e).borderColor)).toBe('rgb(176, 0, 32)');
       expect(await axeViolations(page, '#parley-widget')).toEqual([]);
       await page.screenshot({ path: join(ARTIFACTS, 'widget-handoff-email-form.png') });
 

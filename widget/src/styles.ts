@@ -138,6 +138,7 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent-ink); outline-offset
 .email-row { display: flex; gap: 6px; }
 /* 16 px like the other fields: a phone does not zoom into it */
 .email-row input { flex: 1; min-width: 0; font: inherit; font-size: 16px; padding: 6px 8px; border: 1px solid var(--pw-border); border-radius: 8px; background: var(--pw-input); color: inherit; }
+.email-row input[aria-invalid=true] { border-color: var(--pw-error-fg); }
 .email-send { font: inherit; padding: 6px 12px; border: 0; border-radius: 8px; background: var(--pw-accent); color: var(--pw-on-accent); cursor: pointer; }
 .email-send:disabled { opacity: .6; cursor: default; }
 .email-error { color: var(--pw-error-fg); margin-top: 4px; }
