@@ -1,9 +1,10 @@
 // The feedback controls as a customer meets them, in real Chromium on a phone (360 px) and a desktop: after "Yes" to
 // "Did that answer your question?", the rating card's five scores share the card's width (each a comfortable tap
 // target), the comment box and "Send rating" are as wide as the scores, and the comment is 16 px (a phone does not zoom
-// into it); once sent, "Thank you for your rating!" shows until the next message, not under every later answer. The card is a <form> like the input bar; it must not take the input bar's layout (it once did: the scores
-// shrank to 30 px at the card's right edge). axe-core finds no violations. Screenshots:
-// test-artifacts/widget-rating-{phone,desktop}.png.
+// into it); the scores are one radio group (one Tab stop, arrow keys choose); once sent, "Thank you for your rating!"
+// shows until the next message, not under every later answer. The card is a <form> like the input bar; it must not
+// take the input bar's layout (it once did: the scores shrank to 30 px at the card's right edge). axe-core finds no
+// violations. Screenshots: test-artifacts/widget-rating-{phone,desktop}.png.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -44,7 +45,7 @@ const VIEWS: [string, BrowserContextOptions][] = [
 
 describe('the rating card (Chromium)', () => {
   for (const [name, options] of VIEWS) {
-    it(`${name}: the scores, the comment and Send fill the card; the comment is 16 px; no axe violations; the thanks does not stay`, async () => {
+    it(`${name}: the scores, the comment and Send fill the card; the comment is 16 px; no axe violations; arrow keys choose; the thanks does not stay`, async () => {
       const context = await demo.browser.newContext({ ...options, locale: 'en-US' });
       const page = await context.newPage();
       await withScreenshotOnFailure(page, `widget-rating-${name}`, async () => {
@@ -66,6 +67,26 @@ describe('the rating card (Chromium)', () => {
         expect(l.commentFontSize).toBe('16px');
         expect(await axeViolations(page, '#parley-widget')).toEqual([]);
         await page.screenshot({ path: join(ARTIFACTS, `widget-rating-${name}.png`) });
+
+        // The scores are one radio group: one Tab stop, arrow keys move and choose.
+        const focused = () =>
+          page.evaluate(() => {
+            const a = document.querySelector('#parley-widget')!.shadowRoot!.activeElement as HTMLElement | null;
+            return a?.dataset.score ?? a?.dataset.testid ?? 'none';
+          });
+        await page.locator('[data-testid=rating-comment]').focus();
+        await page.keyboard.press('Shift+Tab');
+        expect(await focused()).toBe('1');
+        for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowRight');
+        expect(await focused()).toBe('4');
+        expect(await page.locator('[data-testid=rating] [aria-checked=true]').getAttribute('data-score')).toBe('4');
+        expect(await page.locator('[data-testid=rating-send]').isEnabled()).toBe(true);
+        await page.keyboard.press('Tab');
+        expect(await focused()).toBe('rating-comment');
+        await page.keyboard.press('Shift+Tab');
+        expect(await focused()).toBe('4');
+        await page.keyboard.press('Shift+Tab');
+        expect(['1', '2', '3', '5']).not.toContain(await focused());
 
         // Sent: thanked once, under the conversation as it was; the thanks is not pinned under the answers that follow.
         await page.locator('[data-testid=rating] [data-score="4"]').click();
