@@ -46,6 +46,8 @@ describe('the email form while waiting for a person (Chromium)', () => {
       await expect.poll(() => text.textContent(), { timeout: 15_000 }).toBe('Our team is away right now and back Monday 9:00 AM.');
       const form = page.locator('[data-testid=email-form]');
       expect(await form.isVisible()).toBe(true);
+      // 16 px like the input bar: a phone does not zoom the page in when the field takes the focus.
+      expect(await page.locator('[data-testid=email-input]').evaluate((e) => getComputedStyle(e).fontSize)).toBe('16px');
 
       // The line above no longer promises "shortly".
       expect(await page.locator('[data-testid=status-line]').first().textContent()).toBe('Your conversation is with our team now.');
@@ -53,6 +55,8 @@ describe('the email form while waiting for a person (Chromium)', () => {
       await page.locator('[data-testid=email-input]').fill('not an address');
       await page.locator('[data-testid=email-send]').click();
       await expect.poll(() => page.locator('[data-testid=email-error]').textContent()).toBe('Please enter a valid email address.');
+      // The field itself is marked too (red, like the input bar's too-long text), not only the line under it.
+      expect(await page.locator('[data-testid=email-input]').evaluate((e) => getComputedStyle(e).borderColor)).toBe('rgb(176, 0, 32)');
       expect(await axeViolations(page, '#parley-widget')).toEqual([]);
       await page.screenshot({ path: join(ARTIFACTS, 'widget-handoff-email-form.png') });
 

@@ -12,6 +12,7 @@ import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
 import { useChromiumParley } from '../support/chromium-parley.ts';
 import { TEST_SECRET } from '../support/parley.ts';
+import { axeViolations } from '../support/axe.ts';
 
 const VECTORS = readFileSync(join(PROJECT_ROOT, 'test/fixtures/xss-vectors.txt'), 'utf8')
   .split('\n')
@@ -27,8 +28,23 @@ const MARKDOWN = [
   '',
   '```',
   'ref: 1001-A',
+  'curl -H "Authorization: Bearer 0123456789abcdef0123456789abcdef" https://api.example.com/v1/orders/1001/tracking',
   '```',
+  '',
+  // A long word and a long link: wrapped inside the bubble, never wider than the log (see the phone checks below).
+  'Reference Z0000000000000000000000000000000000000000000000000000000001001 at https://www.example.com/orders/1001/tracking/details/a-very-long-path.',
 ].join('\n');
+
+/** How far the widest thing in the first reply reaches past the log, and whether the log scrolls sideways. */
+const overflow = (page: Page) =>
+  page.evaluate(() => {
+    const root = document.querySelector('#parley-widget')!.shadowRoot!;
+    const log = root.querySelector<HTMLElement>('[data-testid=messages]')!;
+    const box = log.getBoundingClientRect();
+    const parts = [...root.querySelectorAll('[data-testid=message][data-role=assistant]')].slice(0, 1).flatMap((m) => [m, ...m.querySelectorAll('*')]);
+    const past = Math.max(0, ...parts.map((e) => e.getBoundingClientRect().right - box.right));
+    return { past: Math.round(past), sideways: log.scrollWidth - log.clientWidth };
+  });
 
 /** Chunks of whole vectors, each under the API's text limit. */
 function chunks(lines: string[], max = 3500): string[] {
@@ -97,8 +113,14 @@ describe('replies people can read, and no message HTML ever runs (Chromium)', ()
       const assistant = page.locator('[data-testid=message][data-role=assistant]');
       await expect.poll(() => assistant.count(), { timeout: 20_000 }).toBe(1);
       await page.screenshot({ path: join(ARTIFACTS, 'widget-markdown-desktop.png') });
+      // A code block, a long word and a long link stay inside the bubble and the log, on a desktop and on phones.
+      expect(await overflow(page)).toEqual({ past: 0, sideways: 0 });
+      expect(await axeViolations(page, '#parley-widget')).toEqual([]);
       await page.setViewportSize({ width: 390, height: 844 });
       await page.screenshot({ path: join(ARTIFACTS, 'widget-markdown-phone.png') });
+      expect(await overflow(page)).toEqual({ past: 0, sideways: 0 });
+      await page.setViewportSize({ width: 320, height: 640 });
+      expect(await overflow(page)).toEqual({ past: 0, sideways: 0 });
       await page.setViewportSize({ width: 1280, height: 900 });
 
       // The Markdown part of the reply.
@@ -107,7 +129,9 @@ describe('replies people can read, and no message HTML ever runs (Chromium)', ()
       expect(await md.locator('ul').first().locator('li').count()).toBe(2);
       expect(await md.locator('li em').first().textContent()).toBe('shipped');
       expect(await md.locator('li code').first().textContent()).toBe('UPS 1Z999');
-      expect(await md.locator('pre code').first().textContent()).toBe('ref: 1001-A');
+      expect(await md.locator('pre code').first().textContent()).toBe(
+        'ref: 1001-A\ncurl -H "Authorization: Bearer 0123456789abcdef0123456789abcdef" https://api.example.com/v1/orders/1001/tracking',
+      );
       const carrier = md.locator('a', { hasText: 'the carrier’s page' });
       expect(await carrier.getAttribute('href')).toBe('https://www.ups.com/track?num=1Z999');
       expect(await carrier.getAttribute('target')).toBe('_blank');

@@ -3,7 +3,7 @@
 // only through textContent.
 import { el, type NodeContext } from './nodes.ts';
 import { resolutionTarget, type WidgetState } from './state.ts';
-import { fill } from './strings.ts';
+import { fill, type Strings } from './strings.ts';
 
 export interface FeedbackHandlers {
   /** Each returns false when it could not be sent (the controls stay usable). */
@@ -19,6 +19,41 @@ export interface FeedbackView {
 
 const MAX_COMMENT = 1000;
 
+/**
+ * The five scores as one radio group: one Tab stop (the chosen score, else the first), arrow keys (and Home/End) move
+ * and choose, as a keyboard or screen-reader user expects of radio buttons.
+ */
+function scoreGroup(s: Strings, pick: (n: number) => void): HTMLElement {
+  const group = el('div', { class: 'scores', role: 'radiogroup', 'aria-label': s.ratingTitle });
+  const buttons = [1, 2, 3, 4, 5].map((n) =>
+    el(
+      'button',
+      { type: 'button', class: 'score', role: 'radio', 'aria-checked': 'false', 'aria-label': fill(s.ratingScore, { n }), 'data-score': String(n) },
+      String(n),
+    ),
+  );
+  const choose = (i: number, focus: boolean) => {
+    buttons.forEach((b, j) => {
+      b.setAttribute('aria-checked', String(i === j));
+      b.tabIndex = i === j ? 0 : -1;
+    });
+    if (focus) buttons[i].focus();
+    pick(i + 1);
+  };
+  buttons.forEach((b, i) => {
+    b.tabIndex = i === 0 ? 0 : -1;
+    b.addEventListener('click', () => choose(i, false));
+    b.addEventListener('keydown', (e) => {
+      const to = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: 4 }[e.key];
+      if (to === undefined) return;
+      e.preventDefault();
+      choose((to + 5) % 5, true);
+    });
+  });
+  group.append(...buttons);
+  return group;
+}
+
 export function createFeedbackView(c: NodeContext, h: FeedbackHandlers): FeedbackView {
   const s = c.strings;
   const node = el('div', { class: 'feedback-area', 'data-testid': 'feedback' });
@@ -28,26 +63,18 @@ export function createFeedbackView(c: NodeContext, h: FeedbackHandlers): Feedbac
   const no = el('button', { type: 'button', class: 'chip', 'data-testid': 'resolution-no' }, s.feedbackNo);
   yes.addEventListener('click', () => h.onResolve(true));
   no.addEventListener('click', () => h.onResolve(false));
-  question.append(el('span', { class: 'ask' }, s.feedbackQuestion), yes, no);
+  // Yes and No stay together: on a narrow phone the question wraps above them, never one chip alone on a line.
+  const chips = el('span', { class: 'chips' });
+  chips.append(yes, no);
+  question.append(el('span', { class: 'ask' }, s.feedbackQuestion), chips);
   const thanks = el('p', { class: 'feedback-thanks', role: 'status', 'data-testid': 'resolution-thanks', hidden: '' }, s.feedbackThanks);
 
   const card = el('form', { class: 'rating', 'aria-label': s.ratingTitle, 'data-testid': 'rating', hidden: '' });
-  const scores = el('div', { class: 'scores', role: 'radiogroup', 'aria-label': s.ratingTitle });
   let chosen = 0;
-  const buttons = [1, 2, 3, 4, 5].map((n) => {
-    const b = el(
-      'button',
-      { type: 'button', class: 'score', role: 'radio', 'aria-checked': 'false', 'aria-label': fill(s.ratingScore, { n }), 'data-score': String(n) },
-      String(n),
-    );
-    b.addEventListener('click', () => {
-      chosen = n;
-      for (const x of buttons) x.setAttribute('aria-checked', String(Number(x.getAttribute('data-score')) === n));
-      send.disabled = false;
-    });
-    return b;
+  const scores = scoreGroup(s, (n) => {
+    chosen = n;
+    send.disabled = false;
   });
-  scores.append(...buttons);
   const commentId = 'pw-rating-comment';
   const label = el('label', { for: commentId, class: 'comment-label' }, s.ratingComment);
   const comment = el('textarea', { id: commentId, class: 'comment', rows: '2', maxlength: String(MAX_COMMENT), 'data-testid': 'rating-comment' });
@@ -71,7 +98,7 @@ export function createFeedbackView(c: NodeContext, h: FeedbackHandlers): Feedbac
       question.hidden = target === undefined || answered;
       thanks.hidden = !answered;
       card.hidden = state.feedback?.rating !== 'asked';
-      rated.hidden = state.feedback?.rating !== 'sent';
+      rated.hidden = state.feedback?.rating !== 'sent' || state.bubbles[state.bubbles.length - 1]?.id !== state.feedback.ratedAfter;
     },
   };
 }

@@ -74,9 +74,10 @@ export interface WidgetState {
   contact?: { pending?: string; email?: string; error?: string };
   /**
    * The customer's feedback (docs/outcomes.md): `resolution` asks "Did that answer your question?" under the latest
-   * answer (`answeredFor`: the answer it was answered for); `rating`: asked, or sent.
+   * answer (`answeredFor`: the answer it was answered for); `rating`: asked, or sent (`ratedAfter`: the last message
+   * then; the thanks shows only until the next one, not pinned under every later answer).
    */
-  feedback?: { resolution: boolean; answeredFor?: string; rating?: 'asked' | 'sent' };
+  feedback?: { resolution: boolean; answeredFor?: string; rating?: 'asked' | 'sent'; ratedAfter?: string };
 }
 
 export const initialState: WidgetState = { status: 'Connecting', bubbles: [], typing: false, open: false, unread: 0 };
@@ -151,7 +152,10 @@ export function reduce(state: WidgetState, action: Action): WidgetState {
     case 'resolved':
       return { ...state, feedback: Object.assign({ resolution: true }, state.feedback, { answeredFor: action.id }) };
     case 'rated':
-      return { ...state, feedback: Object.assign({ resolution: false }, state.feedback, { rating: 'sent' as const }) };
+      return {
+        ...state,
+        feedback: Object.assign({ resolution: false }, state.feedback, { rating: 'sent' as const, ratedAfter: state.bubbles[state.bubbles.length - 1]?.id }),
+      };
     case 'frame':
       return reduceFrame(state, action.frame, action.at);
   }
@@ -270,7 +274,7 @@ function feedbackOnReady(state: WidgetState, offered: { resolution: boolean; rat
   if (!offered) return undefined;
   const fb: NonNullable<WidgetState['feedback']> = { resolution: offered.resolution };
   if (state.feedback?.answeredFor !== undefined) fb.answeredFor = state.feedback.answeredFor;
-  if (state.feedback?.rating === 'sent') fb.rating = 'sent';
+  if (state.feedback?.rating === 'sent') Object.assign(fb, { rating: 'sent', ratedAfter: state.feedback.ratedAfter });
   else if (offered.rating) fb.rating = 'asked';
   return fb;
 }

@@ -4,7 +4,7 @@
 
 const DARK = `--pw-bg: #111827; --pw-fg: #e5e7eb; --pw-muted: #9ca3af; --pw-log: #0b1120; --pw-bubble: #1f2937; --pw-border: #374151;
   --pw-input: #1f2937; --pw-notice-bg: #3a2e0c; --pw-notice-fg: #fcd34d; --pw-error-bg: #3b1219; --pw-error-fg: #fca5a5; --pw-shadow: rgba(0,0,0,.6);
-  --pw-tip-bg: #e5e7eb; --pw-tip-fg: #111827;`;
+  --pw-tip-bg: #e5e7eb; --pw-tip-fg: #111827; --pw-accent-ink: var(--pw-fg);`;
 
 export const STYLES = `
 :host { all: initial !important; position: fixed !important; right: max(20px, env(safe-area-inset-right)) !important; left: auto !important;
@@ -13,6 +13,8 @@ export const STYLES = `
 .pw { --pw-accent: #2f5bea; --pw-on-accent: #fff; --pw-bg: #fff; --pw-fg: #1c1e21; --pw-muted: #6b7280; --pw-log: #f6f7fb; --pw-bubble: #fff;
   --pw-border: #e3e6ee; --pw-input: #fff; --pw-notice-bg: #fff7e0; --pw-notice-fg: #7a5200; --pw-error-bg: #fdecee; --pw-error-fg: #b00020;
   --pw-ok: #1f9d55; --pw-bad: #d64545; --pw-shadow: rgba(15,23,42,.28); --pw-tip-bg: #111827; --pw-tip-fg: #fff;
+  /* The accent as text and lines on the panel: the text colour where the accent does not contrast (dark panels; a light accent, see theme.ts). */
+  --pw-accent-ink: var(--pw-accent);
   font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", sans-serif; color: var(--pw-fg); -webkit-text-size-adjust: 100%; }
 .pw[data-scheme=dark] { ${DARK} color-scheme: dark; }
 @media (prefers-color-scheme: dark) { .pw[data-scheme=auto] { ${DARK} color-scheme: dark; } }
@@ -24,8 +26,12 @@ button { font: inherit; }
 .launcher svg { width: 26px; height: 26px; }
 .launcher .ic-close, .launcher[aria-expanded=true] .ic-open { display: none; }
 .launcher[aria-expanded=true] .ic-close { display: block; }
-.launcher:focus-visible, button:focus-visible { outline: 3px solid #ffb400; outline-offset: 2px; }
-textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1px; }
+/* Two colours, so the ring stands out (3:1) on any background: amber outside (dark panels, the accent), a dark line inside
+   (white cards, a light accent). */
+.launcher:focus-visible, button:focus-visible, .md a:focus-visible, .cite:focus-visible, .sources a:focus-visible { outline: 3px solid #ffb400;
+  outline-offset: 2px; box-shadow: 0 0 0 2px #111827; }
+.launcher:focus-visible { box-shadow: 0 0 0 2px #111827, 0 6px 20px var(--pw-shadow); }
+textarea:focus-visible { outline: 2px solid var(--pw-accent-ink); outline-offset: 1px; }
 .badge { position: absolute; top: -4px; right: -4px; min-width: 20px; height: 20px; padding: 0 5px; border-radius: 10px; background: #d93025; color: #fff;
   font: 600 12px/20px system-ui, sans-serif; text-align: center; }
 .badge[hidden] { display: none; }
@@ -36,8 +42,10 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1p
 @keyframes pw-pop { from { opacity: 0; transform: translateY(10px) scale(.98); } }
 .head { display: flex; align-items: center; gap: 10px; padding: 14px 12px 14px 16px; background: var(--pw-accent); color: var(--pw-on-accent); }
 .head-text { flex: 1; min-width: 0; }
-.title { font-weight: 650; font-size: 16px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.subtitle { font-size: 12.5px; opacity: .88; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+/* Up to two lines each, so "Typically replies in minutes" is read whole beside the status pill on a 320 px phone. */
+.title, .subtitle { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; overflow: hidden; overflow-wrap: anywhere; }
+.title { font-weight: 650; font-size: 16px; line-height: 1.3; }
+.subtitle { font-size: 12.5px; line-height: 1.3; opacity: .88; }
 .subtitle:empty { display: none; }
 /* The pill is drawn in the panel's own colours, not over the accent: readable (WCAG AA) whatever the brand colour. */
 .status { display: inline-flex; align-items: center; gap: 5px; font-size: 12px; font-weight: 550; padding: 2px 8px; border-radius: 10px; background: var(--pw-bg); color: var(--pw-fg); white-space: nowrap; }
@@ -54,7 +62,8 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1p
 .row { display: flex; flex-direction: column; max-width: 84%; margin-top: 6px; }
 .row[data-role=user] { align-self: flex-end; align-items: flex-end; }
 .row[data-role=assistant] { align-self: flex-start; align-items: flex-start; }
-.msg { padding: 9px 13px; border-radius: 18px; white-space: pre-wrap; overflow-wrap: anywhere; }
+/* max-width: a reply's code block or long link never widens its bubble past the log (it wraps inside it). */
+.msg { max-width: 100%; padding: 9px 13px; border-radius: 18px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .row[data-role=user] .msg { background: var(--pw-accent); color: var(--pw-on-accent); border-bottom-right-radius: 5px; }
 .row[data-role=user][data-delivered=false] .msg { opacity: .72; }
 .row[data-role=agent] { align-self: flex-start; align-items: flex-start; }
@@ -62,8 +71,7 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1p
 .row[data-role=agent] .msg { background: var(--pw-bubble); border: 1px solid var(--pw-accent); border-bottom-left-radius: 5px; }
 .status-line { align-self: center; max-width: 92%; margin: 8px 0; padding: 4px 12px; border-radius: 12px; color: var(--pw-muted); font-size: 12.5px; text-align: center; }
 .row[data-role=assistant] .msg { background: var(--pw-bubble); border: 1px solid var(--pw-border); border-bottom-left-radius: 5px; }
-.tag { display: block; font-size: 11px; font-weight: 650; color: var(--pw-accent); text-transform: uppercase; letter-spacing: .05em; }
-.pw[data-scheme=dark] .tag { color: inherit; opacity: .8; }
+.tag { display: block; font-size: 11px; font-weight: 650; color: var(--pw-accent-ink); text-transform: uppercase; letter-spacing: .05em; }
 .time { position: relative; font-size: 11.5px; color: var(--pw-muted); margin: 3px 6px 0; border-radius: 4px; cursor: default; }
 .time::after { content: attr(data-exact); position: absolute; top: calc(100% + 4px); left: 0; z-index: 2; background: var(--pw-tip-bg); color: var(--pw-tip-fg);
   padding: 5px 9px; border-radius: 6px; font-size: 12px; white-space: nowrap; pointer-events: none; opacity: 0; visibility: hidden; }
@@ -93,6 +101,7 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1p
 .feedback-area { display: flex; flex-direction: column; gap: 6px; }
 .feedback-area:empty, .feedback-area > [hidden] { display: none; }
 .resolution { align-self: flex-start; display: flex; flex-wrap: wrap; align-items: center; gap: 6px; margin: 6px 0 2px 4px; font-size: 13px; color: var(--pw-fg); }
+.resolution .chips { display: flex; gap: 6px; }
 .chip { min-height: 32px; min-width: 44px; padding: 4px 12px; border-radius: 16px; border: 1px solid var(--pw-border); background: var(--pw-bubble); color: var(--pw-fg); cursor: pointer; font: inherit; font-weight: 600; }
 .feedback-thanks { align-self: flex-start; margin: 6px 0 2px 4px; font-size: 13px; color: var(--pw-fg); }
 .rating { align-self: stretch; margin: 10px 0 4px; background: var(--pw-bubble); border: 1px solid var(--pw-border); border-left: 4px solid var(--pw-accent);
@@ -125,16 +134,17 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent); outline-offset: 1p
 .handoff { font-size: 13px; padding: 8px 14px; border-top: 1px solid var(--pw-border); }
 .handoff[hidden], .handoff [hidden] { display: none; }
 .handoff p { margin: 0 0 6px; }
-.handoff form.email-form { display: block; padding: 0; border: 0; background: none; }
-.handoff form.email-form[hidden] { display: none; }
 .email-form label { display: block; font-weight: 600; margin-bottom: 4px; }
 .email-row { display: flex; gap: 6px; }
-.email-row input { flex: 1; min-width: 0; font: inherit; padding: 6px 8px; border: 1px solid var(--pw-border); border-radius: 8px; background: var(--pw-input); color: inherit; }
+/* 16 px like the other fields: a phone does not zoom into it */
+.email-row input { flex: 1; min-width: 0; font: inherit; font-size: 16px; padding: 6px 8px; border: 1px solid var(--pw-border); border-radius: 8px; background: var(--pw-input); color: inherit; }
+.email-row input[aria-invalid=true] { border-color: var(--pw-error-fg); }
 .email-send { font: inherit; padding: 6px 12px; border: 0; border-radius: 8px; background: var(--pw-accent); color: var(--pw-on-accent); cursor: pointer; }
 .email-send:disabled { opacity: .6; cursor: default; }
 .email-error { color: var(--pw-error-fg); margin-top: 4px; }
-form { display: flex; flex-wrap: wrap; align-items: flex-end; gap: 8px; padding: 10px 12px; border-top: 1px solid var(--pw-border); background: var(--pw-bg); }
-textarea { flex: 1; min-width: 0; height: 44px; max-height: 132px; resize: none; overflow-y: auto; border: 1px solid var(--pw-border); border-radius: 22px;
+/* The input bar only: the rating card and the email form are forms too, laid out by their own rules. */
+.composer { display: flex; flex-wrap: wrap; align-items: flex-end; gap: 8px; padding: 10px 12px; border-top: 1px solid var(--pw-border); background: var(--pw-bg); }
+.composer textarea { flex: 1; min-width: 0; height: 44px; max-height: 132px; resize: none; overflow-y: auto; border: 1px solid var(--pw-border); border-radius: 22px;
   padding: 12px 16px; background: var(--pw-input); color: var(--pw-fg); font: 16px/1.25 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 textarea::placeholder { color: var(--pw-muted); }
 textarea:disabled { opacity: .6; }
@@ -152,18 +162,17 @@ textarea[aria-invalid=true] { border-color: var(--pw-error-fg); }
 .md ul, .md ol { padding-left: 20px; }
 .md li + li { margin-top: 2px; }
 .md code { font: 13.5px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: rgba(127,127,127,.16); border-radius: 4px; padding: 1px 4px; }
-.md pre { white-space: pre; overflow-x: auto; background: rgba(127,127,127,.14); border-radius: 8px; padding: 8px 10px; }
+.md pre { white-space: pre-wrap; background: rgba(127,127,127,.14); border-radius: 8px; padding: 8px 10px; }
 .md pre code { background: none; padding: 0; }
 .md a { color: inherit; text-decoration: underline; text-underline-offset: 2px; font-weight: 550; }
-.md a:focus-visible { outline: 3px solid #ffb400; outline-offset: 1px; border-radius: 2px; }
+.md a:focus-visible { border-radius: 2px; }
 .cite { display: inline-block; min-width: 18px; height: 18px; padding: 0 5px; margin: 0 1px; border-radius: 9px; background: var(--pw-accent);
   color: var(--pw-on-accent) !important; font: 600 11px/18px system-ui, sans-serif; text-align: center; text-decoration: none !important; vertical-align: 2px; }
 a.cite:hover { filter: brightness(1.12); }
-.cite:focus-visible, .sources a:focus-visible { outline: 3px solid #ffb400; outline-offset: 1px; }
 .sources { white-space: normal; margin-top: 8px; padding-top: 6px; border-top: 1px solid var(--pw-border); font-size: 13px; }
 .sources-title { margin: 0 0 2px; font-weight: 650; color: var(--pw-muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
 .sources ol { margin: 0; padding-left: 20px; }
-.sources li::marker { font-weight: 600; color: var(--pw-accent); }
+.sources li::marker { font-weight: 600; color: var(--pw-accent-ink); }
 .sources a { color: inherit; text-decoration: underline; text-underline-offset: 2px; }
 .send { position: relative; flex: none; width: 44px; height: 44px; border: 0; border-radius: 50%; background: var(--pw-accent); color: var(--pw-on-accent); cursor: pointer;
   display: grid; place-items: center; }
@@ -175,6 +184,6 @@ a.cite:hover { filter: brightness(1.12); }
   .pw[data-vv] .panel { top: var(--pw-vv-top); height: var(--pw-vv-height); }
   .pw[data-open] .launcher { display: none; }
   .head { padding-top: max(14px, env(safe-area-inset-top)); padding-left: max(16px, env(safe-area-inset-left)); padding-right: max(12px, env(safe-area-inset-right)); }
-  form { padding-bottom: max(10px, env(safe-area-inset-bottom)); padding-left: max(12px, env(safe-area-inset-left)); padding-right: max(12px, env(safe-area-inset-right)); }
+  .composer { padding-bottom: max(10px, env(safe-area-inset-bottom)); padding-left: max(12px, env(safe-area-inset-left)); padding-right: max(12px, env(safe-area-inset-right)); }
 }
 `;

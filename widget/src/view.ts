@@ -91,7 +91,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   typing.append(typingText, typingWho, el('i', { 'aria-hidden': 'true' }), el('i', { 'aria-hidden': 'true' }), el('i', { 'aria-hidden': 'true' }));
   const notice = el('div', { class: 'notice', role: 'status', 'data-testid': 'notice', hidden: '' });
   const error = el('div', { class: 'error', role: 'alert', 'data-testid': 'error', hidden: '' });
-  const form = el('form');
+  const form = el('form', { class: 'composer' });
   const label = el('label', { class: 'sr', for: 'parley-input' }, s.inputLabel);
   // Several lines: Enter sends, Shift+Enter starts a new line. No maxlength (it cuts a paste without a word).
   const input = el('textarea', {
