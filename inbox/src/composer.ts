@@ -53,7 +53,9 @@ export function createComposer(d: ComposerDeps): Composer {
     const m = /^\/([a-z0-9-]*)$/i.exec(input.value);
     matches = m ? d.replies().filter((r) => r.shortcut.startsWith(m[1].toLowerCase())) : [];
     suggestions.replaceChildren(
-      ...matches.map((r, i) => h('li', { role: 'option', 'aria-selected': i === 0 ? 'true' : 'false' }, `/${r.shortcut} — ${r.text.slice(0, 80)}`)),
+      ...matches.map((r, i) =>
+        h('li', { role: 'option', 'aria-selected': i === 0 ? 'true' : 'false' }, `/${r.shortcut} — ${r.text.length > 80 ? `${r.text.slice(0, 79)}…` : r.text}`),
+      ),
     );
     suggestions.hidden = matches.length === 0;
   };

@@ -53,15 +53,22 @@ function entryNode(e: TranscriptEntry): HTMLElement {
         e.outcome === 'requested' ? h('p', {}, e.text) : undefined,
         e.receipt ? h('p', { class: e.receipt.ok ? 'receipt ok' : 'receipt failed' }, e.receipt.text) : undefined,
       );
-    case 'handoff': {
-      const what =
-        e.phase === 'requested'
-          ? `Handed to a person${e.reason ? `: ${e.reason}` : ''}`
-          : e.phase === 'released'
-            ? `Back to the assistant${e.by ? ` (${e.by})` : ''}`
-            : `${e.agent ?? 'An agent'} joined`;
-      return h('li', { class: 'act handoff', 'data-kind': 'handoff' }, h('span', { class: 'by' }, what, time));
-    }
+    case 'handoff':
+      return h('li', { class: 'act handoff', 'data-kind': 'handoff' }, h('span', { class: 'by' }, handoffText(e), time));
+  }
+}
+
+/** What a handoff record says: handed over, back to the assistant, nobody free yet (the customer was told), joined. */
+function handoffText(e: Extract<TranscriptEntry, { kind: 'handoff' }>): string {
+  switch (e.phase) {
+    case 'requested':
+      return `Handed to a person${e.reason ? `: ${e.reason}` : ''}`;
+    case 'released':
+      return `Back to the assistant${e.by === 'agent' ? ': an agent released it' : e.by === 'idle' ? ': nobody wrote for a while' : ''}`;
+    case 'offline':
+      return 'No one has answered yet: the customer was told the team will reply here';
+    default:
+      return `${e.agent ?? 'An agent'} joined`;
   }
 }
 
@@ -106,7 +113,7 @@ export function renderHeader(w: ConversationWhole, me: string, agents: AgentPres
     h(
       'div',
       {},
-      h('h2', { 'data-testid': 'conversation-title' }, customerName(i)),
+      h('h2', { 'data-testid': 'conversation-title', title: customerName(i) }, customerName(i)),
       h('p', { class: 'holder', 'data-testid': 'holder' }, `${i.channel === 'web' ? 'Web' : 'WhatsApp'} · ${holder}`),
     ),
     buttons,
