@@ -30,8 +30,8 @@ function entryNode(e: TranscriptEntry): HTMLElement {
       return h('li', { class: 'msg note', 'data-kind': 'note' }, h('span', { class: 'by' }, `Internal note · ${e.author.name}`, time), h('p', {}, e.text));
     case 'tool': {
       const outcome = e.ok === undefined ? 'running' : e.ok ? 'ok' : 'failed';
-      const body = h('details', {}, h('summary', {}, 'Arguments and result'), h('h4', {}, 'Arguments'), h('pre', {}, json(e.args)));
-      if (e.ok !== undefined) body.append(h('h4', {}, e.ok ? 'Result' : 'Error'), h('pre', {}, e.ok ? json(e.result) : (e.error ?? json(e.result))));
+      const body = h('details', {}, h('summary', {}, 'Arguments and result'), h('h3', {}, 'Arguments'), h('pre', {}, json(e.args)));
+      if (e.ok !== undefined) body.append(h('h3', {}, e.ok ? 'Result' : 'Error'), h('pre', {}, e.ok ? json(e.result) : (e.error ?? json(e.result))));
       return h(
         'li',
         { class: `act tool ${outcome}`, 'data-kind': 'tool', 'data-testid': 'tool-call' },

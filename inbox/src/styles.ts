@@ -52,7 +52,7 @@ input[type=text], input[type=search], input[type=email], input[type=password], s
 .conv-head h2 { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .conv-head .holder { margin: 2px 0 0; color: var(--muted); }
 .actions { display: flex; gap: 6px; flex-wrap: wrap; align-items: center; }
-.actions select { width: auto; max-width: 16em; }
+.actions select { width: auto; max-width: 12em; }
 .transcript { list-style: none; margin: 0; padding: 16px; flex: 1; overflow: auto; display: flex; flex-direction: column; gap: 10px; background: var(--bg); }
 .transcript li { max-width: 78%; border-radius: 10px; padding: 8px 12px; background: var(--panel); border: 1px solid var(--line); }
 .transcript p { margin: 4px 0 0; white-space: pre-wrap; overflow-wrap: anywhere; }
@@ -68,7 +68,7 @@ input[type=text], input[type=search], input[type=email], input[type=password], s
 .act.tool.failed .by, .act.confirmation.denied .by { color: var(--late); }
 .act .args { display: block; margin-top: 4px; font-size: 12px; overflow-wrap: anywhere; }
 .act pre { margin: 4px 0; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; background: var(--panel); padding: 6px; border-radius: 4px; }
-.act h4 { margin: 6px 0 0; font-size: 12px; }
+.act h3 { margin: 6px 0 0; font-size: 12px; text-transform: none; letter-spacing: 0; color: inherit; }
 .composer { border-top: 1px solid var(--line); padding: 10px 16px; display: grid; gap: 6px; position: relative; }
 .composer.noting textarea { background: var(--note); }
 .composer .row { display: flex; gap: 10px; align-items: center; }
