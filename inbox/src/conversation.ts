@@ -78,16 +78,25 @@ export function renderTranscript(w: ConversationWhole): HTMLElement {
   return ol;
 }
 
-export function renderHeader(w: ConversationWhole, me: string, agents: AgentPresence[], a: Actions): HTMLElement {
+/** Why the agent may only write notes here (a reply needs a handoff, and its holder or an admin), or undefined. */
+export function notesOnlyWhy(i: ConversationWhole['item'], me: { agentId: string; role: string }): string | undefined {
+  if (!i.handoff) return i.resolvedAt ? 'Resolved: only internal notes here' : 'With the assistant: only internal notes here';
+  if (i.holder && i.holder.agentId !== me.agentId && me.role !== 'admin') return `${i.holder.name} has this conversation: only internal notes`;
+  return undefined;
+}
+
+export function renderHeader(w: ConversationWhole, me: { agentId: string; role: string }, agents: AgentPresence[], a: Actions): HTMLElement {
   const i = w.item;
-  const mine = i.holder?.agentId === me;
+  const mine = i.holder?.agentId === me.agentId;
+  // Someone else's: Claim stays (it answers who has it), the rest is the holder's or an admin's.
+  const mayAct = !i.holder || mine || me.role === 'admin';
   const buttons = h('div', { class: 'actions', role: 'group', 'aria-label': 'Actions' });
   if (i.handoff && !mine) {
     const claim = h('button', { type: 'button', class: 'primary', 'data-testid': 'claim' }, 'Claim');
     claim.addEventListener('click', a.claim);
     buttons.append(claim);
   }
-  if (i.handoff) {
+  if (i.handoff && mayAct) {
     const select = h('select', { id: 'assign', 'data-testid': 'assign' }, h('option', { value: '' }, 'Assign to…'));
     for (const ag of agents) if (ag.agentId !== i.holder?.agentId) select.append(h('option', { value: ag.agentId }, `${ag.name} (${ag.presence})`));
     select.addEventListener('change', () => select.value && a.assign(select.value));
@@ -95,7 +104,7 @@ export function renderHeader(w: ConversationWhole, me: string, agents: AgentPres
     release.addEventListener('click', a.release);
     buttons.append(h('label', { for: 'assign', class: 'sr' }, 'Assign to another agent'), select, release);
   }
-  if (!i.resolvedAt) {
+  if (!i.resolvedAt && mayAct) {
     const resolve = h('button', { type: 'button', 'data-testid': 'resolve', title: 'Resolve (e)' }, 'Resolve');
     resolve.addEventListener('click', a.resolve);
     buttons.append(resolve);

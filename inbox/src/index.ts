@@ -15,7 +15,7 @@ import {
   type SignedIn,
 } from './api.ts';
 import { createComposer, type Composer } from './composer.ts';
-import { renderCustomer, renderHeader, renderTranscript } from './conversation.ts';
+import { notesOnlyWhy, renderCustomer, renderHeader, renderTranscript } from './conversation.ts';
 import { h } from './dom.ts';
 import { customerName, renderList, renderNav, tickTimers, type View } from './list.ts';
 import { connectLive } from './live.ts';
@@ -102,7 +102,9 @@ function drawConversation(a: App) {
     resolve: () => void act(a, () => api.act(id, 'resolve'), 'Resolved.'),
     assign: (agentId: string) => void act(a, () => api.assign(id, agentId), 'Assigned.'),
   };
-  a.shell.convSlot.replaceChildren(renderHeader(w, a.me.agentId, a.agents, actions), transcript, composerOf(a, id).root);
+  const composer = composerOf(a, id);
+  composer.notesOnly(notesOnlyWhy(w.item, a.me));
+  a.shell.convSlot.replaceChildren(renderHeader(w, a.me, a.agents, actions), transcript, composer.root);
   a.shell.sideSlot.replaceChildren(renderCustomer(w, (other) => void openConversation(a, other)));
   transcript.scrollTop = transcript.scrollHeight;
 }

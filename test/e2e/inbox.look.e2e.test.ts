@@ -81,6 +81,7 @@ beforeAll(async () => {
   await offlineNoticeStored(LONG_CONV);
   await waitingCustomer('late-a', 'late-a@example.com', 7);
   await waitingCustomer('late-b', 'late-b@example.com', 6);
+  await waitingCustomer('held', 'held@example.com', 0);
   for (const name of ['Ada', LONG_NAME]) {
     const email = `${name.split(' ')[0].toLowerCase()}@example.com`;
     const { token } = await createAgent(p, { email, name });
@@ -92,6 +93,7 @@ beforeAll(async () => {
     text: 'I have started your refund. It will reach your account within 5 to 10 working days, depending on your bank.',
   });
   expect(saved.status).toBe(201);
+  expect((await inboxApi(p, cleo).act('conv_web_held', 'claim')).status).toBe(200);
 }, 90_000);
 
 afterAll(async () => {
@@ -177,6 +179,24 @@ describe('the agent inbox, looked at (Chromium)', () => {
       await expect
         .poll(() => page.locator('#suggestions li').allTextContents(), { timeout: DEADLINE })
         .toEqual([expect.stringMatching(/^\/refund — I have started .*…$/)]);
+      await page.locator('[data-testid=composer]').fill('');
+
+      // Cleo's conversation: Claim answers who has it; no Assign, Release or Resolve; the composer writes notes only, and says why.
+      await page.locator('[data-testid=view-open]').click();
+      await page.locator('[data-testid=conversation-item][data-id=conv_web_held]').click({ timeout: DEADLINE });
+      await expect.poll(() => page.locator('[data-testid=holder]').textContent(), { timeout: DEADLINE }).toBe('Web · With Cleo');
+      expect(await page.locator('[data-testid=claim]').count()).toBe(1);
+      expect(await page.locator('[data-testid=assign], [data-testid=release], [data-testid=resolve]').count()).toBe(0);
+      const noteMode = page.locator('[data-testid=note-mode]');
+      expect([await noteMode.isChecked(), await noteMode.isDisabled()]).toEqual([true, true]);
+      expect(await page.locator('.composer .hint').textContent()).toBe('Cleo has this conversation: only internal notes');
+      await page.locator('[data-testid=composer]').fill('Cleo: the customer called us too.');
+      await page.locator('[data-testid=composer]').press('Enter');
+      await expect
+        .poll(() => page.locator('[data-testid=transcript] [data-kind=note]').allTextContents(), { timeout: DEADLINE })
+        .toEqual([expect.stringContaining('Cleo: the customer called us too.')]);
+      await page.screenshot({ path: join(ARTIFACTS, 'inbox-look-1280-held.png') });
+      expect(await axeViolations(page)).toEqual([]);
     });
   });
 
