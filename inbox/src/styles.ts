@@ -89,7 +89,7 @@ input[type=text], input[type=search], input[type=email], input[type=password], s
 .add-agent { display: grid; gap: 4px; margin-top: 8px; } .add-agent .hint { overflow-wrap: anywhere; }
 .keys { display: grid; grid-template-columns: auto 1fr; gap: 4px 10px; margin: 0; } .keys dd { margin: 0; }
 kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 4px; padding: 0 5px; font: 12px ui-monospace, monospace; background: var(--bg); }
-.toast { position: fixed; bottom: 16px; right: 16px; z-index: 2; margin: 0; background: var(--text); color: #fff; padding: 6px 14px; border-radius: 6px; }
+.toast { position: fixed; bottom: 16px; left: 16px; max-width: min(420px, calc(100vw - 32px)); z-index: 2; margin: 0; background: var(--text); color: #fff; padding: 6px 14px; border-radius: 6px; }
 .toast:empty { display: none; }
 .signin { max-width: 360px; margin: 10vh auto; display: grid; gap: 16px; }
 .card { background: var(--panel); border: 1px solid var(--line); border-radius: 10px; padding: 20px; display: grid; gap: 8px; }

@@ -212,6 +212,18 @@ describe('the agent inbox, looked at (Chromium)', () => {
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(768);
       const [head, assign] = await Promise.all(['.conv-head', '[data-testid=assign]'].map((s) => box(page, s)));
       expect(assign.x + assign.width).toBeLessThanOrEqual(head.x + head.width - 16);
+      // Claiming says so in a toast, which leaves the Send button free (it used to sit on it, bottom right).
+      await page.locator('[data-testid=conversation-item][data-id=conv_web_late-b]').click();
+      await page.locator('[data-testid=claim]').click({ timeout: DEADLINE });
+      await expect.poll(() => page.locator('[data-testid=toast]').textContent(), { timeout: DEADLINE }).toBe('Claimed.');
+      const [toast, sendNow] = await Promise.all(['[data-testid=toast]', '[data-testid=send]'].map((s) => box(page, s)));
+      const apart =
+        toast.x + toast.width <= sendNow.x ||
+        sendNow.x + sendNow.width <= toast.x ||
+        toast.y + toast.height <= sendNow.y ||
+        sendNow.y + sendNow.height <= toast.y;
+      expect(apart).toBe(true);
+      await page.screenshot({ path: join(ARTIFACTS, 'inbox-look-768-claimed.png') });
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: join(ARTIFACTS, 'inbox-look-768.png') });
       expect(await axeViolations(page)).toEqual([]);
