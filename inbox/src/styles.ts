@@ -78,8 +78,9 @@ input[type=text], input[type=search], input[type=email], input[type=password], s
 .suggestions { list-style: none; margin: 0; padding: 4px; border: 1px solid var(--line); border-radius: 6px; background: var(--panel); }
 .suggestions li { padding: 4px 6px; cursor: pointer; } .suggestions li[aria-selected=true] { background: var(--agent); }
 .customer { padding: 12px 16px; }
-.customer dl { margin: 0; display: grid; grid-template-columns: auto 1fr; gap: 4px 10px; }
-.customer dt { color: var(--muted); } .customer dd { margin: 0; overflow-wrap: anywhere; }
+.customer dl { margin: 0; }
+.customer dt { color: var(--muted); font-size: 12px; margin-top: 8px; } .customer dt:first-child { margin-top: 0; }
+.customer dd { margin: 0; overflow-wrap: anywhere; }
 .muted { color: var(--muted); }
 .presence li { display: flex; gap: 6px; align-items: center; font-size: 13px; padding: 2px 0; }
 .dot { flex: none; width: 8px; height: 8px; border-radius: 50%; background: #8c959f; }

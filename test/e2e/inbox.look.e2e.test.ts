@@ -186,6 +186,12 @@ describe('the agent inbox, looked at (Chromium)', () => {
       await page.locator('[data-testid=conversation-item][data-id=conv_web_held]').click({ timeout: DEADLINE });
       await expect.poll(() => page.locator('[data-testid=holder]').textContent(), { timeout: DEADLINE }).toBe('Web · With Cleo');
       expect(await page.locator('[data-testid=claim]').count()).toBe(1);
+      // The customer panel gives an address its width: "held@example.com" on one line (it was cut "held@example.co / m").
+      const email = page.locator('[data-testid=customer-panel] dd').first();
+      expect(await email.textContent()).toBe('held@example.com');
+      const lineHeight = await email.evaluate((e) => parseFloat(getComputedStyle(e).lineHeight));
+      expect((await email.boundingBox())!.height).toBeLessThan(1.5 * lineHeight);
+      expect((await email.boundingBox())!.x).toBe((await page.locator('[data-testid=customer-panel] dt').first().boundingBox())!.x);
       expect(await page.locator('[data-testid=assign], [data-testid=release], [data-testid=resolve]').count()).toBe(0);
       const noteMode = page.locator('[data-testid=note-mode]');
       expect([await noteMode.isChecked(), await noteMode.isDisabled()]).toEqual([true, true]);
