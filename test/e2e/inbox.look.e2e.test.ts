@@ -4,9 +4,10 @@
 // the SLA, a long saved reply: the conversation's header stays on one line for the address and the Assign list inside
 // the column; tool JSON stays in its box; presence dots keep their size; the selected row stands out among late rows
 // and its focus ring is inside the list; the offline notice and a search with no match say what they mean; a cut
-// saved reply ends with "…"; at 768 px the composer's Send button is on the screen. The lost live connection is said
-// loudly, and the page is Live again after the server restarts. axe-core finds no violations.
-// Screenshots: test-artifacts/inbox-look-{1280,768,down}.png.
+// saved reply ends with "…"; a conversation a teammate holds offers Claim and notes only, and its customer's address has
+// the panel's width; at 768 px the composer's Send button is on the screen and a toast leaves it free. The lost live
+// connection is said loudly, and the page is Live again after the server restarts. axe-core finds no violations.
+// Screenshots: test-artifacts/inbox-look-{1280,1280-held,768,768-claimed,down}.png.
 import { createServer } from 'node:net';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -120,6 +121,47 @@ async function openLong(page: Page) {
 
 const box = async (page: Page, selector: string) => (await page.locator(selector).first().boundingBox())!;
 
+/** Among late rows the selected one stands out; j moves to the next and its focus ring lies inside the list. */
+async function lateRows(page: Page) {
+  const late = page.locator('[data-testid=conversation-item].late');
+  await expect.poll(() => late.count(), { timeout: DEADLINE }).toBe(3);
+  const background = (i: number) => late.nth(i).evaluate((e) => getComputedStyle(e).backgroundColor);
+  expect(await late.first().getAttribute('aria-current')).toBe('true');
+  expect(await background(0)).not.toBe(await background(1));
+  await page.locator('body').press('j');
+  await expect.poll(() => late.nth(1).getAttribute('aria-current'), { timeout: DEADLINE }).toBe('true');
+  await expect.poll(() => late.nth(1).evaluate((e) => e === document.activeElement), { timeout: DEADLINE }).toBe(true);
+  const ring = await late.nth(1).evaluate((e) => {
+    const s = getComputedStyle(e);
+    return { style: s.outlineStyle, reach: parseFloat(s.outlineOffset) + parseFloat(s.outlineWidth) };
+  });
+  expect(ring.style).toBe('solid');
+  expect(ring.reach).toBeLessThanOrEqual(0);
+}
+
+/** Cleo's conversation: Claim answers who has it; no Assign, Release or Resolve; the composer writes notes only, and says why. */
+async function someoneElses(page: Page) {
+  await page.locator('[data-testid=view-open]').click();
+  await page.locator('[data-testid=conversation-item][data-id=conv_web_held]').click({ timeout: DEADLINE });
+  await expect.poll(() => page.locator('[data-testid=holder]').textContent(), { timeout: DEADLINE }).toBe('Web · With Cleo');
+  expect(await page.locator('[data-testid=claim]').count()).toBe(1);
+  // The customer panel gives an address its width: "held@example.com" on one line (it was cut "held@example.co / m").
+  const email = page.locator('[data-testid=customer-panel] dd').first();
+  expect(await email.textContent()).toBe('held@example.com');
+  const lineHeight = await email.evaluate((e) => parseFloat(getComputedStyle(e).lineHeight));
+  expect((await email.boundingBox())!.height).toBeLessThan(1.5 * lineHeight);
+  expect((await email.boundingBox())!.x).toBe((await page.locator('[data-testid=customer-panel] dt').first().boundingBox())!.x);
+  expect(await page.locator('[data-testid=assign], [data-testid=release], [data-testid=resolve]').count()).toBe(0);
+  const noteMode = page.locator('[data-testid=note-mode]');
+  expect([await noteMode.isChecked(), await noteMode.isDisabled()]).toEqual([true, true]);
+  expect(await page.locator('.composer .hint').textContent()).toBe('Cleo has this conversation: only internal notes');
+  await page.locator('[data-testid=composer]').fill('Cleo: the customer called us too.');
+  await page.locator('[data-testid=composer]').press('Enter');
+  await expect
+    .poll(() => page.locator('[data-testid=transcript] [data-kind=note]').allTextContents(), { timeout: DEADLINE })
+    .toEqual([expect.stringContaining('Cleo: the customer called us too.')]);
+}
+
 describe('the agent inbox, looked at (Chromium)', () => {
   it('at 1,280 × 800: a long address, a long agent name, long tool JSON, late rows, the offline notice, no match, saved replies', async () => {
     const page = await signedIn(p.url(), 1280, 800);
@@ -151,21 +193,7 @@ describe('the agent inbox, looked at (Chromium)', () => {
       await page.screenshot({ path: join(ARTIFACTS, 'inbox-look-1280.png') });
       expect(await axeViolations(page)).toEqual([]);
 
-      // Among late rows the selected one stands out; j moves to the next and its focus ring lies inside the list.
-      const late = page.locator('[data-testid=conversation-item].late');
-      await expect.poll(() => late.count(), { timeout: DEADLINE }).toBe(3);
-      const background = (i: number) => late.nth(i).evaluate((e) => getComputedStyle(e).backgroundColor);
-      expect(await late.first().getAttribute('aria-current')).toBe('true');
-      expect(await background(0)).not.toBe(await background(1));
-      await page.locator('body').press('j');
-      await expect.poll(() => late.nth(1).getAttribute('aria-current'), { timeout: DEADLINE }).toBe('true');
-      await expect.poll(() => late.nth(1).evaluate((e) => e === document.activeElement), { timeout: DEADLINE }).toBe(true);
-      const ring = await late.nth(1).evaluate((e) => {
-        const s = getComputedStyle(e);
-        return { style: s.outlineStyle, reach: parseFloat(s.outlineOffset) + parseFloat(s.outlineWidth) };
-      });
-      expect(ring.style).toBe('solid');
-      expect(ring.reach).toBeLessThanOrEqual(0);
+      await lateRows(page);
 
       // A search with no match says so (it used to say "Nobody is waiting.").
       await page.locator('[data-testid=search]').fill('nobody-like-this');
@@ -181,26 +209,7 @@ describe('the agent inbox, looked at (Chromium)', () => {
         .toEqual([expect.stringMatching(/^\/refund — I have started .*…$/)]);
       await page.locator('[data-testid=composer]').fill('');
 
-      // Cleo's conversation: Claim answers who has it; no Assign, Release or Resolve; the composer writes notes only, and says why.
-      await page.locator('[data-testid=view-open]').click();
-      await page.locator('[data-testid=conversation-item][data-id=conv_web_held]').click({ timeout: DEADLINE });
-      await expect.poll(() => page.locator('[data-testid=holder]').textContent(), { timeout: DEADLINE }).toBe('Web · With Cleo');
-      expect(await page.locator('[data-testid=claim]').count()).toBe(1);
-      // The customer panel gives an address its width: "held@example.com" on one line (it was cut "held@example.co / m").
-      const email = page.locator('[data-testid=customer-panel] dd').first();
-      expect(await email.textContent()).toBe('held@example.com');
-      const lineHeight = await email.evaluate((e) => parseFloat(getComputedStyle(e).lineHeight));
-      expect((await email.boundingBox())!.height).toBeLessThan(1.5 * lineHeight);
-      expect((await email.boundingBox())!.x).toBe((await page.locator('[data-testid=customer-panel] dt').first().boundingBox())!.x);
-      expect(await page.locator('[data-testid=assign], [data-testid=release], [data-testid=resolve]').count()).toBe(0);
-      const noteMode = page.locator('[data-testid=note-mode]');
-      expect([await noteMode.isChecked(), await noteMode.isDisabled()]).toEqual([true, true]);
-      expect(await page.locator('.composer .hint').textContent()).toBe('Cleo has this conversation: only internal notes');
-      await page.locator('[data-testid=composer]').fill('Cleo: the customer called us too.');
-      await page.locator('[data-testid=composer]').press('Enter');
-      await expect
-        .poll(() => page.locator('[data-testid=transcript] [data-kind=note]').allTextContents(), { timeout: DEADLINE })
-        .toEqual([expect.stringContaining('Cleo: the customer called us too.')]);
+      await someoneElses(page);
       await page.screenshot({ path: join(ARTIFACTS, 'inbox-look-1280-held.png') });
       expect(await axeViolations(page)).toEqual([]);
     });
