@@ -17,7 +17,8 @@ export interface ComposerDeps {
 export interface Composer {
   root: HTMLElement;
   focus(): void;
-  setEnabled(on: boolean, why?: string): void;
+  /** `why` (e.g. "Cleo has this conversation…"): the agent may not reply here, only write internal notes; undefined: may reply. */
+  notesOnly(why: string | undefined): void;
 }
 
 export function createComposer(d: ComposerDeps): Composer {
@@ -53,7 +54,9 @@ export function createComposer(d: ComposerDeps): Composer {
     const m = /^\/([a-z0-9-]*)$/i.exec(input.value);
     matches = m ? d.replies().filter((r) => r.shortcut.startsWith(m[1].toLowerCase())) : [];
     suggestions.replaceChildren(
-      ...matches.map((r, i) => h('li', { role: 'option', 'aria-selected': i === 0 ? 'true' : 'false' }, `/${r.shortcut} — ${r.text.slice(0, 80)}`)),
+      ...matches.map((r, i) =>
+        h('li', { role: 'option', 'aria-selected': i === 0 ? 'true' : 'false' }, `/${r.shortcut} — ${r.text.length > 80 ? `${r.text.slice(0, 79)}…` : r.text}`),
+      ),
     );
     suggestions.hidden = matches.length === 0;
   };
@@ -105,11 +108,13 @@ export function createComposer(d: ComposerDeps): Composer {
     if (stopTimer) clearTimeout(stopTimer);
     stopTimer = setTimeout(stopTyping, TYPING_STOPS_AFTER_MS);
   });
-  noteBox.addEventListener('change', () => {
+  const noteMode = () => {
     form.classList.toggle('noting', noteBox.checked);
     input.placeholder = noteBox.checked ? 'Internal note… (only agents see it)' : 'Reply… (Enter sends, Shift+Enter new line, / for saved replies)';
     if (noteBox.checked) stopTyping();
-  });
+  };
+  noteBox.addEventListener('change', noteMode);
+  let onlyNotes: string | undefined;
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     void submit();
@@ -117,10 +122,13 @@ export function createComposer(d: ComposerDeps): Composer {
   return {
     root: form,
     focus: () => input.focus(),
-    setEnabled(on, why) {
-      input.disabled = !on;
-      send.disabled = !on;
-      hint.textContent = on ? '' : (why ?? '');
+    notesOnly(why) {
+      if (why === onlyNotes) return;
+      if (why !== undefined || onlyNotes !== undefined) noteBox.checked = why !== undefined;
+      onlyNotes = why;
+      noteBox.disabled = why !== undefined;
+      hint.textContent = why ?? '';
+      noteMode();
     },
   };
 }

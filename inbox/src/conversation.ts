@@ -30,8 +30,8 @@ function entryNode(e: TranscriptEntry): HTMLElement {
       return h('li', { class: 'msg note', 'data-kind': 'note' }, h('span', { class: 'by' }, `Internal note · ${e.author.name}`, time), h('p', {}, e.text));
     case 'tool': {
       const outcome = e.ok === undefined ? 'running' : e.ok ? 'ok' : 'failed';
-      const body = h('details', {}, h('summary', {}, 'Arguments and result'), h('h4', {}, 'Arguments'), h('pre', {}, json(e.args)));
-      if (e.ok !== undefined) body.append(h('h4', {}, e.ok ? 'Result' : 'Error'), h('pre', {}, e.ok ? json(e.result) : (e.error ?? json(e.result))));
+      const body = h('details', {}, h('summary', {}, 'Arguments and result'), h('h3', {}, 'Arguments'), h('pre', {}, json(e.args)));
+      if (e.ok !== undefined) body.append(h('h3', {}, e.ok ? 'Result' : 'Error'), h('pre', {}, e.ok ? json(e.result) : (e.error ?? json(e.result))));
       return h(
         'li',
         { class: `act tool ${outcome}`, 'data-kind': 'tool', 'data-testid': 'tool-call' },
@@ -53,15 +53,22 @@ function entryNode(e: TranscriptEntry): HTMLElement {
         e.outcome === 'requested' ? h('p', {}, e.text) : undefined,
         e.receipt ? h('p', { class: e.receipt.ok ? 'receipt ok' : 'receipt failed' }, e.receipt.text) : undefined,
       );
-    case 'handoff': {
-      const what =
-        e.phase === 'requested'
-          ? `Handed to a person${e.reason ? `: ${e.reason}` : ''}`
-          : e.phase === 'released'
-            ? `Back to the assistant${e.by ? ` (${e.by})` : ''}`
-            : `${e.agent ?? 'An agent'} joined`;
-      return h('li', { class: 'act handoff', 'data-kind': 'handoff' }, h('span', { class: 'by' }, what, time));
-    }
+    case 'handoff':
+      return h('li', { class: 'act handoff', 'data-kind': 'handoff' }, h('span', { class: 'by' }, handoffText(e), time));
+  }
+}
+
+/** What a handoff record says: handed over, back to the assistant, nobody free yet (the customer was told), joined. */
+function handoffText(e: Extract<TranscriptEntry, { kind: 'handoff' }>): string {
+  switch (e.phase) {
+    case 'requested':
+      return `Handed to a person${e.reason ? `: ${e.reason}` : ''}`;
+    case 'released':
+      return `Back to the assistant${e.by === 'agent' ? ': an agent released it' : e.by === 'idle' ? ': nobody wrote for a while' : ''}`;
+    case 'offline':
+      return 'No one has answered yet: the customer was told the team will reply here';
+    default:
+      return `${e.agent ?? 'An agent'} joined`;
   }
 }
 
@@ -71,16 +78,25 @@ export function renderTranscript(w: ConversationWhole): HTMLElement {
   return ol;
 }
 
-export function renderHeader(w: ConversationWhole, me: string, agents: AgentPresence[], a: Actions): HTMLElement {
+/** Why the agent may only write notes here (a reply needs a handoff, and its holder or an admin), or undefined. */
+export function notesOnlyWhy(i: ConversationWhole['item'], me: { agentId: string; role: string }): string | undefined {
+  if (!i.handoff) return i.resolvedAt ? 'Resolved: only internal notes here' : 'With the assistant: only internal notes here';
+  if (i.holder && i.holder.agentId !== me.agentId && me.role !== 'admin') return `${i.holder.name} has this conversation: only internal notes`;
+  return undefined;
+}
+
+export function renderHeader(w: ConversationWhole, me: { agentId: string; role: string }, agents: AgentPresence[], a: Actions): HTMLElement {
   const i = w.item;
-  const mine = i.holder?.agentId === me;
+  const mine = i.holder?.agentId === me.agentId;
+  // Someone else's: Claim stays (it answers who has it), the rest is the holder's or an admin's.
+  const mayAct = !i.holder || mine || me.role === 'admin';
   const buttons = h('div', { class: 'actions', role: 'group', 'aria-label': 'Actions' });
   if (i.handoff && !mine) {
     const claim = h('button', { type: 'button', class: 'primary', 'data-testid': 'claim' }, 'Claim');
     claim.addEventListener('click', a.claim);
     buttons.append(claim);
   }
-  if (i.handoff) {
+  if (i.handoff && mayAct) {
     const select = h('select', { id: 'assign', 'data-testid': 'assign' }, h('option', { value: '' }, 'Assign to…'));
     for (const ag of agents) if (ag.agentId !== i.holder?.agentId) select.append(h('option', { value: ag.agentId }, `${ag.name} (${ag.presence})`));
     select.addEventListener('change', () => select.value && a.assign(select.value));
@@ -88,7 +104,7 @@ export function renderHeader(w: ConversationWhole, me: string, agents: AgentPres
     release.addEventListener('click', a.release);
     buttons.append(h('label', { for: 'assign', class: 'sr' }, 'Assign to another agent'), select, release);
   }
-  if (!i.resolvedAt) {
+  if (!i.resolvedAt && mayAct) {
     const resolve = h('button', { type: 'button', 'data-testid': 'resolve', title: 'Resolve (e)' }, 'Resolve');
     resolve.addEventListener('click', a.resolve);
     buttons.append(resolve);
@@ -106,7 +122,7 @@ export function renderHeader(w: ConversationWhole, me: string, agents: AgentPres
     h(
       'div',
       {},
-      h('h2', { 'data-testid': 'conversation-title' }, customerName(i)),
+      h('h2', { 'data-testid': 'conversation-title', title: customerName(i) }, customerName(i)),
       h('p', { class: 'holder', 'data-testid': 'holder' }, `${i.channel === 'web' ? 'Web' : 'WhatsApp'} · ${holder}`),
     ),
     buttons,

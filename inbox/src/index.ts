@@ -15,7 +15,7 @@ import {
   type SignedIn,
 } from './api.ts';
 import { createComposer, type Composer } from './composer.ts';
-import { renderCustomer, renderHeader, renderTranscript } from './conversation.ts';
+import { notesOnlyWhy, renderCustomer, renderHeader, renderTranscript } from './conversation.ts';
 import { h } from './dom.ts';
 import { customerName, renderList, renderNav, tickTimers, type View } from './list.ts';
 import { connectLive } from './live.ts';
@@ -58,12 +58,16 @@ function say(a: App, text: string) {
 
 function fail(a: App, err: unknown) {
   if (err instanceof Unauthorized) return void main(a.root, err.message);
-  say(a, err instanceof Refused ? err.message : String((err as Error).message ?? err));
+  // fetch's own failure (a TypeError: "Failed to fetch") means the server could not be reached.
+  say(
+    a,
+    err instanceof Refused ? err.message : err instanceof TypeError ? 'Parley cannot be reached: try again in a moment' : String((err as Error).message ?? err),
+  );
 }
 
 function drawList(a: App) {
   a.shell.navSlot.replaceChildren(renderNav(a.list, a.view, (v) => void choose(a, v)));
-  a.shell.listSlot.replaceChildren(renderList(a.list, a.selected, Date.now(), (id) => void openConversation(a, id)));
+  a.shell.listSlot.replaceChildren(renderList(a.list, a.q, a.selected, Date.now(), (id) => void openConversation(a, id)));
   a.alerts.title(a.list?.counts.waiting ?? 0);
 }
 
@@ -98,7 +102,9 @@ function drawConversation(a: App) {
     resolve: () => void act(a, () => api.act(id, 'resolve'), 'Resolved.'),
     assign: (agentId: string) => void act(a, () => api.assign(id, agentId), 'Assigned.'),
   };
-  a.shell.convSlot.replaceChildren(renderHeader(w, a.me.agentId, a.agents, actions), transcript, composerOf(a, id).root);
+  const composer = composerOf(a, id);
+  composer.notesOnly(notesOnlyWhy(w.item, a.me));
+  a.shell.convSlot.replaceChildren(renderHeader(w, a.me, a.agents, actions), transcript, composer.root);
   a.shell.sideSlot.replaceChildren(renderCustomer(w, (other) => void openConversation(a, other)));
   transcript.scrollTop = transcript.scrollHeight;
 }
@@ -227,7 +233,10 @@ function start(root: HTMLElement, person: SignedIn) {
   );
   const a: App = { root, me, view: 'waiting', q: '', agents: [], online: new Map(), replies: [], known: new Set(), shell, alerts };
   const live = connectLive({
-    status: (st) => (shell.liveState.textContent = st === 'live' ? 'Live' : 'Reconnecting…'),
+    status: (st) => {
+      shell.liveState.textContent = st === 'live' ? 'Live' : 'Connection lost: reconnecting…';
+      shell.liveState.classList.toggle('down', st !== 'live');
+    },
     connected: () => void Promise.all([refreshList(a), refreshConversation(a)]).catch((err) => fail(a, err)),
     presence: (p) => drawPresence(a, p.agents),
     event: (e) => onEvent(a, e),

@@ -88,9 +88,13 @@ function row(i: InboxItem, selected: boolean, now: number, slaMinutes: number, o
   return h('li', {}, b);
 }
 
-export function renderList(list: InboxList | undefined, selected: string | undefined, now: number, open: (id: string) => void): HTMLElement {
+/** What an empty list says: a search found nobody (in this view), or the view is empty. */
+const emptyText = (view: View, q: string) =>
+  q ? `No customer matches “${q}” in ${VIEWS.find((v) => v.view === view)?.label ?? view}.` : view === 'waiting' ? 'Nobody is waiting.' : 'Nothing here.';
+
+export function renderList(list: InboxList | undefined, q: string, selected: string | undefined, now: number, open: (id: string) => void): HTMLElement {
   if (!list) return h('p', { class: 'empty' }, 'Loading…');
-  if (list.items.length === 0) return h('p', { class: 'empty', 'data-testid': 'empty-list' }, list.view === 'waiting' ? 'Nobody is waiting.' : 'Nothing here.');
+  if (list.items.length === 0) return h('p', { class: 'empty', 'data-testid': 'empty-list' }, emptyText(list.view, q));
   const ul = h('ul', { class: 'items', 'aria-label': 'Conversations' });
   for (const i of list.items) ul.append(row(i, i.conversationId === selected, now, list.slaMinutes, open));
   return ul;
