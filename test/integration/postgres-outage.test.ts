@@ -207,7 +207,7 @@ describe('PostgreSQL lost while Parley runs (a real server, stopped and started 
     expect(ready?.body.status).toBe('not_ready');
     expect(ready?.body.checks.database).toMatch(/^(unreachable|shutdown): (ECONNREFUSED|ECONNRESET|57P01|57P02|08006|connection_lost)/);
     expect(ready?.body.error.message).toMatch(/^database: /);
-    expect(traffic.widgetErrors, 'widget messages refused while it is away').toContain('unavailable');
+    await expect.poll(() => traffic.widgetErrors, { message: 'widget messages refused while it is away', timeout: 15_000 }).toContain('unavailable');
     expect(
       traffic.widgetErrors.filter((c) => c !== 'unavailable'),
       'only unavailable frames',
@@ -252,8 +252,10 @@ describe('PostgreSQL hanging while Parley runs (SIGSTOP: connections open, nothi
     expect(Date.now() - asked, '/ready does not wait for the database').toBeLessThan(3000);
     expect(ready.status).toBe(503);
     expect((await ready.json()).checks.database).toMatch(/^timeout: /);
-    await sleep(500); // the widgets' error frames follow their own 10 s bound
-    expect(traffic.widgetErrors.filter((c) => c === 'unavailable').length, 'widget messages refused').toBeGreaterThan(0);
+    // The widgets' error frames follow their own 10 s bound (the elapsed time is checked below): wait for them.
+    await expect
+      .poll(() => traffic.widgetErrors.filter((c) => c === 'unavailable').length, { message: 'widget messages refused', timeout: 15_000 })
+      .toBeGreaterThan(0);
     expect(Date.now() - started).toBeLessThan(40_000);
 
     await server.kill('SIGCONT');
