@@ -79,7 +79,7 @@ describe('/telemetry dashboard in Chromium', () => {
       await page.locator('[data-testid=secret-form]').waitFor();
       await page.locator('[data-testid=secret-input]').fill('wrong-secret');
       await page.locator('[data-testid=secret-input]').press('Enter');
-      await expect.poll(() => page.locator('[role=alert]').textContent(), { timeout: 5000 }).toContain('refused');
+      await expect.poll(() => page.locator('[role=alert]').textContent(), { timeout: 15_000 }).toContain('refused');
       await page.locator('[data-testid=secret-input]').fill(TEST_SECRET);
       await page.locator('[data-testid=secret-input]').press('Enter');
       const charts = page.locator('[data-testid=chart]');
@@ -138,12 +138,12 @@ describe('/telemetry dashboard in Chromium', () => {
               }),
           );
         // (polled: the page's scrollbar appears once the charts are in, and the charts follow one frame later)
-        await expect.poll(async () => (await fit()).filter((f) => Math.abs(f.body - f.plot) > 2 || !f.legend), { timeout: 5000 }).toEqual([]);
+        await expect.poll(async () => (await fit()).filter((f) => Math.abs(f.body - f.plot) > 2 || !f.legend), { timeout: 15_000 }).toEqual([]);
         expect((await fit()).length).toBeGreaterThanOrEqual(5);
         // and they follow the window when it is resized: the same plots (refreshes update them in place), new sizes
         await page.evaluate(() => document.querySelectorAll('.uplot').forEach((u) => u.setAttribute('data-seen', '')));
         await page.setViewportSize({ width: width - 150, height: 900 });
-        await expect.poll(async () => (await fit()).filter((f) => Math.abs(f.body - f.plot) > 2 || !f.legend), { timeout: 5000 }).toEqual([]);
+        await expect.poll(async () => (await fit()).filter((f) => Math.abs(f.body - f.plot) > 2 || !f.legend), { timeout: 15_000 }).toEqual([]);
         expect(await page.locator('.uplot:not([data-seen])').count()).toBe(0);
         await page.setViewportSize({ width, height: 900 });
         // legends say the values: a total per series, without hovering
@@ -164,8 +164,8 @@ describe('/telemetry dashboard in Chromium', () => {
         const url = new URL((await summaryRequest).url());
         expect(Number(url.searchParams.get('until')) - Number(url.searchParams.get('since'))).toBe(3600_000);
         expect(await page.locator('[data-window="1h"]').getAttribute('aria-pressed')).toBe('true');
-        await expect.poll(() => page.locator('.kpi .label').first().textContent()).toBe('Conversations (1 h)');
-        await expect.poll(() => charts.count()).toBeGreaterThanOrEqual(6);
+        await expect.poll(() => page.locator('.kpi .label').first().textContent(), { timeout: 15_000 }).toBe('Conversations (1 h)');
+        await expect.poll(() => charts.count(), { timeout: 15_000 }).toBeGreaterThanOrEqual(6);
 
         // a real conversation's timeline: the message, the tool calls, the confirmation, the answer — in order
         await page.locator('[data-testid=conversation-row]').first().click();

@@ -50,7 +50,7 @@ describe('cluster nodes on PostgreSQL', () => {
 
     // A sees B's connection once B has heartbeaten with it.
     await expect
-      .poll(async () => (await ready(a)).body.cluster.nodes.find((n: { nodeId: string }) => n.nodeId === 'node-b')?.sdk, { timeout: 5000 })
+      .poll(async () => (await ready(a)).body.cluster.nodes.find((n: { nodeId: string }) => n.nodeId === 'node-b')?.sdk, { timeout: 15_000 })
       .toEqual({ connections: 1, functions: 2 });
     const { status, body } = await ready(a);
     expect(status).toBe(200);
@@ -75,7 +75,7 @@ describe('cluster nodes on PostgreSQL', () => {
 
     await sdk.close();
     await b.close();
-    await expect.poll(async () => (await ready(a)).body.cluster.nodes.map((n: { nodeId: string }) => n.nodeId), { timeout: 5000 }).toEqual(['node-a']);
+    await expect.poll(async () => (await ready(a)).body.cluster.nodes.map((n: { nodeId: string }) => n.nodeId), { timeout: 15_000 }).toEqual(['node-a']);
   });
 
   it('a node whose row another instance took over loses its lease: its onLost listeners run (not ready meanwhile), then it joins as node-a.2', async () => {
@@ -92,7 +92,7 @@ describe('cluster nodes on PostgreSQL', () => {
     a.runtime.cluster.onJoined((id) => rejoined.push(id));
 
     await sql(url, `UPDATE nodes SET instance = 'intruder' WHERE node_id = 'node-a'`);
-    await expect.poll(() => losses.length, { timeout: 5000 }).toBe(1);
+    await expect.poll(() => losses.length, { timeout: 15_000 }).toBe(1);
     expect(losses[0]).toEqual({ nodeId: 'node-a', reason: 'the lease had ended, or another instance took the id over' });
     const meanwhile = await ready(a);
     expect(meanwhile.status).toBe(503);
@@ -102,7 +102,7 @@ describe('cluster nodes on PostgreSQL', () => {
     expect(rejoined).toEqual([]); // not before the listeners are done
 
     finish();
-    await expect.poll(async () => (await ready(a)).status, { timeout: 5000 }).toBe(200);
+    await expect.poll(async () => (await ready(a)).status, { timeout: 15_000 }).toBe(200);
     expect(rejoined).toEqual(['node-a.2']);
     expect((await ready(a)).body.cluster).toMatchObject({ nodeId: 'node-a.2', status: 'member' });
     const diagnostics = await (await fetch(`${a.url()}/diagnostics`)).json();
@@ -123,7 +123,7 @@ describe('cluster nodes on PostgreSQL', () => {
     await server.kill('SIGSTOP');
     const stoppedAt = Date.now();
     try {
-      await expect.poll(() => losses.length, { timeout: 5000, interval: 20 }).toBe(1);
+      await expect.poll(() => losses.length, { timeout: 15_000, interval: 20 }).toBe(1);
       // Within the lease (1 s) and a heartbeat of its end, and not before the lease could have ended.
       expect(Date.now() - stoppedAt).toBeLessThan(2500);
       expect(losses[0].nodeId).toBe('node-a');
@@ -173,7 +173,7 @@ describe('cluster nodes on PostgreSQL', () => {
     expect(a.runtime.host.isActive('conv_web_span-1')).toBe(false);
     conversations.get = realGet;
     rejoin();
-    await expect.poll(async () => (await ready(a)).status, { timeout: 5000 }).toBe(200);
+    await expect.poll(async () => (await ready(a)).status, { timeout: 15_000 }).toBe(200);
 
     w.send({ type: 'message', id: 'm1', text: 'where is my order 1001?' });
     await w.next((f) => f.type === 'ack' && f.id === 'm1');
@@ -196,7 +196,7 @@ describe('cluster nodes on PostgreSQL', () => {
       { type: 'customer', customerId: 'quiet-1', channel: 'web', message: { messageId: 'm2', text: 'are you there?' } },
       a.services.clock.now(),
     );
-    const answered = await w.next((f) => f.type === 'message' && f.id === 'conv_web_quiet-1:m2:r', 5000);
+    const answered = await w.next((f) => f.type === 'message' && f.id === 'conv_web_quiet-1:m2:r', 15_000);
     expect(answered.role).toBe('assistant');
     expect(await a.services.store.inbox.list('conv_web_quiet-1')).toEqual([]);
     expect(a.logs.some((l) => l.includes('drained inboxes whose wake-up was lost'))).toBe(true);
@@ -239,10 +239,10 @@ describe('cluster nodes on PostgreSQL', () => {
     const b = await spawnParley({ storagePath: tempDir(), config: { storage: { engine: 'postgres', url }, cluster: { node_id: 'node-b', lease_seconds: 5 } } });
     closers.push(() => b.kill('SIGKILL'));
     const nodeB = async () => (await ready(a)).body.cluster.nodes.find((n: { nodeId: string }) => n.nodeId === 'node-b');
-    await expect.poll(async () => (await nodeB())?.alive, { timeout: 5000 }).toBe(true);
+    await expect.poll(async () => (await nodeB())?.alive, { timeout: 15_000 }).toBe(true);
     await b.kill('SIGKILL');
     const killedAt = Date.now();
-    await expect.poll(async () => (await nodeB())?.alive, { timeout: 5000, interval: 50 }).toBe(false);
+    await expect.poll(async () => (await nodeB())?.alive, { timeout: 15_000, interval: 50 }).toBe(false);
     expect(Date.now() - killedAt).toBeLessThan(3000);
     expect((await nodeB()).leaseLeftMs).toBeGreaterThan(0); // its lease had not ended: its connections were gone
   });

@@ -47,14 +47,14 @@ describe('the SDK across nodes (PostgreSQL)', () => {
       c.expose('getOrderStatus', { description: 'Get the status of an order', parameters: orderStatus }, async () => ({}));
       c.expose('cancelOrder', { description: 'Cancel an order', parameters: orderStatus, mode: 'write' }, async () => ({}));
     });
-    await expect.poll(() => functions(a), { timeout: 5000, interval: 20 }).toEqual(['getOrderStatus', 'cancelOrder']);
+    await expect.poll(() => functions(a), { timeout: 15_000, interval: 20 }).toEqual(['getOrderStatus', 'cancelOrder']);
     expect(Date.now() - started).toBeLessThan(1000); // a heartbeat: a fifth of the 5 s lease
     expect(a.runtime.clusterHub.catalog().find((f) => f.name === 'cancelOrder')).toMatchObject({ mode: 'write', description: 'Cancel an order' });
     expect((await ready(a)).checks.sdk).toEqual({ connected: false, functions: 0 });
     expect((await ready(b)).checks.sdk).toEqual({ connected: true, functions: 2 });
 
     await client.close();
-    await expect.poll(() => functions(a), { timeout: 5000, interval: 20 }).toEqual([]);
+    await expect.poll(() => functions(a), { timeout: 15_000, interval: 20 }).toEqual([]);
   });
 
   it('a node started after the SDK registered elsewhere asks, and lists its functions at once', async () => {
@@ -63,7 +63,7 @@ describe('the SDK across nodes (PostgreSQL)', () => {
     await sdk(b.url(), (c) => c.expose('getOrderStatus', { parameters: orderStatus }, async () => ({})));
     const a = await node(url, 'node-a');
     const started = Date.now();
-    await expect.poll(() => functions(a), { timeout: 5000, interval: 20 }).toEqual(['getOrderStatus']);
+    await expect.poll(() => functions(a), { timeout: 15_000, interval: 20 }).toEqual(['getOrderStatus']);
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
@@ -75,16 +75,16 @@ describe('the SDK across nodes (PostgreSQL)', () => {
     const expose = (p: TestParley, status: string) =>
       sdk(p.url(), (client) => client.expose('getOrderStatus', { parameters: orderStatus }, async () => ({ status })));
     await expose(b, 'from-b');
-    await expect.poll(() => functions(a), { timeout: 5000 }).toEqual(['getOrderStatus']);
+    await expect.poll(() => functions(a), { timeout: 15_000 }).toEqual(['getOrderStatus']);
     await new Promise((r) => setTimeout(r, 20)); // registrations are ordered by the nodes' wall clocks (ms)
     const onC = await expose(c, 'from-c');
     await expect
-      .poll(async () => (await a.runtime.clusterHub.invoke('getOrderStatus', { orderId: '1' }, CTX)) as unknown, { timeout: 5000 })
+      .poll(async () => (await a.runtime.clusterHub.invoke('getOrderStatus', { orderId: '1' }, CTX)) as unknown, { timeout: 15_000 })
       .toEqual({ ok: true, data: { status: 'from-c' } });
     expect(a.runtime.clusterHub.catalog().map((f) => f.connectionId)).toEqual([expect.stringMatching(/^node-c\//)]);
     await onC.close();
     await expect
-      .poll(async () => (await a.runtime.clusterHub.invoke('getOrderStatus', { orderId: '1' }, CTX)) as unknown, { timeout: 5000 })
+      .poll(async () => (await a.runtime.clusterHub.invoke('getOrderStatus', { orderId: '1' }, CTX)) as unknown, { timeout: 15_000 })
       .toEqual({ ok: true, data: { status: 'from-b' } });
   });
 
@@ -99,7 +99,7 @@ describe('the SDK across nodes (PostgreSQL)', () => {
         return { orderId: args.orderId, status: 'shipped-from-b' };
       }),
     );
-    await expect.poll(() => functions(a), { timeout: 5000 }).toEqual(['getOrderStatus']);
+    await expect.poll(() => functions(a), { timeout: 15_000 }).toEqual(['getOrderStatus']);
 
     expect(await a.runtime.clusterHub.invoke('getOrderStatus', { orderId: '1001' }, CTX, { invocationId: 'inv-1' })).toEqual({
       ok: true,
@@ -144,7 +144,7 @@ describe('the SDK across nodes (PostgreSQL)', () => {
       });
       c.expose('slow', { parameters: orderStatus }, () => new Promise(() => undefined));
     });
-    await expect.poll(() => functions(a), { timeout: 5000 }).toEqual(['refund', 'failing', 'slow']);
+    await expect.poll(() => functions(a), { timeout: 15_000 }).toEqual(['refund', 'failing', 'slow']);
 
     const args = { orderId: '42' };
     const first = a.runtime.clusterHub.invoke('refund', args, CTX, { invocationId: 'inv-refund' });
@@ -185,7 +185,7 @@ describe('the SDK across nodes (PostgreSQL)', () => {
         return new Promise(() => undefined);
       }),
     );
-    await expect.poll(() => functions(a), { timeout: 5000 }).toEqual(['slow']);
+    await expect.poll(() => functions(a), { timeout: 15_000 }).toEqual(['slow']);
 
     const call = a.runtime.clusterHub.invoke('slow', { orderId: '1' }, CTX, { timeoutMs: 15_000 });
     await invoked;
@@ -212,7 +212,7 @@ describe('the SDK across nodes (PostgreSQL)', () => {
         return { late: true }; // B is stopped by then: nothing carries this back
       }),
     );
-    await expect.poll(() => functions(a), { timeout: 5000 }).toEqual(['slow']);
+    await expect.poll(() => functions(a), { timeout: 15_000 }).toEqual(['slow']);
 
     const startedAt = Date.now();
     const call = a.runtime.clusterHub.invoke('slow', { orderId: '1' }, CTX, { timeoutMs: 1000 });
@@ -239,7 +239,7 @@ describe('the SDK across nodes (PostgreSQL)', () => {
         return { messageId: `b-${sent.length}` };
       }),
     );
-    await expect.poll(() => a.runtime.clusterHub.canSend(), { timeout: 5000 }).toBe(true);
+    await expect.poll(() => a.runtime.clusterHub.canSend(), { timeout: 15_000 }).toBe(true);
     expect(b.runtime.clusterHub.canSend()).toBe(true);
 
     // Through the hub: the message's id is the idempotency key, as on one node.

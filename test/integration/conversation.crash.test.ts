@@ -90,7 +90,9 @@ describe('crash recovery of a conversation', () => {
     const confirm = await w.next((f) => f.type === 'confirm');
     w.send({ type: 'confirm', id: confirm.id, approve: true });
     while (invocationIds.length === 0) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 300)); // the approval and the call's start are committed
+    // The approval and the call's start come of one transition, so one write: its outputs reach the widget once it
+    // has committed.
+    await w.next((f) => f.type === 'confirmation' && f.outcome === 'approved', 15_000);
     await first.kill('SIGKILL');
     w.close();
     // The blocked handler finishes while Parley is down: the write is applied, its answer is lost with the socket.

@@ -209,7 +209,7 @@ describe('conversations with the openai provider (real client, fake server)', ()
     while (calls.length === 0) await new Promise((r) => setTimeout(r, 20));
     const disconnected = Date.now();
     await sdk.close();
-    const reply = await w.next((f) => f.type === 'message', 5000);
+    const reply = await w.next((f) => f.type === 'message', 15_000);
     expect(Date.now() - disconnected).toBeLessThan(2000);
     expect(reply.text).toBe('Sorry, our order system is unreachable right now.');
     // What the LLM was given for the call: the disconnect, not a timeout.

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { APOLOGY_LLM_FAILED } from '../../machines/conversation.ts';
 import { createClient } from '../../sdk/src/index.ts';
-import { createManualClock } from '../../src/clock.ts';
+import { createManualClock, type ManualClock } from '../../src/clock.ts';
 import { createConversationHost, MAX_WRITE_ATTEMPTS } from '../../src/conversations/host.ts';
 import type { StoreRepos } from '../../src/store/repos.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
@@ -19,6 +19,18 @@ afterEach(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Real time for what a step of the clock causes (writes, retries) on a busy machine. */
+const DEADLINE_MS = 15_000;
+/**
+ * Moves the clock a second at a time until `done` (or DEADLINE_MS of real time), giving each step real time to act.
+ * At most DEADLINE_MS / 50 s of the clock: well inside the tool's invoke timeout (600 s).
+ */
+async function stepUntil(clock: ManualClock, done: () => boolean) {
+  for (const end = Date.now() + DEADLINE_MS; !done() && Date.now() < end;) {
+    clock.advance(1000);
+    await sleep(50);
+  }
+}
 const writeFailures = (p: TestParley) => p.logs.filter((l) => l.includes('conversation write failed')).length;
 
 async function setup() {
@@ -74,11 +86,8 @@ describe('bounded persist retries', () => {
     // A message queued behind the stuck turn makes the conversation write (and fail).
     w.send({ type: 'message', id: 'm2', text: 'thanks, bye' });
     expect(await w.next((f) => f.type === 'error')).toMatchObject({ code: 'unavailable' });
-    for (let i = 0; i < 40 && !w.frames.some((f) => f.type === 'message'); i++) {
-      clock.advance(1000);
-      await sleep(20);
-    }
-    const apology = await w.next((f) => f.type === 'message', 1000);
+    await stepUntil(clock, () => w.frames.some((f) => f.type === 'message'));
+    const apology = await w.next((f) => f.type === 'message', DEADLINE_MS);
     expect(apology.text).toBe(APOLOGY_LLM_FAILED);
     expect(writeFailures(p)).toBe(MAX_WRITE_ATTEMPTS);
     // No more retries, however long we wait.
@@ -110,12 +119,9 @@ describe('bounded persist retries', () => {
     expect(await w.next((f) => f.type === 'error')).toMatchObject({ code: 'unavailable' });
     // Time passes until the conversation is dropped, and no further: a dropped conversation comes back by itself a
     // minute later (the next test), and on PostgreSQL a clock run far ahead of the real one makes this node's cluster
-    // take over "gone" conversations, which activates it again (on a busy machine that showed as 11-20 failures).
-    const deactivated = () => p.logs.some((l) => l.includes('conversation deactivated'));
-    for (const end = Date.now() + 30_000; !deactivated() && Date.now() < end;) {
-      clock.advance(1000);
-      await sleep(10);
-    }
+    // take over the conversation (owned here, a turn waiting, not running), which activates it again (on a busy machine
+    // that showed as 11-20 failures).
+    await stepUntil(clock, () => p.runtime.host.activeCount() === 0);
     expect(writeFailures(p)).toBe(2 * MAX_WRITE_ATTEMPTS);
     expect(p.runtime.host.activeCount()).toBe(0);
     expect(p.logs.filter((l) => l.includes('conversation deactivated')).length).toBe(1);
@@ -125,8 +131,9 @@ describe('bounded persist retries', () => {
     await w.next((f) => f.type === 'ack' && f.id === 'm3');
     expect(p.runtime.host.activeCount()).toBe(1);
     // m1's turn was the last stored state: it resumes, waiting on the same (still unanswered) tool call.
-    await sleep(50);
-    expect(p.runtime.host.list()).toEqual([expect.objectContaining({ conversationId: 'conv_web_poison-1', state: 'callingTool', queued: 1 })]);
+    await expect
+      .poll(() => p.runtime.host.list(), { timeout: DEADLINE_MS })
+      .toEqual([expect.objectContaining({ conversationId: 'conv_web_poison-1', state: 'callingTool', queued: 1 })]);
     expect(calls()).toBe(1);
   });
 
@@ -138,17 +145,14 @@ describe('bounded persist retries', () => {
     failWrites('snapshot could not be encoded');
     w.send({ type: 'message', id: 'm2', text: 'thanks, bye' });
     expect(await w.next((f) => f.type === 'error')).toMatchObject({ code: 'unavailable' });
-    for (let i = 0; i < 60 && p.runtime.host.activeCount() > 0; i++) {
-      clock.advance(1000);
-      await sleep(10);
-    }
+    await stepUntil(clock, () => p.runtime.host.activeCount() === 0);
     expect(p.runtime.host.activeCount()).toBe(0);
     restore();
     // No new message: a minute later the conversation is back, resuming m1's turn (the same tool call).
     clock.advance(61_000);
-    for (let i = 0; i < 100 && p.runtime.host.activeCount() === 0; i++) await sleep(10);
-    await sleep(50);
-    expect(p.runtime.host.list()).toEqual([expect.objectContaining({ conversationId: 'conv_web_poison-1', state: 'callingTool' })]);
+    await expect
+      .poll(() => p.runtime.host.list(), { timeout: DEADLINE_MS })
+      .toEqual([expect.objectContaining({ conversationId: 'conv_web_poison-1', state: 'callingTool' })]);
   });
 
   it('an actor that fails (a malformed LLM step) is replaced: the customer gets the apology, the next message is answered', async () => {
@@ -167,10 +171,10 @@ describe('bounded persist retries', () => {
     open.push({ close: () => host.stop() });
     const customer = { customerId: 'broken-1', externalId: 'broken-1' };
     await host.receive(customer, 'web', { messageId: 'm1', text: 'hello' });
-    for (let i = 0; i < 100 && delivered.length === 0; i++) await sleep(10);
+    await expect.poll(() => delivered.length, { timeout: DEADLINE_MS }).toBeGreaterThan(0);
     expect(delivered).toEqual([APOLOGY_LLM_FAILED]);
     await host.receive(customer, 'web', { messageId: 'm2', text: 'again' });
-    for (let i = 0; i < 100 && delivered.length < 2; i++) await sleep(10);
+    await expect.poll(() => delivered.length, { timeout: DEADLINE_MS }).toBeGreaterThanOrEqual(2);
     expect(delivered).toEqual([APOLOGY_LLM_FAILED, 'fine now']);
     expect((await historyOf(p.services.store, 'conv_web_broken-1')).filter((r) => r.role !== 'tool').map((r) => `${r.role}:${r.text}`)).toEqual([
       'user:hello',

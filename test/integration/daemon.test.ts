@@ -37,7 +37,7 @@ async function jump(p: TestParley, offsetMs: number) {
   await fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ offsetMs }) });
 }
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 8000) {
+async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000) {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();

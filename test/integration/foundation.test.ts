@@ -175,8 +175,8 @@ describe('the process', () => {
     expect(existsSync(file)).toBe(true);
     const secret = readFileSync(file, 'utf8').trim();
     expect(secret.length).toBeGreaterThanOrEqual(40);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(proc.output()).toContain(`service secret (generated, kept in`);
+    // The child's output may lag its file: wait for the line.
+    await expect.poll(() => proc.output(), { timeout: 15_000 }).toContain(`service secret (generated, kept in`);
     expect(proc.output()).toContain(secret);
     const started = Date.now();
     const code = await proc.kill('SIGTERM');

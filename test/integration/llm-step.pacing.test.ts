@@ -35,8 +35,8 @@ describe('LLM step pacing', () => {
       { conversationId: 'conv_web_paced-1', customerId: 'paced-1', turnId: 'conv_web_paced-1:m1', step: 0, transcript: [{ role: 'user', text: 'hi' }] },
       {},
     );
-    await new Promise((r) => setTimeout(r, 300));
-    expect(asked).toBe(1);
+    await expect.poll(() => asked, { timeout: 15_000 }).toBe(1);
+    await new Promise((r) => setTimeout(r, 300)); // a request that did not wait for the pacer would show now
     expect(llm.requests).toHaveLength(0);
     letGo();
     expect(await out).toMatchObject({ kind: 'reply', text: 'Paced answer.' });

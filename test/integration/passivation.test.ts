@@ -28,8 +28,7 @@ describe('passivation', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(p.runtime.host.activeCount()).toBe(1);
     clock.advance(2 * 60_000);
-    for (let i = 0; i < 50 && p.runtime.host.activeCount() > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(p.runtime.host.activeCount()).toBe(0);
+    await expect.poll(() => p.runtime.host.activeCount(), { timeout: 15_000 }).toBe(0);
     expect(await conversations()).toEqual([]);
     w.send({ type: 'message', id: 'm2', text: 'hello again' });
     await w.next((f) => f.type === 'message');
@@ -65,7 +64,7 @@ describe('passivation', () => {
     const passivating = host.passivate(['conv_web_race-1']);
     const received = host.receive({ customerId: 'race-1', externalId: 'race-1' }, 'web', { messageId: 'm2', text: 'what is the status of order 1001?' });
     await Promise.all([passivating, received]);
-    const reply = await w.next((f) => f.type === 'message', 5000);
+    const reply = await w.next((f) => f.type === 'message', 15_000);
     expect(reply.text).toContain('shipped');
     const record = (await p.runtime.host.record('conv_web_race-1')) as { snapshot: { status: string }; busy: boolean };
     expect(record.snapshot.status).toBe('active');

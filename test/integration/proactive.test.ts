@@ -19,7 +19,7 @@ const clock = (p: TestParley, offsetMs: number) =>
   fetch(`${p.url()}/__test__/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ offsetMs }) });
 
 async function deliveredCount(graph: FakeGraph, n: number) {
-  for (let i = 0; i < 250 && graph.delivered().length < n; i++) await new Promise((r) => setTimeout(r, 20));
+  await expect.poll(() => graph.delivered().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(n);
   expect(graph.delivered()).toHaveLength(n);
 }
 
@@ -186,11 +186,11 @@ describe('POST /proactive guardrails', () => {
   it('an in-window WhatsApp proactive text reaches the Graph API as type text', async () => {
     const { p, graph } = await proactiveParley();
     await postWebhook(p.url(), webhookBody([textMessage('+15550007002', 'hello')]));
-    for (let i = 0; i < 100 && !graph.delivered().length; i++) await new Promise((r) => setTimeout(r, 30));
+    await expect.poll(() => graph.delivered().length, { timeout: 15_000 }).toBeGreaterThan(0);
     await optIn(p, '+15550007002');
     const before = graph.delivered().length;
     expect((await send(p, { customerExternalId: '+15550007002', channel: 'whatsapp', content: 'Your order has shipped' })).accepted).toBe(true);
-    for (let i = 0; i < 100 && graph.delivered().length === before; i++) await new Promise((r) => setTimeout(r, 30));
+    await expect.poll(() => graph.delivered().length, { timeout: 15_000 }).toBeGreaterThan(before);
     const sent = graph.delivered().find((r) => r.body.type === 'text' && (r.body.text as { body?: string })?.body === 'Your order has shipped');
     expect(sent?.body).toMatchObject({ to: '15550007002', type: 'text', text: { body: 'Your order has shipped' } });
   });

@@ -113,7 +113,7 @@ function rawSocket(url: string, headers: Record<string, string> = { Authorizatio
   return { ws, frames, opened, refused, closed, nextFrame, send: (f: unknown) => ws.send(typeof f === 'string' ? f : JSON.stringify(f)) };
 }
 
-const until = async (cond: () => boolean, ms = 5_000) => {
+const until = async (cond: () => boolean, ms = 15_000) => {
   const end = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > end) throw new Error('condition not met in time');

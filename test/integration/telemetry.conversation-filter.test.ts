@@ -44,7 +44,7 @@ describe('telemetry conversation filter with real ids', () => {
     const wanted = ['message.in', 'message.out', 'turn.ended'];
     const types = async (id: string) =>
       ((await get(p, `/api/v1/telemetry/events?conversationId=${encodeURIComponent(id)}`)).items as { type: string }[]).map((e) => e.type);
-    await expect.poll(() => types(conversationId), { timeout: 3000 }).toEqual(expect.arrayContaining(wanted));
+    await expect.poll(() => types(conversationId), { timeout: 15_000 }).toEqual(expect.arrayContaining(wanted));
 
     // LMDB: the recorder's own compaction timer (5 s) folds the flushes' references into the index (PostgreSQL
     // indexes the rows as they are written).

@@ -71,7 +71,7 @@ describe('failed LLM attempts', () => {
     llm.fallback({ status: 500 });
     const p = await parley({ config: { llm: { provider: 'openai', base_url: llm.url, model: 'fake-model', max_retries: 2 } } });
     await converse(p, 'att-2', ['hello']);
-    await expect.poll(async () => (await page(p, '/api/v1/telemetry/turn-calls?customerId=att-2')).items.length).toBe(3);
+    await expect.poll(async () => (await page(p, '/api/v1/telemetry/turn-calls?customerId=att-2')).items.length, { timeout: 15_000 }).toBe(3);
     const { items } = await page(p, '/api/v1/telemetry/turn-calls?customerId=att-2');
     expect(items.every((c) => c.ok === false && c.provider === 'openai')).toBe(true);
   });
@@ -116,7 +116,7 @@ describe('retention', () => {
       body: JSON.stringify({ offsetMs: 31 * 86_400_000 }),
     });
     // Events are pruned first, then turn-calls: wait for both.
-    await expect.poll(async () => (await page(p, '/api/v1/telemetry/turn-calls')).items.length, { timeout: 5000 }).toBe(0);
+    await expect.poll(async () => (await page(p, '/api/v1/telemetry/turn-calls')).items.length, { timeout: 15_000 }).toBe(0);
     expect((await page(p, '/api/v1/telemetry/events?type=message.in')).items).toHaveLength(0);
     const after = await page(p, '/api/v1/telemetry/events?conversationId=conv_web_ret-1&limit=1000');
     // The jump also decides the conversation's outcome (assumed resolved, docs/outcomes.md): that event is new.

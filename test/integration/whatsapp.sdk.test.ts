@@ -87,7 +87,6 @@ describe('provider sdk delivery', () => {
     await until(
       () => sent,
       (s) => s.length >= 1,
-      3000,
     );
     // Expedited, not found by the queue's next look (several seconds away); generous for a busy machine.
     expect(sent[0] - registeredAt).toBeLessThan(1000);
@@ -100,7 +99,6 @@ describe('provider sdk delivery', () => {
     const dead = await until(
       () => events(p, 'whatsapp.dead_letter'),
       (e) => e.length >= 1,
-      5000,
     );
     expect(String(dead[0].data.error)).toMatch(/sdk_wait_ms/);
     const sent: unknown[] = [];

@@ -313,7 +313,11 @@ describe('provider sdk', () => {
     await ingester.listen({ url: p.url(), secret: TEST_SECRET });
     open.push(ingester);
     await ingester.ingest({ channel: 'whatsapp', from: '+15550004040', text: 'hello' });
-    await new Promise((r) => setTimeout(r, 500));
+    // The reply is stored and waits for a sender.
+    await until(
+      () => p.runtime.whatsapp.outboundQueue.depth(),
+      (d) => d === 1,
+    );
     const sent: unknown[] = [];
     const sender = createClient();
     sender.onSend(async (m: unknown) => {
@@ -325,7 +329,6 @@ describe('provider sdk', () => {
     await until(
       () => sent,
       (s) => s.length >= 1,
-      5000,
     );
     expect(sent).toHaveLength(1);
   });

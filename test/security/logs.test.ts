@@ -82,7 +82,7 @@ describe('secrets in logs', () => {
     ws.send(
       JSON.stringify({ type: 'error', code: 'oops', message: `my config: secret=${TEST_SECRET} app_secret="${wa.app_secret}" verify=${wa.verify_token}` }),
     );
-    await expect.poll(() => p.logs.some((l) => l.includes('SDK reported an error')), { timeout: 5000 }).toBe(true);
+    await expect.poll(() => p.logs.some((l) => l.includes('SDK reported an error')), { timeout: 15_000 }).toBe(true);
 
     const all = p.logs.join('');
     for (const s of secrets) expect(all.includes(s), `a log line contains ${s}`).toBe(false);

@@ -11,8 +11,15 @@ import { engines } from './engines.ts';
 const load = { sdkConnections: 0, sdkFunctions: 0, conversations: 0 };
 const lease = (nodeId: string, leaseMs = 10_000): NodeLease => ({ nodeId, instance: randomUUID(), leaseMs, load });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** A lease this short ends within the test; waiting twice as long leaves room for a loaded machine's delays. */
-const SHORT_MS = 300;
+/**
+ * A lease this short ends within the test, and is long enough for the few steps a test takes before it ends on a
+ * loaded machine. Its end is waited for (`ended`), never guessed with a sleep.
+ */
+const SHORT_MS = 1000;
+/** Waits (generously: the machine is busy) until the store lists `nodeId` as no longer alive. */
+async function ended(store: Store, nodeId: string): Promise<void> {
+  await expect.poll(async () => (await store.nodes.list()).find((n) => n.nodeId === nodeId)?.alive, { timeout: 15_000, interval: 50 }).toBe(false);
+}
 
 async function joined(store: Store, nodeId: string, leaseMs?: number): Promise<NodeLease> {
   const l = lease(nodeId, leaseMs);
@@ -57,7 +64,7 @@ export function describeClusterContract(engine: string, open: () => Promise<Stor
 
     it('once the lease ends: renew fails (the node must stop) and the id can be joined again', async () => {
       const a = await joined(store(), 'node-a', SHORT_MS);
-      await sleep(SHORT_MS * 2);
+      await ended(store(), 'node-a');
       expect((await store().nodes.list())[0]).toMatchObject({ nodeId: 'node-a', alive: false, leaseLeftMs: 0 });
       expect(await store().nodes.renew(a)).toBe(false);
       const again = await joined(store(), 'node-a');
@@ -77,7 +84,7 @@ export function describeClusterContract(engine: string, open: () => Promise<Stor
       expect(await store().ownership.claim('c1', 'node-b')).toEqual({ claimed: true, epoch: 2 });
 
       await joined(store(), 'node-c', SHORT_MS);
-      await sleep(SHORT_MS * 2);
+      await ended(store(), 'node-c');
       expect(await store().nodes.prune(60_000)).toBe(0);
       expect(await store().nodes.prune(0)).toBe(1);
       expect((await store().nodes.list()).map((n) => n.nodeId)).toEqual([b.nodeId]);
@@ -101,7 +108,7 @@ export function describeClusterContract(engine: string, open: () => Promise<Stor
     it('a node without a live lease claims nothing', async () => {
       expect(await store().ownership.claim('c1', 'never-joined')).toEqual({ claimed: false, reason: 'not_alive' });
       await joined(store(), 'node-a', SHORT_MS);
-      await sleep(SHORT_MS * 2);
+      await ended(store(), 'node-a');
       expect(await store().ownership.claim('c1', 'node-a')).toMatchObject({ claimed: false, reason: 'not_alive' });
       expect(await store().ownership.owner('c1')).toBeUndefined();
     });
@@ -110,7 +117,7 @@ export function describeClusterContract(engine: string, open: () => Promise<Stor
       await joined(store(), 'node-a', SHORT_MS);
       await joined(store(), 'node-b');
       expect(await store().ownership.claim('c1', 'node-a')).toEqual({ claimed: true, epoch: 1 });
-      await sleep(SHORT_MS * 2);
+      await ended(store(), 'node-a');
       expect(await store().ownership.countByNode()).toEqual({});
       expect(await store().ownership.claim('c1', 'node-b')).toEqual({ claimed: true, epoch: 2 });
       expect(await store().ownership.release('c1', 'node-b', 1)).toBe(false);
@@ -141,7 +148,7 @@ export function describeClusterContract(engine: string, open: () => Promise<Stor
       await joined(store(), 'node-b');
       const a = await store().ownership.claim('c1', 'node-a');
       expect(a).toEqual({ claimed: true, epoch: 1 });
-      await sleep(SHORT_MS * 2); // node A paused past its lease
+      await ended(store(), 'node-a'); // node A paused past its lease
       expect(await store().ownership.claim('c1', 'node-b')).toEqual({ claimed: true, epoch: 2 });
 
       const stale = store().transaction(async (tx) => {
@@ -163,7 +170,7 @@ export function describeClusterContract(engine: string, open: () => Promise<Stor
     it('joining an id again starts a new incarnation: what the id owned before is released', async () => {
       await joined(store(), 'node-a', SHORT_MS);
       expect(await store().ownership.claim('c1', 'node-a')).toEqual({ claimed: true, epoch: 1 });
-      await sleep(SHORT_MS * 2);
+      await ended(store(), 'node-a');
       await joined(store(), 'node-a');
       await expect(store().transaction((tx) => tx.ownership.assertOwner('c1', 'node-a', 1))).rejects.toBeInstanceOf(OwnershipLostError);
       expect(await store().ownership.claim('c1', 'node-a')).toEqual({ claimed: true, epoch: 2 });
@@ -194,7 +201,7 @@ export function describeClusterContract(engine: string, open: () => Promise<Stor
       await store().conversations.put(conversation('c2'));
       await store().conversations.put(conversation('c4', { followupPending: { content: 'x', decidedAt: 1 } }));
       expect(await store().ownership.orphaned(10)).toEqual([]);
-      await sleep(SHORT_MS * 2);
+      await ended(store(), 'dead');
       const orphaned = await store().ownership.orphaned(10);
       expect(orphaned).toEqual([
         { conversationId: 'c3', nodeId: 'dead', epoch: 1, waiting: true },
@@ -238,7 +245,7 @@ describe('postgres: cluster across processes', () => {
         await tx.conversations.put(conversation('c1', { state: 'written-by-a' }));
       });
       await ownerChecked;
-      await sleep(SHORT_MS * 2); // A's lease ends while its write is open
+      await ended(store(), 'node-a'); // A's lease ends while its write is open
       let claimedAt = 0;
       const claim = other.ownership.claim('c1', 'node-b').then((o) => ((claimedAt = Date.now()), o));
       await sleep(300);
@@ -262,7 +269,7 @@ describe('postgres: cluster across processes', () => {
     await other.close();
     // The server lists a closed session until its backend exits: give it a moment.
     let outcome = await store().ownership.claim('c1', 'node-b');
-    for (const end = Date.now() + 3000; !outcome.claimed && Date.now() < end; outcome = await store().ownership.claim('c1', 'node-b')) await sleep(50);
+    for (const end = Date.now() + 15_000; !outcome.claimed && Date.now() < end; outcome = await store().ownership.claim('c1', 'node-b')) await sleep(50);
     expect(outcome).toEqual({ claimed: true, epoch: 2 });
     const gone = (await store().nodes.list()).find((n) => n.nodeId === 'node-gone');
     expect(gone).toMatchObject({ alive: false });

@@ -13,7 +13,8 @@ const customerEvent = (messageId: string): InboxEvent => ({
   message: { messageId, text: `text of ${messageId}` },
 });
 const load = { sdkConnections: 0, sdkFunctions: 0, conversations: 0 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Stored and delivered things may take long on a busy machine: wait for them generously. */
+const DEADLINE = { timeout: 15_000 };
 
 export function describeInboxContract(engine: string, open: () => Promise<Store>, sibling: (first: Store) => Promise<Store>) {
   describe(`${engine}: the conversation inbox`, () => {
@@ -43,7 +44,8 @@ export function describeInboxContract(engine: string, open: () => Promise<Store>
 
     it('unattended: conversations with entries and no live owner, oldest entry first', async () => {
       const live = { nodeId: 'live', instance: randomUUID(), leaseMs: 10_000, load };
-      const dying = { nodeId: 'dying', instance: randomUUID(), leaseMs: 300, load };
+      // Long enough for the steps before the first look on a busy machine; then its end is waited for.
+      const dying = { nodeId: 'dying', instance: randomUUID(), leaseMs: 2000, load };
       expect(await store().nodes.join(live)).toBe(true);
       expect(await store().nodes.join(dying)).toBe(true);
       await store().ownership.claim('owned-live', 'live');
@@ -53,8 +55,7 @@ export function describeInboxContract(engine: string, open: () => Promise<Store>
       await store().inbox.post('owned-live', customerEvent('m3'), 3);
       await store().inbox.post('owned-dying', customerEvent('m4'), 4);
       expect(await store().inbox.unattended(10)).toEqual(['nobody']);
-      await sleep(700);
-      expect(await store().inbox.unattended(10)).toEqual(['owned-dying', 'nobody']);
+      await expect.poll(() => store().inbox.unattended(10), DEADLINE).toEqual(['owned-dying', 'nobody']);
       expect(await store().inbox.unattended(1)).toEqual(['owned-dying']);
     });
 
@@ -95,18 +96,23 @@ export function describeInboxContract(engine: string, open: () => Promise<Store>
           other.bus.subscribe('t1', (p) => there.push(p)),
           other.bus.subscribe('t2', (p) => elsewhere.push(p)),
         ];
-        await expect.poll(() => store().bus.listening() && other.bus.listening(), { timeout: 5000 }).toBe(true);
+        await expect.poll(() => store().bus.listening() && other.bus.listening(), DEADLINE).toBe(true);
         const long = 'é'.repeat(BUS_NOTICE_BYTES); // twice the notice limit in bytes
         await store().bus.publish('t1', 'hello');
         await other.bus.publish('t1', long);
-        await expect.poll(() => there.length, { timeout: 5000 }).toBe(2);
-        await expect.poll(() => here.length, { timeout: 5000 }).toBe(2);
+        await expect.poll(() => there.length, DEADLINE).toBe(2);
+        await expect.poll(() => here.length, DEADLINE).toBe(2);
         expect(here).toEqual(['hello', long]);
         expect(there).toEqual(['hello', long]);
         expect(elsewhere).toEqual([]);
         for (const stop of stops) stop();
+        // A subscriber that stays hears 'after'; by then a stopped one would have too.
+        const witness: string[] = [];
+        const stopWitness = store().bus.subscribe('t1', (p) => witness.push(p));
+        await expect.poll(() => store().bus.listening(), DEADLINE).toBe(true);
         await store().bus.publish('t1', 'after');
-        await sleep(100);
+        await expect.poll(() => witness, DEADLINE).toEqual(['after']);
+        stopWitness();
         expect(here).toHaveLength(2);
       } finally {
         if (other !== store()) await other.close();

@@ -4,7 +4,8 @@ import type { DeadJob, Job } from '../../src/store/model.ts';
 import type { NewJob, Store } from '../../src/store/repos.ts';
 import { concurrently, freshStore, warmUp } from './contract.ts';
 
-async function until(ok: () => boolean, timeoutMs = 5000) {
+/** Until `ok` holds (generous: a commit takes long on a busy machine); the assertion that follows says what failed. */
+async function until(ok: () => boolean, timeoutMs = 15_000) {
   const end = Date.now() + timeoutMs;
   while (!ok() && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
 }
@@ -254,7 +255,7 @@ export function describeJobsContract(engine: string, open: () => Promise<Store>,
           await other.close(); // every connection of that store ends, as a SIGKILLed process's would
           // The server lists a closed session until its backend has exited: a moment, well under the lease.
           let claimed: Job<unknown>[] = [];
-          for (let i = 0; i < 100 && claimed.length === 0; i++) {
+          for (const end = Date.now() + 15_000; claimed.length === 0 && Date.now() < end;) {
             claimed = await store().jobs.claim('q', lease('live', 60_000));
             if (claimed.length === 0) await new Promise((r) => setTimeout(r, 20));
           }

@@ -83,7 +83,7 @@ describe('PostgreSQL: job inserts on the pool, in batches', () => {
     const [jobsA, jobsB] = [postgresJobs(a.db, 'node-a', { batchInserts: true }), postgresJobs(b.db, 'node-b', { batchInserts: true })];
     const holder = await a.pool.connect();
     const waiting = async (n: number) => {
-      for (let i = 0; i < 200; i++) {
+      for (const end = Date.now() + 15_000; Date.now() < end;) {
         const { rows } = await a.pool.query<{ n: string }>(`SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`);
         if (Number(rows[0].n) >= n) return;
         await new Promise((r) => setTimeout(r, 10));

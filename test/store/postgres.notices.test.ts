@@ -14,6 +14,8 @@ import { createTestDatabase } from '../support/shared-postgres.ts';
 
 const job = (id: string): NewJob<{ id: string }> => ({ id, key: id, payload: { id }, attempts: 0, runAt: Date.now(), enqueuedAt: Date.now() });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A notice may take long on a busy machine: wait for it generously. */
+const DEADLINE = { timeout: 15_000 };
 
 describe('job notices on PostgreSQL', () => {
   let store: Store;
@@ -43,7 +45,7 @@ describe('job notices on PostgreSQL', () => {
       expect(heard).toEqual([]);
       return stored!.seq;
     });
-    await expect.poll(() => heard, { timeout: 2000 }).toEqual([`${seq}:notices`]);
+    await expect.poll(() => heard, DEADLINE).toEqual([`${seq}:notices`]);
 
     heard.length = 0;
     await expect(
@@ -52,8 +54,10 @@ describe('job notices on PostgreSQL', () => {
         throw new Error('changed its mind');
       }),
     ).rejects.toThrow('changed its mind');
-    await sleep(300);
-    expect(heard).toEqual([]);
+    // A job stored after it is heard after anything the rolled-back write could have sent: wait for that one.
+    const witness = (await store.jobs.insert('notices', job('witness')))!;
+    await expect.poll(() => heard, DEADLINE).toContain(`${witness.seq}:notices`);
+    expect(heard).toEqual([`${witness.seq}:notices`]);
     expect(await store.jobs.knows('notices', 'rolled-back')).toBe(false);
   });
 
@@ -61,7 +65,7 @@ describe('job notices on PostgreSQL', () => {
     heard.length = 0;
     const jobs = await Promise.all(Array.from({ length: 20 }, (_, i) => store.jobs.insert('burst', job(`burst-${i}`))));
     const expected = jobs.map((j) => `${j!.seq}:burst`).sort();
-    await expect.poll(() => [...heard].sort(), { timeout: 2000 }).toEqual(expected);
+    await expect.poll(() => [...heard].sort(), DEADLINE).toEqual(expected);
   });
 
   it('a finish that leaves a next job for its key announces that job', async () => {
@@ -69,10 +73,11 @@ describe('job notices on PostgreSQL', () => {
     const second = (await store.jobs.insert('chain', Object.assign(job('chain-2'), { key: 'k' })))!;
     const [claimed] = await store.jobs.claim('chain', { now: Date.now(), leaseMs: 10_000, limit: 10, token: 't' });
     expect(claimed.seq).toBe(first.seq);
-    await sleep(100);
+    // Both inserts are announced; once they are heard, what follows is the finish's.
+    await expect.poll(() => heard, DEADLINE).toEqual(expect.arrayContaining([`${first.seq}:chain`, `${second.seq}:chain`]));
     heard.length = 0;
     expect(await store.jobs.finish('chain', claimed, { keepId: false, at: Date.now(), token: 't' })).toBe(true);
-    await expect.poll(() => heard, { timeout: 2000 }).toEqual([`${second.seq}:chain`]);
+    await expect.poll(() => heard, DEADLINE).toEqual([`${second.seq}:chain`]);
   });
 
   it('no statement of the engine NOTIFYs inside a write, except the bus’s large payloads (stored and announced together)', () => {

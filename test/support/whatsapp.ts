@@ -50,8 +50,8 @@ export async function postWebhook(baseUrl: string, body: unknown, o: { secret?: 
   return fetch(`${baseUrl}${o.path ?? '/wa/webhook'}`, { method: 'POST', headers, body: raw });
 }
 
-/** Polls `fn` until `ok` (or throws with the last value after `timeoutMs`). */
-export async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 8000): Promise<T> {
+/** Polls `fn` until `ok` (or throws with the last value after `timeoutMs`: generous, the machine may be busy). */
+export async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

@@ -39,7 +39,7 @@ function harness() {
   actor.on('*', (o) => void outputs.push(o));
   actor.start();
   const until = async (ok: () => boolean) => {
-    for (let i = 0; i < 1000 && !ok(); i++) await new Promise((r) => setTimeout(r, 2));
+    for (const end = Date.now() + 15_000; !ok() && Date.now() < end;) await new Promise((r) => setTimeout(r, 2));
     expect(ok()).toBe(true);
   };
   const of = <T extends ConversationOutput['type']>(type: T) => outputs.filter((x): x is Extract<ConversationOutput, { type: T }> => x.type === type);

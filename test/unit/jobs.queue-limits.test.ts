@@ -10,7 +10,7 @@ import { tempDir } from '../support/tmp.ts';
 
 const logger = createLogger('silent');
 const tick = () => new Promise((r) => setTimeout(r, 10));
-async function until(ok: () => boolean, timeoutMs = 10_000) {
+async function until(ok: () => boolean, timeoutMs = 15_000) {
   const end = Date.now() + timeoutMs;
   while (!ok() && Date.now() < end) await tick();
 }

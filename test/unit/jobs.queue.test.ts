@@ -9,8 +9,8 @@ import { tempDir } from '../support/tmp.ts';
 
 const logger = createLogger('silent');
 const tick = () => new Promise((r) => setTimeout(r, 10));
-/** Waits for what a clock step should cause (commits take longer on a loaded machine than one tick). */
-async function until(ok: () => boolean, timeoutMs = 5000) {
+/** Waits for what a clock step should cause (commits take longer on a loaded machine than one tick): generously. */
+async function until(ok: () => boolean, timeoutMs = 15_000) {
   const end = Date.now() + timeoutMs;
   while (!ok() && Date.now() < end) await tick();
 }
@@ -221,7 +221,7 @@ describe('durable job queue', () => {
     await q.enqueue({ key: 'a', n: 1 });
     await q.enqueue({ key: 'a', n: 2 });
     await q.enqueue({ key: 'b', n: 1 });
-    await tick();
+    await until(() => log.length >= 2 && q.inFlight() === 0);
     expect(log).toEqual(['a1', 'b1']);
     clock.advance(1000);
     await q.idle();
@@ -243,7 +243,7 @@ describe('durable job queue', () => {
     const { q, clock } = await setup({ leaseMs: 3000, handler: async () => (++runs === 1 ? new Promise<JobOutcome>(() => {}) : 'done') });
     await q.start();
     await q.enqueue({ key: 'a', n: 1 });
-    await tick();
+    await until(() => runs >= 1);
     expect(runs).toBe(1);
     clock.advance(3000);
     await q.idle();

@@ -38,11 +38,11 @@ describe('the search_knowledge tool source', () => {
     let changes = 0;
     tool.onChange(() => changes++);
     await knowledge.upsert({ id: 'returns', title: 'Returns', body: '# Returns\n\nReturn any item within 30 days.', format: 'markdown' });
-    await expect.poll(() => tool.catalog().map((t) => t.name)).toEqual(['search_knowledge']);
+    await expect.poll(() => tool.catalog().map((t) => t.name), { timeout: 15_000 }).toEqual(['search_knowledge']);
     expect(tool.catalog()[0]).toMatchObject({ mode: 'read', visitors: true });
     expect(changes).toBe(1);
     await knowledge.remove('returns');
-    await expect.poll(() => tool.catalog()).toEqual([]);
+    await expect.poll(() => tool.catalog(), { timeout: 15_000 }).toEqual([]);
     expect(changes).toBe(2);
   });
 

@@ -184,8 +184,8 @@ describe('records older than the conversation index', () => {
     pruner.start();
     cleanup.push(async () => pruner.stop());
     // The backfill runs in the background: events first, then turn-calls.
-    await expect.poll(byConversation, { timeout: 5000 }).toEqual({ events: ['message.in'], calls: 1 });
-    await expect.poll(() => store.kv.get('turnCalls', INDEX_MARKER), { timeout: 5000 }).toBe(true);
+    await expect.poll(byConversation, { timeout: 15_000 }).toEqual({ events: ['message.in'], calls: 1 });
+    await expect.poll(() => store.kv.get('turnCalls', INDEX_MARKER), { timeout: 15_000 }).toBe(true);
     expect(store.kv.get('telemetry', INDEX_MARKER)).toBe(true);
   });
 });
