@@ -8,7 +8,6 @@
 // the panel's width; at 768 px the composer's Send button is on the screen and a toast leaves it free. The lost live
 // connection is said loudly, and the page is Live again after the server restarts. axe-core finds no violations.
 // Screenshots: test-artifacts/inbox-look-{1280,1280-held,768,768-claimed,down}.png.
-import { createServer } from 'node:net';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +17,7 @@ import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
 import { startChromiumParley } from '../support/chromium-parley.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { inboxApi, namedAgent } from '../support/inbox.ts';
+import { freePort } from '../support/free-port.ts';
 import { startParley, TEST_SECRET, tempDir, type TestParley } from '../support/parley.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
 import { axeViolations } from '../support/axe.ts';
@@ -245,16 +245,6 @@ describe('the agent inbox, looked at (Chromium)', () => {
     });
   });
 });
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 describe('the agent inbox when the server goes away (Chromium)', () => {
   let own: TestParley | undefined;

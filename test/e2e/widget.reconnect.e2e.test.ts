@@ -2,22 +2,12 @@
 // (status Reconnecting), a message typed meanwhile waits; the server comes
 // back on the same port and data dir (status Connected) and the message is
 // sent once, with its id, and answered once.
-import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
+import { freePort } from '../support/free-port.ts';
 import { startParley, tempDir, type TestParley } from '../support/parley.ts';
 import { demoBackendReady } from '../support/demo-backend.ts';
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 let browser: Browser | undefined;
 let parley: TestParley | undefined;

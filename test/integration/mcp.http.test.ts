@@ -3,7 +3,8 @@
 // connects again with a new session; while it is down Parley answers and /ready stays 200.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../support/fake-openai.ts';
-import { freePort, startEverythingHttp, until } from '../support/mcp.ts';
+import { freePort } from '../support/free-port.ts';
+import { startEverythingHttp, until } from '../support/mcp.ts';
 import { startParley, type TestParley } from '../support/parley.ts';
 import { connectWidget } from '../support/widget-client.ts';
 

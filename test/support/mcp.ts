@@ -2,7 +2,6 @@
 // and @modelcontextprotocol/server-everything over stdio or Streamable HTTP.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { tempDir } from './tmp.ts';
@@ -41,14 +40,6 @@ export async function until<T>(check: () => T | Promise<T>, what: string, timeou
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-export async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
 }
 
 /** server-everything over Streamable HTTP on `port` (at /mcp); resolves once it listens. */
