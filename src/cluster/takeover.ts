@@ -23,6 +23,8 @@ export interface TakeoverHost {
   drainInbox(conversationId: string): Promise<void>;
   list(): { conversationId: string }[];
   isActive(conversationId: string): boolean;
+  /** Dropped after repeated write failures: it comes back by itself, or with its next event. */
+  isResting(conversationId: string): boolean;
 }
 
 export interface TakeoverOptions {
@@ -58,7 +60,7 @@ export function createTakeover(o: TakeoverOptions) {
       ...orphans.filter((c) => c.waiting).map((c) => c.conversationId),
       ...unattended,
       // Owned here, with work waiting, and not running: its activation failed after the claim, or a notice was missed.
-      ...mine.filter((id) => !o.host.isActive(id)),
+      ...mine.filter((id) => !o.host.isActive(id) && !o.host.isResting(id)),
     ]);
     let adopted = 0;
     for (const id of ids) {

@@ -233,6 +233,7 @@ function deactivate(rt: Runtime, a: Active, dropped: number): void {
   retire(rt, a);
   // What it acknowledged is in its last stored state (messages are acknowledged only once stored): bring it back from
   // there later, so those messages are answered even if the customer writes nothing more.
+  rt.resting.set(a.meta.conversationId, rt.deps.services.clock.now() + REACTIVATE_AFTER_MS);
   rt.deps.services.clock.setTimeout(() => {
     if (!rt.stopping() && !rt.active.has(a.meta.conversationId))
       void rt.activate(a.meta).catch((err) => rt.log.warn({ err }, 'conversation could not be brought back'));

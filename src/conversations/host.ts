@@ -70,6 +70,8 @@ export interface ConversationHost {
   idleSince(cutoff: number): string[];
   activeCount(): number;
   isActive(conversationId: string): boolean;
+  /** Dropped after repeated write failures, and not yet due to come back by itself. */
+  isResting(conversationId: string): boolean;
   /** `human`: while a person has it, since when and the last agent who wrote (none yet: nobody answered). */
   list(): { conversationId: string; state: unknown; queued: number; human?: { since: number; agent?: { name: string; agentId?: string } } }[];
   stop(): Promise<void>;
@@ -96,6 +98,7 @@ class Host implements ConversationHost {
   private readonly activating = new Map<string, Promise<Active>>();
   /** Per conversation: the last message still on its way to the actor (inArrivalOrder). */
   private readonly arrivals = new Map<string, Promise<void>>();
+  private readonly resting = new Map<string, number>();
   private stopping = false;
   /** Lease losses so far: an activation that spans one was claimed for the lost lease and must not start its actor. */
   private leaseLosses = 0;
@@ -111,6 +114,7 @@ class Host implements ConversationHost {
       deps,
       log,
       active: this.active,
+      resting: this.resting,
       stopping: () => this.stopping,
       activate: (meta) => this.activate(meta),
       inDoubt: (meta, entries, afterCommit) => this.inDoubt.note(meta, entries, afterCommit),
@@ -180,6 +184,7 @@ class Host implements ConversationHost {
       const { snapshot: _, ...fields } = saved;
       written = { fields };
     }
+    this.resting.delete(meta.conversationId);
     return startActor(this.rt, this.logic, meta, saved, acquired?.epoch, written);
   }
 
@@ -385,6 +390,10 @@ class Host implements ConversationHost {
 
   isActive(conversationId: string) {
     return this.active.get(conversationId)?.writes.final === false;
+  }
+
+  isResting(conversationId: string) {
+    return this.now() < (this.resting.get(conversationId) ?? 0);
   }
 
   list() {

@@ -75,6 +75,11 @@ export interface Runtime {
   deps: HostDeps;
   log: Logger;
   active: Map<string, Active>;
+  /**
+   * Conversations dropped after repeated write failures, and until when (ms) they rest: nothing but a new event or
+   * their own timer brings them back (the cluster's takeover sweep leaves them alone, as LMDB has none).
+   */
+  resting: Map<string, number>;
   /** The host is stopping: no retry, no reactivation. */
   stopping(): boolean;
   /** The conversation's actor: the live one, or one restored from its stored record (claimed first in a cluster). */

@@ -13,7 +13,7 @@ function sweepWith(adoptError: Error) {
     ownership: { orphaned: async () => [{ conversationId: 'c1', nodeId: 'gone', epoch: 1, waiting: true }], waitingOn: async () => [] },
     inbox: { unattended: async () => [], overdue: async () => [] },
     bus: { onResync: () => () => undefined },
-    host: { adopt: () => Promise.reject(adoptError), drainInbox: async () => undefined, list: () => [], isActive: () => false },
+    host: { adopt: () => Promise.reject(adoptError), drainInbox: async () => undefined, list: () => [], isActive: () => false, isResting: () => false },
     now: () => 0,
     status: () => 'member',
     nodeId: () => 'node-a',
