@@ -28,7 +28,7 @@ export function fmtAgo(at: number, now: number): string {
 export function fmtDuration(ms: number | null): string {
   if (ms === null) return '–';
   const s = ms / 1000;
-  if (s < 1) return `${Math.round(ms)} ms`;
+  if (s < 1) return fmtMs(ms);
   if (s < 10) return `${s.toFixed(1)} s`;
   if (s < 60) return `${Math.round(s)} s`;
   if (s < 3600) return `${Math.round(s / 60)} min`;

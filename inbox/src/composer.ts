@@ -124,7 +124,7 @@ export function createComposer(d: ComposerDeps): Composer {
     focus: () => input.focus(),
     notesOnly(why) {
       if (why === onlyNotes) return;
-      if (why !== undefined || onlyNotes !== undefined) noteBox.checked = why !== undefined;
+      noteBox.checked = why !== undefined;
       onlyNotes = why;
       noteBox.disabled = why !== undefined;
       hint.textContent = why ?? '';

@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
 import { useDemoParley } from '../support/chromium-parley.ts';
+import { restartDemoWidget } from '../support/demo-widget.ts';
 import { axeViolations } from '../support/axe.ts';
 import { TEST_SECRET } from '../support/parley.ts';
 
@@ -69,15 +70,25 @@ const ring = (page: Page) =>
     return { testid: el.dataset.testid ?? el.className, contrast: Math.round(Math.max(0, ...colours.map((c) => ratio(c, bg))) * 10) / 10 };
   });
 
+/** Asks `text`, waits for `shown`, then walks `steps` Shift+Tabs back from the input: each stop's ring (a screenshot after the second). */
+async function ringsBackFromInput(page: Page, text: string, shown: string, steps: number, screenshot: string) {
+  const input = page.locator('[data-testid=input]');
+  await input.fill(text);
+  await input.press('Enter');
+  await page.locator(`[data-testid=${shown}]`).waitFor({ timeout: 30_000 });
+  await input.focus();
+  const rings: Awaited<ReturnType<typeof ring>>[] = [];
+  for (let i = 0; i < steps; i++) {
+    await page.keyboard.press('Shift+Tab');
+    rings.push(await ring(page));
+    if (i === 1) await page.screenshot({ path: join(ARTIFACTS, `${screenshot}.png`) });
+  }
+  return rings;
+}
+
 async function widget(page: Page, theme: Record<string, unknown>) {
   await page.goto(`${demo.parley.url()}/demo.html`);
-  await page.waitForFunction(() => (window as unknown as { Parley?: { instance?: unknown } }).Parley?.instance);
-  await page.evaluate(async (t) => {
-    const w = window as unknown as { Parley: { instance: { destroy(): void }; init(o: unknown): { destroy(): void } } };
-    w.Parley.instance.destroy();
-    const s = await fetch('/demo/session').then((r) => r.json());
-    w.Parley.instance = w.Parley.init({ serverUrl: s.serverUrl, customerId: s.customerId, authToken: s.authToken, theme: t });
-  }, theme);
+  await restartDemoWidget(page, { theme });
 }
 
 const THEMES: [string, Record<string, unknown>][] = [
@@ -98,7 +109,6 @@ describe('focus rings a keyboard user can see (Chromium)', () => {
         seen.push(await ring(page));
         await page.keyboard.press('Enter');
         await expect.poll(() => page.locator('[data-testid=status]').getAttribute('data-state'), { timeout: 15_000 }).toBe('Connected');
-        const input = page.locator('[data-testid=input]');
         seen.push(await ring(page)); // the input, focused on opening
 
         // A proactive message: its "Update" tag is text in the accent colour (axe checks its contrast at the end).
@@ -107,27 +117,9 @@ describe('focus rings a keyboard user can see (Chromium)', () => {
         expect(await api('/proactive', { customerExternalId: `demo-${visitor}`, channel: 'web', content: 'Your order 1001 ships today.' })).toBeLessThan(300);
         await page.locator('.tag').waitFor({ timeout: 15_000 });
 
-        await input.fill('What is the status of order 1001?');
-        await input.press('Enter');
-        await page.locator('[data-testid=resolution-yes]').waitFor({ timeout: 30_000 });
-        await input.focus();
-        await page.keyboard.press('Shift+Tab');
-        seen.push(await ring(page)); // No
-        await page.keyboard.press('Shift+Tab');
-        seen.push(await ring(page)); // Yes
-        await page.screenshot({ path: join(ARTIFACTS, `widget-focus-${name}-chip.png`) });
-        await page.keyboard.press('Shift+Tab');
-        seen.push(await ring(page)); // × on the header
-
-        await input.fill('Cancel order 1001');
-        await input.press('Enter');
-        await page.locator('[data-testid=confirm]').waitFor({ timeout: 30_000 });
-        await input.focus();
-        await page.keyboard.press('Shift+Tab');
-        seen.push(await ring(page)); // Decline
-        await page.keyboard.press('Shift+Tab');
-        seen.push(await ring(page)); // Approve
-        await page.screenshot({ path: join(ARTIFACTS, `widget-focus-${name}-card.png`) });
+        // Each answer's controls, reached backwards from the input: No, Yes, then × on the header; Decline, Approve.
+        seen.push(...(await ringsBackFromInput(page, 'What is the status of order 1001?', 'resolution-yes', 3, `widget-focus-${name}-chip`)));
+        seen.push(...(await ringsBackFromInput(page, 'Cancel order 1001', 'confirm', 2, `widget-focus-${name}-card`)));
 
         expect(seen.map((s) => s.testid)).toEqual(['launcher', 'input', 'resolution-no', 'resolution-yes', 'close', 'decline', 'approve']);
         for (const s of seen) expect(s, s.testid).toMatchObject({ contrast: expect.any(Number) });

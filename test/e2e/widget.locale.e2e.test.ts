@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
 import { useDemoParley } from '../support/chromium-parley.ts';
+import { restartDemoWidget } from '../support/demo-widget.ts';
 
 const demo = useDemoParley({}, 60_000);
 beforeAll(() => mkdirSync(ARTIFACTS, { recursive: true }));
@@ -16,13 +17,7 @@ const connected = (page: Page) => expect.poll(() => page.locator('[data-testid=s
 
 /** The demo customer's widget started again with `options` (the same customer: the demo's cookie keeps it). */
 async function restart(page: Page, options: Record<string, unknown>) {
-  await page.waitForFunction(() => (window as unknown as { Parley?: { instance?: unknown } }).Parley?.instance);
-  await page.evaluate(async (opts) => {
-    const w = window as unknown as { Parley: { instance: { destroy(): void }; init(o: unknown): { destroy(): void } } };
-    w.Parley.instance.destroy();
-    const s = await fetch('/demo/session').then((r) => r.json());
-    w.Parley.instance = w.Parley.init(Object.assign({ serverUrl: s.serverUrl, customerId: s.customerId, authToken: s.authToken, open: true }, opts));
-  }, options);
+  await restartDemoWidget(page, Object.assign({ open: true }, options));
   await connected(page);
 }
 

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { ARTIFACTS, withScreenshotOnFailure } from '../support/browser.ts';
 import { useDemoParley } from '../support/chromium-parley.ts';
+import { restartDemoWidget } from '../support/demo-widget.ts';
 import { axeViolations } from '../support/axe.ts';
 
 const demo = useDemoParley({}, 60_000);
@@ -28,13 +29,7 @@ const header = (page: Page) =>
 
 async function widget(page: Page, options: Record<string, unknown>) {
   await page.goto(`${demo.parley.url()}/demo.html`);
-  await page.waitForFunction(() => (window as unknown as { Parley?: { instance?: unknown } }).Parley?.instance);
-  await page.evaluate(async (o) => {
-    const w = window as unknown as { Parley: { instance: { destroy(): void }; init(o: unknown): { destroy(): void } } };
-    w.Parley.instance.destroy();
-    const s = await fetch('/demo/session').then((r) => r.json());
-    w.Parley.instance = w.Parley.init(Object.assign({ serverUrl: s.serverUrl, customerId: s.customerId, authToken: s.authToken, open: true }, o));
-  }, options);
+  await restartDemoWidget(page, Object.assign({ open: true }, options));
   await expect.poll(() => page.locator('[data-testid=status]').getAttribute('data-state'), { timeout: 15_000 }).toBe('Connected');
 }
 
