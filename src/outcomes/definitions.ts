@@ -3,6 +3,7 @@
 // `decide` settles an open episode once nothing happened for `assume_after_hours`. Each returns the changes worth an
 // event (`conversation.outcome`): an outcome decided, or a resolution undone (a reopen).
 import { APOLOGY_LLM_FAILED, APOLOGY_TOO_MANY_STEPS } from '../../machines/conversation.ts';
+import { dontKnowReply } from '../knowledge/citations.ts';
 import type { ConversationMeta } from '../store/model.ts';
 import { HANDOFF_REASONS, type ConversationOutcome, type HandoffReason, type Outcome } from '../store/outcomes.ts';
 
@@ -31,7 +32,9 @@ export interface OutcomeChange {
 }
 
 const NO_ANSWER = "Sorry, I don't have an answer for that.";
-const FAILURES = new Set([APOLOGY_LLM_FAILED, APOLOGY_TOO_MANY_STEPS, NO_ANSWER]);
+// Replies that mean the customer was not helped. Parley's own "I don't know" (the knowledge base had nothing) is one:
+// left there, the customer got no answer, even when it offered a person and so ended with a question.
+const FAILURES = new Set([APOLOGY_LLM_FAILED, APOLOGY_TOO_MANY_STEPS, NO_ANSWER, dontKnowReply(true), dontKnowReply(false)]);
 
 const DENIES =
   /\b(didn'?t|doesn'?t|did not|does not|not|never|still not|isn'?t|wasn'?t) (help|helpful|work|working|answer|solve|fix|it|right|what)\b|\bstill (broken|failing|doesn'?t|not)\b|\bno,? (it|that) (didn'?t|doesn'?t)\b/i;
@@ -189,9 +192,9 @@ function finish(r: ConversationOutcome, s: OutcomeSettings, at: number, changes:
 /** The outcome an open episode gets once it has been quiet for `assume_after_hours` (docs/outcomes.md). */
 export function outcomeAtRest(r: ConversationOutcome): Outcome {
   if (r.withHuman) return 'handed_over';
-  if (r.answered === 'no') return 'unresolved';
+  if (r.answered === 'no' || r.failed) return 'unresolved';
   if (r.waiting === 'customer') return 'abandoned';
-  if (r.waiting === 'reply' || r.failed || r.firstResponseAt === undefined) return 'unresolved';
+  if (r.waiting === 'reply' || r.firstResponseAt === undefined) return 'unresolved';
   return 'resolved_assumed';
 }
 

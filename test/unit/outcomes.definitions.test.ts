@@ -2,6 +2,7 @@
 // categories, and the time an open episode is decided.
 import { describe, expect, it } from 'vitest';
 import { applyFact, asksCustomer, categoryOf, confirmsResolution, decide, type OutcomeFact } from '../../src/outcomes/definitions.ts';
+import { dontKnowReply } from '../../src/knowledge/citations.ts';
 import type { ConversationOutcome } from '../../src/store/outcomes.ts';
 
 const H = 3_600_000;
@@ -95,6 +96,20 @@ describe('outcome definitions', () => {
     expect(settled({ kind: 'customer', at: 1, text: 'x' }, { kind: 'reply', at: 2, text: 'Order 1 is shipped. Anything else I can help with?' })).toBe(
       'resolved_assumed',
     );
+  });
+
+  it("unresolved: the last answer was Parley's own I don't know (nothing in the knowledge base), with or without a person offered", () => {
+    for (const offered of [true, false]) {
+      const facts: OutcomeFact[] = [
+        { kind: 'customer', at: 1, text: 'How do I export to PDF?' },
+        { kind: 'reply', at: 2, text: dontKnowReply(offered) },
+      ];
+      expect(settled(...facts)).toBe('unresolved');
+      // Answered afterwards (by the assistant or a person), it is decided by that answer again.
+      expect(settled(...facts, { kind: 'customer', at: 3, text: 'and the invoice?' }, { kind: 'reply', at: 4, text: 'It is in Billing.' })).toBe(
+        'resolved_assumed',
+      );
+    }
   });
 
   it('reason categories: named first, else from the words, else other; phrases and questions', () => {
