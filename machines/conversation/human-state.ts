@@ -16,7 +16,7 @@ export const withHuman = conversationSetup.createStateConfig({
         target: 'withHuman',
         reenter: true,
         actions: [
-          emit(({ context }) => ({ type: 'handoff', id: `o:${context.human!.since}`, phase: 'offline' })),
+          emit(({ context }) => ({ type: 'handoff', id: `o:${context.human!.since}`, phase: 'offline', since: context.human!.since })),
           assign(({ context }) => ({
             lastAt: Math.max(context.lastAt, humanDue(context.human, context)!.at),
             human: Object.assign({}, context.human!, { offlineAsked: true }),

@@ -106,8 +106,11 @@ export type ConversationOutput =
    * agent message of the handoff, how long the customer waited for it (time to first agent reply).
    */
   | { type: 'handoff'; id: string; phase: 'joined'; agent: AgentAuthor; waitedMs?: number }
-  /** No agent wrote within `handoff.offline_after_minutes`: the customer is asked for an email address (once). */
-  | { type: 'handoff'; id: string; phase: 'offline' }
+  /**
+   * No agent wrote within `handoff.offline_after_minutes`: the customer is asked for an email address (once). `since`:
+   * when the handoff it belongs to started (the SDK's `offline` notice carries it).
+   */
+  | { type: 'handoff'; id: string; phase: 'offline'; since: number }
   | { type: 'agent'; id: string; text: string; author: AgentAuthor }
   /** A customer message while with a person: stored, and forwarded to the integrator instead of the LLM. */
   | { type: 'forward'; messageId: string; text: string };

@@ -116,6 +116,18 @@ class ParleyServer:
         with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 (the test's own server)
             return json.loads(response.read())
 
+    def post(self, path: str, body: Any) -> Any:
+        data = json.dumps(body).encode()
+        headers = {"authorization": f"Bearer {SECRET}", "content-type": "application/json"}
+        request = urllib.request.Request(f"{self.url}{path}", data=data, headers=headers, method="POST")
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 (the test's own server)
+            return json.loads(response.read())
+
+    def move_clock(self, offset_ms: int) -> None:
+        """Sets the server's clock this far ahead of real time (test mode's ``POST /__test__/clock``): timers due
+        by then fire."""
+        self.post("/__test__/clock", {"offsetMs": offset_ms})
+
     def functions(self) -> list[str]:
         names = self.get("/__test__/sdk/functions")
         assert isinstance(names, list)

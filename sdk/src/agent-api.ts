@@ -115,16 +115,23 @@ export const WebhookEvent = z.object({
 });
 export type WebhookEvent = z.infer<typeof WebhookEvent>;
 
-/** The SDK socket's live notifications for handed-over conversations (server → SDK). */
+/**
+ * The SDK socket's live notifications for handed-over conversations (server → SDK). `requested` (with `source`,
+ * `reason?`): a person has it now. `offline` (with `since`, when that handoff started): no agent wrote within
+ * `handoff.offline_after_minutes` and the customer was told no one is free yet; at most once per handoff.
+ * `released` (with `by`): the assistant has it back.
+ */
 export const HandoffNotice = z.object({
   conversationId: z.string(),
   customerId: z.string(),
   externalId: z.string().optional(),
   channel: z.enum(['web', 'whatsapp']),
-  phase: z.enum(['requested', 'released']),
+  phase: z.enum(['requested', 'offline', 'released']),
   reason: z.string().optional(),
   source: z.enum(['model', 'api']).optional(),
   by: z.enum(['agent', 'idle']).optional(),
+  /** `offline` only: when the handoff started (ms since the epoch); `at - since` is how long the customer has waited. */
+  since: z.number().optional(),
   at: z.number(),
 });
 export type HandoffNotice = z.infer<typeof HandoffNotice>;

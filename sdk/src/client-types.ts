@@ -102,8 +102,10 @@ export interface ParleyClient {
   downloadMedia(mediaId: string, options?: DownloadMediaOptions): Promise<DownloadedMedia>;
   on<E extends keyof ClientEvents>(event: E, listener: (...args: ClientEvents[E]) => void): () => void;
   /**
-   * Human handoff, live: a conversation was handed to a person (`phase: 'requested'`) or given back (`released`).
-   * Sent to every connected SDK while it is connected; for a durable record, use the signed webhooks.
+   * Human handoff, live: a conversation was handed to a person (`phase: 'requested'`), nobody of the team wrote within
+   * `handoff.offline_after_minutes` and the customer was told so (`offline`, once per handoff, with `since`), or it
+   * was given back (`released`). Sent to every connected SDK while it is connected (an SDK that connects later does
+   * not get earlier ones); for a durable record, use the signed webhooks.
    */
   onHandoff(handler: HandoffHandler): ParleyClient;
   /** Human handoff, live: a customer wrote in a conversation a person has (the model does not answer it). */

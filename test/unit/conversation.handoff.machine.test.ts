@@ -115,7 +115,7 @@ describe('conversation machine: withHuman', () => {
     h.clock.advance(OFFLINE_MS - 1);
     expect(h.of('handoff')).toHaveLength(1);
     h.clock.advance(1);
-    expect(h.of('handoff').at(-1)).toEqual({ type: 'handoff', id: 'o:1000000', phase: 'offline' });
+    expect(h.of('handoff').at(-1)).toEqual({ type: 'handoff', id: 'o:1000000', phase: 'offline', since: 1000000 });
     h.send('hello?', 'm1');
     // A month (past the longest timer, which re-arms): still with the team, asked once.
     for (let i = 0; i < 30; i++) h.clock.advance(24 * 3600_000);
@@ -174,7 +174,7 @@ describe('conversation machine: withHuman', () => {
     clock.advance(3 * 60_000 - 1);
     expect(h.of('handoff')).toEqual([]);
     clock.advance(1);
-    expect(h.of('handoff')).toEqual([{ type: 'handoff', id: 'o:1000000', phase: 'offline' }]);
+    expect(h.of('handoff')).toEqual([{ type: 'handoff', id: 'o:1000000', phase: 'offline', since: 1000000 }]);
     clock.advance(20 * 60_000 - 1);
     expect(h.actor.getSnapshot().value).toBe('withHuman');
     clock.advance(1);

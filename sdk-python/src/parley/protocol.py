@@ -160,16 +160,19 @@ class AckFrame(_Frame):
 
 
 class HandoffNotice(_Frame):
-    """A conversation was handed to a person (``requested``) or given back (``released``)."""
+    """A conversation was handed to a person (``requested``, with ``source`` and ``reason``), no one of the team wrote
+    within ``handoff.offline_after_minutes`` and the customer was told so (``offline``, once per handoff, with
+    ``since``), or it was given back (``released``, with ``by``)."""
 
     conversationId: str
     customerId: str
     externalId: str | None = None
     channel: Channel
-    phase: Literal["requested", "released"]
+    phase: Literal["requested", "offline", "released"]
     reason: str | None = None
     source: Literal["model", "api"] | None = None
     by: Literal["agent", "idle"] | None = None
+    since: int | float | None = None  # offline only: when the handoff started (ms since the epoch)
     at: int | float  # ms since the epoch (a JSON number: kept as sent)
 
 
