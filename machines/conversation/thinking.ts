@@ -48,6 +48,7 @@ export const thinking = conversationSetup.createStateConfig({
           turn: Object.assign({}, context.turn!, {
             replyText: (event.output as { text: string }).text,
             replySources: (event.output as { sources?: ReplySource[] }).sources,
+            replyUnanswered: (event.output as { unanswered?: true }).unanswered,
           }),
         })),
       },
@@ -57,7 +58,7 @@ export const thinking = conversationSetup.createStateConfig({
         target: 'replying',
         actions: assign(({ context, event }) => ({
           lastAt: event.output.at,
-          turn: Object.assign({}, context.turn!, { replyText: APOLOGY_TOO_MANY_STEPS }),
+          turn: Object.assign({}, context.turn!, { replyText: APOLOGY_TOO_MANY_STEPS, replyUnanswered: true as const }),
         })),
       },
       {
@@ -78,7 +79,7 @@ export const thinking = conversationSetup.createStateConfig({
     ],
     onError: {
       target: 'replying',
-      actions: assign(({ context }) => ({ turn: Object.assign({}, context.turn!, { replyText: APOLOGY_LLM_FAILED }) })),
+      actions: assign(({ context }) => ({ turn: Object.assign({}, context.turn!, { replyText: APOLOGY_LLM_FAILED, replyUnanswered: true as const }) })),
     },
   },
 });
@@ -95,6 +96,7 @@ export const replying = conversationSetup.createStateConfig({
         replyTo: context.turn!.messageId,
         ...(answersOf(context.turn!).length > 1 ? { answers: answersOf(context.turn!) } : {}),
         ...(context.turn!.replySources?.length ? { sources: context.turn!.replySources } : {}),
+        ...(context.turn!.replyUnanswered ? { unanswered: true as const } : {}),
       })),
       emit({ type: 'typing', on: false }),
       emit(({ context }) => ({ type: 'turn', turnId: context.turn!.turnId, phase: 'ended', messageId: context.turn!.messageId })),

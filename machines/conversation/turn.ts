@@ -44,6 +44,7 @@ export function abandonedTurnOutputs(turn: Turn | undefined): ConversationOutput
     text: APOLOGY_LLM_FAILED,
     replyTo: turn.messageId,
     ...(answers.length > 1 ? { answers } : {}),
+    unanswered: true,
   });
   out.push({ type: 'turn', turnId: turn.turnId, phase: 'ended', messageId: turn.messageId });
   return out;

@@ -40,7 +40,8 @@ export interface ReplySource {
 }
 
 export type LlmStepOutput =
-  | { kind: 'reply'; text: string; sources?: ReplySource[] }
+  /** `unanswered`: the reply says it cannot answer (nothing in the knowledge base, no answer from the model). */
+  | { kind: 'reply'; text: string; sources?: ReplySource[]; unanswered?: true }
   | { kind: 'tools'; text?: string; calls: ToolCall[] }
   /** The model called the built-in `handoff` tool: a person takes the conversation over. */
   | { kind: 'handoff'; reason?: string };
@@ -70,8 +71,11 @@ export interface InvokeToolInput {
 
 export type ConversationOutput =
   | { type: 'typing'; on: boolean }
-  /** `replyTo` is the turn's first message; `answers` (when the turn answered a burst) every message it answered, in order. */
-  | { type: 'reply'; id: string; turnId: string; text: string; replyTo: string; answers?: string[]; sources?: ReplySource[] }
+  /**
+   * `replyTo` is the turn's first message; `answers` (when the turn answered a burst) every message it answered, in
+   * order; `unanswered`: an apology or an "I don't know" instead of an answer.
+   */
+  | { type: 'reply'; id: string; turnId: string; text: string; replyTo: string; answers?: string[]; sources?: ReplySource[]; unanswered?: true }
   | { type: 'confirm'; id: string; turnId: string; name: string; args: unknown; summary: string }
   /** `cancelled`: a person took the conversation over while it waited (`reason: 'handoff'`); a late answer is refused. */
   | { type: 'confirmation'; id: string; turnId: string; name: string; outcome: 'approved' | 'denied' | 'expired' | 'cancelled'; reason?: 'handoff' }
@@ -165,6 +169,8 @@ export interface Turn {
   replyText?: string;
   /** The sources the reply cites (absent: none). */
   replySources?: ReplySource[];
+  /** The reply is an apology or an "I don't know", not an answer. */
+  replyUnanswered?: true;
   /** See LlmStepInput.previousReply. */
   previousReply?: { turnId: string; text: string };
 }

@@ -89,6 +89,8 @@ export const HistoryEntry = z.object({
   author: AgentAuthor.optional(),
   /** An assistant's reply: the sources it cites. */
   sources,
+  /** An assistant's reply that is an apology or an "I don't know", not an answer: "Did that answer…?" is not asked. */
+  unanswered: z.literal(true).optional(),
 });
 /**
  * `status`: present while a person has the conversation (absent: the assistant answers). `visitorToken`: the
@@ -115,7 +117,8 @@ export const WidgetAgentTypingFrame = z.object({ type: z.literal('agent_typing')
 export const WidgetDeltaFrame = z.object({ type: z.literal('delta'), id: z.string(), text: z.string(), reset: z.boolean().optional() });
 /**
  * A message for the customer: the assistant's, or (`role: 'agent'`, with `author`) a person's. `sources`: what an
- * assistant's reply cites ("[1]" in `text` is `sources[0]`), kept in the history too.
+ * assistant's reply cites ("[1]" in `text` is `sources[0]`), kept in the history too. `unanswered`: the reply is an
+ * apology or an "I don't know" (the knowledge base had nothing), not an answer: "Did that answer…?" is not asked.
  */
 export const WidgetAssistantMessageFrame = z.object({
   type: z.literal('message'),
@@ -126,6 +129,7 @@ export const WidgetAssistantMessageFrame = z.object({
   proactive: z.boolean().optional(),
   author: AgentAuthor.optional(),
   sources,
+  unanswered: z.literal(true).optional(),
 });
 /**
  * Who answers now: `human` when the conversation is handed to a person (again with `agent` when one writes for the

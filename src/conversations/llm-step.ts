@@ -20,6 +20,9 @@ import { SEARCH_TOOL_NAME } from '../knowledge/results.ts';
 import { searchEvent } from '../knowledge/search-events.ts';
 import { createLoopPacer, type LoopPacer } from '../runtime/loop-pacer.ts';
 
+/** The reply when the model wrote nothing. */
+export const NO_ANSWER = "Sorry, I don't have an answer for that.";
+
 /** What a running step may do besides answering: be cancelled, and show its reply as it is written. */
 export interface LiveStep {
   signal?: AbortSignal;
@@ -192,7 +195,7 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
   const replyWithSources = (input: LlmStepInput, text: string, at: number): Timed<LlmStepOutput> => {
     const cited = citeSources(input.transcript, text);
     recordSearches(input, cited.searches);
-    if (cited.nothingFound) return { kind: 'reply', text: dontKnowReply(config.handoff.enabled), at };
+    if (cited.nothingFound) return { kind: 'reply', text: dontKnowReply(config.handoff.enabled), unanswered: true, at };
     return cited.sources.length ? { kind: 'reply', text: cited.text, sources: cited.sources, at } : { kind: 'reply', text: cited.text, at };
   };
 
@@ -247,7 +250,11 @@ export function createLlmStep(deps: { services: Services; llm: LlmProvider; hub:
       const at = services.clock.now();
       // Text written before tool calls is not the reply (the next step writes that).
       if (res.toolCalls.length > 0) stream?.takeBack();
-      if (res.toolCalls.length === 0) return replyWithSources(input, res.text?.trim() || "Sorry, I don't have an answer for that.", at);
+      if (res.toolCalls.length === 0) {
+        const text = res.text?.trim();
+        const reply = replyWithSources(input, text || NO_ANSWER, at);
+        return text ? reply : Object.assign(reply, { unanswered: true as const });
+      }
       const wantsPerson = handoff ? res.toolCalls.find((c) => c.name === HANDOFF_TOOL.name) : undefined;
       if (wantsPerson) {
         recordSearches(input, citeSources(input.transcript, '').searches);

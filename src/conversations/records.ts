@@ -66,7 +66,7 @@ export function recordOutput(record: ConversationRecord, messages: MessageRecord
         text: o.text,
         at,
         turnId: o.turnId,
-        ...(o.answers || o.sources ? { data: replyData(o) } : {}),
+        ...(o.answers || o.sources || o.unanswered ? { data: replyData(o) } : {}),
       });
       record.lastMessageAt = at;
       return;
@@ -104,11 +104,12 @@ export function recordOutput(record: ConversationRecord, messages: MessageRecord
 
 type Output<T extends Pending['o']['type']> = Extract<Pending['o'], { type: T }>;
 
-/** A reply's record data: the messages it answered (a burst), the sources it cites. */
+/** A reply's record data: the messages it answered (a burst), the sources it cites, whether it could not answer. */
 function replyData(o: Output<'reply'>): Record<string, unknown> {
   const data: Record<string, unknown> = {};
   if (o.answers) data.answers = o.answers;
   if (o.sources) data.sources = o.sources;
+  if (o.unanswered) data.unanswered = true;
   return data;
 }
 

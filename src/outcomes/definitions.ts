@@ -3,6 +3,7 @@
 // `decide` settles an open episode once nothing happened for `assume_after_hours`. Each returns the changes worth an
 // event (`conversation.outcome`): an outcome decided, or a resolution undone (a reopen).
 import { APOLOGY_LLM_FAILED, APOLOGY_TOO_MANY_STEPS } from '../../machines/conversation.ts';
+import { NO_ANSWER } from '../conversations/llm-step.ts';
 import { dontKnowReply } from '../knowledge/citations.ts';
 import type { ConversationMeta } from '../store/model.ts';
 import { HANDOFF_REASONS, type ConversationOutcome, type HandoffReason, type Outcome } from '../store/outcomes.ts';
@@ -16,7 +17,8 @@ export interface OutcomeSettings {
 
 export type OutcomeFact =
   | { kind: 'customer'; at: number; text: string }
-  | { kind: 'reply'; at: number; text: string }
+  /** `unanswered`: an apology or Parley's "I don't know" instead of an answer. */
+  | { kind: 'reply'; at: number; text: string; unanswered?: true }
   | { kind: 'agent'; at: number }
   | { kind: 'confirm'; at: number }
   | { kind: 'confirmation'; at: number; outcome: 'approved' | 'denied' | 'expired' | 'cancelled' }
@@ -31,9 +33,7 @@ export interface OutcomeChange {
   record: ConversationOutcome;
 }
 
-const NO_ANSWER = "Sorry, I don't have an answer for that.";
-// Replies that mean the customer was not helped. Parley's own "I don't know" (the knowledge base had nothing) is one:
-// left there, the customer got no answer, even when it offered a person and so ended with a question.
+// Replies that mean the customer was not helped carry `unanswered`; replies stored before they did are known by text.
 const FAILURES = new Set([APOLOGY_LLM_FAILED, APOLOGY_TOO_MANY_STEPS, NO_ANSWER, dontKnowReply(true), dontKnowReply(false)]);
 
 const DENIES =
@@ -152,7 +152,7 @@ export function applyFact(
     case 'agent':
       r.firstResponseAt ??= fact.at;
       delete r.waiting;
-      r.failed = fact.kind === 'reply' && FAILURES.has(fact.text.trim());
+      r.failed = fact.kind === 'reply' && (fact.unanswered === true || FAILURES.has(fact.text.trim()));
       if (fact.kind === 'reply' && asksCustomer(fact.text)) r.waiting = 'customer';
       break;
     case 'confirm':

@@ -21,6 +21,7 @@ export function toWidgetHistory(records: MessageRecord[]): HistoryEntry[] {
         : { id: r.id, role: r.role, text: r.text, at: r.at };
       const sources = sourcesOf(r);
       if (sources) entry.sources = sources;
+      if (r.role === 'assistant' && r.data?.unanswered === true) entry.unanswered = true;
       out.push(entry);
       continue;
     }

@@ -15,7 +15,7 @@ import { sendCoalesced } from '../http/ws-send.ts';
 import type { ChannelSink, ConversationMeta, CustomerInput } from '../conversations/types.ts';
 import type { ConversationOutput } from '../../machines/conversation.ts';
 import type { ReplyDelta } from '../conversations/reply-stream.ts';
-import type { WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
+import type { WidgetAssistantMessageFrame, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 
 /** A socket this far behind is closed; the widget reconnects and reads the history. */
 export const SLOW_CLIENT_BYTES = 1024 * 1024;
@@ -114,12 +114,10 @@ export function createWebSessions(now: () => number, relay?: (customerId: string
     deliver(meta: ConversationMeta, o: ConversationOutput) {
       if (o.type === 'typing') push(meta.customerId, { type: 'typing', on: o.on });
       else if (o.type === 'reply') {
-        push(
-          meta.customerId,
-          o.sources
-            ? { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now(), sources: o.sources }
-            : { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now() },
-        );
+        const frame: WidgetAssistantMessageFrame = { type: 'message', id: o.id, role: 'assistant', text: o.text, at: now() };
+        if (o.sources) frame.sources = o.sources;
+        if (o.unanswered) frame.unanswered = true;
+        push(meta.customerId, frame);
       } else if (o.type === 'confirm') push(meta.customerId, { type: 'confirm', id: o.id, name: o.name, args: o.args, summary: o.summary });
       else if (o.type === 'confirmation')
         push(meta.customerId, Object.assign({ type: 'confirmation' as const, id: o.id, outcome: o.outcome, at: now() }, o.reason ? { reason: o.reason } : {}));

@@ -83,6 +83,7 @@ describe('sources in the widget and knowledge on the dashboard (Chromium)', () =
       const assistant = page.locator('[data-testid=message][data-role=assistant]');
       await expect.poll(() => assistant.count(), { timeout: 30_000 }).toBe(1);
       await expect.poll(async () => (await shown(page)).sources.length, { timeout: 15_000 }).toBeGreaterThan(0);
+      await expect.poll(() => shadow(page).locator('[data-testid=resolution]').isVisible(), { timeout: 15_000 }).toBe(true);
       const s = await shown(page);
       expect(s.heading).toBe('Sources');
       expect(s.text).not.toContain('[7]');
@@ -115,6 +116,8 @@ describe('sources in the widget and knowledge on the dashboard (Chromium)', () =
       await input.press('Enter');
       await expect.poll(() => assistant.count(), { timeout: 30_000 }).toBe(2);
       expect((await shown(page)).text).toMatch(/I don't know/);
+      // It is no answer: "Did that answer your question?" is not asked under it (it was under the answer before).
+      expect(await shadow(page).locator('[data-testid=resolution]').isHidden()).toBe(true);
     });
 
     const dash = await e2e.browser.newPage({ viewport: { width: 1440, height: 1400 } });

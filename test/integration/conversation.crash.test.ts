@@ -1,4 +1,5 @@
 // Issue 3: a message acknowledged before a SIGKILL is answered after restart.
+// Each test starts and kills Parley processes: on a busy machine a start takes seconds, so each has 120 s.
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createClient } from '../../sdk/src/index.ts';
@@ -36,7 +37,7 @@ describe('crash recovery of a conversation', () => {
     w2.send({ type: 'init', customerId: 'crash-1', email: 'c@example.com' });
     const ready = await w2.next((f) => f.type === 'ready');
     const inHistory = ready.history.find((h: { role: string }) => h.role === 'assistant');
-    const answer = inHistory ?? (await w2.next((f) => f.type === 'message', 15_000));
+    const answer = inHistory ?? (await w2.next((f) => f.type === 'message', 60_000));
     expect(answer.text).toBe('answered after restart');
     // exactly one answer, and the user message once
     await new Promise((r) => setTimeout(r, 300));
@@ -45,7 +46,7 @@ describe('crash recovery of a conversation', () => {
     w3.send({ type: 'init', customerId: 'crash-1', email: 'c@example.com' });
     const final = await w3.next((f) => f.type === 'ready');
     expect(final.history.map((h: { role: string; text: string }) => `${h.role}:${h.text}`)).toEqual(['user:hello?', 'assistant:answered after restart']);
-  });
+  }, 120_000);
 
   it('SIGKILL while an approved write is in the SDK → after restart the call is retried with the same invocationId; a careful handler applies it once; one reply', async () => {
     const llm = await startFakeOpenAi();
@@ -92,7 +93,7 @@ describe('crash recovery of a conversation', () => {
     while (invocationIds.length === 0) await new Promise((r) => setTimeout(r, 20));
     // The approval and the call's start come of one transition, so one write: its outputs reach the widget once it
     // has committed.
-    await w.next((f) => f.type === 'confirmation' && f.outcome === 'approved', 15_000);
+    await w.next((f) => f.type === 'confirmation' && f.outcome === 'approved', 60_000);
     await first.kill('SIGKILL');
     w.close();
     // The blocked handler finishes while Parley is down: the write is applied, its answer is lost with the socket.
@@ -109,7 +110,7 @@ describe('crash recovery of a conversation', () => {
     cleanups.push(() => w2.close());
     w2.send({ type: 'init', customerId: 'crash-sdk', email: 'cs@example.com' });
     const ready = await w2.next((f) => f.type === 'ready');
-    if (!ready.history.some((h: { role: string }) => h.role === 'assistant')) await w2.next((f) => f.type === 'message', 15_000);
+    if (!ready.history.some((h: { role: string }) => h.role === 'assistant')) await w2.next((f) => f.type === 'message', 60_000);
     await new Promise((r) => setTimeout(r, 300));
     const w3 = await connectWidget(second.url);
     cleanups.push(() => w3.close());
@@ -123,5 +124,5 @@ describe('crash recovery of a conversation', () => {
     ]);
     expect(writes).toBe(1);
     expect(invocationIds).toHaveLength(2);
-  });
+  }, 120_000);
 });

@@ -186,7 +186,7 @@ describe('the process', () => {
     const again = await spawnParley({ storagePath, env });
     expect(readFileSync(file, 'utf8').trim()).toBe(secret);
     await again.kill('SIGTERM');
-  });
+  }, 120_000);
 
   it('a profile without `secret` uses SERVICE_SDK_SECRET (no secret is generated)', async () => {
     const storagePath = tempDir();
@@ -202,7 +202,7 @@ describe('the process', () => {
     } finally {
       await proc.kill('SIGTERM');
     }
-  });
+  }, 120_000);
 
   it('a start-up failure (port in use) is one line and a non-zero exit, not a stack', async () => {
     const { spawnSync } = await import('node:child_process');
@@ -217,12 +217,12 @@ describe('the process', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '../../src/main.ts')], {
       env: { ...process.env, SERVICE_CONFIG: join(dir, 'busy.yaml') },
       encoding: 'utf8',
-      timeout: 20_000,
+      timeout: 90_000,
     });
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^parley: cannot start: .*EADDRINUSE/);
-  });
+  }, 120_000);
 
   it('a configuration error stops start-up with one line naming the key', async () => {
     const { spawnSync } = await import('node:child_process');
@@ -231,10 +231,10 @@ describe('the process', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '../../src/main.ts')], {
       env: { ...process.env, SERVICE_CONFIG: join(dir, 'bad.yaml') },
       encoding: 'utf8',
-      timeout: 20_000,
+      timeout: 90_000,
     });
     expect(r.status).toBe(78);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^parley: configuration error: server\.port: /);
-  });
+  }, 120_000);
 });

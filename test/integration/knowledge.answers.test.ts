@@ -122,6 +122,12 @@ describe('answers from the knowledge base, with their sources', () => {
     expect(unknown.text).toMatch(/I don't know/);
     expect(unknown.text).toMatch(/connect you with a person/);
     expect(unknown.sources).toBeUndefined();
+    // It is marked as no answer ("Did that answer…?" is not asked), live and in the history; a real answer is not.
+    expect(unknown.unanswered).toBe(true);
+    expect(reply.unanswered).toBeUndefined();
+    const history = (await widget(p, 'cust-k1')).frames.find((f) => f.type === 'ready')!.history;
+    expect(history.find((e: any) => e.id === unknown.id)).toMatchObject({ role: 'assistant', unanswered: true });
+    expect(history.find((e: any) => e.id === reply.id).unanswered).toBeUndefined();
     llm.script({ toolCalls: [{ name: 'handoff', args: { reason: 'the customer accepted a person' } }] });
     w.send({ type: 'message', id: 'm4', text: 'Yes please' });
     expect(await w.next((f) => f.type === 'status', 60_000)).toMatchObject({ mode: 'human' });

@@ -348,6 +348,15 @@ describe('conversation machine', () => {
     await h.settle();
     expect(h.replies()).toEqual([APOLOGY_LLM_FAILED, 'back again']);
     expect(h.actor.getSnapshot().value).toBe('idle');
+    // The apology is marked as no answer (the widget does not ask "Did that answer…?"); the answer is not.
+    expect(h.outputs.filter((o) => o.type === 'reply').map((o) => (o as { unanswered?: true }).unanswered)).toEqual([true, undefined]);
+  });
+
+  it('a reply the step marks unanswered (an "I don\'t know") stays marked', async () => {
+    const h = harness({ llm: () => ({ kind: 'reply', text: "I don't know.", unanswered: true }) });
+    h.send('capital of France?', 'm1');
+    await h.settle();
+    expect(h.outputs.find((o) => o.type === 'reply')).toMatchObject({ text: "I don't know.", unanswered: true });
   });
 
   it('maxToolSteps N means at most N LLM steps: tools asked for in steps 1…N−1 run, step N may only answer', async () => {
@@ -374,6 +383,7 @@ describe('conversation machine', () => {
     expect(h.invocations).toHaveLength(1);
     expect(h.llmInputs).toHaveLength(2);
     expect(h.replies()).toEqual([APOLOGY_TOO_MANY_STEPS]);
+    expect(h.outputs.find((o) => o.type === 'reply')).toMatchObject({ unanswered: true });
   });
 
   it('a snapshot taken mid-invoke re-runs the invoke with the same invocationId after restore', async () => {

@@ -110,6 +110,10 @@ describe('outcome definitions', () => {
         'resolved_assumed',
       );
     }
+    // A reply marked unanswered, whatever its words (another language, a text this code does not know).
+    expect(settled({ kind: 'customer', at: 1, text: '¿Exportar a PDF?' }, { kind: 'reply', at: 2, text: 'Lo siento, no lo sé.', unanswered: true })).toBe(
+      'unresolved',
+    );
   });
 
   it('reason categories: named first, else from the words, else other; phrases and questions', () => {

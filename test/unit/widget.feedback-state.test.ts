@@ -28,6 +28,24 @@ describe('widget feedback state', () => {
     expect(resolutionTarget(s)).toBeUndefined(); // a person answers now
   });
 
+  it('does not ask after an apology or an "I don\'t know" (`unanswered`), live or from the history', () => {
+    let s = ready(initialState, { resolution: true, rating: false });
+    s = reduce(s, { type: 'sent', id: 'u2', text: 'capital of France?', at: 2 });
+    s = reduce(s, { type: 'frame', frame: { type: 'message', id: 'a2', role: 'assistant', text: "I'm sorry, I don't know.", at: 3, unanswered: true } });
+    expect(resolutionTarget(s)).toBeUndefined();
+    const reloaded = reduce(initialState, {
+      type: 'frame',
+      frame: {
+        type: 'ready',
+        customerId: 'c',
+        conversationId: 'x',
+        history: [{ id: 'a2', role: 'assistant', text: "I'm sorry, I don't know.", at: 3, unanswered: true }],
+        feedback: { resolution: true, rating: false },
+      },
+    });
+    expect(resolutionTarget(reloaded)).toBeUndefined();
+  });
+
   it('the rating: asked by `rate` or `ready`, sent once, not asked again after a reconnect', () => {
     let s = ready(initialState, { resolution: true, rating: false });
     expect(s.feedback?.rating).toBeUndefined();

@@ -38,6 +38,8 @@ export interface Bubble {
   mode?: 'human' | 'assistant';
   /** An assistant's reply: the sources its "[n]" markers cite. */
   sources?: MessageSource[];
+  /** An assistant's apology or "I don't know": not asked "Did that answer your question?". */
+  unanswered?: true;
   /** A `human` status line while nobody is there yet (closed, or no one free): it does not promise "shortly". */
   away?: boolean;
 }
@@ -114,6 +116,7 @@ const fromHistory = (h: HistoryEntry): Bubble => {
   if (h.receipt) b.receipt = { ok: h.receipt.ok, text: h.receipt.text };
   if (h.author) b.author = h.author;
   if (h.sources?.length) b.sources = h.sources;
+  if (h.unanswered) b.unanswered = true;
   return b;
 };
 
@@ -196,7 +199,10 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
       if (state.bubbles.some((b) => b.id === f.id)) return state;
       return {
         ...state,
-        bubbles: [...state.bubbles, { id: f.id, role: f.role, text: f.text, at: f.at, proactive: f.proactive, author: f.author, sources: f.sources }],
+        bubbles: [
+          ...state.bubbles,
+          { id: f.id, role: f.role, text: f.text, at: f.at, proactive: f.proactive, author: f.author, sources: f.sources, unanswered: f.unanswered },
+        ],
         ...(f.role === 'agent' ? { typing: false, typingAgent: undefined } : {}),
         unread: state.open ? state.unread : state.unread + 1,
         streaming: settleStreaming(state.streaming, f.id),
@@ -279,11 +285,11 @@ function feedbackOnReady(state: WidgetState, offered: { resolution: boolean; rat
   return fb;
 }
 
-/** The answer "Did that answer your question?" is about: the last bubble, when it is the assistant's. */
+/** The answer "Did that answer your question?" is about: the last bubble, when it is the assistant's answer. */
 export function resolutionTarget(state: WidgetState): string | undefined {
   if (!state.feedback?.resolution || state.mode?.mode === 'human' || state.streaming || state.confirm) return undefined;
   const last = state.bubbles[state.bubbles.length - 1];
-  return last?.role === 'assistant' && !last.proactive ? last.id : undefined;
+  return last?.role === 'assistant' && !last.proactive && !last.unanswered ? last.id : undefined;
 }
 
 /** Messages sent but not acknowledged (kept across a reload until they are). */
