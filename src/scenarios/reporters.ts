@@ -40,7 +40,7 @@ function pretty(summaries: ScenarioSummary[], repeat: number): string {
     }
   }
   const t = totals(summaries);
-  lines.push('', `${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped (${t.total} scenarios)`);
+  lines.push('', `${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped (${t.total} ${t.total === 1 ? 'scenario' : 'scenarios'})`);
   if (repeat > 1) {
     const ran = summaries.filter((s) => status(s) !== 'skipped');
     lines.push(`pass^${repeat}: ${ran.filter((s) => status(s) === 'passed').length}/${ran.length} scenarios passed all ${repeat} runs`);

@@ -72,6 +72,7 @@ describe('parley test on the demo backend’s suite', { timeout: 180_000 }, () =
     expect(r.out).toContain('✗ order status is looked up and told');
     expect(r.out).toContain('- expected: tool getOrderStatus with args ⊇ {"orderId":"1002"}');
     expect(r.out).toContain('+ happened: lookupOrder({"orderId":"1002"})');
+    expect(r.out).toContain('0 passed, 1 failed, 0 skipped (1 scenario)\n');
     expect(r.out).toContain('pass^3: 0/1 scenarios passed all 3 runs');
   });
 
