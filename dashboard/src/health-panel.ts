@@ -23,7 +23,8 @@ function tile(label: string, value: string, testid: string, tone?: 'good' | 'bad
   return h(
     'div',
     Object.assign({ class: 'card kpi', 'data-testid': testid }, tone ? { 'data-tone': tone } : {}) as Record<string, string>,
-    h('div', { class: 'value' }, value),
+    // A word ("Not connected") is set smaller than a figure, so it fits a tile six to a row.
+    h('div', { class: /^[\d.,+ %]+$/.test(value) ? 'value' : 'value word' }, value),
     h('div', { class: 'label' }, label),
   );
 }

@@ -4,6 +4,7 @@ export const OUTCOME_STYLES = `
 .outcomes, .health { margin-bottom: 16px; }
 .kpi .note { color: #4b5563; font-size: 12px; margin-top: 2px; }
 .kpi[data-tone=good] .value { color: #047857; } .kpi[data-tone=bad] .value { color: #b91c1c; }
+.kpi .value.word { font-size: 18px; line-height: 37px; }
 .card h3 { margin: 0 0 10px; font-size: 13px; color: #374151; }
 .split.even { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); margin-bottom: 12px; }
 .outcome-list .list-head { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 10px; margin-bottom: 8px; }
@@ -15,6 +16,7 @@ export const OUTCOME_STYLES = `
 .outcome-handed_over { color: #0f766e; } .outcome-open { color: #4b5563; }
 .errors { list-style: none; margin: 0; padding: 0; max-height: 320px; overflow-y: auto; }
 .errors li { display: grid; grid-template-columns: 170px 150px minmax(0, 1fr) auto; gap: 8px; align-items: baseline; padding: 5px 0; border-bottom: 1px solid #f0f1f5; }
+.errors li.empty { display: block; }
 .errors time { color: #4b5563; font-variant-numeric: tabular-nums; }
 .errors .code { color: #b91c1c; font-size: 12px; overflow-wrap: anywhere; }
 .errors .what { overflow-wrap: anywhere; }

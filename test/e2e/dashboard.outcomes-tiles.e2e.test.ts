@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { ARTIFACTS, launchBrowser, withScreenshotOnFailure } from '../support/browser.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
@@ -76,6 +76,13 @@ async function openDashboard(width: number) {
   return page;
 }
 
+/** Tiles whose value is wider than the tile. */
+const unfit = (page: Page) =>
+  page.evaluate(() => {
+    const wide = [...document.querySelectorAll<HTMLElement>('.kpi .value')].filter((v) => v.scrollWidth > v.clientWidth);
+    return wide.map((e) => `${e.closest('[data-testid]')?.getAttribute('data-testid')}: ${e.textContent}`);
+  });
+
 describe('outcomes on the widget and the dashboard (Chromium)', () => {
   it('the customer answers "Did that answer your question?" and rates the conversation in the widget', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -122,6 +129,12 @@ describe('outcomes on the widget and the dashboard (Chromium)', () => {
         expect(await page.locator('[data-testid=outcome-row]').count()).toBe(3);
         expect((await page.locator('[data-testid=outcome-conversations]').textContent()) ?? '').toContain('carol@example.com');
         expect(await axeViolations(page)).toEqual([]);
+        // At this width and at 1024 px (six tiles to a row there), every tile's value fits it.
+        for (const w of [width, 1024]) {
+          await page.setViewportSize({ width: w, height: 1000 });
+          expect(await unfit(page), `at ${w} px`).toEqual([]);
+        }
+        await page.setViewportSize({ width, height: 1000 });
         mkdirSync(ARTIFACTS, { recursive: true });
         await page.screenshot({ path: join(ARTIFACTS, `dashboard-outcome-tiles-${width}.png`), fullPage: true });
         await page.locator('[data-testid=outcomes-panel]').screenshot({ path: join(ARTIFACTS, `dashboard-outcome-tiles-${width}-panel.png`) });

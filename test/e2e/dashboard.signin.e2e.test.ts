@@ -51,6 +51,10 @@ describe('dashboard sign-in in Chromium', () => {
       expect(await page.evaluate(() => sessionStorage.getItem('parley.secret'))).toBeNull();
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: join(ARTIFACTS, 'dashboard-signed-in.png'), fullPage: true });
+      // A new server has no errors: the list says so on one line, not in its narrow time column.
+      const noErrors = page.locator('[data-testid=errors] .empty');
+      await expect.poll(() => noErrors.textContent(), { timeout: 10_000 }).toBe('No errors in this window.');
+      expect((await noErrors.boundingBox())!.height).toBeLessThan(40); // one line and its padding: 31 px; two: 52
 
       // A state-changing request with the cookie but without the CSRF token is refused; with it, it passes.
       const attempt = (csrf?: string) =>
