@@ -14,7 +14,8 @@ import { useDemoParley } from '../support/chromium-parley.ts';
 import { restartDemoWidget } from '../support/demo-widget.ts';
 import { axeViolations } from '../support/axe.ts';
 
-const demo = useDemoParley({}, 60_000);
+// CSAT on: the rating card follows a "yes" to "Did that answer your question?".
+const demo = useDemoParley({ outcomes: { csat: true } }, 60_000);
 const SHOTS = process.env.RTL_SHOTS ?? ARTIFACTS;
 beforeAll(() => mkdirSync(SHOTS, { recursive: true }));
 
@@ -45,6 +46,8 @@ const textDirection = (page: Page, role: string) =>
 
 /** Where the desktop layout's parts are: every box a mirrored layout moves. */
 async function layout(page: Page) {
+  // The panel pops in (scaled a little): measured once its animation is over.
+  await page.locator('[data-testid=panel]').evaluate((e) => Promise.all(e.getAnimations().map((a) => a.finished)));
   return {
     dir: await page.locator('.pw').getAttribute('dir'),
     panel: await box(page, '[data-testid=panel]'),
@@ -125,9 +128,26 @@ describe('the widget right to left (Chromium)', () => {
       expect(right(send)).toBeLessThanOrEqual(input.x);
       expect(send.x).toBeLessThan(30);
       expect(right(close)).toBeLessThanOrEqual(title.x);
+      // The send arrow points left.
+      expect(await page.locator('[data-testid=send] svg').evaluate((e) => getComputedStyle(e).transform)).toBe('matrix(-1, 0, 0, 1, 0, 0)');
       await ask(page, 'مرحبا، أين طلبي 1001؟');
       const log = await box(page, '[data-testid=messages]');
       expect((await box(page, '[data-testid=message][data-role=user] .msg')).x - log.x).toBeLessThan(30);
+
+      // The rating card: its accent edge on the right, 1 to 5 from right to left, and the arrow keys go the same way.
+      await page.locator('[data-testid=resolution-yes]').click({ timeout: 30_000 });
+      const rating = page.locator('[data-testid=rating]');
+      await rating.waitFor({ timeout: 30_000 });
+      expect(await rating.evaluate((e) => [getComputedStyle(e).borderRightWidth, getComputedStyle(e).borderLeftWidth])).toEqual(['4px', '1px']);
+      const [one, five] = await Promise.all(['1', '5'].map((n) => box(page, `[data-testid=rating] [data-score="${n}"]`)));
+      expect(one.x).toBeGreaterThan(five.x);
+      await page.locator('[data-testid=rating] [data-score="1"]').focus();
+      const chosen = () => page.locator('[data-testid=rating] [aria-checked=true]').getAttribute('data-score');
+      await page.keyboard.press('ArrowLeft');
+      await page.keyboard.press('ArrowLeft');
+      expect(await chosen()).toBe('3');
+      await page.keyboard.press('ArrowRight');
+      expect(await chosen()).toBe('2');
       expect(await axeViolations(page, '#parley-widget')).toEqual([]);
       await page.screenshot({ path: join(SHOTS, 'widget-rtl-ar-360.png') });
     });

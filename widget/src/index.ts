@@ -1,6 +1,6 @@
 // Parley's embeddable widget. One script tag:
 //   <script src="https://parley.example.com/widget.js" data-server-url="…"
-//           data-customer-id="…" data-auth-token="…" data-accent="#0a7" data-locale="es"></script>
+//           data-customer-id="…" data-auth-token="…" data-accent="#0a7" data-locale="es" data-dir="auto"></script>
 // (or data-auth-url="/parley-token" instead of data-auth-token: sessions that renew themselves, see auth-url.ts;
 // data-auth-token alone with an identity token; data-visitors="true" alone for a visitor)
 // or window.Parley.init({ serverUrl, customerId, authToken, authUrl, theme, locale, dir, strings, onAuthExpired }).
