@@ -202,6 +202,19 @@ describe('the widget right to left (Chromium)', () => {
     await restartDemoWidget(page, { open: true, locale: 'ar', theme: { position: 'right' } });
     await expect.poll(() => page.locator('.pw').getAttribute('dir')).toBe('rtl');
     expect((await box(page, '[data-testid=panel]')).x).toBeGreaterThan(640);
+
+    // The script tag's data-dir does the same.
+    await page.evaluate(async () => {
+      const w = window as unknown as { Parley: { instance: { destroy(): void } } };
+      w.Parley.instance.destroy();
+      const s = (await fetch('/demo/session').then((r) => r.json())) as Record<string, string>;
+      const tag = document.createElement('script');
+      Object.assign(tag.dataset, { serverUrl: s.serverUrl, customerId: s.customerId, authToken: s.authToken, locale: 'he', dir: 'rtl', open: 'true' });
+      tag.src = '/widget.js';
+      document.body.append(tag);
+    });
+    await expect.poll(() => page.locator('.pw').getAttribute('dir'), { timeout: 15_000 }).toBe('rtl');
+    expect(await page.locator('#parley-widget').count()).toBe(1);
     await context.close();
   }, 120_000);
 });
