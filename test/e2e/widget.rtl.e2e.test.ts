@@ -81,7 +81,7 @@ describe('the widget right to left (Chromium)', () => {
       expect(right(ar.send)).toBeLessThanOrEqual(ar.input.x);
       expect(right(ar.close)).toBeLessThanOrEqual(ar.title.x);
 
-      await ask(page, 'What is the status of order 1001?');
+      await ask(page, 'What is the status of order 1001? I ordered it last week and it has not arrived yet.');
       await ask(page, 'مرحبا، أين طلبي 1001؟');
       const log = await box(page, '[data-testid=messages]');
       // The customer's bubble on the left (the end side), the assistant's on the right (the start side).
@@ -93,8 +93,20 @@ describe('the widget right to left (Chromium)', () => {
       // dir="auto": the Arabic line runs right to left, the English reply keeps left to right inside the Arabic panel.
       expect(await textDirection(page, 'user')).toEqual(['auto', 'rtl']);
       expect(await textDirection(page, 'assistant')).toEqual(['auto', 'ltr']);
-      const englishLine = page.locator('[data-testid=message][data-role=user] .text').first();
-      expect(await englishLine.evaluate((e) => getComputedStyle(e).direction)).toBe('ltr');
+      // The English question's lines (it wraps) start on the left of its bubble, as English lines do, ragged on the right.
+      const english = await page
+        .locator('[data-testid=message][data-role=user] .text')
+        .first()
+        .evaluate((e) => {
+          const range = document.createRange();
+          range.selectNodeContents(e);
+          const lines = [...range.getClientRects()];
+          const b = e.getBoundingClientRect();
+          return { direction: getComputedStyle(e).direction, lines: lines.length, lastLineGap: lines[lines.length - 1].left - b.left };
+        });
+      expect(english.direction).toBe('ltr');
+      expect(english.lines).toBeGreaterThan(1);
+      expect(english.lastLineGap).toBeLessThan(2);
       // The input: dir="auto", each paragraph its own way (plaintext), and empty (its placeholder, its caret) right to left.
       const field = () =>
         page.locator('[data-testid=input]').evaluate((e) => [e.getAttribute('dir'), getComputedStyle(e).unicodeBidi, getComputedStyle(e).direction]);
