@@ -93,6 +93,14 @@ describe('the widget right to left (Chromium)', () => {
       // dir="auto": the Arabic line runs right to left, the English reply keeps left to right inside the Arabic panel.
       expect(await textDirection(page, 'user')).toEqual(['auto', 'rtl']);
       expect(await textDirection(page, 'assistant')).toEqual(['auto', 'ltr']);
+      // A time's tooltip starts at its right edge and opens to the left (the customer's: the other way).
+      const tip = (role: string) =>
+        page
+          .locator(`[data-testid=message][data-role=${role}] [data-testid=time]`)
+          .last()
+          .evaluate((e) => [getComputedStyle(e, '::after').left, getComputedStyle(e, '::after').right]);
+      expect((await tip('assistant'))[1]).toBe('0px');
+      expect((await tip('user'))[0]).toBe('0px');
       // The English question's lines (it wraps) start on the left of its bubble, as English lines do, ragged on the right.
       const english = await page
         .locator('[data-testid=message][data-role=user] .text')
@@ -133,6 +141,13 @@ describe('the widget right to left (Chromium)', () => {
       await widget(page, { locale: 'ar' });
       const launcher = await box(page, '[data-testid=launcher]');
       expect(launcher.x).toBeLessThan(40);
+      // A reply while the panel is closed: the unread badge on the launcher's top left corner (the end side).
+      await page.evaluate(() => (window as unknown as { Parley: { instance: { send(t: string): void } } }).Parley.instance.send('مرحبا'));
+      const badge = page.locator('[data-testid=unread]');
+      await expect.poll(() => badge.isVisible(), { timeout: 30_000 }).toBe(true);
+      const b = (await badge.boundingBox())!;
+      expect(b.x).toBeLessThan(launcher.x);
+      expect(right(b)).toBeLessThan(launcher.x + launcher.width / 2);
       await page.locator('[data-testid=launcher]').click();
       const [input, send, close, title] = await Promise.all(
         ['[data-testid=input]', '[data-testid=send]', '.close', '[data-testid=title]'].map((s) => box(page, s)),
