@@ -4,10 +4,10 @@ import { createStrings, errorText, fill, LOCALES, pickLocale } from '../../widge
 import { exactTime, relativeTime } from '../../widget/src/time.ts';
 
 describe('widget strings', () => {
-  it('Spanish, German and French have every key English has, each translated and non-empty', () => {
+  it('Spanish, German, French and Arabic have every key English has, each translated and non-empty', () => {
     const en = LOCALES.en;
-    expect(Object.keys(LOCALES).sort()).toEqual(['de', 'en', 'es', 'fr']);
-    for (const lang of ['es', 'de', 'fr']) {
+    expect(Object.keys(LOCALES).sort()).toEqual(['ar', 'de', 'en', 'es', 'fr']);
+    for (const lang of ['es', 'de', 'fr', 'ar']) {
       const t = LOCALES[lang];
       expect(Object.keys(t).sort(), lang).toEqual(Object.keys(en).sort());
       for (const k of Object.keys(en) as (keyof typeof en)[]) {
@@ -19,6 +19,7 @@ describe('widget strings', () => {
     expect(LOCALES.es.send).toBe('Enviar');
     expect(LOCALES.de.send).toBe('Senden');
     expect(LOCALES.fr.send).toBe('Envoyer');
+    expect(LOCALES.ar.send).toBe('إرسال');
   });
 
   it('picks the closest shipped language and lets the page replace single strings', () => {
@@ -27,6 +28,9 @@ describe('widget strings', () => {
     expect(pickLocale('fr-FR')).toBe('fr');
     expect(pickLocale('de-AT')).toBe('de');
     expect(pickLocale('pt-BR')).toBe('en');
+    expect(pickLocale('ar-EG')).toBe('ar');
+    // Hebrew, Persian, Urdu are not shipped: English words (and so an English, left-to-right layout).
+    expect(pickLocale('he')).toBe('en');
     expect(pickLocale(undefined)).toBe('en');
     const s = createStrings('es', { title: 'Ayuda Acme', nonsense: 'x' } as never);
     expect(s.title).toBe('Ayuda Acme');

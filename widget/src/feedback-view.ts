@@ -44,7 +44,9 @@ function scoreGroup(s: Strings, pick: (n: number) => void): HTMLElement {
     b.tabIndex = i === 0 ? 0 : -1;
     b.addEventListener('click', () => choose(i, false));
     b.addEventListener('keydown', (e) => {
-      const to = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: 4 }[e.key];
+      // Right to left, the next score is on the left.
+      const step = getComputedStyle(group).direction === 'rtl' ? -1 : 1;
+      const to = { ArrowRight: i + step, ArrowDown: i + 1, ArrowLeft: i - step, ArrowUp: i - 1, Home: 0, End: 4 }[e.key];
       if (to === undefined) return;
       e.preventDefault();
       choose((to + 5) % 5, true);
@@ -77,7 +79,7 @@ export function createFeedbackView(c: NodeContext, h: FeedbackHandlers): Feedbac
   });
   const commentId = 'pw-rating-comment';
   const label = el('label', { for: commentId, class: 'comment-label' }, s.ratingComment);
-  const comment = el('textarea', { id: commentId, class: 'comment', rows: '2', maxlength: String(MAX_COMMENT), 'data-testid': 'rating-comment' });
+  const comment = el('textarea', { id: commentId, class: 'comment', dir: 'auto', rows: '2', maxlength: String(MAX_COMMENT), 'data-testid': 'rating-comment' });
   const send = el('button', { type: 'submit', class: 'rate-send', 'data-testid': 'rating-send' }, s.ratingSend);
   send.disabled = true;
   card.append(el('p', { class: 'kicker' }, s.ratingTitle), scores, label, comment, send);

@@ -30,6 +30,7 @@ export function createHandoffBox(c: NodeContext, onContact: (email: string) => b
   const input = el('input', {
     id: 'parley-email',
     type: 'email',
+    dir: 'auto',
     autocomplete: 'email',
     inputmode: 'email',
     required: '',

@@ -1,12 +1,13 @@
 // Parley's embeddable widget. One script tag:
 //   <script src="https://parley.example.com/widget.js" data-server-url="…"
-//           data-customer-id="…" data-auth-token="…" data-accent="#0a7" data-locale="es"></script>
+//           data-customer-id="…" data-auth-token="…" data-accent="#0a7" data-locale="es" data-dir="auto"></script>
 // (or data-auth-url="/parley-token" instead of data-auth-token: sessions that renew themselves, see auth-url.ts;
 // data-auth-token alone with an identity token; data-visitors="true" alone for a visitor)
-// or window.Parley.init({ serverUrl, customerId, authToken, authUrl, theme, locale, strings, onAuthExpired }).
+// or window.Parley.init({ serverUrl, customerId, authToken, authUrl, theme, locale, dir, strings, onAuthExpired }).
 import { WIDGET_MAX_MESSAGE_CHARS } from '../../sdk/src/widget-limits.ts';
 import type { WidgetClientFrame, WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
 import { createRenewal } from './auth-url.ts';
+import { resolveDirection, type DirOption } from './direction.ts';
 import { createController } from './controller.ts';
 import { initialState } from './state.ts';
 import { createStrings, pickLocale, type Strings } from './strings.ts';
@@ -42,6 +43,11 @@ export interface InitOptions {
    * the page's `<html lang>`, then the browser's language, for the widget's words.
    */
   locale?: string;
+  /**
+   * Which way the widget is laid out: `auto` (the default) follows the language of its words (right to left for
+   * Arabic and Hebrew, mirrored); `rtl` or `ltr` say it, e.g. for `strings` of your own in a language it does not ship.
+   */
+  dir?: DirOption;
   /** Replaces any of the customer-facing strings of the chosen language. */
   strings?: Partial<Strings>;
   /**
@@ -86,6 +92,7 @@ function wsUrl(serverUrl: string): string {
 export function init(o: InitOptions): WidgetHandle {
   const warn = (line: string) => console.warn(line);
   const locale = pickLocale(o.locale ?? (document.documentElement.lang || navigator.language));
+  const dir = resolveDirection(o.dir, locale);
   let authToken = o.authToken;
   let customerId = o.customerId ?? '';
   const view = createView(
@@ -99,7 +106,7 @@ export function init(o: InitOptions): WidgetHandle {
       onResolve: (yes) => controller.resolve(yes),
       onRate: (score, comment) => controller.rate(score, comment),
     },
-    { strings: createStrings(locale, o.strings), locale, theme: resolveTheme(o.theme, warn), maxChars: WIDGET_MAX_MESSAGE_CHARS },
+    { strings: createStrings(locale, o.strings), locale, dir, theme: resolveTheme(o.theme, warn, dir), maxChars: WIDGET_MAX_MESSAGE_CHARS },
   );
   const visitor = visitorMemory(o.serverUrl);
   // The customer's locale for Parley: the page's choice, else the browser's language.
@@ -168,6 +175,7 @@ export function optionsFromDataset(d: DOMStringMap, scriptSrc: string): InitOpti
     authUrl: d.authUrl,
     email: d.email,
     locale: d.locale,
+    dir: d.dir === 'ltr' || d.dir === 'rtl' || d.dir === 'auto' ? d.dir : undefined,
     open: d.open === 'true',
     theme,
   };

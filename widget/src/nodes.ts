@@ -49,7 +49,7 @@ export function refreshTimes(root: ParentNode, c: NodeContext) {
 export function streamingNode(): { row: HTMLElement; text: HTMLElement } {
   const row = el('div', { class: 'row streaming', 'data-testid': 'streaming', 'data-role': 'assistant', 'aria-hidden': 'true' });
   const bubble = el('div', { class: 'msg' });
-  const text = el('span', { class: 'text' });
+  const text = el('span', { class: 'text', dir: 'auto' });
   bubble.append(text);
   row.append(bubble);
   return { row, text };
@@ -62,10 +62,11 @@ export function messageNode(b: Bubble, c: NodeContext): HTMLElement {
   else row.append(el('span', { class: 'sr' }, `${b.role === 'user' ? c.strings.you : c.strings.support}: `));
   const bubble = el('div', { class: 'msg' });
   if (b.proactive) bubble.append(el('span', { class: 'tag' }, c.strings.update), el('span', { class: 'sr' }, ': '));
-  if (b.role === 'user') bubble.append(el('span', { class: 'text' }, b.text));
+  // `dir="auto"`: each message runs the way its own words do (an English reply in an Arabic widget stays left to right).
+  if (b.role === 'user') bubble.append(el('span', { class: 'text', dir: 'auto' }, b.text));
   else {
     // Replies (the assistant's, a person's, proactive updates): a safe subset of Markdown, built as DOM nodes.
-    const text = el('div', { class: 'text md' });
+    const text = el('div', { class: 'text md', dir: 'auto' });
     text.append(renderMarkdown(b.text));
     bubble.append(text);
     if (b.role === 'assistant' && b.sources?.length) {

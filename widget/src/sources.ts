@@ -69,6 +69,7 @@ export function sourcesNode(doc: Document, sources: MessageSource[], strings: St
     const href = s.url ? safeHref(s.url) : undefined;
     const title = href ? anchor(doc, href) : doc.createElement('span');
     title.textContent = s.title;
+    title.setAttribute('dir', 'auto');
     li.append(title);
     list.append(li);
   }

@@ -1,5 +1,6 @@
 // Every word the customer sees, per language. `{name}` placeholders are filled by `fill`.
 // A host page picks the language with `locale` and may replace any string with `strings`.
+import { ar } from './strings-ar.ts';
 
 export interface Strings {
   title: string;
@@ -390,7 +391,7 @@ const fr: Strings = {
   agentTyping: '{name} écrit…',
 };
 
-export const LOCALES: Record<string, Strings> = { en, es, de, fr };
+export const LOCALES: Record<string, Strings> = { en, es, de, fr, ar };
 
 /** The shipped language closest to `wanted` ("es-MX" → es), English when none fits. */
 export function pickLocale(wanted: string | undefined): string {

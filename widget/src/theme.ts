@@ -6,6 +6,7 @@ export interface Theme {
   accent?: string;
   title?: string;
   subtitle?: string;
+  /** The corner of the launcher and the panel. Default: the end of a line (right; left in a right-to-left widget). */
   position?: 'left' | 'right';
   /** `auto` follows the visitor's system setting (prefers-color-scheme). Default `light`. */
   colorScheme?: 'light' | 'dark' | 'auto';
@@ -19,7 +20,7 @@ export interface ResolvedTheme {
   colorScheme: 'light' | 'dark' | 'auto';
 }
 
-export function resolveTheme(t: Theme = {}, warn: (line: string) => void = () => {}): ResolvedTheme {
+export function resolveTheme(t: Theme = {}, warn: (line: string) => void = () => {}, dir: 'ltr' | 'rtl' = 'ltr'): ResolvedTheme {
   const validColour = (c: string | undefined) => {
     if (!c) return undefined;
     if (typeof CSS !== 'undefined' && CSS.supports && !CSS.supports('color', c)) {
@@ -32,7 +33,7 @@ export function resolveTheme(t: Theme = {}, warn: (line: string) => void = () =>
     accent: validColour(t.accent),
     title: t.title || undefined,
     subtitle: t.subtitle ?? undefined,
-    position: t.position === 'left' ? 'left' : 'right',
+    position: t.position === 'left' || t.position === 'right' ? t.position : dir === 'rtl' ? 'left' : 'right',
     colorScheme: t.colorScheme === 'dark' || t.colorScheme === 'auto' ? t.colorScheme : 'light',
   };
 }

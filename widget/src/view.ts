@@ -26,6 +26,8 @@ export interface ViewHandlers {
 export interface ViewOptions {
   strings: Strings;
   locale: string;
+  /** The layout's direction (`dir` of the wrapper): set, so a right-to-left page never flips an English widget. */
+  dir?: 'ltr' | 'rtl';
   theme: ResolvedTheme;
   now?: () => number;
   /** The longest message the server takes (longer text is refused in the input, never cut). */
@@ -64,7 +66,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   const root = host.attachShadow({ mode: 'open' });
   const style = el('style');
   style.textContent = STYLES;
-  const wrap = el('div', { class: 'pw', lang: o.locale });
+  const wrap = el('div', { class: 'pw', lang: o.locale, dir: o.dir ?? 'ltr' });
 
   const launcher = el('button', { class: 'launcher', type: 'button', 'aria-label': s.openChat, 'aria-expanded': 'false', 'data-testid': 'launcher' });
   launcher.innerHTML = svg(ICON_CHAT, 'ic-open') + svg(ICON_DOWN, 'ic-close');
@@ -96,6 +98,8 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   // Several lines: Enter sends, Shift+Enter starts a new line. No maxlength (it cuts a paste without a word).
   const input = el('textarea', {
     id: 'parley-input',
+    // Each text its own way: Arabic typed in an English widget runs right to left, and English in an Arabic one left to right.
+    dir: 'auto',
     rows: '1',
     autocomplete: 'off',
     enterkeyhint: 'send',
