@@ -103,7 +103,7 @@ kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 4p
   .layout { grid-template-columns: 280px minmax(0, 1fr); grid-template-rows: auto minmax(0, 1fr) auto; }
   .left { grid-area: 1 / 1 / 2 / -1; border-right: 0; border-bottom: 1px solid var(--line); display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; }
   .views ul { display: flex; gap: 4px; } .view { width: auto; margin: 0; }
-  .search { margin: 0; min-width: 220px; } .settings { margin: 0; } .presence { display: flex; gap: 10px; }
+  .search { margin: 0; min-width: 220px; } .settings { margin: 0; } .presence { display: flex; gap: 10px; } .presence-note { margin: 0; }
   .middle { grid-area: 2 / 1; }
   .conversation { grid-area: 2 / 2 / 4 / 3; }
   .side-slot { grid-area: 3 / 1; max-height: 40vh; border-left: 0; border-top: 1px solid var(--line); border-right: 1px solid var(--line); }
