@@ -2,7 +2,7 @@
 // transcript (messages, the assistant's tool calls and confirmations, handoffs, internal notes) and the customer panel.
 // The composer (composer.ts) is kept across redraws so a half-written reply is never lost.
 import type { AgentPresence, ConversationWhole, TranscriptEntry } from './api.ts';
-import { fmtDay, fmtTime, h, json } from './dom.ts';
+import { fmtDay, fmtTime, h, json, webHref } from './dom.ts';
 import { customerName } from './list.ts';
 
 export interface Actions {
@@ -10,16 +10,6 @@ export interface Actions {
   release(): void;
   resolve(): void;
   assign(agentId: string): void;
-}
-
-/** An http(s) URL as the browser reads it, or undefined (no other scheme becomes a link). */
-function webHref(raw: string | undefined): string | undefined {
-  try {
-    const u = new URL(raw ?? '');
-    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** What the assistant's reply cited: numbered titles, linked (in a new tab) when the source has a web address. */

@@ -3,6 +3,7 @@
 // the frame (one zod schema for both ends) names the person typing until their message arrives.
 import { describe, expect, it } from 'vitest';
 import { WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
+import { webHref } from '../../inbox/src/dom.ts';
 import { transcriptOf } from '../../src/inbox/transcript.ts';
 import type { InboxThread, MessageRecord } from '../../src/store/model.ts';
 import { initialState, reduce } from '../../widget/src/state.ts';
@@ -60,6 +61,13 @@ describe('the conversation whole', () => {
     expect(cited).toEqual({ kind: 'assistant', id: 'r1', at: 1, text: 'Within 30 days [1], gift cards too [2].', sources });
     expect(plain).toEqual({ kind: 'assistant', id: 'r2', at: 2, text: 'Anything else?' });
     expect(unreadable).not.toHaveProperty('sources');
+  });
+
+  it("the inbox links a source's title only to an http(s) address", () => {
+    expect(webHref('https://help.example.com/returns')).toBe('https://help.example.com/returns');
+    expect(webHref('HTTP://Help.example.com/a b')).toBe('http://help.example.com/a%20b');
+    for (const bad of ['javascript:alert(1)', 'JavaScript:alert(1)', 'data:text/html,<b>x</b>', 'mailto:a@example.com', '/relative', '', undefined])
+      expect(webHref(bad)).toBeUndefined();
   });
 
   it('a call still running has its arguments and no outcome', () => {
