@@ -2,7 +2,7 @@
 // transcript (messages, the assistant's tool calls and confirmations, handoffs, internal notes) and the customer panel.
 // The composer (composer.ts) is kept across redraws so a half-written reply is never lost.
 import type { AgentPresence, ConversationWhole, TranscriptEntry } from './api.ts';
-import { fmtDay, fmtTime, h, json } from './dom.ts';
+import { fmtDay, fmtTime, h, json, webHref } from './dom.ts';
 import { customerName } from './list.ts';
 
 export interface Actions {
@@ -10,6 +10,17 @@ export interface Actions {
   release(): void;
   resolve(): void;
   assign(agentId: string): void;
+}
+
+/** What the assistant's reply cited: numbered titles, linked (in a new tab) when the source has a web address. */
+function sourcesNode(sources: NonNullable<Extract<TranscriptEntry, { kind: 'assistant' }>['sources']>): HTMLElement {
+  const list = h('ol', {});
+  for (const s of sources) {
+    const href = webHref(s.url);
+    const title = href ? h('a', { href, target: '_blank', rel: 'noopener noreferrer' }, s.title) : s.title;
+    list.append(h('li', { value: String(s.n), 'data-testid': 'source' }, title));
+  }
+  return h('div', { class: 'sources', 'data-testid': 'sources' }, h('p', {}, 'Sources'), list);
 }
 
 function entryNode(e: TranscriptEntry): HTMLElement {
@@ -23,6 +34,7 @@ function entryNode(e: TranscriptEntry): HTMLElement {
         { class: 'msg assistant', 'data-kind': 'assistant' },
         h('span', { class: 'by' }, e.proactive ? 'Assistant (proactive)' : 'Assistant', time),
         h('p', {}, e.text),
+        e.sources?.length ? sourcesNode(e.sources) : undefined,
       );
     case 'agent':
       return h('li', { class: 'msg agent', 'data-kind': 'agent' }, h('span', { class: 'by' }, e.author.name, time), h('p', {}, e.text));
@@ -55,6 +67,12 @@ function entryNode(e: TranscriptEntry): HTMLElement {
       );
     case 'handoff':
       return h('li', { class: 'act handoff', 'data-kind': 'handoff' }, h('span', { class: 'by' }, handoffText(e), time));
+    case 'resolved':
+      return h(
+        'li',
+        { class: 'act resolved', 'data-kind': 'resolved' },
+        h('span', { class: 'by' }, `Resolved by ${e.by.name}${e.released ? ': back to the assistant' : ''}`, time),
+      );
   }
 }
 
@@ -85,7 +103,12 @@ export function notesOnlyWhy(i: ConversationWhole['item'], me: { agentId: string
   return undefined;
 }
 
-export function renderHeader(w: ConversationWhole, me: { agentId: string; role: string }, agents: AgentPresence[], a: Actions): HTMLElement {
+/** An agent in the Assign list: the name and presence ("unknown" while the live feed is down). */
+export const assignLabel = (ag: { name: string; presence: string }) => `${ag.name} (${ag.presence})`;
+
+type ShownAgent = Omit<AgentPresence, 'presence'> & { presence: string };
+
+export function renderHeader(w: ConversationWhole, me: { agentId: string; role: string }, agents: ShownAgent[], a: Actions): HTMLElement {
   const i = w.item;
   const mine = i.holder?.agentId === me.agentId;
   // Someone else's: Claim stays (it answers who has it), the rest is the holder's or an admin's.
@@ -98,7 +121,7 @@ export function renderHeader(w: ConversationWhole, me: { agentId: string; role: 
   }
   if (i.handoff && mayAct) {
     const select = h('select', { id: 'assign', 'data-testid': 'assign' }, h('option', { value: '' }, 'Assign to…'));
-    for (const ag of agents) if (ag.agentId !== i.holder?.agentId) select.append(h('option', { value: ag.agentId }, `${ag.name} (${ag.presence})`));
+    for (const ag of agents) if (ag.agentId !== i.holder?.agentId) select.append(h('option', { value: ag.agentId }, assignLabel(ag)));
     select.addEventListener('change', () => select.value && a.assign(select.value));
     const release = h('button', { type: 'button', 'data-testid': 'release', title: 'Give the conversation back to the assistant' }, 'Release');
     release.addEventListener('click', a.release);

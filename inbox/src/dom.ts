@@ -1,4 +1,4 @@
-// Small DOM helpers: elements with attributes and children (text always as text nodes), times.
+// Small DOM helpers: elements with attributes and children (text always as text nodes), times, link addresses.
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   attrs: Record<string, string | undefined> = {},
@@ -34,3 +34,13 @@ export const json = (v: unknown) => {
   }
   return JSON.stringify(v, null, 2);
 };
+
+/** An http(s) URL as the browser reads it, or undefined (no other scheme becomes a link). */
+export function webHref(raw: string | undefined): string | undefined {
+  try {
+    const u = new URL(raw ?? '');
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -15,7 +15,7 @@ import {
   type SignedIn,
 } from './api.ts';
 import { createComposer, type Composer } from './composer.ts';
-import { notesOnlyWhy, renderCustomer, renderHeader, renderTranscript } from './conversation.ts';
+import { assignLabel, notesOnlyWhy, renderCustomer, renderHeader, renderTranscript } from './conversation.ts';
 import { h } from './dom.ts';
 import { customerName, renderList, renderNav, tickTimers, type View } from './list.ts';
 import { connectLive } from './live.ts';
@@ -34,6 +34,10 @@ interface App {
   agents: AgentPresence[];
   /** The last presence the feed told (it may come before the agents' list). */
   online: Map<string, string>;
+  /** Whether the live feed is up. */
+  live: boolean;
+  /** The feed was lost since presence was last told: nobody's presence is known (none is shown) until it is again. */
+  presenceStale: boolean;
   replies: SavedReplyView[];
   /** Handoffs already announced (a refresh does not announce them again). */
   known: Set<string>;
@@ -104,7 +108,7 @@ function drawConversation(a: App) {
   };
   const composer = composerOf(a, id);
   composer.notesOnly(notesOnlyWhy(w.item, a.me));
-  a.shell.convSlot.replaceChildren(renderHeader(w, a.me, a.agents, actions), transcript, composer.root);
+  a.shell.convSlot.replaceChildren(renderHeader(w, a.me, shownAgents(a), actions), transcript, composer.root);
   a.shell.sideSlot.replaceChildren(renderCustomer(w, (other) => void openConversation(a, other)));
   transcript.scrollTop = transcript.scrollHeight;
 }
@@ -168,12 +172,36 @@ function move(a: App, by: number) {
   );
 }
 
+/** The team with their presence as far as it is known: "unknown" for everyone while the feed is (or was) down. */
+const shownAgents = (a: App) => a.agents.map((x) => ({ agentId: x.agentId, name: x.name, presence: a.presenceStale ? 'unknown' : x.presence }));
+
+/** The presence list (and the Assign list's labels); `rows`: what the feed told, now known. */
 function drawPresence(a: App, rows?: { agentId: string; presence: string }[]) {
-  if (rows) a.online = new Map(rows.map((r) => [r.agentId, r.presence]));
+  if (rows) {
+    a.online = new Map(rows.map((r) => [r.agentId, r.presence]));
+    a.presenceStale = false;
+  }
   a.agents = a.agents.map((x) => Object.assign({}, x, { presence: a.online.get(x.agentId) ?? 'offline' }));
+  const shown = shownAgents(a);
+  a.shell.presenceNote.textContent = a.presenceStale ? 'Presence unknown while offline' : '';
   a.shell.presence.replaceChildren(
-    ...a.agents.map((x) => h('li', { class: `p-${x.presence}` }, h('span', { class: 'dot', 'aria-hidden': 'true' }), `${x.name} · ${x.presence}`)),
+    ...shown.map((x) => h('li', { class: `p-${x.presence}` }, h('span', { class: 'dot', 'aria-hidden': 'true' }), `${x.name} · ${x.presence}`)),
   );
+  for (const o of a.shell.convSlot.querySelectorAll<HTMLOptionElement>('#assign option:not([value=""])')) {
+    const x = shown.find((ag) => ag.agentId === o.value);
+    if (x) o.textContent = assignLabel(x);
+  }
+}
+
+/** The team from the server; with the feed up, their presence too when the feed has not told it since it was lost. */
+async function refreshAgents(a: App) {
+  const items = (await api.agents()).items;
+  a.agents = items;
+  if ((a.presenceStale && a.live) || a.online.size === 0) {
+    a.online = new Map(items.filter((x) => x.presence !== 'offline').map((x) => [x.agentId, x.presence]));
+    if (a.live) a.presenceStale = false;
+  }
+  drawPresence(a);
 }
 
 function onEvent(a: App, e: InboxEventFrame) {
@@ -215,8 +243,7 @@ function installKeys(a: App, signal: AbortSignal) {
 async function addAgent(a: App, name: string, email: string, role: 'agent' | 'admin'): Promise<string> {
   try {
     const r = await api.createAgent(name, email, role);
-    a.agents = (await api.agents()).items;
-    drawPresence(a);
+    await refreshAgents(a);
     return `Send ${name} this link to choose a password: ${new URL(r.setPasswordUrl, location.href).href}`;
   } catch (err) {
     return err instanceof Refused ? err.message : String(err);
@@ -231,13 +258,32 @@ function start(root: HTMLElement, person: SignedIn) {
     me.name,
     alerts.settings(() => alerts.title(a.list?.counts.waiting ?? 0)),
   );
-  const a: App = { root, me, view: 'waiting', q: '', agents: [], online: new Map(), replies: [], known: new Set(), shell, alerts };
+  const a: App = {
+    root,
+    me,
+    view: 'waiting',
+    q: '',
+    agents: [],
+    online: new Map(),
+    live: false,
+    presenceStale: false,
+    replies: [],
+    known: new Set(),
+    shell,
+    alerts,
+  };
   const live = connectLive({
     status: (st) => {
       shell.liveState.textContent = st === 'live' ? 'Live' : 'Connection lost: reconnecting…';
       shell.liveState.classList.toggle('down', st !== 'live');
+      a.live = st === 'live';
+      // Who is here is no longer known: presence is not claimed until the server tells it again.
+      if (!a.live) {
+        a.presenceStale = true;
+        drawPresence(a);
+      }
     },
-    connected: () => void Promise.all([refreshList(a), refreshConversation(a)]).catch((err) => fail(a, err)),
+    connected: () => void Promise.all([refreshList(a), refreshConversation(a), a.presenceStale ? refreshAgents(a) : undefined]).catch((err) => fail(a, err)),
     presence: (p) => drawPresence(a, p.agents),
     event: (e) => onEvent(a, e),
   });
@@ -258,14 +304,7 @@ function start(root: HTMLElement, person: SignedIn) {
   drawList(a);
   installKeys(a, ended.signal);
   const timers = setInterval(() => tickTimers(shell.listSlot, Date.now(), a.list?.slaMinutes ?? 5), 1000);
-  void Promise.all([api.agents(), api.savedReplies()])
-    .then(([agents, replies]) => {
-      a.agents = agents.items;
-      a.replies = replies.items;
-      if (a.online.size === 0) a.online = new Map(agents.items.filter((x) => x.presence !== 'offline').map((x) => [x.agentId, x.presence]));
-      drawPresence(a);
-    })
-    .catch((err) => fail(a, err));
+  void Promise.all([refreshAgents(a), api.savedReplies().then((r) => (a.replies = r.items))]).catch((err) => fail(a, err));
 }
 
 function main(root: HTMLElement, message?: string) {

@@ -8,6 +8,8 @@ export interface Shell {
   toast: HTMLElement;
   liveState: HTMLElement;
   presence: HTMLElement;
+  /** Says why presence is not shown (the live feed is down); empty otherwise. */
+  presenceNote: HTMLElement;
   navSlot: HTMLElement;
   search: HTMLInputElement;
   listSlot: HTMLElement;
@@ -21,6 +23,7 @@ export function createShell(name: string, alertSettings: HTMLElement): Shell {
   const toast = h('p', { class: 'toast', role: 'status', 'data-testid': 'toast' });
   const liveState = h('span', { class: 'live', 'data-testid': 'live-state' }, 'Connecting…');
   const presence = h('ul', { class: 'presence', 'aria-label': 'Agents', 'data-testid': 'presence' });
+  const presenceNote = h('p', { class: 'hint presence-note', 'data-testid': 'presence-note' });
   const navSlot = h('div', { class: 'nav-slot' });
   const search = h('input', { type: 'search', id: 'search', 'data-testid': 'search', placeholder: 'Email, id, phone or words' });
   const listSlot = h('div', { class: 'list-slot' });
@@ -44,6 +47,7 @@ export function createShell(name: string, alertSettings: HTMLElement): Shell {
         h('div', { class: 'search' }, h('label', { for: 'search' }, 'Search customers'), search),
         settings,
         h('h2', { class: 'sr' }, 'Agents'),
+        presenceNote,
         presence,
       ),
       h('main', { class: 'middle' }, h('h2', { class: 'sr' }, 'Conversations'), listSlot),
@@ -52,5 +56,5 @@ export function createShell(name: string, alertSettings: HTMLElement): Shell {
     ),
     toast,
   ];
-  return { root, toast, liveState, presence, navSlot, search, listSlot, convSlot, sideSlot, settings, signOut };
+  return { root, toast, liveState, presence, presenceNote, navSlot, search, listSlot, convSlot, sideSlot, settings, signOut };
 }

@@ -54,7 +54,7 @@ input[type=text], input[type=search], input[type=email], input[type=password], s
 .actions { display: flex; gap: 6px; flex-wrap: wrap; align-items: center; }
 .actions select { width: auto; max-width: 12em; }
 .transcript { list-style: none; margin: 0; padding: 16px; flex: 1; overflow: auto; display: flex; flex-direction: column; gap: 10px; background: var(--bg); }
-.transcript li { max-width: 78%; border-radius: 10px; padding: 8px 12px; background: var(--panel); border: 1px solid var(--line); }
+.transcript > li { max-width: 78%; border-radius: 10px; padding: 8px 12px; background: var(--panel); border: 1px solid var(--line); }
 .transcript p { margin: 4px 0 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .transcript .by { display: flex; flex-wrap: wrap; gap: 0 8px; font-size: 12px; font-weight: 600; color: var(--muted); }
 .transcript time { font-weight: 400; }
@@ -62,8 +62,10 @@ input[type=text], input[type=search], input[type=email], input[type=password], s
 .msg.assistant, .msg.agent { align-self: flex-end; }
 .msg.agent { background: var(--agent); border-color: #a8c7fa; }
 .msg.note { align-self: stretch; max-width: none; background: var(--note); border: 1px dashed var(--note-line); }
+.sources { margin-top: 6px; padding-top: 4px; border-top: 1px solid var(--line); font-size: 12px; color: var(--muted); }
+.sources p { margin: 0; font-weight: 600; } .sources ol { margin: 0; padding-left: 20px; } .sources a { color: inherit; }
 .act { align-self: center; max-width: 92% !important; background: var(--tool) !important; font-size: 13px; }
-.act.handoff { background: var(--panel) !important; }
+.act.handoff, .act.resolved { background: var(--panel) !important; } .act.resolved .by { color: var(--ok); }
 .act.confirmation.approved .by, .act.tool.ok .by { color: var(--ok); }
 .act.tool.failed .by, .act.confirmation.denied .by { color: var(--late); }
 .act .args { display: block; margin-top: 4px; font-size: 12px; overflow-wrap: anywhere; }
@@ -85,6 +87,8 @@ input[type=text], input[type=search], input[type=email], input[type=password], s
 .presence li { display: flex; gap: 6px; align-items: center; font-size: 13px; padding: 2px 0; }
 .dot { flex: none; width: 8px; height: 8px; border-radius: 50%; background: #8c959f; }
 .p-online .dot { background: var(--ok); } .p-away .dot { background: #bf8700; }
+.p-unknown { color: var(--muted); } .p-unknown .dot { background: none; border: 1px solid #8c959f; }
+.presence-note:empty { display: none; } .presence-note { margin-bottom: 4px; }
 .settings { margin: 12px 0; font-size: 13px; } .settings summary { cursor: pointer; color: var(--accent); }
 .alerts { border: 1px solid var(--line); border-radius: 6px; margin: 8px 0; padding: 6px 10px; }
 .add-agent { display: grid; gap: 4px; margin-top: 8px; } .add-agent .hint { overflow-wrap: anywhere; }
@@ -99,7 +103,7 @@ kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 4p
   .layout { grid-template-columns: 280px minmax(0, 1fr); grid-template-rows: auto minmax(0, 1fr) auto; }
   .left { grid-area: 1 / 1 / 2 / -1; border-right: 0; border-bottom: 1px solid var(--line); display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; }
   .views ul { display: flex; gap: 4px; } .view { width: auto; margin: 0; }
-  .search { margin: 0; min-width: 220px; } .settings { margin: 0; } .presence { display: flex; gap: 10px; }
+  .search { margin: 0; min-width: 220px; } .settings { margin: 0; } .presence { display: flex; gap: 10px; } .presence-note { margin: 0; }
   .middle { grid-area: 2 / 1; }
   .conversation { grid-area: 2 / 2 / 4 / 3; }
   .side-slot { grid-area: 3 / 1; max-height: 40vh; border-left: 0; border-top: 1px solid var(--line); border-right: 1px solid var(--line); }

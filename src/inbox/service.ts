@@ -129,7 +129,7 @@ export function createInboxService(d: InboxServiceDeps) {
       const c = await summary(conversationId);
       const [item] = await itemsOf(d, a.agentId, [c]);
       const records = (await store.history.page(conversationId, { limit: TRANSCRIPT_RECORDS })).map((p) => p.record);
-      const transcript = transcriptOf(records, await store.agentInbox.notes(conversationId));
+      const transcript = transcriptOf(records, await store.agentInbox.notes(conversationId), await store.agentInbox.thread(conversationId));
       const customer = await d.customers.get(c.customerId);
       const otherIds = (['web', 'whatsapp'] as const).map((ch) => conversationIdFor(c.customerId, ch)).filter((id) => id !== conversationId);
       const others = (await store.conversations.summaries({ ids: otherIds, limit: 2 })).map((o) =>

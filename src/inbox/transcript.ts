@@ -1,8 +1,11 @@
 // Pure: a conversation, whole, from its stored history records and its internal notes: the customer's, the
 // assistant's, agents' and proactive messages, each tool call (the `invoked` record and its `result`/`error` record
 // become one entry, at the time it was called), each confirmation and its outcome, handoffs and releases, and the
-// notes, in order of time (ties: history before notes, history in its own order).
-import type { InboxNote, MessageRecord } from '../store/model.ts';
+// notes, in order of time (ties: history before notes, history in its own order). An assistant's reply keeps the
+// sources it cites. The inbox thread's resolution becomes a `resolved` entry: in place of the release it ended (the
+// first release after the handoff it resolved), or at its own time when it ended none.
+import { sourcesOf } from '../conversations/history.ts';
+import type { InboxNote, InboxThread, MessageRecord } from '../store/model.ts';
 import type { TranscriptEntry } from './wire.ts';
 
 type ToolEntry = Extract<TranscriptEntry, { kind: 'tool' }>;
@@ -18,8 +21,13 @@ function messageEntry(r: MessageRecord): TranscriptEntry | undefined {
   switch (r.role) {
     case 'user':
       return { kind: 'customer', id: r.id, at: r.at, text: r.text };
-    case 'assistant':
-      return r.proactive ? { kind: 'assistant', id: r.id, at: r.at, text: r.text, proactive: true } : { kind: 'assistant', id: r.id, at: r.at, text: r.text };
+    case 'assistant': {
+      const e: Extract<TranscriptEntry, { kind: 'assistant' }> = { kind: 'assistant', id: r.id, at: r.at, text: r.text };
+      if (r.proactive) e.proactive = true;
+      const sources = sourcesOf(r);
+      if (sources) e.sources = sources;
+      return e;
+    }
     case 'agent':
       return { kind: 'agent', id: r.id, at: r.at, text: r.text, author: (d.author as { name: string; agentId?: string }) ?? { name: 'Agent' } };
     case 'confirmation': {
@@ -41,7 +49,27 @@ function messageEntry(r: MessageRecord): TranscriptEntry | undefined {
   }
 }
 
-export function transcriptOf(records: MessageRecord[], notes: InboxNote[]): TranscriptEntry[] {
+/**
+ * The resolution of `thread` as an entry, and the id of the release record it stands in for: the first release after
+ * the handoff the resolve ended (the `requested` record at `handoffSince`), when that release was an agent's.
+ */
+function resolution(records: MessageRecord[], thread: InboxThread | undefined) {
+  if (thread?.resolvedAt === undefined || !thread.resolvedBy) return undefined;
+  const by = { agentId: thread.resolvedBy.agentId, name: thread.resolvedBy.name };
+  const phase = (r: MessageRecord) => (r.role === 'handoff' ? String(r.data?.phase ?? r.text) : undefined);
+  const asked = records.findIndex((r) => phase(r) === 'requested' && r.at === thread.handoffSince);
+  const release = asked < 0 ? undefined : records.slice(asked + 1).find((r) => phase(r) === 'released');
+  if (release && release.data?.by === 'agent') {
+    const entry: TranscriptEntry = { kind: 'resolved', id: release.id, at: release.at, by, released: true };
+    return { entry, replaces: release.id };
+  }
+  const entry: TranscriptEntry = { kind: 'resolved', id: `resolved:${thread.resolvedAt}`, at: thread.resolvedAt, by };
+  return { entry, replaces: undefined };
+}
+
+/** `thread`: the conversation's inbox thread, whose resolution (if any) the transcript shows. */
+export function transcriptOf(records: MessageRecord[], notes: InboxNote[], thread?: InboxThread): TranscriptEntry[] {
+  const resolved = resolution(records, thread);
   const out: TranscriptEntry[] = [];
   const calls = new Map<string, ToolEntry>();
   const answered = new Map<string, Extract<TranscriptEntry, { kind: 'confirmation' }>>();
@@ -53,7 +81,7 @@ export function transcriptOf(records: MessageRecord[], notes: InboxNote[]): Tran
         answer.receipt = { ok: r.data?.outcome === 'done', text: r.text };
         continue;
       }
-      const e = messageEntry(r);
+      const e = resolved && r.id === resolved.replaces ? resolved.entry : messageEntry(r);
       // The answer's id is `<confirmation id>:<outcome>`: the receipt finds it by the confirmation's id.
       if (e?.kind === 'confirmation' && e.outcome !== 'requested') answered.set(callIdOf(e.id), e);
       if (e) out.push(e);
@@ -75,6 +103,7 @@ export function transcriptOf(records: MessageRecord[], notes: InboxNote[]): Tran
       if (typeof d.durationMs === 'number') call.durationMs = d.durationMs;
     }
   }
+  if (resolved && !resolved.replaces) out.push(resolved.entry);
   for (const n of notes) out.push({ kind: 'note', id: n.id, at: n.at, text: n.text, author: n.author });
   // A stable sort: history keeps its own order, notes fall in by time.
   return out

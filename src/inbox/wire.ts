@@ -1,6 +1,7 @@
 // The agent inbox's messages (/api/v1/inbox/…, its live socket), one zod schema each, shared by the server and the
 // inbox page (which imports the types, and the live frames' schemas to read what it is sent).
 import { z } from 'zod';
+import type { MessageSource } from '../../sdk/src/widget-protocol.ts';
 
 const Text = z.string().trim().min(1, 'must not be empty').max(4000);
 
@@ -56,7 +57,9 @@ export interface InboxList {
 
 /** One line of a conversation, whole: messages, what the assistant did, handoffs and internal notes, in order. */
 export type TranscriptEntry =
-  | { kind: 'customer' | 'assistant'; id: string; at: number; text: string; proactive?: boolean }
+  | { kind: 'customer'; id: string; at: number; text: string }
+  /** `sources`: what a reply from the company's knowledge cites (as the widget shows them). */
+  | { kind: 'assistant'; id: string; at: number; text: string; proactive?: boolean; sources?: MessageSource[] }
   | { kind: 'agent'; id: string; at: number; text: string; author: { name: string; agentId?: string } }
   | {
       kind: 'tool';
@@ -72,7 +75,12 @@ export type TranscriptEntry =
     }
   | { kind: 'confirmation'; id: string; at: number; name?: string; outcome: string; text: string; receipt?: { ok: boolean; text: string } }
   | { kind: 'handoff'; id: string; at: number; phase: string; reason?: string; by?: string; agent?: string }
-  | { kind: 'note'; id: string; at: number; text: string; author: InboxAgentRef };
+  | { kind: 'note'; id: string; at: number; text: string; author: InboxAgentRef }
+  /**
+   * The conversation was resolved by `by`. `released`: the resolve ended a handoff (it went back to the assistant): the
+   * entry stands in for that release, at its time; otherwise it is at the time of the resolve.
+   */
+  | { kind: 'resolved'; id: string; at: number; by: InboxAgentRef; released?: boolean };
 
 export interface ConversationWhole {
   item: InboxItem;

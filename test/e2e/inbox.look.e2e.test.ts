@@ -6,8 +6,9 @@
 // and its focus ring is inside the list; the offline notice and a search with no match say what they mean; a cut
 // saved reply ends with "…"; a conversation a teammate holds offers Claim and notes only, and its customer's address has
 // the panel's width; at 768 px the composer's Send button is on the screen and a toast leaves it free. The lost live
-// connection is said loudly, and the page is Live again after the server restarts. axe-core finds no violations.
-// Screenshots: test-artifacts/inbox-look-{1280,1280-held,768,768-claimed,down}.png.
+// connection is said loudly, presence is shown as unknown (not online) while it is down, and the page is Live again,
+// with presence told by the server, after the server restarts. axe-core finds no violations.
+// Screenshots: test-artifacts/inbox-look-{1280,1280-held,768,768-claimed,down,down-768,back-768}.png.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -250,29 +251,60 @@ describe('the agent inbox when the server goes away (Chromium)', () => {
   let own: TestParley | undefined;
   afterAll(() => own?.close());
 
-  it('says the connection is lost, loudly; a failed call says Parley cannot be reached; Live again after a restart', async () => {
+  it('says the connection is lost, loudly; a failed call says Parley cannot be reached; presence is not claimed meanwhile; Live again after a restart', async () => {
     const port = await freePort();
     const storagePath = tempDir();
     own = await startParley({ port, storagePath });
-    const { token } = await createAgent(own, { email: 'ada@example.com', name: 'Ada' });
-    expect((await post(own, '/api/v1/agents/set-password', { token, password: PASSWORD })).status).toBe(200);
+    for (const name of ['Ada', 'Bob']) {
+      const { token } = await createAgent(own, { email: `${name.toLowerCase()}@example.com`, name });
+      expect((await post(own, '/api/v1/agents/set-password', { token, password: PASSWORD })).status).toBe(200);
+    }
+    // A customer handed over: Ada has the conversation open, with its Assign list (the team, and their presence).
+    const w = await startWidgetSession(own.url(), { customerId: 'down', email: 'down@example.com' });
+    w.send({ type: 'message', id: 'm1', text: 'hello' });
+    await w.next((f) => f.type === 'message' && f.role === 'assistant', DEADLINE);
+    w.close();
+    const handoff = await fetch(`${own.url()}/conversations/conv_web_down/handoff`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(handoff.status).toBe(200);
     const page = await signedIn(own.url(), 1280, 800);
     await withScreenshotOnFailure(page, 'inbox-look-down', async () => {
       const live = page.locator('[data-testid=live-state]');
+      const presence = page.locator('[data-testid=presence] li');
+      const note = page.locator('[data-testid=presence-note]');
+      const assignable = () => page.locator('[data-testid=assign] option:not([value=""])').allTextContents();
+      await page.locator('[data-testid=conversation-item][data-id=conv_web_down]').click({ timeout: DEADLINE });
+      await expect.poll(() => presence.allTextContents(), { timeout: DEADLINE }).toEqual(['Ada · online', 'Bob · offline']);
+      await expect.poll(assignable, { timeout: DEADLINE }).toEqual(['Ada (online)', 'Bob (offline)']);
       const calm = await live.evaluate((e) => getComputedStyle(e).color);
       await own!.close();
       own = undefined;
       await expect.poll(() => live.textContent(), { timeout: DEADLINE }).toBe('Connection lost: reconnecting…');
       expect(await live.evaluate((e) => getComputedStyle(e).color)).not.toBe(calm);
       expect(await live.evaluate((e) => getComputedStyle(e).fontWeight)).toBe('600');
+      // Nobody is claimed online (nor offline) while the feed is down, oneself included; the list says why.
+      expect(await presence.allTextContents()).toEqual(['Ada · unknown', 'Bob · unknown']);
+      expect(await note.textContent()).toBe('Presence unknown while offline');
+      expect(await assignable()).toEqual(['Ada (unknown)', 'Bob (unknown)']);
       await page.locator('[data-testid=search]').fill('someone');
       await expect.poll(() => page.locator('[data-testid=toast]').textContent(), { timeout: DEADLINE }).toBe('Parley cannot be reached: try again in a moment');
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: join(ARTIFACTS, 'inbox-look-down.png') });
       expect(await axeViolations(page)).toEqual([]);
+      await page.setViewportSize({ width: 768, height: 1024 });
+      await page.screenshot({ path: join(ARTIFACTS, 'inbox-look-down-768.png') });
+      expect(await axeViolations(page)).toEqual([]);
       own = await startParley({ port, storagePath });
       await expect.poll(() => live.textContent(), { timeout: 30_000 }).toBe('Live');
       expect(await live.evaluate((e) => getComputedStyle(e).color)).toBe(calm);
+      // Told again by the server once the feed is back.
+      await expect.poll(() => presence.allTextContents(), { timeout: DEADLINE }).toEqual(['Ada · online', 'Bob · offline']);
+      expect(await note.textContent()).toBe('');
+      await expect.poll(assignable, { timeout: DEADLINE }).toEqual(['Ada (online)', 'Bob (offline)']);
+      await page.screenshot({ path: join(ARTIFACTS, 'inbox-look-back-768.png') });
     });
-  });
+  }, 120_000);
 });

@@ -2,7 +2,7 @@
 // whose assistant called a tool and had a write confirmed before the customer asked for a person. The claim race
 // (one 409 naming the holder), the conversation whole (the tool call with its arguments and result, the confirmation
 // and its outcome, the handoff), notes that never reach the customer, typing and the agent's name on the widget,
-// assign, search, resolve; and refusals without a session or CSRF token.
+// assign, search, resolve (the transcript says who resolved it); and refusals without a session or CSRF token.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SignedInAgent } from '../support/agents.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
@@ -148,6 +148,11 @@ describe('the agent inbox API', () => {
     const list = await inboxApi(p, ada).list('resolved');
     expect(list.items.map((i: { conversationId: string }) => i.conversationId)).toEqual([conversationId]);
     expect(list.items[0].resolvedBy).toEqual({ agentId: bob.agentId, name: 'Bob' });
+    // The transcript says who resolved it (not "released"), where it went back to the assistant.
+    const { transcript } = await inboxApi(p, ada).whole(conversationId);
+    expect(transcript.filter((e: { kind: string; phase?: string }) => e.kind === 'resolved' || e.phase === 'released')).toEqual([
+      expect.objectContaining({ kind: 'resolved', by: { agentId: bob.agentId, name: 'Bob' }, released: true }),
+    ]);
     expect(list.counts).toEqual({ waiting: 0, mine: 0, open: 0 });
   });
 

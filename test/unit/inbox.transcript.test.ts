@@ -3,8 +3,9 @@
 // the frame (one zod schema for both ends) names the person typing until their message arrives.
 import { describe, expect, it } from 'vitest';
 import { WidgetServerFrame } from '../../sdk/src/widget-protocol.ts';
+import { webHref } from '../../inbox/src/dom.ts';
 import { transcriptOf } from '../../src/inbox/transcript.ts';
-import type { MessageRecord } from '../../src/store/model.ts';
+import type { InboxThread, MessageRecord } from '../../src/store/model.ts';
 import { initialState, reduce } from '../../widget/src/state.ts';
 
 const rec = (id: string, role: MessageRecord['role'], at: number, text = '', data?: Record<string, unknown>): MessageRecord =>
@@ -44,9 +45,75 @@ describe('the conversation whole', () => {
     expect(t[8]).toMatchObject({ kind: 'agent', author: { name: 'Ada' } });
   });
 
+  it("an assistant's reply keeps the sources it cites (the widget's shape); unreadable ones are left out", () => {
+    const sources = [
+      { n: 1, title: 'Returns and refunds', url: 'https://help.example.com/returns' },
+      { n: 2, title: 'Gift cards' },
+    ];
+    const [cited, plain, unreadable] = transcriptOf(
+      [
+        rec('r1', 'assistant', 1, 'Within 30 days [1], gift cards too [2].', { sources }),
+        rec('r2', 'assistant', 2, 'Anything else?'),
+        rec('r3', 'assistant', 3, 'Odd.', { sources: [{ title: 'no number' }] }),
+      ],
+      [],
+    );
+    expect(cited).toEqual({ kind: 'assistant', id: 'r1', at: 1, text: 'Within 30 days [1], gift cards too [2].', sources });
+    expect(plain).toEqual({ kind: 'assistant', id: 'r2', at: 2, text: 'Anything else?' });
+    expect(unreadable).not.toHaveProperty('sources');
+  });
+
+  it("the inbox links a source's title only to an http(s) address", () => {
+    expect(webHref('https://help.example.com/returns')).toBe('https://help.example.com/returns');
+    expect(webHref('HTTP://Help.example.com/a b')).toBe('http://help.example.com/a%20b');
+    for (const bad of ['javascript:alert(1)', 'JavaScript:alert(1)', 'data:text/html,<b>x</b>', 'mailto:a@example.com', '/relative', '', undefined])
+      expect(webHref(bad)).toBeUndefined();
+  });
+
   it('a call still running has its arguments and no outcome', () => {
     const [call] = transcriptOf([rec('x:invoked', 'tool', 1, '', { phase: 'invoked', name: 'slow', args: { a: 1 } })], []);
     expect(call).toEqual({ kind: 'tool', id: 'x', at: 1, name: 'slow', args: { a: 1 } });
+  });
+});
+
+describe('a resolution in the transcript', () => {
+  const ada = { agentId: 'ag_1', name: 'Ada' };
+  const thread = (handoffSince: number, resolvedAt?: number): InboxThread =>
+    resolvedAt === undefined
+      ? { conversationId: 'c', handoffSince, updatedAt: 1 }
+      : { conversationId: 'c', handoffSince, resolvedAt, resolvedBy: ada, updatedAt: resolvedAt };
+  const handedOverTwice = [
+    rec('m1', 'user', 1, 'a person please'),
+    rec('h:1', 'handoff', 2, 'requested', { phase: 'requested', source: 'model' }),
+    rec('r:1', 'handoff', 3, 'released', { phase: 'released', by: 'agent' }),
+    rec('m2', 'user', 4, 'again, please'),
+    rec('h:4', 'handoff', 5, 'requested', { phase: 'requested', source: 'api' }),
+    rec('a1', 'agent', 6, 'Done.', { author: ada }),
+    rec('r:4', 'handoff', 7, 'released', { phase: 'released', by: 'agent' }),
+    rec('m3', 'user', 9, 'thanks'),
+  ];
+
+  it('a resolve that ended a handoff stands in for its release, at its time; an earlier release stays a release', () => {
+    const t = transcriptOf(handedOverTwice, [], thread(5, 8));
+    expect(t.map((e) => e.kind)).toEqual(['customer', 'handoff', 'handoff', 'customer', 'handoff', 'agent', 'resolved', 'customer']);
+    expect(t[2]).toMatchObject({ kind: 'handoff', phase: 'released', by: 'agent' });
+    expect(t[6]).toEqual({ kind: 'resolved', id: 'r:4', at: 7, by: ada, released: true });
+  });
+
+  it("a resolve with no handoff (or whose release was not an agent's) is an entry of its own, at the time it was resolved", () => {
+    const idle = handedOverTwice.map((r) => (r.id === 'r:4' ? rec('r:4', 'handoff', 7, 'released', { phase: 'released', by: 'idle' }) : r));
+    for (const [records, since] of [
+      [handedOverTwice, 0],
+      [idle, 5],
+    ] as const) {
+      const t = transcriptOf([...records], [{ id: 'n1', conversationId: 'c', author: ada, text: 'closing', at: 8 }], thread(since, 8));
+      expect(t.map((e) => e.kind)).toEqual(['customer', 'handoff', 'handoff', 'customer', 'handoff', 'agent', 'handoff', 'resolved', 'note', 'customer']);
+      expect(t[7]).toEqual({ kind: 'resolved', id: 'resolved:8', at: 8, by: ada });
+    }
+  });
+
+  it('a thread not resolved (or none) adds nothing', () => {
+    for (const t of [undefined, thread(5)]) expect(transcriptOf(handedOverTwice, [], t).map((e) => e.kind)).not.toContain('resolved');
   });
 });
 
