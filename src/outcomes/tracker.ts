@@ -67,7 +67,8 @@ export function factOf({ o, at }: Pending): OutcomeFact | undefined {
 /** A stored history record as a fact (the sweep's catch-up). */
 export function historyFact(m: MessageRecord): OutcomeFact | undefined {
   if (m.role === 'user') return { kind: 'customer', at: m.at, text: m.text };
-  if (m.role === 'assistant') return m.data?.unanswered === true ? { kind: 'reply', at: m.at, text: m.text, unanswered: true } : { kind: 'reply', at: m.at, text: m.text };
+  if (m.role === 'assistant')
+    return m.data?.unanswered === true ? { kind: 'reply', at: m.at, text: m.text, unanswered: true } : { kind: 'reply', at: m.at, text: m.text };
   if (m.role === 'agent') return { kind: 'agent', at: m.at };
   if (m.role !== 'handoff') return undefined;
   if (m.data?.phase === 'released') return { kind: 'released', at: m.at };
