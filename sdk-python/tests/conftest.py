@@ -1,15 +1,12 @@
 from __future__ import annotations
 
 import itertools
-import shutil
-import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
 
 import pytest
 
 import parley
-from parley_server import SECRET, ParleyServer
+from parley_server import SECRET, ParleyServer, running_server
 from widget import Widget
 
 _ids = itertools.count(1)
@@ -18,13 +15,8 @@ _ids = itertools.count(1)
 @pytest.fixture(scope="session")
 def server() -> Iterator[ParleyServer]:
     """One real Parley for the tests that do not restart it (each uses its own customers and tool names)."""
-    workdir = Path(tempfile.mkdtemp(prefix="parley-py-"))
-    s = ParleyServer(workdir).start()
-    try:
+    with running_server("parley-py-") as s:
         yield s
-    finally:
-        s.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture

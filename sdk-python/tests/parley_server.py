@@ -13,10 +13,12 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +147,15 @@ async def until(condition: Callable[[], Any], timeout: float = 60.0, what: str =
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         await asyncio.sleep(0.05)
+
+
+@contextmanager
+def running_server(prefix: str, extra: dict[str, Any] | None = None) -> Iterator[ParleyServer]:
+    """A Parley of its own in a fresh directory, stopped and removed afterwards."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    s = ParleyServer(workdir, extra=extra).start()
+    try:
+        yield s
+    finally:
+        s.stop()
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -5,15 +5,12 @@ shared server's other tests."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 import parley
-from parley_server import SECRET, ParleyServer, until
+from parley_server import SECRET, ParleyServer, running_server, until
 from widget import Widget
 
 MIN = 60_000
@@ -21,13 +18,8 @@ MIN = 60_000
 
 @pytest.fixture
 def own_server() -> Iterator[ParleyServer]:
-    workdir = Path(tempfile.mkdtemp(prefix="parley-py-offline-"))
-    s = ParleyServer(workdir, extra={"handoff": {"offline_after_minutes": 10}}).start()
-    try:
+    with running_server("parley-py-offline-", extra={"handoff": {"offline_after_minutes": 10}}) as s:
         yield s
-    finally:
-        s.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 async def test_on_handoff_gets_offline_once_between_requested_and_released(own_server: ParleyServer) -> None:

@@ -3,28 +3,20 @@ customer turn invokes its tool."""
 
 from __future__ import annotations
 
-import shutil
 import signal
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 import parley
-from parley_server import SECRET, ParleyServer, until
+from parley_server import SECRET, ParleyServer, running_server, until
 from widget import Widget
 
 
 @pytest.fixture
 def own_server() -> Iterator[ParleyServer]:
-    workdir = Path(tempfile.mkdtemp(prefix="parley-py-restart-"))
-    s = ParleyServer(workdir).start()
-    try:
+    with running_server("parley-py-restart-") as s:
         yield s
-    finally:
-        s.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 async def test_the_client_survives_a_parley_restart_and_registers_again(own_server: ParleyServer) -> None:

@@ -2,7 +2,8 @@
 // postgres project runs it on PostgreSQL), the widget protocol over a real socket, the offline LLM (it hands over when
 // asked for a person). Time is the injected clock, frozen (it moves only when the test moves it), so waits are exact.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createClock, type Clock } from '../../src/clock.ts';
+import { type Clock } from '../../src/clock.ts';
+import { frozenClock } from '../support/frozen-clock.ts';
 import type { ConfigInput } from '../../src/config/schema.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { startWidgetSession, type WidgetClient } from '../support/widget-client.ts';
@@ -14,12 +15,6 @@ afterEach(async () => {
 
 const auth = { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' };
 const MIN = 60_000;
-
-/** A clock standing at `at` until the test moves it (`move`); timers fire when their time is reached. */
-function frozenClock(at: number): Clock & { move(ms: number): void } {
-  const clock = createClock(() => at);
-  return Object.assign(clock, { move: (ms: number) => clock.setOffset(clock.offset() + ms) });
-}
 
 type DeepPartialConfig = Parameters<typeof startParley>[0] extends infer O ? (O extends { config?: infer C } ? C : never) : never;
 

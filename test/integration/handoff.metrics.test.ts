@@ -2,7 +2,7 @@
 // (the injected clock is frozen and moved by the test); a handoff a signed-in agent asks for through the API is
 // attributed to them. Real server and store (LMDB; PostgreSQL with the postgres project), real widget sockets.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createClock, type Clock } from '../../src/clock.ts';
+import { frozenClock } from '../support/frozen-clock.ts';
 import { startParley, type TestParley } from '../support/parley.ts';
 import { startWidgetSession, type WidgetClient } from '../support/widget-client.ts';
 import { asService, newSignedInAgent, post, type SignedInAgent } from '../support/agents.ts';
@@ -13,11 +13,6 @@ afterEach(async () => {
 });
 
 const MIN = 60_000;
-
-function frozenClock(at: number): Clock & { move(ms: number): void } {
-  const clock = createClock(() => at);
-  return Object.assign(clock, { move: (ms: number) => clock.setOffset(clock.offset() + ms) });
-}
 
 async function widget(p: TestParley, customerId: string): Promise<WidgetClient> {
   const w = await startWidgetSession(p.url(), { customerId, email: `${customerId}@example.com` });

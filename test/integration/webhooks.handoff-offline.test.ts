@@ -7,7 +7,7 @@
 // verifyWebhook. Time is the injected clock, frozen: it moves only when the test moves it.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../sdk/src/index.ts';
-import { createClock, type Clock } from '../../src/clock.ts';
+import { frozenClock } from '../support/frozen-clock.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
@@ -20,12 +20,6 @@ afterEach(async () => {
 const MIN = 60_000;
 const SECRET = 'hook-secret-0123456789abcdef';
 const auth = { authorization: `Bearer ${TEST_SECRET}` };
-
-/** A clock standing at `at` until the test moves it; timers fire when their time is reached. */
-function frozenClock(at: number): Clock & { move(ms: number): void } {
-  const clock = createClock(() => at);
-  return Object.assign(clock, { move: (ms: number) => clock.setOffset(clock.offset() + ms) });
-}
 
 /** Waits for `check` (generous deadline: the machine is busy). */
 async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) {
