@@ -3,7 +3,15 @@
 // those outputs become (records.ts: the history record of the same write; the webhook event; the SDK's frame).
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise } from 'xstate';
-import { conversationMachine, type ConversationOutput, type LlmStepInput, type LlmStepOutput, type Timed } from '../../machines/conversation.ts';
+import {
+  conversationMachine,
+  type ConversationOutput,
+  type InvokeOutcome,
+  type InvokeToolInput,
+  type LlmStepInput,
+  type LlmStepOutput,
+  type Timed,
+} from '../../machines/conversation.ts';
 import { handoffNotice } from '../../src/conversations/handoff-notices.ts';
 import { historyIdOf } from '../../src/conversations/in-doubt-writes.ts';
 import { writeOf } from '../../src/conversations/records.ts';
@@ -23,7 +31,7 @@ function harness() {
   const machine = conversationMachine.provide({
     actors: {
       llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(() => new Promise((resolve) => waiting.push(resolve))),
-      invokeTool: fromPromise(async () => ({ ok: true as const, data: 1, at: clock.now() })),
+      invokeTool: fromPromise<Timed<InvokeOutcome>, InvokeToolInput>(async () => ({ ok: true as const, data: 1, at: clock.now() })),
     },
   });
   const actor = createActor(machine, {
