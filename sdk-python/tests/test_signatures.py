@@ -14,6 +14,7 @@ import parley
 
 DIR = Path(__file__).resolve().parents[2] / "test" / "fixtures" / "protocol" / "signatures"
 WEBHOOK = json.loads((DIR / "webhook-signature.json").read_text())
+OFFLINE = json.loads((DIR / "webhook-handoff-offline.json").read_text())
 IDENTITY = json.loads((DIR / "identity-tokens.json").read_text())["cases"]
 
 
@@ -31,6 +32,14 @@ def test_sign_webhook_reproduces_the_node_sdks_header_and_verify_accepts_it() ->
     assert parley.sign_webhook(w["secret"], w["body"], w["t"]) == w["header"]
     event = parley.verify_webhook(w["body"].encode(), w["header"], w["secret"], now=w["t"])
     assert (event.id, event.type, event.data["note"]) == ("evt_1", "handoff.requested", "Zoë")
+
+
+def test_verify_webhook_accepts_the_opt_in_handoff_offline_event_the_node_sdk_signed() -> None:
+    w = OFFLINE
+    assert parley.sign_webhook(w["secret"], w["body"], w["t"]) == w["header"]
+    event = parley.verify_webhook(w["body"].encode(), w["header"], w["secret"], now=w["t"])
+    assert event.model_dump() == json.loads(w["body"])
+    assert (event.type, event.data["since"], event.data["waitedMinutes"]) == ("handoff.offline", 1795770000000, 10)
 
 
 @pytest.mark.parametrize(

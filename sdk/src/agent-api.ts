@@ -89,8 +89,13 @@ export const HANDOFF_REASONS = ['customer_asked', 'missing_knowledge', 'unsuppor
 export const OutcomeReasonRequest = z.strictObject({ reason: z.enum(HANDOFF_REASONS) });
 export type OutcomeReasonRequest = z.infer<typeof OutcomeReasonRequest>;
 
+/**
+ * Every webhook event type. An endpoint without an `events` list gets each of them but the opt-in ones
+ * (`OPT_IN_WEBHOOK_EVENT_TYPES`), which go only to endpoints whose list names them.
+ */
 export const WEBHOOK_EVENT_TYPES = [
   'handoff.requested',
+  'handoff.offline',
   'handoff.released',
   'message.customer',
   'message.assistant',
@@ -104,6 +109,13 @@ export const WEBHOOK_EVENT_TYPES = [
 ] as const;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventType>;
+
+/**
+ * Types added after receivers were written against this list: sent only to an endpoint whose `events` names them, so a
+ * receiver on an older SDK (whose `verifyWebhook` refuses a type it does not know) never gets one unasked.
+ * `handoff.offline`: no agent wrote within `handoff.offline_after_minutes` of a handoff (`since`, `waitedMinutes`).
+ */
+export const OPT_IN_WEBHOOK_EVENT_TYPES = ['handoff.offline'] as const satisfies readonly WebhookEventType[];
 
 /** The body Parley POSTs to a webhook: `id` is the same on every retry of one event. */
 export const WebhookEvent = z.object({

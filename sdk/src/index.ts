@@ -28,6 +28,7 @@ export { signIdentity, type IdentityFields, type SignIdentityOptions } from './i
 export { signWebhook, verifyWebhook, WebhookVerificationError, SIGNATURE_HEADER, type VerifyWebhookOptions } from './webhook-signature.ts';
 export {
   WEBHOOK_EVENT_TYPES,
+  OPT_IN_WEBHOOK_EVENT_TYPES,
   type AgentAuthor,
   type ConversationList,
   type ConversationMessage,

@@ -22,6 +22,8 @@ const METADATA = new Set([
   'dedupKey',
   'template',
   'verdict',
+  'since',
+  'waitedMinutes',
 ]);
 
 export function deadLetterPayload(p: WebhookJob): WebhookJob {

@@ -12,7 +12,7 @@ import type { Services } from '../services.ts';
 import type { StoreRepos } from '../store/repos.ts';
 import { deadLetterPayload } from './dead-letter.ts';
 import { createEndpoints, endpointKey, keyPrefix } from './endpoints.ts';
-import type { NewWebhookEvent } from './events.ts';
+import { endpointWants, type NewWebhookEvent } from './events.ts';
 import type { DeliveriesView, DeliveryAttempt, WebhookJob } from './types.ts';
 import { maskUrl } from '../config/mask-url.ts';
 import { isOk, judge } from './outcome.ts';
@@ -167,7 +167,7 @@ export function createWebhooks(services: Services): Webhooks {
 
   /** One delivery per endpoint that wants the event, each with an id stable across retries. */
   const deliveriesOf = (e: NewWebhookEvent) => {
-    const wanted = wh.endpoints.filter((ep) => !ep.events || ep.events.includes(e.type));
+    const wanted = wh.endpoints.filter((ep) => endpointWants(ep.events, e.type));
     if (wanted.length === 0) return [];
     const event: WebhookEvent = { id: `evt_${randomUUID()}`, type: e.type, createdAt: e.createdAt, data: e.data };
     return wanted.map((ep) => ({ payload: { url: ep.url, event }, options: { id: `wh:${event.id}:${endpointKey(ep.url)}` } }));

@@ -1,7 +1,7 @@
 // Which facts become outbound webhook events, and their `data`. Conversation facts are stored in the conversation's
 // write (with the text, which telemetry may not keep), an accepted proactive send in its reservation's; blocked
 // proactive requests, WhatsApp statuses and daemon verdicts come from the telemetry stream.
-import type { WebhookEventType } from '../../sdk/src/agent-api.ts';
+import { OPT_IN_WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../sdk/src/agent-api.ts';
 import type { ConversationMeta, Pending } from '../conversations/host.ts';
 import type { TelemetryEvent } from '../telemetry/types.ts';
 
@@ -16,6 +16,15 @@ const about = (meta: ConversationMeta): Record<string, unknown> => {
   if (meta.externalId !== undefined) d.externalId = meta.externalId;
   return d;
 };
+
+const OPT_IN = new Set<WebhookEventType>(OPT_IN_WEBHOOK_EVENT_TYPES);
+
+/**
+ * Whether an endpoint with this `events` list gets a type: one named in its list; without a list, every type but the
+ * opt-in ones (a receiver on an SDK older than such a type would refuse it, and so have it retried, then dead-lettered).
+ */
+export const endpointWants = (events: readonly string[] | undefined, type: WebhookEventType): boolean =>
+  events === undefined ? !OPT_IN.has(type) : events.includes(type);
 
 /** A conversation's durable output as an event, or undefined when it is not one integrators get. */
 export function conversationEvent(meta: ConversationMeta, { o, at }: Pending): NewWebhookEvent | undefined {
@@ -49,6 +58,9 @@ export function conversationEvent(meta: ConversationMeta, { o, at }: Pending): N
             o.agentId === undefined ? {} : { agentId: o.agentId },
           ),
         };
+      // Opt-in (endpointWants): once per handoff, when no agent wrote within `handoff.offline_after_minutes`.
+      if (o.phase === 'offline')
+        return { type: 'handoff.offline', createdAt: at, data: Object.assign(data, { since: o.since, waitedMinutes: Math.floor((at - o.since) / 60_000) }) };
       if (o.phase === 'released')
         return {
           type: 'handoff.released',

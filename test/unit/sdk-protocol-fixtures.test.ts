@@ -58,6 +58,19 @@ describe('signature fixtures shared with the Python SDK', () => {
     expect(verifyWebhook(f.body, f.header, f.secret, { now: f.t * 1000 }).id).toBe('evt_1');
   });
 
+  it('webhook-handoff-offline.json: verifyWebhook accepts the opt-in handoff.offline event (signed by signWebhook) with its since', () => {
+    const f = JSON.parse(readFileSync(join(DIR, 'signatures/webhook-handoff-offline.json'), 'utf8')) as {
+      secret: string;
+      t: number;
+      body: string;
+      header: string;
+    };
+    expect(signWebhook(f.secret, f.body, f.t)).toBe(f.header);
+    const event = verifyWebhook(f.body, f.header, f.secret, { now: f.t * 1000 });
+    expect(event).toEqual(JSON.parse(f.body));
+    expect(event).toMatchObject({ type: 'handoff.offline', data: { since: 1795770000000, waitedMinutes: 10 } });
+  });
+
   it('identity-tokens.json: signIdentity reproduces each token byte for byte (the Python SDK checks sign_identity too)', () => {
     const f = JSON.parse(readFileSync(join(DIR, 'signatures/identity-tokens.json'), 'utf8')) as {
       cases: { fields: IdentityFields; expiresIn: number; secret: string; nowSeconds: number; token: string }[];

@@ -14,8 +14,12 @@ from pydantic import BaseModel, ValidationError
 
 SIGNATURE_HEADER = "parley-signature"
 
+#: Every event type, as ``WEBHOOK_EVENT_TYPES`` in ``sdk/src/agent-api.ts``. ``handoff.offline`` (no agent wrote within
+#: ``handoff.offline_after_minutes``: ``since``, ``waitedMinutes``) is opt-in: Parley sends it only to an endpoint whose
+#: ``events`` list names it.
 WebhookEventType = Literal[
     "handoff.requested",
+    "handoff.offline",
     "handoff.released",
     "message.customer",
     "message.assistant",
