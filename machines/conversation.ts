@@ -16,6 +16,7 @@ export type {
   LlmStepInput,
   LlmStepOutput,
   ReplySource,
+  ResolvedBy,
   Timed,
   ToolCall,
   Turn,

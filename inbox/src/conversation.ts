@@ -76,7 +76,10 @@ function entryNode(e: TranscriptEntry): HTMLElement {
   }
 }
 
-/** What a handoff record says: handed over, back to the assistant, nobody free yet (the customer was told), joined. */
+/**
+ * What a handoff record says: handed over, back to the assistant, nobody free yet (the customer was told), resolved (a
+ * resolve whose agent cannot be read: the transcript shows a readable one as its own entry), joined.
+ */
 function handoffText(e: Extract<TranscriptEntry, { kind: 'handoff' }>): string {
   switch (e.phase) {
     case 'requested':
@@ -85,6 +88,8 @@ function handoffText(e: Extract<TranscriptEntry, { kind: 'handoff' }>): string {
       return `Back to the assistant${e.by === 'agent' ? ': an agent released it' : e.by === 'idle' ? ': nobody wrote for a while' : ''}`;
     case 'offline':
       return 'No one has answered yet: the customer was told the team will reply here';
+    case 'resolved':
+      return 'Resolved';
     default:
       return `${e.agent ?? 'An agent'} joined`;
   }

@@ -1,6 +1,6 @@
 // Pure: the outputs of a handoff (a person takes the conversation, and gives it back) and the agent's author.
 import type { HumanMode } from '../human.ts';
-import type { AgentAuthor, ConversationOutput } from './types.ts';
+import type { AgentAuthor, ConversationOutput, ResolvedBy } from './types.ts';
 
 /** The last agent message ids kept in the snapshot (a retried agent message is shown once). */
 export const AGENT_IDS = 32;
@@ -17,10 +17,15 @@ export function requestedOutput(human: HumanMode): ConversationOutput {
   return human.requestedBy === undefined ? o : Object.assign(o, { agentId: human.requestedBy });
 }
 
-export function releasedOutput(human: HumanMode, by: 'agent' | 'idle', agentId: string | undefined, at: number): ConversationOutput {
+/** `resolvedBy`: the release is an agent's resolve. */
+export function releasedOutput(human: HumanMode, by: 'agent' | 'idle', agentId: string | undefined, at: number, resolvedBy?: ResolvedBy): ConversationOutput {
   const o: Extract<ConversationOutput, { phase: 'released' }> = { type: 'handoff', id: `r:${human.since}`, phase: 'released', by };
   if (agentId !== undefined) o.agentId = agentId;
   if (human.agent?.agentId !== undefined) o.lastAgentId = human.agent.agentId;
   o.durationMs = Math.max(0, at - human.since);
+  if (resolvedBy) o.resolvedBy = resolvedOf(resolvedBy);
   return o;
 }
+
+/** Who resolved it, as outputs carry it (only the two fields). */
+export const resolvedOf = (r: ResolvedBy): ResolvedBy => ({ agentId: r.agentId, name: r.name });

@@ -68,6 +68,15 @@ export const withHuman = conversationSetup.createStateConfig({
         assign({ human: undefined }),
       ],
     },
+    // A resolve is a release by the agent who resolved it, and says so (in the same output, so the same write).
+    resolve: {
+      target: 'idle',
+      actions: [
+        assign(({ context, event }) => ({ lastAt: Math.max(context.lastAt, event.at) })),
+        emit(({ context, event }) => releasedOutput(context.human!, 'agent', event.by.agentId, context.lastAt, event.by)),
+        assign({ human: undefined }),
+      ],
+    },
     restored: {
       target: 'withHuman',
       reenter: true,

@@ -22,7 +22,8 @@
 // The parts: types.ts (input, context, events, outputs), setup.ts (actors, named actions, guards, delays),
 // queue-states.ts (idle, gathering, starting), thinking.ts (thinking, replying), tool-states.ts (nextCall,
 // awaitingConfirmation, callingTool), human-state.ts (withHuman); pure helpers in turn.ts, tool-results.ts, handoff.ts.
-import { assign } from 'xstate';
+import { assign, emit } from 'xstate';
+import { resolvedOf } from './handoff.ts';
 import { withHuman } from './human-state.ts';
 import { gathering, idle, starting } from './queue-states.ts';
 import { conversationSetup } from './setup.ts';
@@ -44,6 +45,8 @@ export const conversationMachine = conversationSetup.createMachine({
       })),
     },
     restored: { actions: assign({ lastAt: ({ event }) => event.at }) },
+    // Resolved while no person has it (`withHuman` releases instead): recorded, nothing else changes.
+    resolve: { actions: emit(({ event }) => ({ type: 'resolved' as const, id: `v:${event.at}`, by: resolvedOf(event.by) })) },
     'handoff.request': {
       actions: assign(({ context, event }) => ({
         lastAt: Math.max(context.lastAt, event.at),

@@ -46,6 +46,12 @@ export type LlmStepOutput =
   /** The model called the built-in `handoff` tool: a person takes the conversation over. */
   | { kind: 'handoff'; reason?: string };
 
+/** Who resolved the conversation: the signed-in agent who pressed "resolve" in the inbox. */
+export interface ResolvedBy {
+  agentId: string;
+  name: string;
+}
+
 export interface AgentAuthor {
   name: string;
   /** The signed-in agent who sent it (src/agents/); absent when a system sent it with the service secret. */
@@ -102,9 +108,19 @@ export type ConversationOutput =
   | { type: 'handoff'; id: string; phase: 'requested'; source: 'model' | 'api'; reason?: string; turnId?: string; agentId?: string }
   /**
    * `by: 'idle'`: `handoff.return_to_assistant_after_minutes` passed without an agent message. `agentId`: who released
-   * it; `lastAgentId`: the last signed-in agent who wrote; `durationMs`: since the handoff (time to resolution).
+   * it; `lastAgentId`: the last signed-in agent who wrote; `durationMs`: since the handoff (time to resolution);
+   * `resolvedBy`: the release was an agent's resolve (the `resolve` event).
    */
-  | { type: 'handoff'; id: string; phase: 'released'; by: 'agent' | 'idle'; agentId?: string; lastAgentId?: string; durationMs?: number }
+  | {
+      type: 'handoff';
+      id: string;
+      phase: 'released';
+      by: 'agent' | 'idle';
+      agentId?: string;
+      lastAgentId?: string;
+      durationMs?: number;
+      resolvedBy?: ResolvedBy;
+    }
   /**
    * The first message of an agent (or of another agent than the last one): "Alex joined". `waitedMs`: on the first
    * agent message of the handoff, how long the customer waited for it (time to first agent reply).
@@ -117,7 +133,9 @@ export type ConversationOutput =
   | { type: 'handoff'; id: string; phase: 'offline'; since: number }
   | { type: 'agent'; id: string; text: string; author: AgentAuthor }
   /** A customer message while with a person: stored, and forwarded to the integrator instead of the LLM. */
-  | { type: 'forward'; messageId: string; text: string };
+  | { type: 'forward'; messageId: string; text: string }
+  /** An agent resolved the conversation while no person had it (with a person, the `released` output carries it). */
+  | { type: 'resolved'; id: string; by: ResolvedBy };
 
 export interface ConversationInput {
   conversationId: string;
@@ -146,6 +164,11 @@ export type ConversationEvent =
   | { type: 'handoff.request'; at: number; reason?: string; agentId?: string }
   /** `agentId`: the signed-in agent who released it (src/agents/). */
   | { type: 'handoff.release'; at: number; by: 'agent' | 'idle'; agentId?: string }
+  /**
+   * An agent resolved the conversation: with a person, it goes back to the assistant (the `released` output carries
+   * `resolvedBy`); otherwise the resolve is recorded as it is (`resolved`).
+   */
+  | { type: 'resolve'; at: number; by: ResolvedBy }
   | { type: 'agent.message'; at: number; id: string; text: string; author: AgentAuthor };
 
 export interface QueuedMessage {

@@ -131,7 +131,7 @@ export type WebhookEvent = z.infer<typeof WebhookEvent>;
  * The SDK socket's live notifications for handed-over conversations (server → SDK). `requested` (with `source`,
  * `reason?`): a person has it now. `offline` (with `since`, when that handoff started): no agent wrote within
  * `handoff.offline_after_minutes` and the customer was told no one is free yet; at most once per handoff.
- * `released` (with `by`): the assistant has it back.
+ * `released` (with `by`; `resolved: true` when an agent resolved it): the assistant has it back.
  */
 export const HandoffNotice = z.object({
   conversationId: z.string(),
@@ -142,6 +142,8 @@ export const HandoffNotice = z.object({
   reason: z.string().optional(),
   source: z.enum(['model', 'api']).optional(),
   by: z.enum(['agent', 'idle']).optional(),
+  /** `released` only: an agent resolved the conversation (the inbox's "resolve"); absent on a plain release. */
+  resolved: z.literal(true).optional(),
   /** `offline` only: when the handoff started (ms since the epoch); `at - since` is how long the customer has waited. */
   since: z.number().optional(),
   at: z.number(),

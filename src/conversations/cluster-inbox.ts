@@ -101,6 +101,10 @@ export async function applyEntry(rt: Runtime, a: Active, { id, event }: InboxEnt
           Object.assign({ type: 'handoff.release' as const, at, by: 'agent' as const }, event.agentId === undefined ? {} : { agentId: event.agentId }),
         );
       return;
+    case 'resolve':
+      taken();
+      a.actor.send({ type: 'resolve', at, by: event.by });
+      return;
     case 'agent':
       taken();
       if (value === 'withHuman') a.actor.send({ type: 'agent.message', at, id: event.message.id, text: event.message.text, author: event.message.author });

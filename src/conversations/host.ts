@@ -55,6 +55,8 @@ export interface ConversationHost {
   /** The assistant takes it back; only while a person has it. */
   /** `agentId`: the signed-in agent who releases it (attributed in telemetry and webhooks). */
   release(conversationId: string, agentId?: string): Promise<HandoffResult>;
+  /** An agent resolved it: with a person, released (the release says resolved); otherwise the resolve is recorded. */
+  resolve(conversationId: string, by: { agentId: string; name: string }): Promise<HandoffResult>;
   /** An agent's reply, delivered to the customer once durable; only while a person has the conversation. */
   agentMessage(conversationId: string, message: { id: string; text: string; author: { name: string; agentId?: string } }): Promise<HandoffResult>;
   /** Activates every conversation that was mid-turn when the process stopped (and that no other live node owns). */
@@ -295,6 +297,22 @@ class Host implements ConversationHost {
         if (!record.handoff) return { ok: false, code: 'not_handed_off' };
         await toInbox(this.rt, owner, conversationId, Object.assign({ type: 'release' as const }, by));
         return { ok: true, state: 'idle' };
+      },
+      { ok: false, code: 'not_found' },
+    );
+  }
+
+  resolve(conversationId: string, by: { agentId: string; name: string }) {
+    return onOwner<HandoffResult>(
+      this.rt,
+      conversationId,
+      async (a) => {
+        await this.sendDurably(a, { type: 'resolve', at: this.now(), by });
+        return { ok: true, state: stateName(a.actor.getSnapshot().value) };
+      },
+      async (owner, record) => {
+        await toInbox(this.rt, owner, conversationId, { type: 'resolve', by });
+        return { ok: true, state: record.handoff ? 'idle' : record.state };
       },
       { ok: false, code: 'not_found' },
     );

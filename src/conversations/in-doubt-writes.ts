@@ -28,6 +28,7 @@ export function historyIdOf(o: ConversationOutput | CustomerInput): string | und
     case 'confirm':
     case 'agent':
     case 'handoff':
+    case 'resolved':
       return o.id;
     case 'confirmation':
       return `${o.id}:${o.outcome}`;

@@ -97,6 +97,10 @@ export function recordOutput(record: ConversationRecord, messages: MessageRecord
     case 'handoff':
       messages.push(handoffRecord(record, o, at));
       return;
+    case 'resolved':
+      // Resolved while no person had it: a handoff record of its own (with a person, the release carries it).
+      messages.push({ id: o.id, conversationId, role: 'handoff', text: 'resolved', at, data: { phase: 'resolved', resolved: true, resolvedBy: o.by } });
+      return;
     default:
       return;
   }
@@ -145,6 +149,7 @@ function handoffRecord(record: ConversationRecord, o: Output<'handoff'>, at: num
   } else if (o.phase === 'released') {
     record.handoff = undefined;
     data.by = o.by;
+    if (o.resolvedBy) Object.assign(data, { resolved: true, resolvedBy: o.resolvedBy });
   } else if (o.phase === 'offline') {
     if (record.handoff) record.handoff = Object.assign({}, record.handoff, { offlineAt: at });
   } else {

@@ -107,15 +107,17 @@ export function createInboxService(d: InboxServiceDeps) {
       return true;
     },
 
-    /** Back to the assistant (the customer is told); `resolve`: and recorded as resolved by this agent. */
+    /**
+     * Back to the assistant (the customer is told); `resolve`: and recorded as resolved by this agent, in the
+     * conversation's history (the release says so, or a record of its own when no person had it) and in the inbox's
+     * thread (the Resolved view).
+     */
     async close(a: Actor, conversationId: string, resolve: boolean) {
       const c = await summary(conversationId);
       if (!c.handoff && !resolve) throw notHandedOff();
       await mayAct(a, c);
-      if (c.handoff) {
-        const r = await d.host.release(conversationId, a.agentId);
-        if (!r.ok && r.code === 'not_found') throw notFound();
-      }
+      const r = resolve ? await d.host.resolve(conversationId, ref(a)) : await d.host.release(conversationId, a.agentId);
+      if (!r.ok && r.code === 'not_found') throw notFound();
       const thread = await store.agentInbox.close(conversationId, c.handoff?.since ?? 0, clock.now(), resolve ? ref(a) : undefined);
       d.announce(resolve ? 'resolved' : 'released', conversationId, ref(a));
       return thread;

@@ -2,8 +2,9 @@
 // assistant's, agents' and proactive messages, each tool call (the `invoked` record and its `result`/`error` record
 // become one entry, at the time it was called), each confirmation and its outcome, handoffs and releases, and the
 // notes, in order of time (ties: history before notes, history in its own order). An assistant's reply keeps the
-// sources it cites. The inbox thread's resolution becomes a `resolved` entry: in place of the release it ended (the
-// first release after the handoff it resolved), or at its own time when it ended none.
+// sources it cites. Every resolve is in the history: a release that says `resolved` (the entry says who, `released`)
+// or a `resolved` handoff record (no person had it). Conversations resolved before the history said so show the inbox
+// thread's one stored resolution instead (`legacyResolution`).
 import { sourcesOf } from '../conversations/history.ts';
 import type { InboxNote, InboxThread, MessageRecord } from '../store/model.ts';
 import type { TranscriptEntry } from './wire.ts';
@@ -15,6 +16,26 @@ const callIdOf = (id: string) => {
   const colon = id.lastIndexOf(':');
   return colon > 0 ? id.slice(0, colon) : id;
 };
+
+const resolverOf = (v: unknown) => {
+  const r = v as { agentId?: unknown; name?: unknown } | undefined;
+  return typeof r?.agentId === 'string' && typeof r.name === 'string' ? { agentId: r.agentId, name: r.name } : undefined;
+};
+const phaseOf = (r: MessageRecord) => (r.role === 'handoff' ? String(r.data?.phase ?? r.text) : undefined);
+
+/** A handoff record; a resolve (a release that says so, or a `resolved` record) as a `resolved` entry, by whom. */
+function handoffEntry(r: MessageRecord): TranscriptEntry {
+  const d = r.data ?? {};
+  const by = resolverOf(d.resolvedBy);
+  if (d.resolved === true && by && d.phase === 'released') return { kind: 'resolved', id: r.id, at: r.at, by, released: true };
+  if (d.resolved === true && by && d.phase === 'resolved') return { kind: 'resolved', id: r.id, at: r.at, by };
+  const e: Extract<TranscriptEntry, { kind: 'handoff' }> = { kind: 'handoff', id: r.id, at: r.at, phase: String(d.phase ?? r.text) };
+  if (typeof d.reason === 'string') e.reason = d.reason;
+  if (typeof d.by === 'string') e.by = d.by;
+  const agent = d.agent as { name?: string } | undefined;
+  if (agent?.name) e.agent = agent.name;
+  return e;
+}
 
 function messageEntry(r: MessageRecord): TranscriptEntry | undefined {
   const d = r.data ?? {};
@@ -36,29 +57,24 @@ function messageEntry(r: MessageRecord): TranscriptEntry | undefined {
       if (typeof d.name === 'string') e.name = d.name;
       return e;
     }
-    case 'handoff': {
-      const e: Extract<TranscriptEntry, { kind: 'handoff' }> = { kind: 'handoff', id: r.id, at: r.at, phase: String(d.phase ?? r.text) };
-      if (typeof d.reason === 'string') e.reason = d.reason;
-      if (typeof d.by === 'string') e.by = d.by;
-      const agent = d.agent as { name?: string } | undefined;
-      if (agent?.name) e.agent = agent.name;
-      return e;
-    }
+    case 'handoff':
+      return handoffEntry(r);
     default:
       return undefined;
   }
 }
 
 /**
- * The resolution of `thread` as an entry, and the id of the release record it stands in for: the first release after
- * the handoff the resolve ended (the `requested` record at `handoffSince`), when that release was an agent's.
+ * A resolution stored only in the inbox thread (the conversation was resolved before its history recorded resolves:
+ * no resolve in the history since the handoff it ended) as an entry, and the id of the release record it stands in
+ * for: the first release after that handoff (the `requested` record at `handoffSince`), when it was an agent's.
  */
-function resolution(records: MessageRecord[], thread: InboxThread | undefined) {
+function legacyResolution(records: MessageRecord[], thread: InboxThread | undefined) {
   if (thread?.resolvedAt === undefined || !thread.resolvedBy) return undefined;
+  if (records.some((r) => r.role === 'handoff' && r.data?.resolved === true && r.at >= thread.handoffSince)) return undefined;
   const by = { agentId: thread.resolvedBy.agentId, name: thread.resolvedBy.name };
-  const phase = (r: MessageRecord) => (r.role === 'handoff' ? String(r.data?.phase ?? r.text) : undefined);
-  const asked = records.findIndex((r) => phase(r) === 'requested' && r.at === thread.handoffSince);
-  const release = asked < 0 ? undefined : records.slice(asked + 1).find((r) => phase(r) === 'released');
+  const asked = records.findIndex((r) => phaseOf(r) === 'requested' && r.at === thread.handoffSince);
+  const release = asked < 0 ? undefined : records.slice(asked + 1).find((r) => phaseOf(r) === 'released');
   if (release && release.data?.by === 'agent') {
     const entry: TranscriptEntry = { kind: 'resolved', id: release.id, at: release.at, by, released: true };
     return { entry, replaces: release.id };
@@ -67,9 +83,9 @@ function resolution(records: MessageRecord[], thread: InboxThread | undefined) {
   return { entry, replaces: undefined };
 }
 
-/** `thread`: the conversation's inbox thread, whose resolution (if any) the transcript shows. */
+/** `thread`: the conversation's inbox thread, whose stored resolution the transcript shows when the history has none. */
 export function transcriptOf(records: MessageRecord[], notes: InboxNote[], thread?: InboxThread): TranscriptEntry[] {
-  const resolved = resolution(records, thread);
+  const resolved = legacyResolution(records, thread);
   const out: TranscriptEntry[] = [];
   const calls = new Map<string, ToolEntry>();
   const answered = new Map<string, Extract<TranscriptEntry, { kind: 'confirmation' }>>();

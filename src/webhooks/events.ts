@@ -62,7 +62,11 @@ export function conversationEvent(meta: ConversationMeta, { o, at }: Pending): N
       if (o.phase === 'offline')
         return { type: 'handoff.offline', createdAt: at, data: Object.assign(data, { since: o.since, waitedMinutes: Math.floor((at - o.since) / 60_000) }) };
       if (o.phase === 'released')
-        return { type: 'handoff.released', createdAt: at, data: Object.assign(data, { by: o.by }, o.agentId === undefined ? {} : { agentId: o.agentId }) };
+        return {
+          type: 'handoff.released',
+          createdAt: at,
+          data: Object.assign(data, { by: o.by }, o.agentId === undefined ? {} : { agentId: o.agentId }, o.resolvedBy ? { resolved: true } : {}),
+        };
       return undefined;
     default:
       return undefined;

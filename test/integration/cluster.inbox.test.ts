@@ -1,7 +1,8 @@
 // Issue 35, part 4: the inbox's live feed across a cluster. Two real Parley nodes on one PostgreSQL; Ada's inbox socket
 // on node A, Bob's on node B. A handoff, a claim and a customer's message happening on A reach B's socket (and A's),
 // each measured; a claim race between the nodes gives one 409 with the holder's name; presence crosses nodes; the
-// socket refuses another origin and a request without a session. Starts its nodes on PostgreSQL itself (NO_ENGINE).
+// socket refuses another origin and a request without a session; resolves from the node that does not own the
+// conversation reach its history through the cluster inbox. Starts its nodes on PostgreSQL itself (NO_ENGINE).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { SignedInAgent } from '../support/agents.ts';
@@ -123,5 +124,34 @@ describe('the inbox live feed on two PostgreSQL nodes', () => {
     console.log(`[cluster inbox] customer message heard on node B after ${customer.heardAt - sentAt} ms`);
     expect(customer.conversationId).toBe(conversationId);
     expect(customer.heardAt - handedAt).toBeLessThan(DEADLINE_MS);
+  });
+
+  it("resolves from the node that does not own the conversation reach its owner's history (the cluster inbox), each once", async () => {
+    const id = 'conv_web_cust-cluster-resolve';
+    const c = await startWidgetSession(a.url(), { customerId: 'cust-cluster-resolve', email: 'cust-cluster-resolve@example.com' });
+    closers.push(() => c.close());
+    c.send({ type: 'message', id: 'm1', text: 'hello' });
+    await c.next((f) => f.type === 'message' && f.role === 'assistant', DEADLINE_MS);
+    const r = await fetch(`${a.url()}/conversations/${id}/handoff`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_SECRET}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(r.status).toBe(200);
+    await c.next((f) => f.type === 'status' && f.mode === 'human', DEADLINE_MS);
+    // Node A owns it (the widget is there); Bob resolves it on node B, then again once it is with the assistant.
+    expect((await inboxApi(b, bob).act(id, 'claim')).status).toBe(200);
+    expect((await inboxApi(b, bob).act(id, 'resolve')).status).toBe(200);
+    await c.next((f) => f.type === 'status' && f.mode === 'assistant', DEADLINE_MS);
+    expect((await inboxApi(b, bob).act(id, 'resolve')).status).toBe(200);
+    const byBob = { agentId: bob.agentId, name: 'Bob' };
+    const resolves = async () =>
+      (await inboxApi(b, bob).whole(id)).transcript
+        .filter((e: { kind: string }) => e.kind === 'resolved')
+        .map((e: { id: string; by: unknown; released?: boolean }) => ({ record: e.id.split(':')[0], by: e.by, released: e.released === true }));
+    await expect.poll(resolves, { timeout: DEADLINE_MS, interval: 100 }).toEqual([
+      { record: 'r', by: byBob, released: true },
+      { record: 'v', by: byBob, released: false },
+    ]);
   });
 });

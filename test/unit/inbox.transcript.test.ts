@@ -117,6 +117,65 @@ describe('a resolution in the transcript', () => {
   });
 });
 
+describe('every resolve, from the history', () => {
+  const ada = { agentId: 'ag_1', name: 'Ada' };
+  const bob = { agentId: 'ag_2', name: 'Bob' };
+  const resolvedRelease = (id: string, at: number, by: typeof ada) =>
+    rec(id, 'handoff', at, 'released', { phase: 'released', by: 'agent', resolved: true, resolvedBy: by });
+  const history = [
+    rec('m1', 'user', 1, 'a person please'),
+    rec('h:2', 'handoff', 2, 'requested', { phase: 'requested', source: 'model' }),
+    resolvedRelease('r:2', 3, ada),
+    rec('h:4', 'handoff', 4, 'requested', { phase: 'requested', source: 'api' }),
+    rec('r:4', 'handoff', 5, 'released', { phase: 'released', by: 'agent' }),
+    rec('h:6', 'handoff', 6, 'requested', { phase: 'requested', source: 'api' }),
+    resolvedRelease('r:6', 7, bob),
+    rec('m2', 'user', 8, 'thanks'),
+    rec('v:9', 'handoff', 9, 'resolved', { phase: 'resolved', resolved: true, resolvedBy: ada }),
+  ];
+
+  it('two resolves with a release between them, and one with no handoff: each at its time, by whom, the release a release', () => {
+    // The thread keeps only the latest resolution (Ada's, with no handoff): it adds nothing the history does not say.
+    const thread: InboxThread = { conversationId: 'c', handoffSince: 0, resolvedAt: 10, resolvedBy: ada, updatedAt: 10 };
+    for (const t of [undefined, thread]) {
+      const entries = transcriptOf(history, [], t);
+      expect(entries.map((e) => (e.kind === 'handoff' ? `handoff:${e.phase}` : e.kind))).toEqual([
+        'customer',
+        'handoff:requested',
+        'resolved',
+        'handoff:requested',
+        'handoff:released',
+        'handoff:requested',
+        'resolved',
+        'customer',
+        'resolved',
+      ]);
+      expect(entries[2]).toEqual({ kind: 'resolved', id: 'r:2', at: 3, by: ada, released: true });
+      expect(entries[4]).toEqual({ kind: 'handoff', id: 'r:4', at: 5, phase: 'released', by: 'agent' });
+      expect(entries[6]).toEqual({ kind: 'resolved', id: 'r:6', at: 7, by: bob, released: true });
+      expect(entries[8]).toEqual({ kind: 'resolved', id: 'v:9', at: 9, by: ada });
+    }
+  });
+
+  it("the thread's resolution of a handoff the history resolved is not shown twice; an old one (no resolve in the history since) still is", () => {
+    const upToBob = history.slice(0, 7);
+    const bobs: InboxThread = { conversationId: 'c', handoffSince: 6, resolvedAt: 8, resolvedBy: bob, updatedAt: 8 };
+    expect(transcriptOf(upToBob, [], bobs).filter((e) => e.kind === 'resolved')).toHaveLength(2);
+    // Resolved before resolves were recorded: the release after handoff 6 says nothing, the thread says Bob.
+    const old = [...history.slice(0, 6), rec('r:6', 'handoff', 7, 'released', { phase: 'released', by: 'agent' })];
+    const resolved = transcriptOf(old, [], bobs).filter((e) => e.kind === 'resolved');
+    expect(resolved).toEqual([
+      { kind: 'resolved', id: 'r:2', at: 3, by: ada, released: true },
+      { kind: 'resolved', id: 'r:6', at: 7, by: bob, released: true },
+    ]);
+  });
+
+  it('a record that says resolved without a readable resolver stays a handoff record', () => {
+    const [e] = transcriptOf([rec('v:1', 'handoff', 1, 'resolved', { phase: 'resolved', resolved: true, resolvedBy: { name: 'Ada' } })], []);
+    expect(e).toEqual({ kind: 'handoff', id: 'v:1', at: 1, phase: 'resolved' });
+  });
+});
+
 describe('the widget and agent_typing', () => {
   it('the frame is in the shared schema; the widget names the person typing until their message arrives', () => {
     const frame = WidgetServerFrame.parse({ type: 'agent_typing', on: true, agent: { name: 'Ada' } });

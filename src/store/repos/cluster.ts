@@ -121,6 +121,8 @@ export type InboxEvent =
   /** `agentId`: the signed-in agent who asked for it. */
   | { type: 'handoff'; reason?: string; agentId?: string }
   | { type: 'release'; agentId?: string }
+  /** An agent resolved it (the inbox): a release that says so when a person has it, else recorded as it is. */
+  | { type: 'resolve'; by: { agentId: string; name: string } }
   | { type: 'agent'; message: { id: string; text: string; author: { name: string; agentId?: string } } };
 
 export interface InboxEntry {
