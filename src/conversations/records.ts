@@ -201,7 +201,8 @@ export function telemetryOf(meta: ConversationMeta, { o, at }: Pending, storeTex
 /** `agentId` (who acted), `waitedMs` (first agent reply) and `durationMs` (to resolution) feed /metrics. */
 function handoffData(o: Output<'handoff'>): Record<string, unknown> {
   const defined = (d: Record<string, unknown>) => Object.fromEntries(Object.entries(d).filter(([, v]) => v !== undefined));
-  if (o.phase === 'released') return defined({ by: o.by, agentId: o.agentId, lastAgentId: o.lastAgentId, durationMs: o.durationMs });
+  if (o.phase === 'released')
+    return defined({ by: o.by, agentId: o.agentId, lastAgentId: o.lastAgentId, durationMs: o.durationMs, resolved: o.resolvedBy ? true : undefined });
   if (o.phase === 'joined') return defined({ agent: o.agent, agentId: o.agent.agentId, waitedMs: o.waitedMs });
   if (o.phase === 'offline') return {};
   return defined({ source: o.source, reason: o.reason, turnId: o.turnId, agentId: o.agentId });

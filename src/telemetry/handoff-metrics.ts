@@ -2,7 +2,7 @@
 //   parley_handoff_first_reply_seconds{agent}   handoff → the first agent message (telemetry `handoff.joined`, `waitedMs`)
 //   parley_handoff_resolution_seconds{agent,by} handoff → resolved: an agent released it (`by="agent"`), it went back
 //                                               after handoff.return_to_assistant_after_minutes (`by="idle"`), or an agent
-//                                               resolved it (`by="resolved"`, telemetry `handoff.resolved`)
+//                                               resolved it (`by="resolved"`: telemetry `handoff.released` with `resolved: true`)
 //   parley_handoffs_open{agent}                 conversations with a person, by the last agent who wrote
 // (`parley_handoffs_waiting` and `parley_handoff_oldest_wait_seconds`, the alerts' gauges, are in health-metrics.ts.)
 // `agent` is the signed-in agent's id; `none` for messages sent with the service secret (systems). Each node reports
@@ -55,9 +55,9 @@ export function createHandoffMetrics(registry: Registry, gauges: HandoffGauges) 
       if (e.type === 'handoff.joined') {
         const waited = num(d.waitedMs);
         if (waited !== undefined) firstReply.observe({ agent: str(d.agentId) ?? NONE }, waited / 1000);
-      } else if (e.type === 'handoff.released' || e.type === 'handoff.resolved') {
+      } else if (e.type === 'handoff.released') {
         const took = num(d.durationMs);
-        const by = e.type === 'handoff.resolved' ? 'resolved' : d.by === 'idle' ? 'idle' : 'agent';
+        const by = d.resolved === true ? 'resolved' : d.by === 'idle' ? 'idle' : 'agent';
         if (took !== undefined) resolution.observe({ agent: str(d.agentId) ?? str(d.lastAgentId) ?? NONE, by }, took / 1000);
       }
     },

@@ -1,6 +1,6 @@
 // GET /api/v1/telemetry/handoffs: the human side over a window (issue 35, part 6), for the dashboard — how many
-// handoffs, time to first agent reply (`handoff.joined`'s `waitedMs`) and to resolution (`handoff.released` or
-// `handoff.resolved`: `durationMs`), overall and per agent (`agentId`; `none`: messages sent with the service secret).
+// handoffs, time to first agent reply (`handoff.joined`'s `waitedMs`) and to resolution (`handoff.released`'s
+// `durationMs`, a resolve's too), overall and per agent (`agentId`; `none`: messages sent with the service secret).
 // Read from the stored telemetry, so every node answers the same.
 import type { TelemetryStore } from '../store/repos.ts';
 
@@ -47,7 +47,7 @@ export async function handoffSummary(
     else if (e.type === 'handoff.joined' && typeof d.waitedMs === 'number') {
       first.push(d.waitedMs);
       of(str(d.agentId) ?? NONE).first.push(d.waitedMs);
-    } else if ((e.type === 'handoff.released' || e.type === 'handoff.resolved') && typeof d.durationMs === 'number') {
+    } else if (e.type === 'handoff.released' && typeof d.durationMs === 'number') {
       resolved.push(d.durationMs);
       of(str(d.agentId) ?? str(d.lastAgentId) ?? NONE).resolved.push(d.durationMs);
     }

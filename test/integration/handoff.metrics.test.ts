@@ -81,6 +81,14 @@ describe('handoffs in /metrics', () => {
     expect(await samples(p, 'parley_handoffs_waiting')).toEqual({ parley_handoffs_waiting: 0 });
     expect(await samples(p, 'parley_handoffs_open')).toEqual({ [`parley_handoffs_open{agent="${bea.agentId}"}`]: 1 });
 
+    // Bea resolves hers in the inbox, 10 minutes after her handoff: a resolution `by="resolved"`.
+    const resolve = await fetch(`${p.url()}/api/v1/inbox/conversations/conv_web_cust-b/resolve`, { method: 'POST', headers: as(bea) });
+    expect(resolve.status).toBe(200);
+    await b.next((f) => f.type === 'status' && f.mode === 'assistant');
+    const resolved = await samples(p, 'parley_handoff_resolution_seconds_');
+    expect(resolved[`parley_handoff_resolution_seconds_sum{agent="${bea.agentId}",by="resolved"}`]).toBe(600);
+    expect(resolved[`parley_handoff_resolution_seconds_count{agent="${bea.agentId}",by="resolved"}`]).toBe(1);
+
     // Bea's handoff request is hers in telemetry.
     await p.services.telemetry.flush();
     const requested = await fetch(`${p.url()}/api/v1/telemetry/events?type=handoff.requested&conversationId=conv_web_cust-b`, { headers: asService });
