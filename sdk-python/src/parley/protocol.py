@@ -162,7 +162,7 @@ class AckFrame(_Frame):
 class HandoffNotice(_Frame):
     """A conversation was handed to a person (``requested``, with ``source`` and ``reason``), no one of the team wrote
     within ``handoff.offline_after_minutes`` and the customer was told so (``offline``, once per handoff, with
-    ``since``), or it was given back (``released``, with ``by``)."""
+    ``since``), or it was given back (``released``, with ``by``; ``resolved`` when an agent resolved it)."""
 
     conversationId: str
     customerId: str
@@ -173,6 +173,7 @@ class HandoffNotice(_Frame):
     source: Literal["model", "api"] | None = None
     by: Literal["agent", "idle"] | None = None
     since: int | float | None = None  # offline only: when the handoff started (ms since the epoch)
+    resolved: Literal[True] | None = None  # released only: an agent resolved the conversation (the inbox's resolve)
     at: int | float  # ms since the epoch (a JSON number: kept as sent)
 
 
