@@ -100,15 +100,14 @@ export function init(o: InitOptions): WidgetHandle {
   const warn = (line: string) => console.warn(line);
   const wanted = pickLocale(o.locale ?? (document.documentElement.lang || navigator.language));
   if (wanted === 'en') return start(o, 'en', {}, warn);
-  const later = deferredHandle();
-  let url: string | undefined;
+  let url: string;
   try {
     url = localeUrl(o.serverUrl, wanted);
   } catch {
-    // not a URL: the widget's own start reports it
+    return start(o, 'en', {}, warn); // not a URL: the widget's own start says so (it throws, as it always did)
   }
-  const table = url ? loadLocale(url, wanted, { warn }) : Promise.resolve(undefined);
-  void table.then((t) => later.attach(() => start(o, t ? wanted : 'en', t ?? {}, warn)));
+  const later = deferredHandle();
+  void loadLocale(url, wanted, { warn }).then((t) => later.attach(() => start(o, t ? wanted : 'en', t ?? {}, warn)));
   return later.handle;
 }
 
