@@ -15,6 +15,8 @@ export interface StaticAsset {
   cache: string;
   /** Look for precompressed siblings (`.br`, `.gz`). */
   precompressed?: boolean;
+  /** More response headers (e.g. CORS for a file other origins' pages fetch). */
+  headers?: Record<string, string>;
 }
 
 const ENCODINGS = { br: '.br', gzip: '.gz' } as const;
@@ -44,6 +46,7 @@ export async function staticAssetsPlugin(app: FastifyInstance, o: { dir: string;
       // Each representation has its own ETag, so a cache never answers a gzip request with brotli bytes.
       const etag = etagOf(path, encoding ? `-${encoding}` : '');
       reply.header('cache-control', asset.cache).header('etag', etag).header('x-content-type-options', 'nosniff');
+      if (asset.headers) reply.headers(asset.headers);
       if (request.headers['if-none-match'] === etag) return reply.code(304).send();
       if (encoding) reply.header('content-encoding', encoding);
       return reply.type(asset.type).send(readFileSync(file));

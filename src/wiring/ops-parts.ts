@@ -10,6 +10,22 @@ import { scenarioTestPlugin } from '../ops/scenario-test.ts';
 import { diagnosticsPlugin } from '../ops/diagnostics.ts';
 import type { WiredComponents } from './components.ts';
 
+/**
+ * The widget's languages but English, each a file the build writes from widget/src/locale-tables.ts (a test holds the
+ * two lists together). The widget asks for `?v=<content hash>`, so a file is cached for a year and a new build is
+ * asked for under new URLs; any origin may read it (plain public words, no cookies: `credentials: 'omit'`).
+ */
+const WIDGET_LOCALES = ['es', 'de', 'fr', 'ar', 'he'];
+const widgetLocaleAssets = () =>
+  WIDGET_LOCALES.map((lang) => ({
+    route: `/widget-locale-${lang}.json`,
+    file: `widget-locale-${lang}.json`,
+    type: 'application/json; charset=utf-8',
+    cache: 'public, max-age=31536000, immutable',
+    precompressed: true,
+    headers: { 'access-control-allow-origin': '*' },
+  }));
+
 export async function registerOps(app: FastifyInstance, services: Services, components: WiredComponents, publicDir: string) {
   await app.register(healthPlugin, {
     services,
@@ -29,6 +45,7 @@ export async function registerOps(app: FastifyInstance, services: Services, comp
         cache: 'public, max-age=300, must-revalidate',
         precompressed: true,
       },
+      ...widgetLocaleAssets(),
       { route: '/demo.html', file: 'demo.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
       { route: '/telemetry', file: 'telemetry.html', type: 'text/html; charset=utf-8', cache: 'no-cache' },
       // The agent inbox (src/inbox/, inbox/src/).

@@ -37,6 +37,9 @@ async function themedWidget(page: Page, options: Record<string, unknown>) {
     w.__replaced = [];
     const s = await fetch('/demo/session').then((r) => r.json());
     w.Parley.instance = w.Parley.init(Object.assign({ serverUrl: s.serverUrl, customerId: s.customerId, authToken: s.authToken }, opts));
+    // The Spanish words are fetched before the widget appears (widget/src/locales.ts): wait until it is there.
+    const shown = () => document.getElementById('parley-widget')?.shadowRoot?.querySelector('[data-testid=messages]');
+    for (const giveUp = Date.now() + 15_000; !shown() && Date.now() < giveUp;) await new Promise((r) => setTimeout(r, 20));
     const root = document.getElementById('parley-widget')!.shadowRoot!;
     const log = root.querySelector('[data-testid=messages]')!;
     new MutationObserver((mutations) => {

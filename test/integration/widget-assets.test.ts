@@ -1,5 +1,6 @@
 // Issue 4: how the widget bundle is served and sized; which profiles start the
 // demo, and who may get a demo session.
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
@@ -7,6 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PUBLIC_DIR } from '../../src/app.ts';
 import { CONFIG_DIR, parseConfig } from '../../src/config/load.ts';
 import { startParley, type TestParley } from '../support/parley.ts';
+import { LOCALE_BUDGET_GZIP, localeFile } from '../../scripts/build-assets.ts';
+import { LOCALE_TABLES } from '../../widget/src/locale-tables.ts';
 
 const open: TestParley[] = [];
 afterEach(async () => {
@@ -68,6 +71,55 @@ describe('GET /widget.js', () => {
     const bundle = readFileSync(join(PUBLIC_DIR, 'widget.js'));
     expect(bundle.length).toBeGreaterThan(1000);
     expect(gzipSync(bundle, { level: 9 }).length).toBeLessThan(25 * 1024);
+  });
+});
+
+describe('the widget languages: English in the bundle, each other language a file of its own', () => {
+  const others = Object.keys(LOCALE_TABLES).filter((l) => l !== 'en');
+
+  it('the bundle carries English only, and the content hash of each language file (its URL changes with its words)', () => {
+    const bundle = readFileSync(join(PUBLIC_DIR, 'widget.js'), 'utf8');
+    // esbuild writes ASCII: other characters as \uXXXX escapes.
+    const inBundle = (text: string) =>
+      bundle.includes(text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`));
+    expect(inBundle(LOCALE_TABLES.en.noticeReconnecting)).toBe(true);
+    expect(others).toEqual(['es', 'de', 'fr', 'ar', 'he']);
+    for (const lang of others) {
+      for (const key of ['noticeSessionEnded', 'openChat', 'errorRateLimited'] as const)
+        expect(inBundle(LOCALE_TABLES[lang][key]), `${lang}.${key}`).toBe(false);
+      const hash = createHash('sha256')
+        .update(readFileSync(join(PUBLIC_DIR, localeFile(lang))))
+        .digest('hex')
+        .slice(0, 12);
+      expect(bundle, lang).toContain(`${lang}:"${hash}"`);
+    }
+  });
+
+  it('each file is its table as JSON, under 3 KB gzipped', () => {
+    for (const lang of others) {
+      const file = readFileSync(join(PUBLIC_DIR, localeFile(lang)));
+      expect(JSON.parse(file.toString('utf8')), lang).toEqual(LOCALE_TABLES[lang]);
+      expect(gzipSync(file, { level: 9 }).length, lang).toBeLessThan(LOCALE_BUDGET_GZIP);
+    }
+  });
+
+  it('served as JSON to any origin, cached for a year (the widget asks for ?v=<hash>), precompressed; an unknown language is a 404', async () => {
+    const p = await parley();
+    for (const lang of others) {
+      const r = await fetch(`${p.url()}/widget-locale-${lang}.json?v=0123abcd`, { headers: { origin: 'https://shop.example' } });
+      expect(r.status, lang).toBe(200);
+      expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(r.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+      expect(r.headers.get('access-control-allow-origin')).toBe('*');
+      expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(await r.json()).toEqual(LOCALE_TABLES[lang]);
+    }
+    const br = await p.app.inject({ method: 'GET', url: '/widget-locale-he.json', headers: { 'accept-encoding': 'br' } });
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(JSON.parse(brotliDecompressSync(br.rawPayload).toString('utf8'))).toEqual(LOCALE_TABLES.he);
+    const missing = await fetch(`${p.url()}/widget-locale-xx.json`);
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).error).toMatchObject({ code: expect.any(String) });
   });
 });
 

@@ -3,7 +3,7 @@
 // fallback list where it does not (Firefox); the page's `dir` wins; `auto` and nothing follow the words' language.
 import { describe, expect, it } from 'vitest';
 import { listedDirection, resolveDirection, scriptDirection } from '../../widget/src/direction.ts';
-import { pickLocale } from '../../widget/src/strings.ts';
+import { pickLocale } from '../../widget/src/locales.ts';
 import { resolveTheme } from '../../widget/src/theme.ts';
 
 const RTL = ['ar', 'ar-EG', 'he', 'he-IL', 'iw', 'fa', 'fa-IR', 'ur', 'ur-PK', 'ps', 'sd', 'ug', 'yi', 'ckb', 'az-Arab', 'pa-Arab'];
@@ -26,9 +26,11 @@ describe('widget direction', () => {
   it("the page's dir wins; auto or nothing follows the language of the widget's words, not the one asked for", () => {
     expect(resolveDirection(undefined, pickLocale('ar-SA'))).toBe('rtl');
     expect(resolveDirection('auto', pickLocale('ar'))).toBe('rtl');
-    // Hebrew asked for, English words shown: English layout, unless the page says otherwise.
-    expect(resolveDirection(undefined, pickLocale('he'))).toBe('ltr');
-    expect(resolveDirection('rtl', pickLocale('he'))).toBe('rtl');
+    // Hebrew is shipped: Hebrew words, right to left.
+    expect(resolveDirection(undefined, pickLocale('he-IL'))).toBe('rtl');
+    // Persian asked for, English words shown: English layout, unless the page says otherwise.
+    expect(resolveDirection(undefined, pickLocale('fa'))).toBe('ltr');
+    expect(resolveDirection('rtl', pickLocale('fa'))).toBe('rtl');
     expect(resolveDirection('ltr', 'ar')).toBe('ltr');
     expect(resolveDirection('sideways', 'ar')).toBe('rtl');
   });

@@ -1,13 +1,18 @@
 // Issue 21: every customer-facing string from a table (English and Spanish), and times people can read.
+// English is in the bundle (strings.ts); the other tables (locale-tables.ts) are built into files fetched on demand.
 import { describe, expect, it } from 'vitest';
-import { createStrings, errorText, fill, LOCALES, pickLocale } from '../../widget/src/strings.ts';
+import { LOCALE_TABLES as LOCALES } from '../../widget/src/locale-tables.ts';
+import { pickLocale, SHIPPED_LOCALES } from '../../widget/src/locales.ts';
+import { createStrings, errorText, fill } from '../../widget/src/strings.ts';
 import { exactTime, relativeTime } from '../../widget/src/time.ts';
 
 describe('widget strings', () => {
-  it('Spanish, German, French and Arabic have every key English has, each translated and non-empty', () => {
+  it('Spanish, German, French, Arabic and Hebrew have every key English has, each translated and non-empty', () => {
     const en = LOCALES.en;
-    expect(Object.keys(LOCALES).sort()).toEqual(['ar', 'de', 'en', 'es', 'fr']);
-    for (const lang of ['es', 'de', 'fr', 'ar']) {
+    expect(Object.keys(LOCALES).sort()).toEqual(['ar', 'de', 'en', 'es', 'fr', 'he']);
+    // The bundle's list of what it may fetch is the tables' list.
+    expect([...SHIPPED_LOCALES].sort()).toEqual(Object.keys(LOCALES).sort());
+    for (const lang of ['es', 'de', 'fr', 'ar', 'he']) {
       const t = LOCALES[lang];
       expect(Object.keys(t).sort(), lang).toEqual(Object.keys(en).sort());
       for (const k of Object.keys(en) as (keyof typeof en)[]) {
@@ -20,6 +25,7 @@ describe('widget strings', () => {
     expect(LOCALES.de.send).toBe('Senden');
     expect(LOCALES.fr.send).toBe('Envoyer');
     expect(LOCALES.ar.send).toBe('إرسال');
+    expect(LOCALES.he.send).toBe('שליחה');
   });
 
   it('picks the closest shipped language and lets the page replace single strings', () => {
@@ -29,18 +35,32 @@ describe('widget strings', () => {
     expect(pickLocale('de-AT')).toBe('de');
     expect(pickLocale('pt-BR')).toBe('en');
     expect(pickLocale('ar-EG')).toBe('ar');
-    // Hebrew, Persian, Urdu are not shipped: English words (and so an English, left-to-right layout).
-    expect(pickLocale('he')).toBe('en');
+    expect(pickLocale('he-IL')).toBe('he');
+    expect(pickLocale('iw')).toBe('he');
+    // Persian, Urdu are not shipped: English words (and so an English, left-to-right layout).
+    expect(pickLocale('fa')).toBe('en');
+    expect(pickLocale('ur-PK')).toBe('en');
     expect(pickLocale(undefined)).toBe('en');
-    const s = createStrings('es', { title: 'Ayuda Acme', nonsense: 'x' } as never);
+    const s = createStrings(LOCALES.es, { title: 'Ayuda Acme', nonsense: 'x' } as never);
     expect(s.title).toBe('Ayuda Acme');
     expect(s.send).toBe('Enviar');
     expect('nonsense' in s).toBe(false);
     expect(fill(s.receiptApproved, { summary: 'Cancel order 1001' })).toBe('Aprobaste: Cancel order 1001');
   });
 
+  it('a fetched table gives only strings of known keys; English fills any key it lacks', () => {
+    const fetched = JSON.parse('{"send":"Enviar","title":7,"__proto__":{"send":"x"},"toString":"x","extra":"x","welcome":"¡Hola!"}');
+    const s = createStrings(fetched, { welcome: 'Hola Acme' });
+    expect(s.send).toBe('Enviar');
+    expect(s.title).toBe('Support');
+    expect(s.welcome).toBe('Hola Acme');
+    expect(Object.keys(s).sort()).toEqual(Object.keys(LOCALES.en).sort());
+    expect(Object.getPrototypeOf(s)).toBe(Object.prototype);
+    expect(createStrings().openChat).toBe('Open chat');
+  });
+
   it('error codes become plain words; unknown codes a generic sentence, never the code', () => {
-    const s = createStrings('en');
+    const s = createStrings();
     expect(errorText(s, 'rate_limited')).toMatch(/wait a moment/);
     expect(errorText(s, 'unavailable')).toMatch(/send it again/);
     expect(errorText(s, 'bad_frame')).toBe(s.errorGeneric);

@@ -1,7 +1,8 @@
 // Which way the widget's words run. The layout follows the language the widget's own words are in (the shipped
 // table `pickLocale` chose), never a language the page asked for but the widget does not speak: an English panel laid
 // out right to left would be wrong for everyone. A page that writes its own `strings` in such a language says so
-// with `dir: 'rtl'`.
+// with `dir: 'rtl'`. The shipped right-to-left languages are `ar` and `he`; when their table could not be loaded
+// (locales.ts) the words are English, and so is the layout.
 
 export type Direction = 'ltr' | 'rtl';
 export type DirOption = Direction | 'auto';

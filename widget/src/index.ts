@@ -10,7 +10,9 @@ import { createRenewal } from './auth-url.ts';
 import { resolveDirection, type DirOption } from './direction.ts';
 import { createController } from './controller.ts';
 import { initialState } from './state.ts';
-import { createStrings, pickLocale, type Strings } from './strings.ts';
+import { deferredHandle } from './deferred-handle.ts';
+import { loadLocale, localeUrl, pickLocale } from './locales.ts';
+import { createStrings, type Strings } from './strings.ts';
 import { resolveTheme, type Theme } from './theme.ts';
 import { createView } from './view.ts';
 import { visitorMemory } from './visitor.ts';
@@ -39,7 +41,8 @@ export interface InitOptions {
   theme?: Theme;
   /**
    * The customer's locale (`es`, `es-MX`, `de`, `fr`, …): sent to Parley (the model answers in it, confirmations are
-   * worded in it) and used for the widget's own words (en, es, de, fr). Default: the browser's language for Parley;
+   * worded in it) and used for the widget's own words (en, es, de, fr, ar, he; each but English fetched from the
+   * server before the widget shows, English after a failure or 3 s). Default: the browser's language for Parley;
    * the page's `<html lang>`, then the browser's language, for the widget's words.
    */
   locale?: string;
@@ -89,9 +92,27 @@ function wsUrl(serverUrl: string): string {
   return u.toString();
 }
 
+/**
+ * Starts the widget. In English at once; in another shipped language once its table is loaded (or has failed, or the
+ * deadline passed: then in English), so no English word shows first. The handle works from the start either way.
+ */
 export function init(o: InitOptions): WidgetHandle {
   const warn = (line: string) => console.warn(line);
-  const locale = pickLocale(o.locale ?? (document.documentElement.lang || navigator.language));
+  const wanted = pickLocale(o.locale ?? (document.documentElement.lang || navigator.language));
+  if (wanted === 'en') return start(o, 'en', {}, warn);
+  let url: string;
+  try {
+    url = localeUrl(o.serverUrl, wanted);
+  } catch {
+    return start(o, 'en', {}, warn); // not a URL: the widget's own start says so (it throws, as it always did)
+  }
+  const later = deferredHandle();
+  void loadLocale(url, wanted, { warn }).then((t) => later.attach(() => start(o, t ? wanted : 'en', t ?? {}, warn)));
+  return later.handle;
+}
+
+/** The widget in `locale`, its words `table` over English (the words' language, so also its direction). */
+function start(o: InitOptions, locale: string, table: Record<string, unknown>, warn: (line: string) => void): WidgetHandle {
   const dir = resolveDirection(o.dir, locale);
   let authToken = o.authToken;
   let customerId = o.customerId ?? '';
@@ -106,7 +127,7 @@ export function init(o: InitOptions): WidgetHandle {
       onResolve: (yes) => controller.resolve(yes),
       onRate: (score, comment) => controller.rate(score, comment),
     },
-    { strings: createStrings(locale, o.strings), locale, dir, theme: resolveTheme(o.theme, warn, dir), maxChars: WIDGET_MAX_MESSAGE_CHARS },
+    { strings: createStrings(table, o.strings), locale, dir, theme: resolveTheme(o.theme, warn, dir), maxChars: WIDGET_MAX_MESSAGE_CHARS },
   );
   const visitor = visitorMemory(o.serverUrl);
   // The customer's locale for Parley: the page's choice, else the browser's language.

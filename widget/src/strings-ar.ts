@@ -1,5 +1,5 @@
 // The widget's words in Arabic (Modern Standard Arabic), a right-to-left language: the widget is mirrored with them
-// (direction.ts). `{name}` placeholders as in English.
+// (direction.ts). Built into public/build/widget-locale-ar.json and fetched on demand (locales.ts). `{name}` placeholders as in English.
 import type { Strings } from './strings.ts';
 
 export const ar: Strings = {
