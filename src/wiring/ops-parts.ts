@@ -9,15 +9,15 @@ import { testModePlugin } from '../ops/test-mode.ts';
 import { scenarioTestPlugin } from '../ops/scenario-test.ts';
 import { diagnosticsPlugin } from '../ops/diagnostics.ts';
 import type { WiredComponents } from './components.ts';
+import { WIDGET_LOCALES } from '../../sdk/src/widget-limits.ts';
 
 /**
- * The widget's languages but English, each a file the build writes from widget/src/locale-tables.ts (a test holds the
- * two lists together). The widget asks for `?v=<content hash>`, so a file is cached for a year and a new build is
- * asked for under new URLs; any origin may read it (plain public words, no cookies: `credentials: 'omit'`).
+ * The widget's languages but English, each a file the build writes from widget/src/locale-tables.ts. The widget asks
+ * for `?v=<content hash>`, so a file is cached for a year and a new build is asked for under new URLs; any origin may
+ * read it (plain public words, no cookies: `credentials: 'omit'`).
  */
-const WIDGET_LOCALES = ['es', 'de', 'fr', 'ar', 'he'];
 const widgetLocaleAssets = () =>
-  WIDGET_LOCALES.map((lang) => ({
+  WIDGET_LOCALES.filter((lang) => lang !== 'en').map((lang) => ({
     route: `/widget-locale-${lang}.json`,
     file: `widget-locale-${lang}.json`,
     type: 'application/json; charset=utf-8',

@@ -2,9 +2,10 @@
 // own built file (public/build/widget-locale-<lang>.json, from locale-tables.ts), fetched from the Parley server before
 // the widget shows any word, so a Spanish page never flashes English. A table that fails to load or takes longer than
 // the deadline gives English (one console warning): the widget is never held up for long, nor left without words.
+import { WIDGET_LOCALES } from '../../sdk/src/widget-limits.ts';
 
 /** The shipped languages (locale-tables.ts has a table for each: a unit test holds the two together). */
-export const SHIPPED_LOCALES = ['en', 'es', 'de', 'fr', 'ar', 'he'];
+export const SHIPPED_LOCALES = WIDGET_LOCALES;
 
 /** How long the widget waits for a language's table before it shows English instead. */
 export const LOCALE_DEADLINE_MS = 3000;
