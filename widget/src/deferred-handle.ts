@@ -1,6 +1,15 @@
 // The handle `Parley.init` returns at once, while the widget waits for its language's words (locales.ts): what the
 // page asks of it meanwhile (open, send, a fresh token, destroy) is done, in order, once the widget is there.
-import type { WidgetHandle } from './index.ts';
+
+/** What `Parley.init` returns: the page's handle on the widget. */
+export interface WidgetHandle {
+  open(): void;
+  close(): void;
+  destroy(): void;
+  send(text: string): void;
+  /** Hands the widget a fresh session token; it reconnects at once if the old one had ended the session. */
+  setAuthToken(token: string): void;
+}
 
 export function deferredHandle() {
   let real: WidgetHandle | undefined;

@@ -10,12 +10,14 @@ import { createRenewal } from './auth-url.ts';
 import { resolveDirection, type DirOption } from './direction.ts';
 import { createController } from './controller.ts';
 import { initialState } from './state.ts';
-import { deferredHandle } from './deferred-handle.ts';
+import { deferredHandle, type WidgetHandle } from './deferred-handle.ts';
 import { loadLocale, localeUrl, pickLocale } from './locales.ts';
 import { createStrings, type Strings } from './strings.ts';
 import { resolveTheme, type Theme } from './theme.ts';
 import { createView } from './view.ts';
 import { visitorMemory } from './visitor.ts';
+
+export type { WidgetHandle } from './deferred-handle.ts';
 
 export type { Strings, Theme };
 
@@ -58,15 +60,6 @@ export interface InitOptions {
    * reconnects without a reload; return nothing to end the session (the customer is told to reload).
    */
   onAuthExpired?: () => string | null | undefined | Promise<string | null | undefined>;
-}
-
-export interface WidgetHandle {
-  open(): void;
-  close(): void;
-  destroy(): void;
-  send(text: string): void;
-  /** Hands the widget a fresh session token; it reconnects at once if the old one had ended the session. */
-  setAuthToken(token: string): void;
 }
 
 /** A language tag Parley accepts (the init frame's `locale`); anything else is not sent. */
