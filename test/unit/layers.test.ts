@@ -2,7 +2,8 @@
 // files (in src/, machines/, sdk/src/, bench/ and the browser code: widget/src/, inbox/src/, dashboard/src/) nor of
 // folders of src/; machines/ imports only xstate; sdk/src/ only ws, zod and node: modules; nothing outside src/store/
 // imports an engine (src/store/lmdb/, src/store/postgres/). The layer list is read from the README, so the documented
-// list is the rule. Every import is read with the TypeScript parser: import and export … from, import type, dynamic import() and import('…') types.
+// list is the rule. Every import is read with the TypeScript parser: import and export … from, import type, dynamic
+// import() and import('…') types.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import ts from 'typescript';
