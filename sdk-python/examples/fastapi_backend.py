@@ -90,6 +90,8 @@ async def parley_webhook(request: Request) -> dict[str, bool]:
         raise HTTPException(status_code=401, detail=str(err)) from None
     if event.type == "handoff.requested":
         print("a person is needed in", event.data.get("conversationId"))
+    elif event.type == "handoff.offline":  # opt-in: only for an endpoint whose `events` list names it
+        print("nobody took", event.data.get("conversationId"), "for", event.data.get("waitedMinutes"), "min: page the on-call")
     return {"ok": True}
 
 
