@@ -6,11 +6,8 @@ forged kind is refused with ``unauthorized`` and close 4001; a visitor's turn ca
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import jwt
@@ -18,7 +15,7 @@ import pytest
 from websockets.asyncio.client import connect
 
 import parley
-from parley_server import SECRET, ParleyServer
+from parley_server import SECRET, ParleyServer, running_server
 from widget import Frame, Widget
 
 IDENTITY_SECRET = "identity-secret-0123456789abcdef"
@@ -29,14 +26,9 @@ Calls = list[tuple[str, parley.Context]]
 @pytest.fixture(scope="module")
 def identity_server() -> Iterator[ParleyServer]:
     """A Parley of its own that knows the integrator's identity secret and lets visitors chat."""
-    workdir = Path(tempfile.mkdtemp(prefix="parley-py-identity-"))
     config = {"identity": {"jwt_secret": IDENTITY_SECRET, "visitors": True, "allow_anonymous": False}}
-    s = ParleyServer(workdir, extra=config).start()
-    try:
+    with running_server("parley-py-identity-", extra=config) as s:
         yield s
-    finally:
-        s.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 async def init(server: ParleyServer, frame: Frame) -> tuple[Widget, Frame]:
