@@ -9,7 +9,6 @@ import { parse as parseYaml } from 'yaml';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { TEST_SECRET, tempDir } from '../support/parley.ts';
 import { createTestDatabase } from '../support/shared-postgres.ts';
-import { spawnTied } from '../support/tied-spawn.ts';
 
 const MAIN = join(PROJECT_ROOT, 'dist', 'main.js');
 const VERSION = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')).version;
@@ -70,7 +69,7 @@ describe('npm run build', () => {
       configPath,
       `server: {host: 127.0.0.1, port: 0}\nstorage: {path: ${join(dir, 'data')}}\nsecret: ${TEST_SECRET}\nlogging: {level: info}\ndemo: {backend: true}\n`,
     );
-    const child = spawnTied(process.execPath, [MAIN, '--config', configPath], { cwd: dir, env: Object.assign({}, process.env, { LOG_FORMAT: '' }) });
+    const child = spawn(process.execPath, [MAIN, '--config', configPath], { cwd: dir, env: Object.assign({}, process.env, { LOG_FORMAT: '' }) });
     children.push(child);
     let stdout = '';
     let stderr = '';
@@ -155,7 +154,7 @@ describe('the container image and the compose file (checked without Docker)', ()
     expect(command).toBe('node');
     const profile = /SERVICE_CONFIG=\/app\/(\S+)/.exec(DOCKERFILE)?.[1];
     expect(profile).toBe('config/config.cluster.yaml');
-    const child = spawnTied(process.execPath, args, {
+    const child = spawn(process.execPath, args, {
       cwd: PROJECT_ROOT,
       env: Object.assign({}, process.env, {
         SERVICE_CONFIG: join(PROJECT_ROOT, profile!),

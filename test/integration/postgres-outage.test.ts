@@ -4,6 +4,7 @@
 // never more than 10 s), widget messages an `unavailable` frame and no ack, /ready 503 naming checks.database. Once it
 // is back, with no restart of Parley: /ready is ready by itself, every acknowledged message is answered exactly once,
 // and new messages are answered. No unhandled rejection, and the process lives.
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +17,6 @@ import { pickPostgresPort } from '../support/postgres-port.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 import { connectWidget, type WidgetClient } from '../support/widget-client.ts';
 import { postWebhook, sleep, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
-import { spawnTied } from '../support/tied-spawn.ts';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -289,7 +289,7 @@ function runMain(url: string, o: { onStdout?: (stdout: string) => void } = {}): 
   const configPath = join(dir, 'config.yaml');
   writeFileSync(configPath, stringify(config));
   const begun = Date.now();
-  const child = spawnTied(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
     cwd: PROJECT_ROOT,
     env: Object.assign({}, process.env, { SERVICE_CONFIG: configPath, SERVICE_SDK_SECRET: TEST_SECRET }),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,12 +1,11 @@
 // @parley/sdk as an integrator's backend sees it: plain `node` (no tsx, no
 // TypeScript loader) importing the package by name from its built `dist/`.
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { startParley, TEST_SECRET, tempDir, type TestParley } from '../support/parley.ts';
-import { spawnTied } from '../support/tied-spawn.ts';
 
 const SDK_DIR = join(PROJECT_ROOT, 'sdk');
 
@@ -40,7 +39,7 @@ process.stdin.resume();
 `;
 
 function runBackend(cwd: string, url: string): { child: ChildProcess; output: () => string; registered: Promise<void>; close(): Promise<void> } {
-  const child = spawnTied(process.execPath, ['--input-type=module', '-e', BACKEND], {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', BACKEND], {
     cwd,
     // No tsx: NODE_OPTIONS from the test runner must not sneak a loader in.
     env: { PATH: process.env.PATH, PARLEY_URL: url, SERVICE_SDK_SECRET: TEST_SECRET },

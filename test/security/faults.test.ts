@@ -1,6 +1,6 @@
 // Issue 8 part 2: faults at the edges — the SDK process dies, the LLM fails,
 // the Graph API times out, LMDB refuses a write, a widget client stops reading.
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,7 +10,6 @@ import { startFakeOpenAi } from '../support/fake-openai.ts';
 import { startParley, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { connectWidget, type WidgetClient } from '../support/widget-client.ts';
 import { postWebhook, textMessage, WA, webhookBody } from '../support/whatsapp.ts';
-import { spawnTied } from '../support/tied-spawn.ts';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -27,7 +26,7 @@ async function widget(p: TestParley, customerId: string): Promise<WidgetClient> 
 
 function startBackendProcess(url: string): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawnTied(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'test/fixtures/sdk-backend.ts')], {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'test/fixtures/sdk-backend.ts')], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, PARLEY_URL: url, SERVICE_SDK_SECRET: TEST_SECRET },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,11 +1,10 @@
 // MCP servers for integration tests: the fixture server of test/fixtures/mcp-server.ts over stdio (with its call log),
 // and @modelcontextprotocol/server-everything over stdio or Streamable HTTP.
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { tempDir } from './tmp.ts';
-import { spawnTied } from './tied-spawn.ts';
 
 export const FIXTURE_SERVER = join(PROJECT_ROOT, 'test/fixtures/mcp-server.ts');
 export const EVERYTHING = join(PROJECT_ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
@@ -45,7 +44,7 @@ export async function until<T>(check: () => T | Promise<T>, what: string, timeou
 
 /** server-everything over Streamable HTTP on `port` (at /mcp); resolves once it listens. */
 export async function startEverythingHttp(port: number): Promise<{ url: string; child: ChildProcess; close(): Promise<void> }> {
-  const child = spawnTied(process.execPath, [EVERYTHING, 'streamableHttp'], {
+  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
     env: Object.assign({}, process.env, { PORT: String(port) }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,9 +1,8 @@
 // Starts a real Parley (in-process or as a child process) on 127.0.0.1:0, for integration tests: with a real LMDB
 // in a temp dir, or (PARLEY_TEST_ENGINE=postgres) a real PostgreSQL database standing for that dir (test-engine.ts).
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { onTestEngine } from './test-engine.ts';
-import { spawnTied } from './tied-spawn.ts';
 import { tempDir } from './tmp.ts';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -116,7 +115,7 @@ export async function spawnParley(o: {
   writeFileSync(configPath, stringify(input));
   const root = o.root ?? PROJECT_ROOT;
   const main = o.entry === 'build' ? ['--enable-source-maps', join(root, 'dist/main.js')] : ['--import', 'tsx', join(root, 'src/main.ts')];
-  const child = spawnTied(process.execPath, [...(o.nodeArgs ?? []), ...main], {
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), ...main], {
     cwd: root,
     env: { ...process.env, SERVICE_CONFIG: configPath, SERVICE_TEST_MODE: '1', SERVICE_SDK_SECRET: TEST_SECRET, ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
