@@ -245,7 +245,7 @@ describe('cluster nodes on PostgreSQL', () => {
     await expect.poll(async () => (await nodeB())?.alive, { timeout: 15_000, interval: 50 }).toBe(false);
     expect(Date.now() - killedAt).toBeLessThan(3000);
     expect((await nodeB()).leaseLeftMs).toBeGreaterThan(0); // its lease had not ended: its connections were gone
-  });
+  }, 120_000);
 
   it('heartbeats do not hide a database migrated further by a newer Parley: /ready names it within the probe’s 5 s', async () => {
     const url = await createTestDatabase();
