@@ -129,12 +129,22 @@ export function createInboxService(d: InboxServiceDeps) {
 
     async whole(a: Actor, conversationId: string): Promise<ConversationWhole> {
       const c = await summary(conversationId);
-      const [item] = await itemsOf(d, a.agentId, [c]);
-      const records = (await store.history.page(conversationId, { limit: TRANSCRIPT_RECORDS })).map((p) => p.record);
-      const transcript = transcriptOf(records, await store.agentInbox.notes(conversationId), await store.agentInbox.thread(conversationId));
-      const customer = await d.customers.get(c.customerId);
       const otherIds = (['web', 'whatsapp'] as const).map((ch) => conversationIdFor(c.customerId, ch)).filter((id) => id !== conversationId);
-      const others = (await store.conversations.summaries({ ids: otherIds, limit: 2 })).map((o) =>
+      // Independent reads, side by side rather than one after another.
+      const [[item], page, notes, thread, customer, otherSummaries] = await Promise.all([
+        itemsOf(d, a.agentId, [c]),
+        store.history.page(conversationId, { limit: TRANSCRIPT_RECORDS }),
+        store.agentInbox.notes(conversationId),
+        store.agentInbox.thread(conversationId),
+        d.customers.get(c.customerId),
+        store.conversations.summaries({ ids: otherIds, limit: 2 }),
+      ]);
+      const transcript = transcriptOf(
+        page.map((p) => p.record),
+        notes,
+        thread,
+      );
+      const others = otherSummaries.map((o) =>
         o.lastMessageAt === undefined
           ? { conversationId: o.conversationId, channel: o.channel, state: o.state }
           : { conversationId: o.conversationId, channel: o.channel, state: o.state, lastMessageAt: o.lastMessageAt },

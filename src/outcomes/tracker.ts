@@ -42,13 +42,16 @@ export interface OutcomeTracker {
   stop(): Promise<void>;
 }
 
+const replyFact = (at: number, text: string, unanswered: boolean): OutcomeFact =>
+  unanswered ? { kind: 'reply', at, text, unanswered: true } : { kind: 'reply', at, text };
+
 /** The facts an output tells the outcome (none for most). */
 export function factOf({ o, at }: Pending): OutcomeFact | undefined {
   switch (o.type) {
     case 'customer':
       return { kind: 'customer', at, text: o.text };
     case 'reply':
-      return o.unanswered ? { kind: 'reply', at, text: o.text, unanswered: true } : { kind: 'reply', at, text: o.text };
+      return replyFact(at, o.text, o.unanswered === true);
     case 'agent':
       return { kind: 'agent', at };
     case 'confirm':
@@ -67,8 +70,7 @@ export function factOf({ o, at }: Pending): OutcomeFact | undefined {
 /** A stored history record as a fact (the sweep's catch-up). */
 export function historyFact(m: MessageRecord): OutcomeFact | undefined {
   if (m.role === 'user') return { kind: 'customer', at: m.at, text: m.text };
-  if (m.role === 'assistant')
-    return m.data?.unanswered === true ? { kind: 'reply', at: m.at, text: m.text, unanswered: true } : { kind: 'reply', at: m.at, text: m.text };
+  if (m.role === 'assistant') return replyFact(m.at, m.text, m.data?.unanswered === true);
   if (m.role === 'agent') return { kind: 'agent', at: m.at };
   if (m.role !== 'handoff') return undefined;
   if (m.data?.phase === 'released') return { kind: 'released', at: m.at };
