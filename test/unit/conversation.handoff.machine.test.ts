@@ -1,16 +1,8 @@
 // The conversation machine's `withHuman` state (issue 19), with fake actors and a manual clock.
 import { describe, expect, it } from 'vitest';
-import { createActor, fromPromise } from 'xstate';
-import {
-  conversationMachine,
-  type ConversationOutput,
-  type InvokeOutcome,
-  type InvokeToolInput,
-  type LlmStepInput,
-  type LlmStepOutput,
-  type Timed,
-} from '../../machines/conversation.ts';
-import { createManualClock, xstateClock } from '../../src/clock.ts';
+import type { LlmStepInput, LlmStepOutput } from '../../machines/conversation.ts';
+import { createManualClock } from '../../src/clock.ts';
+import { startConversation } from '../support/conversation-actor.ts';
 
 const OFFLINE_MS = 10 * 60_000;
 const RETURN_MS = 30 * 60_000;
@@ -18,42 +10,17 @@ const RETURN_MS = 30 * 60_000;
 function harness(
   o: { llm?: (input: LlmStepInput) => LlmStepOutput; snapshot?: unknown; clock?: ReturnType<typeof createManualClock>; returnAfterMs?: number } = {},
 ) {
-  const clock = o.clock ?? createManualClock(1_000_000);
-  const outputs: ConversationOutput[] = [];
-  const llmInputs: LlmStepInput[] = [];
   const llm =
     o.llm ??
     ((input: LlmStepInput) =>
       /person/.test(JSON.stringify(input.transcript)) ? { kind: 'handoff' as const, reason: 'asked' } : { kind: 'reply' as const, text: 'Hi from the bot' });
-  const machine = conversationMachine.provide({
-    actors: {
-      llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(async ({ input }) => {
-        llmInputs.push(structuredClone(input));
-        return Object.assign(llm(input), { at: clock.now() });
-      }),
-      invokeTool: fromPromise<Timed<InvokeOutcome>, InvokeToolInput>(async () => ({ ok: true as const, data: 1, at: clock.now() })),
-    },
+  return startConversation({
+    llm,
+    tool: () => ({ ok: true as const, data: 1 }),
+    snapshot: o.snapshot,
+    clock: o.clock,
+    input: { offlineAfterMs: OFFLINE_MS, returnAfterMs: o.returnAfterMs },
   });
-  const actor = createActor(machine, {
-    input: {
-      conversationId: 'c1',
-      customerId: 'u1',
-      channel: 'web',
-      maxToolSteps: 3,
-      confirmationTimeoutMs: 60_000,
-      offlineAfterMs: OFFLINE_MS,
-      returnAfterMs: o.returnAfterMs,
-    },
-    clock: xstateClock(clock),
-    snapshot: o.snapshot as never,
-  });
-  // Outputs leave as emitted events (the machine's `emit`), as the host receives them.
-  actor.on('*', (o) => void outputs.push(o));
-  actor.start();
-  const send = (text: string, messageId: string) => actor.send({ type: 'customer.message', at: clock.now(), messageId, text });
-  const settle = () => new Promise((r) => setTimeout(r, 5));
-  const of = <T extends ConversationOutput['type']>(type: T) => outputs.filter((x): x is Extract<ConversationOutput, { type: T }> => x.type === type);
-  return { actor, clock, outputs, llmInputs, send, settle, of };
 }
 
 describe('conversation machine: withHuman', () => {

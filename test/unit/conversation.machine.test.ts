@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createActor, fromPromise } from 'xstate';
 import {
   APOLOGY_LLM_FAILED,
   APOLOGY_TOO_MANY_STEPS,
-  conversationMachine,
   toolContent,
   UNREADABLE_RESULT,
   type ConversationOutput,
@@ -11,9 +9,9 @@ import {
   type InvokeToolInput,
   type LlmStepInput,
   type LlmStepOutput,
-  type Timed,
 } from '../../machines/conversation.ts';
-import { createManualClock, xstateClock } from '../../src/clock.ts';
+import { createManualClock } from '../../src/clock.ts';
+import { startConversation } from '../support/conversation-actor.ts';
 
 type Script = (input: LlmStepInput) => LlmStepOutput | Promise<LlmStepOutput>;
 
@@ -26,43 +24,13 @@ function harness(o: {
   clock?: ReturnType<typeof createManualClock>;
   gatherMs?: number;
 }) {
-  const clock = o.clock ?? createManualClock(1_000_000);
-  const outputs: ConversationOutput[] = [];
-  const invocations: InvokeToolInput[] = [];
-  const llmInputs: LlmStepInput[] = [];
-  const machine = conversationMachine.provide({
-    actors: {
-      // Like the host's actors: outputs are stamped with the clock's time when they finish.
-      llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(async ({ input }) => {
-        llmInputs.push(structuredClone(input));
-        return { ...(await o.llm(input)), at: clock.now() };
-      }),
-      invokeTool: fromPromise<Timed<InvokeOutcome>, InvokeToolInput>(async ({ input }) => {
-        invocations.push(input);
-        return { ...(o.tool ? await o.tool(input) : { ok: true as const, data: { status: 'shipped' } }), at: clock.now() };
-      }),
-    },
+  return startConversation({
+    llm: o.llm,
+    tool: o.tool,
+    snapshot: o.snapshot,
+    clock: o.clock,
+    input: { maxToolSteps: o.maxToolSteps ?? 3, confirmationTimeoutMs: o.timeoutMs ?? 60_000, offlineAfterMs: 10 * 60_000, gatherMs: o.gatherMs ?? 0 },
   });
-  const actor = createActor(machine, {
-    input: {
-      conversationId: 'c1',
-      customerId: 'u1',
-      channel: 'web',
-      maxToolSteps: o.maxToolSteps ?? 3,
-      confirmationTimeoutMs: o.timeoutMs ?? 60_000,
-      offlineAfterMs: 10 * 60_000,
-      gatherMs: o.gatherMs ?? 0,
-    },
-    clock: xstateClock(clock),
-    snapshot: o.snapshot as never,
-  });
-  // Outputs leave as emitted events (the machine's `emit`), as the host receives them.
-  actor.on('*', (o) => void outputs.push(o));
-  actor.start();
-  const send = (text: string, messageId: string) => actor.send({ type: 'customer.message', at: clock.now(), messageId, text });
-  const settle = () => new Promise((r) => setTimeout(r, 5));
-  const replies = () => outputs.filter((x): x is Extract<ConversationOutput, { type: 'reply' }> => x.type === 'reply').map((r) => r.text);
-  return { actor, clock, outputs, invocations, llmInputs, send, settle, replies };
 }
 
 const call = (name: string, requiresConfirmation = false) => ({

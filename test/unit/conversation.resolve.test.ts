@@ -2,22 +2,13 @@
 // release that names who resolved it while a person has the conversation, and a `resolved` output otherwise; what
 // those outputs become (records.ts: the history record of the same write; the webhook event; the SDK's frame).
 import { describe, expect, it } from 'vitest';
-import { createActor, fromPromise } from 'xstate';
-import {
-  conversationMachine,
-  type ConversationOutput,
-  type InvokeOutcome,
-  type InvokeToolInput,
-  type LlmStepInput,
-  type LlmStepOutput,
-  type Timed,
-} from '../../machines/conversation.ts';
+import type { LlmStepOutput } from '../../machines/conversation.ts';
 import { handoffNotice } from '../../src/conversations/handoff-notices.ts';
 import { historyIdOf } from '../../src/conversations/in-doubt-writes.ts';
 import { writeOf } from '../../src/conversations/records.ts';
 import type { Pending } from '../../src/conversations/types.ts';
-import { createManualClock, xstateClock } from '../../src/clock.ts';
 import type { ConversationMeta } from '../../src/store/model.ts';
+import { startConversation } from '../support/conversation-actor.ts';
 import { conversationEvent } from '../../src/webhooks/events.ts';
 
 const ada = { agentId: 'ag_1', name: 'Ada' };
@@ -25,24 +16,10 @@ const bob = { agentId: 'ag_2', name: 'Bob' };
 
 /** The machine with an LLM that answers only when `answer` is called (a turn can be held mid-way). */
 function harness() {
-  const clock = createManualClock(1_000_000);
-  const outputs: ConversationOutput[] = [];
-  const waiting: ((o: Timed<LlmStepOutput>) => void)[] = [];
-  const machine = conversationMachine.provide({
-    actors: {
-      llm: fromPromise<Timed<LlmStepOutput>, LlmStepInput>(() => new Promise((resolve) => waiting.push(resolve))),
-      invokeTool: fromPromise<Timed<InvokeOutcome>, InvokeToolInput>(async () => ({ ok: true as const, data: 1, at: clock.now() })),
-    },
-  });
-  const actor = createActor(machine, {
-    input: { conversationId: 'c1', customerId: 'u1', channel: 'web', maxToolSteps: 3, confirmationTimeoutMs: 60_000 },
-    clock: xstateClock(clock),
-  });
-  actor.on('*', (o) => void outputs.push(o));
-  actor.start();
-  const answer = (text: string) => waiting.shift()!({ kind: 'reply', text, at: clock.now() });
-  const settle = () => new Promise((r) => setTimeout(r, 5));
-  return { actor, clock, outputs, answer, settle };
+  const waiting: ((o: LlmStepOutput) => void)[] = [];
+  const h = startConversation({ llm: () => new Promise((resolve) => waiting.push(resolve)), tool: () => ({ ok: true, data: 1 }) });
+  const answer = (text: string) => waiting.shift()!({ kind: 'reply', text });
+  return { ...h, answer };
 }
 
 describe('the conversation machine: resolve', () => {
