@@ -9,6 +9,7 @@ import { readVersion } from './project-root.ts';
 import type { Config } from './config/schema.ts';
 import { frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
+import { installUrlTextCheck } from './http/params.ts';
 import { slowClientOptions } from './http/slow-clients.ts';
 import { addLogSecrets, createLogger, type Logger } from './logger.ts';
 import { configuredSecrets, resolveSecret } from './secret.ts';
@@ -80,6 +81,7 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
   });
   installErrorHandling(app);
   installJsonBodyParser(app);
+  installUrlTextCheck(app);
 
   let url = '';
   // The root's own onListen runs before every part's: they see the URL (the demo backend connects to it).
