@@ -9,7 +9,7 @@ import { readVersion } from './project-root.ts';
 import type { Config } from './config/schema.ts';
 import { frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
-import { installUrlTextCheck } from './http/params.ts';
+import { installUrlTextCheck } from './http/url-text.ts';
 import { slowClientOptions } from './http/slow-clients.ts';
 import { addLogSecrets, createLogger, type Logger } from './logger.ts';
 import { configuredSecrets, resolveSecret } from './secret.ts';
