@@ -3,6 +3,7 @@
 // would normalise `..` out of a path, refuse a body on GET and re-encode what it is given).
 import { Agent, request } from 'node:http';
 import type { FastifyInstance } from 'fastify';
+import { oneKeyQueries, QUERY_KEYS, seededBodies } from './route-seeds.ts';
 
 export interface SweptRoute {
   method: string;
@@ -43,9 +44,11 @@ export interface HostileCase {
   path: string;
   body?: Buffer;
   contentType?: string;
+  /** Made from a seed (one query key, one body field): sent with the route's credential only. */
+  seeded?: true;
 }
 
-// Field and query names the routes read (zod schemas of src/**/routes.ts and wire.ts), so a hostile value reaches the
+// Field names the routes read (zod schemas of src/**/routes.ts and wire.ts), so a hostile value reaches the
 // schema's own checks rather than only "missing field".
 const FIELDS = [
   'text',
@@ -95,41 +98,6 @@ const FIELDS = [
   'type',
   'template',
   'expiresAt',
-];
-const QUERY_KEYS = [
-  'limit',
-  'cursor',
-  'since',
-  'until',
-  'from',
-  'to',
-  'q',
-  'channel',
-  'conversationId',
-  'customerId',
-  'customer',
-  'state',
-  'outcome',
-  'view',
-  'bucketMs',
-  'by',
-  'fit',
-  'status',
-  'token',
-  'format',
-  'kind',
-  'type',
-  'offset',
-  'order',
-  'agentId',
-  'id',
-  'email',
-  'hub.mode',
-  'hub.verify_token',
-  'hub.challenge',
-  'days',
-  'before',
-  'after',
 ];
 
 const nested = (depth: number, leaf: unknown): unknown => (depth === 0 ? leaf : { a: nested(depth - 1, leaf) });
@@ -225,11 +193,15 @@ function hostileBodies(bodyLimit: number): Omit<HostileCase, 'path'>[] {
   ];
 }
 
-/** Every hostile request for one route (`bodyLimit`: the server's `server.body_limit_bytes`). */
-export function hostileCases(route: SweptRoute, bodyLimit: number): HostileCase[] {
+/**
+ * Every hostile request for one route. `bodyLimit`: the server's `server.body_limit_bytes`; `param`: a path
+ * parameter's value in the requests that are not about the path (an id that exists goes further); `fill`: the
+ * placeholders of seed bodies.
+ */
+export function hostileCases(route: SweptRoute, o: { bodyLimit: number; param: (name: string) => string; fill: (s: string) => string }): HostileCase[] {
   const params = route.url.match(/:[A-Za-z]+/g) ?? [];
-  const fill = (value: string) => params.reduce((path, p) => path.replace(p, value), route.url);
-  const base = fill('sweep_x1');
+  const fill = (value?: string) => params.reduce((path, p) => path.replace(p, value ?? o.param(p.slice(1))), route.url);
+  const base = fill();
   const cases: HostileCase[] = [{ name: 'plain', path: base }];
   for (const [name, value] of PARAM_VALUES) if (params.length) cases.push({ name: `param ${name}`, path: fill(value) });
   cases.push({ name: 'suffix ..', path: `${base}/..` }, { name: 'suffix %00', path: `${base}%00` });
@@ -238,11 +210,13 @@ export function hostileCases(route: SweptRoute, bodyLimit: number): HostileCase[
     const query = QUERY_KEYS.map((k) => `${encodeURIComponent(k)}=${value.replaceAll('KEY', encodeURIComponent(k))}`).join('&');
     cases.push({ name: `query ${name}`, path: `${base}?${query}` });
   }
+  if (route.method === 'GET') cases.push(...oneKeyQueries(route, base));
   if (route.method === 'HEAD') return cases;
-  const bodies = hostileBodies(bodyLimit);
+  const bodies = hostileBodies(o.bodyLimit);
   // A GET with a body is unusual but legal: a few of them; a route that takes a body gets them all.
   const chosen = route.method === 'GET' ? bodies.filter((b) => ['malformed JSON', 'JSON array', 'not UTF-8'].includes(b.name)) : bodies;
   for (const b of chosen) cases.push({ ...b, path: base, name: `body ${b.name}` });
+  cases.push(...seededBodies(route, base, o.fill));
   return cases;
 }
 
