@@ -181,4 +181,18 @@ describe('every HTTP route under hostile input', () => {
     console.info(`route sweep: ${routes.length} routes, ${requests} requests in ${Date.now() - started} ms`);
     expect({ faults, unreached, loud: loud.map((l) => l.slice(0, 500)), unhandled }).toEqual({ faults: [], unreached: [], loud: [], unhandled: [] });
   }, 300_000);
+
+  it('a telemetry summary of more buckets than it may hold is refused (since=0 in 1-second buckets asked for 1.8 billion)', async () => {
+    // 30 days in seconds, 2.6 million buckets: enough to be refused, small enough to survive without the bound.
+    const since = Date.now() - 30 * 86_400_000;
+    const r = await fetch(`${p.url()}/api/v1/telemetry/summary?since=${since}&bucketMs=1000`, { headers: { authorization: `Bearer ${TEST_SECRET}` } });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'validation_failed',
+      message: expect.stringMatching(/bucketMs/),
+    });
+    const fine = await fetch(`${p.url()}/api/v1/telemetry/summary?bucketMs=60000`, { headers: { authorization: `Bearer ${TEST_SECRET}` } });
+    expect(fine.status).toBe(200);
+    expect(((await fine.json()) as { buckets: number[] }).buckets).toHaveLength(1440);
+  });
 });

@@ -70,6 +70,8 @@ const ONE_KEY_VALUES: [string, string][] = [
   ['NUL after a number', '1:a%00b'],
   ['long digits', '9'.repeat(400)],
   ['over 2^64', '18446744073709551616'],
+  ['the latest date', '8640000000000000'],
+  ['past the latest date', '8640000000000001'],
   ['zero', '0'],
   ['negative', '-1'],
   ['1e309', '1e309'],
