@@ -46,6 +46,8 @@ export interface HostileCase {
   contentType?: string;
   /** Made from a seed (one query key, one body field): sent with the route's credential only. */
   seeded?: true;
+  /** May be refused by the router or Node before the route and its authentication run (its path or URL is the fault). */
+  beforeRoute?: true;
 }
 
 // Field names the routes read (zod schemas of src/**/routes.ts and wire.ts), so a hostile value reaches the
@@ -203,9 +205,9 @@ export function hostileCases(route: SweptRoute, o: { bodyLimit: number; param: (
   const fill = (value?: string) => params.reduce((path, p) => path.replace(p, value ?? o.param(p.slice(1))), route.url);
   const base = fill();
   const cases: HostileCase[] = [{ name: 'plain', path: base }];
-  for (const [name, value] of PARAM_VALUES) if (params.length) cases.push({ name: `param ${name}`, path: fill(value) });
-  cases.push({ name: 'suffix ..', path: `${base}/..` }, { name: 'suffix %00', path: `${base}%00` });
-  cases.push({ name: 'URL over the header limit', path: `${base}?q=${'u'.repeat(20_000)}` });
+  for (const [name, value] of PARAM_VALUES) if (params.length) cases.push({ name: `param ${name}`, path: fill(value), beforeRoute: true });
+  cases.push({ name: 'suffix ..', path: `${base}/..`, beforeRoute: true }, { name: 'suffix %00', path: `${base}%00`, beforeRoute: true });
+  cases.push({ name: 'URL over the header limit', path: `${base}?q=${'u'.repeat(20_000)}`, beforeRoute: true });
   for (const [name, value] of QUERY_VALUES) {
     const query = QUERY_KEYS.map((k) => `${encodeURIComponent(k)}=${value.replaceAll('KEY', encodeURIComponent(k))}`).join('&');
     cases.push({ name: `query ${name}`, path: `${base}?${query}` });
