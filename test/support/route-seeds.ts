@@ -4,8 +4,9 @@
 // wrong type, NUL, huge, …) and adds an unknown one; a query key gets one hostile value at a time. A route with no
 // seed is still swept with every generic case; a seed whose route is gone fails the sweep (it would test nothing).
 import type { HostileCase, SweptRoute } from './route-sweep.ts';
+import { WA } from './whatsapp.ts';
 
-/** A valid body per route (`METHOD url`); `{conversationId}` and `{email}` are filled in by the sweep. */
+/** A valid body per route (`METHOD url`); `{conversationId}`, `{email}`, `{unique}` and `{nowSeconds}` are filled in by the sweep. */
 export const BODY_SEEDS: Record<string, Record<string, unknown>> = {
   'POST /auth/magic-link': { email: 'seed@example.com', externalId: 'seed-customer' },
   'POST /proactive': { customerExternalId: 'seed-customer', channel: 'web', content: 'hello', dedupKey: 'seed-1' },
@@ -27,6 +28,26 @@ export const BODY_SEEDS: Record<string, Record<string, unknown>> = {
   'POST /__test__/sdk/invoke': { name: 'noSuchFunction', args: { a: 1 } },
   'POST /__test__/clock': { offsetMs: 0 },
   'POST /__test__/telemetry': { persist: true },
+  // A customer's text message, signed by the sweep; `{unique}` makes each message new (Meta's ids are de-duplicated).
+  'POST /wa/webhook': {
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: 'WABA',
+        changes: [
+          {
+            field: 'messages',
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: '15550001111', phone_number_id: WA.phone_id },
+              contacts: [{ wa_id: '15550001234', profile: { name: 'Seed' } }],
+              messages: [{ from: '15550001234', id: 'wamid.seed.{unique}', timestamp: '{nowSeconds}', type: 'text', text: { body: 'hello' } }],
+            },
+          },
+        ],
+      },
+    ],
+  },
 };
 
 /** A valid query per route that requires one, to which each hostile key is added. */
@@ -109,17 +130,44 @@ const FIELD_VALUES: [string, unknown][] = [
   ['nested 30 deep', JSON.parse(`${'{"a":'.repeat(30)}1${'}'.repeat(30)}`)],
 ];
 
-/** From a route's seed body: each field missing and with each hostile value, an unknown field added, and the seed itself. */
+type Path = string[];
+
+/** Every leaf of a seed (a value that is not an object or array), by its path. */
+function leaves(value: unknown, at: Path = []): Path[] {
+  if (value === null || typeof value !== 'object') return [at];
+  return Object.entries(value).flatMap(([k, child]) => leaves(child, [...at, k]));
+}
+
+const REMOVE = Symbol('remove');
+
+/** A copy of `seed` with the value at `path` replaced (or removed, from an object or an array). */
+function changed(seed: Record<string, unknown>, path: Path, value: unknown): Record<string, unknown> {
+  const copy = structuredClone(seed);
+  let parent: Record<string, unknown> = copy;
+  for (const k of path.slice(0, -1)) parent = parent[k] as Record<string, unknown>;
+  const last = path[path.length - 1];
+  if (value !== REMOVE) parent[last] = value;
+  else if (Array.isArray(parent)) parent.splice(Number(last), 1);
+  else delete parent[last];
+  return copy;
+}
+
+/**
+ * From a route's seed body: each leaf (at any depth) missing and with each hostile value, an unknown field added, and
+ * the seed itself. `fill` is called once per body: it may make each one unique.
+ */
 export function seededBodies(route: SweptRoute, path: string, fill: (s: string) => string): HostileCase[] {
   const seed = BODY_SEEDS[`${route.method} ${route.url}`];
   if (!seed) return [];
-  const body = (value: Record<string, unknown>) => Buffer.from(fill(JSON.stringify(value)));
-  const cases: HostileCase[] = [{ seeded: true, name: 'seed', path, body: body(seed), contentType: 'application/json' }];
-  const field = (name: string, value: Record<string, unknown>) => cases.push({ seeded: true, name, path, body: body(value), contentType: 'application/json' });
-  field('seed with an unknown field', Object.assign({}, seed, { unknownField: 'x' }));
-  for (const key of Object.keys(seed)) {
-    field(`seed without ${key}`, Object.fromEntries(Object.entries(seed).filter(([k]) => k !== key)));
-    for (const [name, value] of FIELD_VALUES) field(`seed ${key} ${name}`, Object.assign({}, seed, { [key]: value }));
+  const cases: HostileCase[] = [];
+  const add = (name: string, value: Record<string, unknown>) =>
+    cases.push({ seeded: true, name, path, body: Buffer.from(fill(JSON.stringify(value))), contentType: 'application/json' });
+  add('seed', seed);
+  add('seed with an unknown field', Object.assign({}, seed, { unknownField: 'x' }));
+  for (const leaf of leaves(seed)) {
+    const at = leaf.join('.');
+    add(`seed without ${at}`, changed(seed, leaf, REMOVE));
+    for (const [name, value] of FIELD_VALUES) add(`seed ${at} ${name}`, changed(seed, leaf, value));
   }
   return cases;
 }
