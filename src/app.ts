@@ -7,8 +7,9 @@ import { createClock, type Clock } from './clock.ts';
 import { PROJECT_ROOT } from './config/load.ts';
 import { readVersion } from './project-root.ts';
 import type { Config } from './config/schema.ts';
-import { installErrorHandling } from './http/errors.ts';
+import { frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installJsonBodyParser } from './http/json-body.ts';
+import { installUrlTextCheck } from './http/url-text.ts';
 import { slowClientOptions } from './http/slow-clients.ts';
 import { addLogSecrets, createLogger, type Logger } from './logger.ts';
 import { configuredSecrets, resolveSecret } from './secret.ts';
@@ -75,10 +76,12 @@ export async function createParley(o: ParleyOptions): Promise<Parley> {
     // The parts start on fastify's hooks (src/README.md, "The composition root"), and the cluster's join in onReady may
     // wait a whole lease (up to cluster.lease_seconds) for its id: fastify's 10 s hook timeout would cut it short.
     pluginTimeout: 0,
+    frameworkErrors,
     ...slowClientOptions(config.server.request_timeout_ms),
   });
   installErrorHandling(app);
   installJsonBodyParser(app);
+  installUrlTextCheck(app);
 
   let url = '';
   // The root's own onListen runs before every part's: they see the URL (the demo backend connects to it).

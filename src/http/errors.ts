@@ -1,5 +1,5 @@
 // Every HTTP error body is { error: { code, message } } with the right status.
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { isStoreUnavailable } from '../store/errors.ts';
 import { HTTP_ERRORS, type HttpErrorCode } from '../../sdk/src/error-codes.ts';
@@ -62,8 +62,10 @@ const CODE_BY_STATUS: Record<number, HttpErrorCode> = {
   406: 'not_acceptable',
   408: 'timeout',
   413: 'payload_too_large',
+  414: 'uri_too_long',
   415: 'unsupported_media_type',
   429: 'rate_limited',
+  431: 'headers_too_large',
   503: 'not_ready',
 };
 
@@ -88,4 +90,19 @@ export function installErrorHandling(app: FastifyInstance) {
     return send(reply, status, code, message);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`));
+}
+
+/**
+ * Fastify's `frameworkErrors` (a constructor option): what its router refuses before any route or hook runs gets the
+ * usual error body, not fastify's own `{error: 'Bad Request', code: 'FST_ERR_…', statusCode}`.
+ */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  // A path parameter longer than fastify's maxParamLength (100): no id of Parley's is that long.
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') void sendError(reply, 'uri_too_long', 'A path parameter is longer than 100 characters');
+  // `%ZZ`, or percent-encoded bytes that are not UTF-8 (`%C0%AE`, an encoded lone surrogate `%ED%A0%80`).
+  else if (err.code === 'FST_ERR_BAD_URL') void sendError(reply, 'bad_request', 'The path is not valid percent-encoded UTF-8');
+  else {
+    request.log.error({ err }, 'request failed');
+    void send(reply, 500, 'internal', HTTP_ERRORS.internal.message);
+  }
 }

@@ -1,8 +1,8 @@
 // The JSON body parser for every route: prototype-poisoning keys refused
 // (secure-json-parse, as fastify does) and nesting bounded, so a hostile body
 // can't make validation or logging recurse without limit; bytes that are not
-// UTF-8 and strings that are not valid Unicode refused, so what is stored is
-// what was sent.
+// UTF-8, strings that are not valid Unicode and strings holding NUL (which
+// PostgreSQL cannot store) refused, so what is stored is what was sent.
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import sjson from 'secure-json-parse';
@@ -42,34 +42,50 @@ function depthBelow(v: unknown, depth: number, limit: number): number {
 /** String.prototype.isWellFormed (Node 20; typed by the ES2024 lib, which this project does not target yet). */
 const wellFormed = (s: string) => (s as string & { isWellFormed(): boolean }).isWellFormed();
 
+type TextFault = 'lone surrogate' | 'NUL';
+
+/** What no store keeps as sent: a lone surrogate (UTF-8 cannot hold one), a NUL (PostgreSQL's text and jsonb cannot). */
+const faultOf = (s: string): TextFault | undefined => (!wellFormed(s) ? 'lone surrogate' : s.includes('\u0000') ? 'NUL' : undefined);
+
 /**
- * Where the first string (or key) that is not valid Unicode sits, e.g. `text` or `items.2.name`: JSON may spell lone
- * surrogates (`"\ud800"`), which no UTF-8 store, log or client keeps as they are. undefined when every one is well formed.
+ * Where the first string (or key) that is not valid Unicode or holds a NUL sits, e.g. `text` or `items.2.name`, and
+ * which: JSON may spell lone surrogates (`"\ud800"`), which no UTF-8 store, log or client keeps as they are, and NUL
+ * (`"\u0000"`), which PostgreSQL refuses (a lookup fails, a write never lands). undefined when every one is fine.
  * Call it on values whose depth jsonDepth has already bounded.
  */
-export function illFormedTextAt(value: unknown): string | undefined {
-  if (typeof value === 'string') return wellFormed(value) ? undefined : '';
+function textFault(value: unknown): { path: string; fault: TextFault } | undefined {
+  if (typeof value === 'string') {
+    const fault = faultOf(value);
+    return fault && { path: '', fault };
+  }
   if (value === null || typeof value !== 'object') return undefined;
   // No allocation on the way (webhook bodies pass here): the path is built only for a refusal.
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const below = illFormedTextAt(value[i]);
-      if (below !== undefined) return below === '' ? String(i) : `${i}.${below}`;
+      const below = textFault(value[i]);
+      if (below !== undefined) return { path: below.path === '' ? String(i) : `${i}.${below.path}`, fault: below.fault };
     }
     return undefined;
   }
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
-    if (!wellFormed(key)) return '(a key)';
-    const below = illFormedTextAt((value as Record<string, unknown>)[key]);
-    if (below !== undefined) return below === '' ? key : `${key}.${below}`;
+    const inKey = faultOf(key);
+    if (inKey) return { path: '(a key)', fault: inKey };
+    const below = textFault((value as Record<string, unknown>)[key]);
+    if (below !== undefined) return { path: below.path === '' ? key : `${key}.${below.path}`, fault: below.fault };
   }
   return undefined;
 }
 
-/** The message for text that is not valid Unicode at `path` (from illFormedTextAt). */
-export const illFormedMessage = (path: string) =>
-  `${path || 'the value'}: text is not valid Unicode (it holds a lone surrogate such as \\ud800); send well-formed text`;
+/** Why `value` (depth already bounded by jsonDepth) cannot be taken as sent, naming the field; undefined when it can. */
+export function textFaultAt(value: unknown): string | undefined {
+  const f = textFault(value);
+  if (!f) return undefined;
+  const path = f.path || 'the value';
+  return f.fault === 'NUL'
+    ? `${path}: text holds a NUL character (\\u0000), which cannot be stored; leave it out`
+    : `${path}: text is not valid Unicode (it holds a lone surrogate such as \\ud800); send well-formed text`;
+}
 
 export function installJsonBodyParser(app: FastifyInstance) {
   app.removeContentTypeParser('application/json');
@@ -86,8 +102,8 @@ export function installJsonBodyParser(app: FastifyInstance) {
     }
     if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
       return done(new HttpError('bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
-    const illFormed = illFormedTextAt(json);
-    if (illFormed !== undefined) return done(new HttpError('bad_request', illFormedMessage(illFormed)), undefined);
+    const fault = textFaultAt(json);
+    if (fault !== undefined) return done(new HttpError('bad_request', fault), undefined);
     done(null, json);
   });
 }

@@ -4,7 +4,10 @@ import { z } from 'zod';
 import { parseOr400 } from '../http/errors.ts';
 import type { SdkHub, Services } from '../services.ts';
 
-const ClockBody = z.object({ offsetMs: z.number().finite() });
+/** How far the test clock may move: 30 years back, 100 ahead. Further, times overflowed PostgreSQL's bigint and Date. */
+const MAX_BACK_MS = 30 * 365 * 86_400_000;
+const MAX_AHEAD_MS = 100 * 365 * 86_400_000;
+const ClockBody = z.object({ offsetMs: z.number().int().min(-MAX_BACK_MS).max(MAX_AHEAD_MS) });
 const TelemetryBody = z.strictObject({ persist: z.boolean() });
 
 export async function testModePlugin(app: FastifyInstance, o: { services: Services; hub: Pick<SdkHub, 'catalog'> }) {

@@ -9,15 +9,15 @@ import { requireServiceSecret } from '../http/auth.ts';
 import { HttpError, parseOr400 } from '../http/errors.ts';
 import type { Services } from '../services.ts';
 import { OUTCOMES, type ConversationOutcome } from '../store/outcomes.ts';
+import { epochMs } from '../telemetry/query.ts';
 import { lastMessage } from '../telemetry/recent-conversations.ts';
 import { toCsv, type OutcomeRow } from './csv.ts';
 import { summarizeOutcomes } from './summary.ts';
 import type { OutcomeTracker } from './tracker.ts';
 
-const ms = z.string().regex(/^\d+$/, 'ms since the epoch').transform(Number);
 const OutcomesQuery = z.strictObject({
-  since: ms.optional(),
-  until: ms.optional(),
+  since: epochMs.optional(),
+  until: epochMs.optional(),
   channel: z.enum(['web', 'whatsapp']).optional(),
   outcome: z.enum(['open', ...OUTCOMES]).optional(),
   /** A customer: its id, externalId or email. */

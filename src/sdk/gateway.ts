@@ -25,7 +25,7 @@ import {
 } from '../../sdk/src/protocol.ts';
 import { bearerToken, safeEqual } from '../http/auth.ts';
 import { sendError } from '../http/errors.ts';
-import { illFormedMessage, illFormedTextAt, jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
+import { jsonDepth, MAX_JSON_DEPTH, textFaultAt } from '../http/json-body.ts';
 import { sendCoalesced } from '../http/ws-send.ts';
 import type { Services } from '../services.ts';
 import type { IngestHandler, SdkHubRuntime } from './hub.ts';
@@ -76,10 +76,11 @@ export function parseClientFrame(data: RawData, isBinary: boolean): Parsed {
   const refuse = (message: string): Parsed => ({ ok: false, message, ...(type === 'result' && typeof id === 'string' ? { resultId: id } : {}) });
   // Bounded like HTTP bodies: deeper data would make validation, logging and storage recurse without limit.
   if (jsonDepth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return refuse(`${type} frame nested deeper than ${MAX_JSON_DEPTH} levels`);
-  // An ingested message with lone surrogates would be acknowledged and then stored changed (UTF-8 cannot hold them):
-  // refused before the ack. Other frames (a tool's result) pass as before: a cut emoji must not fail a tool call.
-  const illFormed = type === 'ingest' ? illFormedTextAt(raw) : undefined;
-  if (illFormed !== undefined) return refuse(`${type} frame: ${illFormedMessage(illFormed)}`);
+  // An ingested message with lone surrogates would be acknowledged and then stored changed (UTF-8 cannot hold them), one
+  // with a NUL not stored at all on PostgreSQL: refused before the ack. Other frames (a tool's result) pass as before:
+  // a cut emoji must not fail a tool call.
+  const textFault = type === 'ingest' ? textFaultAt(raw) : undefined;
+  if (textFault !== undefined) return refuse(`${type} frame: ${textFault}`);
   const r = schema.safeParse(raw);
   if (!r.success) {
     const issues = r.error.issues.map((i) => `${[type, ...i.path.map(String)].join('.')}: ${i.message}`).join('; ');

@@ -3,9 +3,19 @@
 import { z } from 'zod';
 import type { TelemetryFilter } from '../store/repos.ts';
 
+/** The latest time a Date holds, in ms since the epoch: a later `since` or `until` names no time (and overflows PostgreSQL's bigint). */
+export const LATEST_MS = 8_640_000_000_000_000;
+
+/** A time in ms since the epoch, as a query value. */
+export const epochMs = z
+  .string()
+  .regex(/^\d+$/, 'ms since the epoch')
+  .transform(Number)
+  .pipe(z.number().max(LATEST_MS, `at most ${LATEST_MS} (the latest date)`));
+
 const time = z.string().transform((v, ctx) => {
   const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
-  if (Number.isNaN(n)) {
+  if (Number.isNaN(n) || n > LATEST_MS) {
     ctx.addIssue({ code: 'custom', message: 'expected a time in ms since the epoch or an ISO date' });
     return z.NEVER;
   }

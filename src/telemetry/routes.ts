@@ -3,40 +3,43 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { CustomerRepo } from '../customers/repo.ts';
 import { requireServiceSecret } from '../http/auth.ts';
-import { parseOr400 } from '../http/errors.ts';
+import { HttpError, parseOr400 } from '../http/errors.ts';
 import type { Services } from '../services.ts';
 import { costReport } from './costs.ts';
 import { readKnowledgeInsights } from './knowledge-insights.ts';
-import { TelemetryQuerySchema, toFilter } from './query.ts';
+import { epochMs, TelemetryQuerySchema, toFilter } from './query.ts';
 import { recentConversations } from './recent-conversations.ts';
 import { fitWindow } from './summary-window.ts';
 import { summarize } from './summary.ts';
 import { handoffSummary } from './handoff-summary.ts';
 
 const SummaryQuery = z.strictObject({
-  since: z.string().regex(/^\d+$/).transform(Number).optional(),
-  until: z.string().regex(/^\d+$/).transform(Number).optional(),
+  since: epochMs.optional(),
+  until: epochMs.optional(),
   bucketMs: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1000).max(86_400_000)).optional(),
   /** `1`: start the window at its first record, with a bucket from that span (no larger than `bucketMs`). */
   fit: z.enum(['0', '1']).optional(),
   channel: z.enum(['web', 'whatsapp']).optional(),
 });
+/** A summary holds at most this many buckets (a day in 10-second buckets): more is a lot of memory for one request. */
+const MAX_SUMMARY_BUCKETS = 10_000;
+
 const CostsQuery = z.strictObject({
-  since: z.string().regex(/^\d+$/).transform(Number).optional(),
-  until: z.string().regex(/^\d+$/).transform(Number).optional(),
+  since: epochMs.optional(),
+  until: epochMs.optional(),
   by: z.enum(['turn', 'conversation', 'customer', 'day']).default('day'),
   conversationId: z.string().min(1).max(256).optional(),
   customerId: z.string().min(1).max(256).optional(),
   limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(1000)).optional(),
 });
 const KnowledgeQuery = z.strictObject({
-  since: z.string().regex(/^\d+$/).transform(Number).optional(),
-  until: z.string().regex(/^\d+$/).transform(Number).optional(),
+  since: epochMs.optional(),
+  until: epochMs.optional(),
   limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(100)).optional(),
 });
 const WindowQuery = z.strictObject({
-  since: z.string().regex(/^\d+$/).transform(Number).optional(),
-  until: z.string().regex(/^\d+$/).transform(Number).optional(),
+  since: epochMs.optional(),
+  until: epochMs.optional(),
 });
 const ConversationsQuery = z.strictObject({
   limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(500)).optional(),
@@ -85,6 +88,14 @@ export async function telemetryPlugin(
     const until = q.until ?? services.clock.now();
     const asked = { since: q.since ?? until - 24 * 3600_000, until, bucketMs: q.bucketMs };
     const window = q.fit === '1' ? await fitWindow(services.store.telemetry, { since: asked.since, until, maxBucketMs: q.bucketMs }) : asked;
+    // Without bucketMs the summary picks about 48 buckets; with it, since=0&bucketMs=1000 asked for 1.8 billion.
+    const buckets = window.bucketMs ? Math.ceil((window.until - window.since) / window.bucketMs) : 0;
+    if (buckets > MAX_SUMMARY_BUCKETS) {
+      throw new HttpError(
+        'validation_failed',
+        `query.bucketMs: the window holds ${buckets} buckets, at most ${MAX_SUMMARY_BUCKETS}: a larger bucketMs or a shorter window`,
+      );
+    }
     return Object.assign(await summarize(services.store.telemetry, Object.assign(window, { channel: q.channel })), {
       currency: services.config.telemetry.currency,
     });

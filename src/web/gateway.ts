@@ -9,7 +9,7 @@ import type { ConversationHost } from '../conversations/host.ts';
 import { conversationIdFor } from '../conversations/history.ts';
 import type { HistoryStore } from '../store/repos.ts';
 import { sendError } from '../http/errors.ts';
-import { illFormedMessage, illFormedTextAt, jsonDepth, MAX_JSON_DEPTH } from '../http/json-body.ts';
+import { jsonDepth, MAX_JSON_DEPTH, textFaultAt } from '../http/json-body.ts';
 import { createRateLimiter } from '../limits/rate-limiter.ts';
 import type { Services } from '../services.ts';
 import { sendFrame, type WebSessions } from './sessions.ts';
@@ -243,9 +243,10 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
           return error('bad_frame', 'Frame is not valid JSON');
         }
         if (jsonDepth(json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return error('bad_frame', `Frame nested deeper than ${MAX_JSON_DEPTH} levels`);
-        // Lone surrogates would be acknowledged and then stored changed (UTF-8 cannot hold them): refused before the ack.
-        const illFormed = illFormedTextAt(json);
-        if (illFormed !== undefined) return clientFault(illFormedMessage(illFormed));
+        // Lone surrogates would be acknowledged and then stored changed (UTF-8 cannot hold them), a NUL not stored at all
+        // on PostgreSQL: refused before the ack.
+        const textFault = textFaultAt(json);
+        if (textFault !== undefined) return clientFault(textFault);
         const parsed = WidgetClientFrame.safeParse(json);
         if (!parsed.success) {
           const refused = refusedMessage(json);

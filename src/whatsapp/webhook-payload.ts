@@ -9,6 +9,7 @@
 // reply), or a quiet event (a removed reaction, an edit, a deletion, a system
 // notice: recorded, no turn).
 import { z } from 'zod';
+import { textFaultAt } from '../http/json-body.ts';
 import { contentOf, kindOf, textForModel, type WhatsAppContent } from './content.ts';
 import { normalizePhone } from './phone.ts';
 import { systemEventOf, type WhatsAppIds } from './system-events.ts';
@@ -118,8 +119,18 @@ const ContactSchema = z.looseObject({
   profile: z.looseObject({ name: z.string().optional(), username: z.string().optional() }).optional(),
 });
 const Timestamp = z.union([z.string(), z.number()]).optional();
+/**
+ * A message or status id Parley keys by (de-duplication, receipts). Meta's are about 60 characters; a longer one
+ * overflowed LMDB's key limit (1,978 bytes), a NUL failed PostgreSQL's text: such a part is ignored, not a 500 that
+ * Meta would send again for days.
+ */
+const WaId = z
+  .string()
+  .min(1)
+  .max(512)
+  .refine((id) => !id.includes('\u0000'), 'holds NUL');
 const MessageHead = z.looseObject({
-  id: z.string().min(1),
+  id: WaId,
   type: z.string().min(1),
   from: z.string().optional(),
   from_user_id: z.string().optional(),
@@ -127,7 +138,7 @@ const MessageHead = z.looseObject({
   context: z.looseObject({ id: z.string().optional() }).optional(),
 });
 const Status = z.looseObject({
-  id: z.string().min(1),
+  id: WaId,
   status: z.string().min(1),
   recipient_id: z.string().optional(),
   recipient_user_id: z.string().optional(),
@@ -141,6 +152,8 @@ const Status = z.looseObject({
   // Kept whole: Meta's error_data.details goes to telemetry with the code.
   errors: z.array(z.looseObject({ code: z.union([z.number(), z.string()]), title: z.string().optional(), message: z.string().optional() })).optional(),
 });
+
+const UNSTORABLE = 'text that cannot be stored (a NUL or a lone surrogate)';
 
 /** Changes whose `messages`/`statuses` are not customer messages (calls have their own statuses). */
 const OTHER_FIELDS = new Set(['calls', 'smb_message_echoes', 'history', 'smb_app_state_sync']);
@@ -223,14 +236,22 @@ function parseMessagesChange(
   ignore: (part: IgnoredPart['part'], type: string, reason: string, id?: string) => void,
 ) {
   const phoneNumberId = v.metadata?.phone_number_id ?? '';
+  // Text no store keeps as sent (a NUL, which PostgreSQL refuses; a lone surrogate) in the change's metadata or in a
+  // part: that part is ignored. Queued, it failed its job again and again, holding up the sender's later messages.
+  const inMetadata = textFaultAt(v.metadata) !== undefined;
+  const unstorable = (raw: unknown) => inMetadata || textFaultAt(raw) !== undefined;
   const contacts: Contact[] = [];
   for (const c of v.contacts ?? []) {
     const parsed = ContactSchema.safeParse(c);
-    if (parsed.success) contacts.push(parsed.data);
+    if (parsed.success && !unstorable(c)) contacts.push(parsed.data);
     else ignore('contact', 'contact', 'malformed contact');
   }
   for (const raw of v.messages ?? []) {
     out.received++;
+    if (unstorable(raw)) {
+      ignore('message', typeOf(raw), UNSTORABLE, idOf(raw));
+      continue;
+    }
     const head = MessageHead.safeParse(raw);
     if (!head.success) {
       ignore('message', typeOf(raw), 'no message id or type', idOf(raw));
@@ -270,6 +291,10 @@ function parseMessagesChange(
     out.messages.push(message);
   }
   for (const raw of v.statuses ?? []) {
+    if (unstorable(raw)) {
+      ignore('status', 'unknown', UNSTORABLE, idOf(raw));
+      continue;
+    }
     const status = statusOf(raw, phoneNumberId, ignore);
     if (status) out.statuses.push(status);
   }

@@ -79,6 +79,17 @@ describe('the widget socket', () => {
     expect(texts).toEqual(['a well-formed one']);
     expect(loudLines()).toEqual([]);
   });
+  it('a message holding NUL is refused with bad_frame before any ack (PostgreSQL cannot store it), and the next one works', async () => {
+    const w = await startWidgetSession(p.url(), { customerId: 'nul-1', email: 'nul-1@example.com' });
+    open.push(w);
+    w.socket.send('{"type":"message","id":"nul","text":"before \\u0000 after"}');
+    expect(await w.next((f) => f.type === 'error')).toMatchObject({ code: 'bad_frame', message: expect.stringMatching(/^text: text holds a NUL character/) });
+    w.send({ type: 'message', id: 'fine', text: 'without one' });
+    await w.next((f) => f.type === 'ack' && f.id === 'fine');
+    await w.next((f) => f.type === 'message' && f.role === 'assistant');
+    expect(w.frames.some((f) => f.type === 'ack' && f.id === 'nul')).toBe(false);
+    expect(loudLines()).toEqual([]);
+  });
 });
 
 describe('the SDK socket', () => {
@@ -96,6 +107,17 @@ describe('the SDK socket', () => {
     ws.send(JSON.stringify({ type: 'ingest', id: 'i2', channel: 'web', from: 'sdk-sur', text: 'well formed' }));
     await until('the ack of i2', () => frames.find((f) => f.type === 'ack' && f.id === 'i2'));
     expect(frames.some((f) => f.type === 'ack' && f.id === 'i1')).toBe(false);
+    expect(loudLines()).toEqual([]);
+  });
+
+  it('an ingest holding NUL is refused with bad_frame (no ack); the connection stays up', async () => {
+    const { ws, frames } = await raw('/sdk', auth);
+    ws.send('{"type":"ingest","id":"n1","channel":"web","from":"sdk-nul","text":"a\\u0000b"}');
+    const refused = await until('an error frame', () => frames.find((f) => f.type === 'error'));
+    expect(refused).toMatchObject({ code: 'bad_frame', message: expect.stringMatching(/^ingest frame: text: text holds a NUL character/) });
+    ws.send(JSON.stringify({ type: 'ingest', id: 'n2', channel: 'web', from: 'sdk-nul', text: 'without one' }));
+    await until('the ack of n2', () => frames.find((f) => f.type === 'ack' && f.id === 'n2'));
+    expect(frames.some((f) => f.type === 'ack' && f.id === 'n1')).toBe(false);
     expect(loudLines()).toEqual([]);
   });
 
