@@ -25,6 +25,9 @@ export const HTTP_ERRORS = {
   method_not_allowed: { status: 405, message: 'Method not allowed' },
   not_acceptable: { status: 406, message: 'Not acceptable' },
   timeout: { status: 408, message: 'The request took too long' },
+  // A slow client's request (headers or body) that had not arrived within server.request_timeout_ms: documented since
+  // the slow-client bound came in, so clients may match on it.
+  request_timeout: { status: 408, message: 'The request did not arrive in time (server.request_timeout_ms)' },
   conflict: { status: 409, message: 'This conflicts with what is stored' },
   email_taken: { status: 409, message: 'Another account has this email' },
   not_handed_off: { status: 409, message: 'A person does not have this conversation' },

@@ -11,7 +11,7 @@ import type { HttpErrorCode } from '../../sdk/src/error-codes.ts';
 export const checkEveryMs = (timeoutMs: number) => Math.min(5000, Math.max(100, Math.floor(timeoutMs / 4)));
 
 const REASONS: Record<string, [number, string, HttpErrorCode, string]> = {
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'timeout', 'The request did not arrive in time (server.request_timeout_ms)'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'request_timeout', 'The request did not arrive in time (server.request_timeout_ms)'],
   HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers (with the URL) are too large'],
 };
 const BAD_REQUEST: [number, string, HttpErrorCode, string] = [400, 'Bad Request', 'bad_request', 'The request is not valid HTTP'];

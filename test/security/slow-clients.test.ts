@@ -56,7 +56,7 @@ function expect408(r: { received: string; closedAfterMs: number }) {
   expect(r.received).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
   expect(r.received.toLowerCase()).toContain('connection: close');
   const body = JSON.parse(r.received.slice(r.received.indexOf('\r\n\r\n') + 4));
-  expect(body).toEqual({ error: { code: 'timeout', message: expect.stringContaining('server.request_timeout_ms') } });
+  expect(body).toEqual({ error: { code: 'request_timeout', message: expect.stringContaining('server.request_timeout_ms') } });
   expect(r.closedAfterMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
   expect(r.closedAfterMs).toBeLessThan(CLOSED_WITHIN_MS);
 }
