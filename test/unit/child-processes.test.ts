@@ -1,0 +1,106 @@
+// support/child-processes.ts, in a vitest run of its own (test/fixtures/child-processes: the project's pool settings
+// and setup file, a 1.5 s test timeout). Its fixture files start `node` sleepers through trackChild and never stop them:
+// a test abandoned at its timeout, a beforeAll shared by two tests, a run stopped from outside mid-test. Every sleeper
+// must be gone when its test, its file or its run is.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../src/config/load.ts';
+import { trackChild } from '../support/child-processes.ts';
+import { tempDir } from '../support/tmp.ts';
+
+const CONFIG = join(PROJECT_ROOT, 'test/fixtures/child-processes/vitest.config.ts');
+const VITEST = join(PROJECT_ROOT, 'node_modules/vitest/vitest.mjs');
+
+type Fact = Record<string, unknown> & { file: string };
+
+/** The fixtures' sleeper (not another process that took its pid since, nor a zombie: that one is gone). */
+function sleeperRuns(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('setInterval(() => {}, 60_000)');
+  } catch {
+    return false;
+  }
+}
+
+async function until(check: () => boolean, timeoutMs = 30_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}
+
+/** `vitest run` on the fixture config, in a process group of its own (killed with the test, its workers too). */
+function fixtureRun(files: string[]) {
+  const reportPath = join(tempDir(), 'report.jsonl');
+  const env: NodeJS.ProcessEnv = { ...process.env, REAPER_REPORT: reportPath, FORCE_COLOR: '0' };
+  for (const key of Object.keys(env)) if (key.startsWith('VITEST')) delete env[key]; // this worker's, not the run's
+  const child = trackChild(
+    spawn(process.execPath, [VITEST, 'run', '--config', CONFIG, ...files], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true }),
+    { group: true },
+  );
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const facts = (): Fact[] =>
+    existsSync(reportPath)
+      ? readFileSync(reportPath, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Fact)
+      : [];
+  const done = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return { child, facts, done, output: () => out };
+}
+
+/** Kills the sleepers a broken registry left, so a failure of this test leaves nothing running either. */
+function killLeft(pids: number[]) {
+  for (const pid of pids) if (sleeperRuns(pid)) process.kill(pid, 'SIGKILL');
+}
+
+const started = (facts: Fact[], file: string) => facts.filter((f) => f.file === file && typeof f.started === 'number').map((f) => f.started as number);
+
+describe('the processes a test starts die with it', () => {
+  it(
+    'a test abandoned at its timeout: its child is killed before the next test; a beforeAll child serves the whole file, then dies',
+    { timeout: 180_000 },
+    async () => {
+      const run = fixtureRun(['timeout.fixture.ts', 'file-scope.fixture.ts']);
+      const code = await run.done;
+      const facts = run.facts();
+      const pids = [...started(facts, 'timeout'), ...started(facts, 'file-scope')];
+      try {
+        expect(code, run.output()).toBe(1); // the one timeout
+        expect(pids, run.output()).toHaveLength(2);
+        expect(run.output()).toMatch(/Test timed out in 1500ms/);
+        expect(facts.find((f) => f.file === 'timeout' && 'goneBeforeFileEnd' in f)?.goneBeforeFileEnd, run.output()).toBe(true);
+        expect(facts.filter((f) => f.file === 'file-scope' && 'aliveInTest' in f).map((f) => f.alive)).toEqual([true, true]);
+        const gone = await until(() => pids.every((pid) => !sleeperRuns(pid)));
+        expect(gone, `still running after the run: ${pids.filter(sleeperRuns).join(', ')}`).toBe(true);
+      } finally {
+        killLeft(pids);
+      }
+    },
+  );
+
+  it('a run stopped from outside in the middle of a test: the children its worker started are killed', { timeout: 180_000 }, async () => {
+    const run = fixtureRun(['abandoned.fixture.ts']);
+    let pids: number[] = [];
+    try {
+      const hanging = await until(() => run.facts().some((f) => f.hanging === true) || run.child.exitCode !== null, 120_000);
+      pids = started(run.facts(), 'abandoned');
+      expect(hanging && run.child.exitCode === null, run.output()).toBe(true);
+      expect(pids).toHaveLength(1);
+      expect(sleeperRuns(pids[0])).toBe(true);
+      process.kill(run.child.pid!, 'SIGTERM'); // vitest's main process alone: its worker is not told
+      await run.done;
+      const gone = await until(() => !sleeperRuns(pids[0]));
+      expect(gone, `still running after the run was stopped: ${pids[0]}`).toBe(true);
+    } finally {
+      killLeft(pids);
+    }
+  });
+});
