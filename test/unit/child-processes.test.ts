@@ -3,17 +3,17 @@
 // a test abandoned at its timeout, a beforeAll shared by two tests, a run stopped from outside mid-test. Every sleeper
 // must be gone when its test, its file or its run is.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
+import { facts as readFacts, type Fact } from '../fixtures/child-processes/report.ts';
 import { trackChild } from '../support/child-processes.ts';
+import { running } from '../support/postgres-processes.ts';
 import { tempDir } from '../support/tmp.ts';
 
 const CONFIG = join(PROJECT_ROOT, 'test/fixtures/child-processes/vitest.config.ts');
 const VITEST = join(PROJECT_ROOT, 'node_modules/vitest/vitest.mjs');
-
-type Fact = Record<string, unknown> & { file: string };
 
 /** The fixtures' sleeper (not another process that took its pid since, nor a zombie: that one is gone). */
 function sleeperRuns(pid: number): boolean {
@@ -45,13 +45,7 @@ function fixtureRun(files: string[]) {
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const facts = (): Fact[] =>
-    existsSync(reportPath)
-      ? readFileSync(reportPath, 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as Fact)
-      : [];
+  const facts = () => readFacts(reportPath);
   const done = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return { child, facts, done, output: () => out };
 }
@@ -65,10 +59,10 @@ const started = (facts: Fact[], file: string) => facts.filter((f) => f.file === 
 
 describe('the processes a test starts die with it', () => {
   it(
-    'a test abandoned at its timeout: its child is killed before the next test; a beforeAll child serves the whole file, then dies',
+    'a test abandoned at its timeout: its child is killed before the next test; a beforeAll child serves the whole file and dies when the file ends',
     { timeout: 180_000 },
     async () => {
-      const run = fixtureRun(['timeout.fixture.ts', 'file-scope.fixture.ts']);
+      const run = fixtureRun(['1-timeout.fixture.ts', '2-file-scope.fixture.ts', '3-after-file-scope.fixture.ts']);
       const code = await run.done;
       const facts = run.facts();
       const pids = [...started(facts, 'timeout'), ...started(facts, 'file-scope')];
@@ -78,6 +72,7 @@ describe('the processes a test starts die with it', () => {
         expect(run.output()).toMatch(/Test timed out in 1500ms/);
         expect(facts.find((f) => f.file === 'timeout' && 'goneBeforeFileEnd' in f)?.goneBeforeFileEnd, run.output()).toBe(true);
         expect(facts.filter((f) => f.file === 'file-scope' && 'aliveInTest' in f).map((f) => f.alive)).toEqual([true, true]);
+        expect(facts.find((f) => f.file === 'after-file-scope')?.goneAfterItsFile, run.output()).toBe(true);
         const gone = await until(() => pids.every((pid) => !sleeperRuns(pid)));
         expect(gone, `still running after the run: ${pids.filter(sleeperRuns).join(', ')}`).toBe(true);
       } finally {
@@ -86,16 +81,22 @@ describe('the processes a test starts die with it', () => {
     },
   );
 
-  it('a run stopped from outside in the middle of a test: the children its worker started are killed', { timeout: 180_000 }, async () => {
+  /** Runs the hanging fixture until its test hangs; resolves with its beforeAll child's pid and its worker's. */
+  async function hangingRun() {
     const run = fixtureRun(['abandoned.fixture.ts']);
-    let pids: number[] = [];
+    const hanging = await until(() => run.facts().some((f) => f.hanging === true) || run.child.exitCode !== null, 120_000);
+    const pids = started(run.facts(), 'abandoned');
+    const worker = run.facts().find((f) => f.hanging === true)?.worker as number | undefined;
+    return { run, hanging: hanging && run.child.exitCode === null, pids, worker };
+  }
+
+  it('a run stopped from outside in the middle of a test (SIGTERM to vitest): the children its worker started are killed', { timeout: 180_000 }, async () => {
+    const { run, hanging, pids } = await hangingRun();
     try {
-      const hanging = await until(() => run.facts().some((f) => f.hanging === true) || run.child.exitCode !== null, 120_000);
-      pids = started(run.facts(), 'abandoned');
-      expect(hanging && run.child.exitCode === null, run.output()).toBe(true);
+      expect(hanging, run.output()).toBe(true);
       expect(pids).toHaveLength(1);
       expect(sleeperRuns(pids[0])).toBe(true);
-      process.kill(run.child.pid!, 'SIGTERM'); // vitest's main process alone: its worker is not told
+      process.kill(run.child.pid!, 'SIGTERM'); // vitest's main process alone: it exits, its worker loses it
       await run.done;
       const gone = await until(() => !sleeperRuns(pids[0]));
       expect(gone, `still running after the run was stopped: ${pids[0]}`).toBe(true);
@@ -103,4 +104,25 @@ describe('the processes a test starts die with it', () => {
       killLeft(pids);
     }
   });
+
+  it(
+    'a worker told to stop in the middle of a test (SIGTERM, as vitest stops its workers): its children are killed, and it still dies of it',
+    { timeout: 180_000 },
+    async () => {
+      const { run, hanging, pids, worker } = await hangingRun();
+      try {
+        expect(hanging, run.output()).toBe(true);
+        expect(pids).toHaveLength(1);
+        expect(worker).toBeGreaterThan(0);
+        process.kill(worker!, 'SIGTERM');
+        expect(await until(() => !running(worker!)), `worker ${worker} still running after SIGTERM`).toBe(true);
+        await run.done; // the run ends on its worker's death
+        expect(run.output()).toMatch(/Worker exited unexpectedly/);
+        const gone = await until(() => !sleeperRuns(pids[0]));
+        expect(gone, `still running after its worker was stopped: ${pids[0]}`).toBe(true);
+      } finally {
+        killLeft(pids);
+      }
+    },
+  );
 });
