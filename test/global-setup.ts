@@ -36,6 +36,20 @@ async function removeRunDir(runDir: string) {
   rmSync(runDir, { recursive: true, force: true });
 }
 
+/**
+ * vitest stopped from outside (SIGTERM, or SIGINT to it alone, as `timeout` sends) exits at once, without its global
+ * teardown: the run's servers and directory go then, synchronously (reapPostgres signals before its first await).
+ * Returns the way to stand down once the teardown has done it.
+ */
+function reapOnExit(runDir: string): () => void {
+  const reap = () => {
+    for (const dataDir of postgresDataDirsUnder(runDir)) void reapPostgres(dataDir);
+    rmSync(runDir, { recursive: true, force: true });
+  };
+  process.once('exit', reap);
+  return () => process.off('exit', reap);
+}
+
 /** Set while the first setup's run lasts: vitest calls setup once per project (and for the root), and they share it. */
 const SHARED_URL = 'PARLEY_TEST_SHARED_POSTGRES_URL';
 
@@ -63,10 +77,12 @@ export default async function setup(project: TestProject) {
     throw assets.status === 'rejected' ? assets.reason : (started as PromiseRejectedResult).reason;
   }
   const postgres = started.value;
+  const standDown = reapOnExit(runDir);
   try {
     await openPostgresStore({ url: await createDatabase(postgres.url, MIGRATED_TEMPLATE) }).then((store) => store.close());
   } catch (err) {
     restoreEnv();
+    standDown();
     await postgres.close();
     await removeRunDir(runDir);
     throw err;
@@ -79,6 +95,7 @@ export default async function setup(project: TestProject) {
       await postgres.close();
     } finally {
       await removeRunDir(runDir);
+      standDown();
     }
   };
 }

@@ -3,16 +3,17 @@
 // a test abandoned at its timeout, a beforeAll shared by two tests, a run stopped from outside mid-test. Every sleeper
 // must be gone when its test, its file or its run is.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { facts as readFacts, type Fact } from '../fixtures/child-processes/report.ts';
 import { trackChild } from '../support/child-processes.ts';
-import { running } from '../support/postgres-processes.ts';
+import { postgresDataDirsUnder, running, signalPostgres } from '../support/postgres-processes.ts';
 import { tempDir } from '../support/tmp.ts';
 
 const CONFIG = join(PROJECT_ROOT, 'test/fixtures/child-processes/vitest.config.ts');
+const GLOBAL_SETUP_CONFIG = join(PROJECT_ROOT, 'test/fixtures/child-processes/vitest.global-setup.config.ts');
 const VITEST = join(PROJECT_ROOT, 'node_modules/vitest/vitest.mjs');
 
 /** The fixtures' sleeper (not another process that took its pid since, nor a zombie: that one is gone). */
@@ -34,12 +35,13 @@ async function until(check: () => boolean, timeoutMs = 30_000): Promise<boolean>
 }
 
 /** `vitest run` on the fixture config, in a process group of its own (killed with the test, its workers too). */
-function fixtureRun(files: string[]) {
+function fixtureRun(files: string[], config = CONFIG) {
   const reportPath = join(tempDir(), 'report.jsonl');
   const env: NodeJS.ProcessEnv = { ...process.env, REAPER_REPORT: reportPath, FORCE_COLOR: '0' };
   for (const key of Object.keys(env)) if (key.startsWith('VITEST')) delete env[key]; // this worker's, not the run's
+  delete env.PARLEY_TEST_SHARED_POSTGRES_URL; // a global setup of its own starts its own
   const child = trackChild(
-    spawn(process.execPath, [VITEST, 'run', '--config', CONFIG, ...files], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true }),
+    spawn(process.execPath, [VITEST, 'run', '--config', config, ...files], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true }),
     { group: true },
   );
   let out = '';
@@ -122,6 +124,29 @@ describe('the processes a test starts die with it', () => {
         expect(gone, `still running after its worker was stopped: ${pids[0]}`).toBe(true);
       } finally {
         killLeft(pids);
+      }
+    },
+  );
+
+  it(
+    'a run stopped from outside (SIGTERM to vitest, which then skips its global teardown): its PostgreSQL and its directory go',
+    { timeout: 180_000 },
+    async () => {
+      const run = fixtureRun([], GLOBAL_SETUP_CONFIG);
+      let postmaster = 0;
+      try {
+        const hanging = await until(() => run.facts().some((f) => f.hanging === true) || run.child.exitCode !== null, 120_000);
+        expect(hanging && run.child.exitCode === null, run.output()).toBe(true);
+        const runDir = run.facts().find((f) => f.hanging === true)!.runDir as string;
+        const [dataDir] = postgresDataDirsUnder(runDir);
+        postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+        expect(running(postmaster)).toBe(true);
+        process.kill(run.child.pid!, 'SIGTERM');
+        await run.done;
+        expect(await until(() => !running(postmaster)), `the run's PostgreSQL (${postmaster}) still running`).toBe(true);
+        expect(existsSync(runDir), `${runDir} left behind`).toBe(false);
+      } finally {
+        if (postmaster && running(postmaster)) signalPostgres(postmaster, 'SIGKILL');
       }
     },
   );
