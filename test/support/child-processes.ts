@@ -4,12 +4,14 @@
 // onTestFinished even for a test body it abandoned at its timeout, whose own `finally` never runs. One started in
 // beforeAll or at a file's top level is SIGKILLed after the file's own afterAll hooks (setup file
 // child-processes.setup.ts). The last resort: any still running when the worker exits, is told to stop (vitest's
-// SIGTERM) or loses vitest (its IPC channel closes) is SIGKILLed right then, synchronously.
+// SIGTERM) or loses vitest (its IPC channel closes) is SIGKILLed right then, synchronously; a worker killed outright
+// runs none of that, so each child is also listed on disk for the run's global teardown (child-ledger.ts).
 // A child that has exited already is skipped, so a helper's own kill()/stop() and a test that SIGKILLs a node and
 // starts another on the same data are untouched. Outside a vitest worker (benchmarks, `npm run pg:start`, the global
 // setup's shared PostgreSQL) nothing is tracked.
 import type { ChildProcess } from 'node:child_process';
 import { onTestFinished, TestRunner, type RunnerTestCase } from 'vitest';
+import { forgetChild, recordChild } from './child-ledger.ts';
 
 export interface TrackOptions {
   /** The child was spawned with `detached: true`: its whole process group is killed (the leader may be gone). */
@@ -109,12 +111,14 @@ function add<T extends ChildProcess>(r: WorkerChildren, scope: Scope, child: T, 
   const t: Tracked = { kill: killer(child, o) };
   target.children.add(t);
   r.all.add(t);
-  // A group may outlive its leader: it stays listed until its scope ends.
-  if (!o.group)
-    child.once('exit', () => {
-      target.children.delete(t);
-      r.all.delete(t);
-    });
+  const pid = child.pid;
+  if (!o.kill) recordChild(pid, !!o.group); // a custom kill is PostgreSQL's: the teardown reaps it by its data dir
+  child.once('exit', () => {
+    forgetChild(pid);
+    if (o.group) return; // a group may outlive its leader: it stays listed until its scope ends
+    target.children.delete(t);
+    r.all.delete(t);
+  });
   return child;
 }
 

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { facts as readFacts, type Fact } from '../fixtures/child-processes/report.ts';
+import { CHILDREN_DIR_ENV } from '../support/child-ledger.ts';
 import { trackChild } from '../support/child-processes.ts';
 import { postgresDataDirsUnder, running, signalPostgres } from '../support/postgres-processes.ts';
 import { tempDir } from '../support/tmp.ts';
@@ -40,6 +41,7 @@ function fixtureRun(files: string[], config = CONFIG) {
   const env: NodeJS.ProcessEnv = { ...process.env, REAPER_REPORT: reportPath, FORCE_COLOR: '0' };
   for (const key of Object.keys(env)) if (key.startsWith('VITEST')) delete env[key]; // this worker's, not the run's
   delete env.PARLEY_TEST_SHARED_POSTGRES_URL; // a global setup of its own starts its own
+  delete env[CHILDREN_DIR_ENV]; // and lists its own children (without one, none are listed)
   const child = trackChild(
     spawn(process.execPath, [VITEST, 'run', '--config', config, ...files], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true }),
     { group: true },
@@ -132,7 +134,7 @@ describe('the processes a test starts die with it', () => {
     'a run stopped from outside (SIGTERM to vitest, which then skips its global teardown): its PostgreSQL and its directory go',
     { timeout: 180_000 },
     async () => {
-      const run = fixtureRun([], GLOBAL_SETUP_CONFIG);
+      const run = fixtureRun(['shared-postgres.fixture.ts'], GLOBAL_SETUP_CONFIG);
       let postmaster = 0;
       try {
         const hanging = await until(() => run.facts().some((f) => f.hanging === true) || run.child.exitCode !== null, 120_000);
@@ -150,4 +152,24 @@ describe('the processes a test starts die with it', () => {
       }
     },
   );
+
+  it('a worker killed outright (SIGKILL) in the middle of a test: the run’s global teardown kills the children it listed', { timeout: 180_000 }, async () => {
+    const run = fixtureRun(['killed-worker.fixture.ts'], GLOBAL_SETUP_CONFIG);
+    let pids: number[] = [];
+    try {
+      const hanging = await until(() => run.facts().some((f) => f.hanging === true) || run.child.exitCode !== null, 120_000);
+      expect(hanging && run.child.exitCode === null, run.output()).toBe(true);
+      pids = started(run.facts(), 'killed-worker');
+      const worker = run.facts().find((f) => f.hanging === true)!.worker as number;
+      expect(sleeperRuns(pids[0])).toBe(true);
+      process.kill(worker, 'SIGKILL');
+      await run.done; // the run ends on its worker's death, through its global teardown
+      expect(run.output()).toMatch(/Worker exited unexpectedly/);
+      const gone = await until(() => !sleeperRuns(pids[0]));
+      expect(gone, `still running after the run whose worker was killed: ${pids[0]}`).toBe(true);
+      expect(run.output()).toMatch(/processes started by tests were left running/); // and said so
+    } finally {
+      killLeft(pids);
+    }
+  });
 });
