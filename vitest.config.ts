@@ -30,6 +30,8 @@ const NO_ENGINE = [
 export default defineConfig({
   test: {
     globalSetup: ['test/global-setup.ts'],
+    // The processes a test file started outside its tests die after it (support/child-processes.ts).
+    setupFiles: ['test/support/child-processes.setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

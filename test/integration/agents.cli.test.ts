@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
+import { trackChild } from '../support/child-processes.ts';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { startParley, tempDir, testConfig, TEST_SECRET, type TestParley } from '../support/parley.ts';
 import { onTestEngine } from '../support/test-engine.ts';
@@ -20,11 +21,13 @@ async function cli(storagePath: string, port: number, args: string[]) {
   const input = await onTestEngine(testConfig({ server: { port } }, storagePath), storagePath);
   const configPath = join(storagePath, 'cli-config.yaml');
   writeFileSync(configPath, stringify(input));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts'), 'agents', ...args, '--config', configPath], {
-    cwd: PROJECT_ROOT,
-    env: Object.assign({}, process.env, { SERVICE_SDK_SECRET: TEST_SECRET }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = trackChild(
+    spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts'), 'agents', ...args, '--config', configPath], {
+      cwd: PROJECT_ROOT,
+      env: Object.assign({}, process.env, { SERVICE_SDK_SECRET: TEST_SECRET }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d.toString()));

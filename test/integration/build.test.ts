@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { trackChild } from '../support/child-processes.ts';
 import { parse as parseYaml } from 'yaml';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { TEST_SECRET, tempDir } from '../support/parley.ts';
@@ -69,7 +70,7 @@ describe('npm run build', () => {
       configPath,
       `server: {host: 127.0.0.1, port: 0}\nstorage: {path: ${join(dir, 'data')}}\nsecret: ${TEST_SECRET}\nlogging: {level: info}\ndemo: {backend: true}\n`,
     );
-    const child = spawn(process.execPath, [MAIN, '--config', configPath], { cwd: dir, env: Object.assign({}, process.env, { LOG_FORMAT: '' }) });
+    const child = trackChild(spawn(process.execPath, [MAIN, '--config', configPath], { cwd: dir, env: Object.assign({}, process.env, { LOG_FORMAT: '' }) }));
     children.push(child);
     let stdout = '';
     let stderr = '';
@@ -154,20 +155,22 @@ describe('the container image and the compose file (checked without Docker)', ()
     expect(command).toBe('node');
     const profile = /SERVICE_CONFIG=\/app\/(\S+)/.exec(DOCKERFILE)?.[1];
     expect(profile).toBe('config/config.cluster.yaml');
-    const child = spawn(process.execPath, args, {
-      cwd: PROJECT_ROOT,
-      env: Object.assign({}, process.env, {
-        SERVICE_CONFIG: join(PROJECT_ROOT, profile!),
-        DATABASE_URL: url,
-        SERVICE_SDK_SECRET: TEST_SECRET,
-        PARLEY_NODE_ID: 'image-node',
-        PARLEY_LEASE_SECONDS: '1',
-        HOST: '127.0.0.1',
-        PORT: '0',
-        DATA_DIR: tempDir(),
-        LOG_FORMAT: '',
+    const child = trackChild(
+      spawn(process.execPath, args, {
+        cwd: PROJECT_ROOT,
+        env: Object.assign({}, process.env, {
+          SERVICE_CONFIG: join(PROJECT_ROOT, profile!),
+          DATABASE_URL: url,
+          SERVICE_SDK_SECRET: TEST_SECRET,
+          PARLEY_NODE_ID: 'image-node',
+          PARLEY_LEASE_SECONDS: '1',
+          HOST: '127.0.0.1',
+          PORT: '0',
+          DATA_DIR: tempDir(),
+          LOG_FORMAT: '',
+        }),
       }),
-    });
+    );
     children.push(child);
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));

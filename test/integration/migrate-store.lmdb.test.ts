@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { newSignedInAgent, post as postAgents, signIn } from '../support/agents.ts';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { trackChild } from '../support/child-processes.ts';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { startFakeGraph } from '../support/fake-graph.ts';
 import { startParley, TEST_SECRET, tempDir, type TestParley } from '../support/parley.ts';
@@ -23,10 +24,12 @@ const post = async (p: TestParley, path: string, body: unknown) =>
   (await fetch(`${p.url()}${path}`, { method: 'POST', headers: auth, body: JSON.stringify(body) })).json();
 
 function migrateStore(from: string, to: string): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts'), 'migrate-store', '--from', from, '--to', to], {
-    cwd: PROJECT_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = trackChild(
+    spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts'), 'migrate-store', '--from', from, '--to', to], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));

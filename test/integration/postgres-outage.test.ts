@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { trackChild } from '../support/child-processes.ts';
 import { stringify } from 'yaml';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { startFakeGraph, type FakeGraph } from '../support/fake-graph.ts';
@@ -289,11 +290,13 @@ function runMain(url: string, o: { onStdout?: (stdout: string) => void } = {}): 
   const configPath = join(dir, 'config.yaml');
   writeFileSync(configPath, stringify(config));
   const begun = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
-    cwd: PROJECT_ROOT,
-    env: Object.assign({}, process.env, { SERVICE_CONFIG: configPath, SERVICE_SDK_SECRET: TEST_SECRET }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = trackChild(
+    spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
+      cwd: PROJECT_ROOT,
+      env: Object.assign({}, process.env, { SERVICE_CONFIG: configPath, SERVICE_SDK_SECRET: TEST_SECRET }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d.toString()));

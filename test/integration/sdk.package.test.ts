@@ -4,6 +4,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { trackChild } from '../support/child-processes.ts';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { startParley, TEST_SECRET, tempDir, type TestParley } from '../support/parley.ts';
 
@@ -39,12 +40,14 @@ process.stdin.resume();
 `;
 
 function runBackend(cwd: string, url: string): { child: ChildProcess; output: () => string; registered: Promise<void>; close(): Promise<void> } {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', BACKEND], {
-    cwd,
-    // No tsx: NODE_OPTIONS from the test runner must not sneak a loader in.
-    env: { PATH: process.env.PATH, PARLEY_URL: url, SERVICE_SDK_SECRET: TEST_SECRET },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = trackChild(
+    spawn(process.execPath, ['--input-type=module', '-e', BACKEND], {
+      cwd,
+      // No tsx: NODE_OPTIONS from the test runner must not sneak a loader in.
+      env: { PATH: process.env.PATH, PARLEY_URL: url, SERVICE_SDK_SECRET: TEST_SECRET },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }),
+  );
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { trackChild } from '../support/child-processes.ts';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 import { tempDir } from '../support/tmp.ts';
@@ -41,13 +42,11 @@ function start(url: string): Promise<{ code: number | null; signal: NodeJS.Signa
     profile,
     `server:\n  port: 0\ndemo:\n  backend: false\nlogging:\n  level: silent\nstorage:\n  engine: postgres\n  url: ${url}\n  path: ${dir}/data\n`,
   );
-  const child = spawn(
-    process.execPath,
-    ['--import', pathToFileURL(join(PROJECT_ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(PROJECT_ROOT, 'src/main.ts')],
-    {
+  const child = trackChild(
+    spawn(process.execPath, ['--import', pathToFileURL(join(PROJECT_ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(PROJECT_ROOT, 'src/main.ts')], {
       cwd: dir,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SERVICE_CONFIG: profile, SERVICE_SDK_SECRET: 'a-good-long-secret-0123' },
-    },
+    }),
   );
   let stderr = '';
   let started = false;

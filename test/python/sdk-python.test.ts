@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { trackChild } from '../support/child-processes.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const SDK = join(ROOT, 'sdk-python');
@@ -16,7 +17,7 @@ function run(args: string[], timeoutMs: number): Promise<{ code: number | null; 
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env, PYTHONDONTWRITEBYTECODE: '1' };
     delete env.PARLEY_TEST_ENGINE;
-    const child = spawn(PYTHON, args, { cwd: SDK, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs, killSignal: 'SIGKILL' });
+    const child = trackChild(spawn(PYTHON, args, { cwd: SDK, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs, killSignal: 'SIGKILL' }));
     let output = '';
     child.stdout.on('data', (d) => (output += d.toString()));
     child.stderr.on('data', (d) => (output += d.toString()));

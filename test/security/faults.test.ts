@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { trackChild } from '../support/child-processes.ts';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { startFakeGraph } from '../support/fake-graph.ts';
 import { startFakeOpenAi } from '../support/fake-openai.ts';
@@ -26,11 +27,13 @@ async function widget(p: TestParley, customerId: string): Promise<WidgetClient> 
 
 function startBackendProcess(url: string): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'test/fixtures/sdk-backend.ts')], {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, PARLEY_URL: url, SERVICE_SDK_SECRET: TEST_SECRET },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = trackChild(
+      spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'test/fixtures/sdk-backend.ts')], {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, PARLEY_URL: url, SERVICE_SDK_SECRET: TEST_SECRET },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     let out = '';
     child.stdout!.on('data', (d) => {
       out += d;

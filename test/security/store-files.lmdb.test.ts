@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { trackChild } from '../support/child-processes.ts';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { spawnParley, tempDir, testConfig, TEST_SECRET } from '../support/parley.ts';
 import { startWidgetSession } from '../support/widget-client.ts';
@@ -21,11 +22,13 @@ afterEach(async () => {
 function startExpectingExit(storagePath: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
   const configPath = join(tempDir(), 'config.yaml');
   writeFileSync(configPath, stringify(testConfig({}, storagePath)));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, SERVICE_CONFIG: configPath, SERVICE_SDK_SECRET: TEST_SECRET },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = trackChild(
+    spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src/main.ts')], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, SERVICE_CONFIG: configPath, SERVICE_SDK_SECRET: TEST_SECRET },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   cleanups.push(() => child.kill('SIGKILL'));
   let output = '';
   child.stdout.on('data', (d) => (output += d));

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
+import { trackChild } from './child-processes.ts';
 import { tempDir } from './tmp.ts';
 
 export const FIXTURE_SERVER = join(PROJECT_ROOT, 'test/fixtures/mcp-server.ts');
@@ -44,10 +45,12 @@ export async function until<T>(check: () => T | Promise<T>, what: string, timeou
 
 /** server-everything over Streamable HTTP on `port` (at /mcp); resolves once it listens. */
 export async function startEverythingHttp(port: number): Promise<{ url: string; child: ChildProcess; close(): Promise<void> }> {
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
-    env: Object.assign({}, process.env, { PORT: String(port) }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = trackChild(
+    spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+      env: Object.assign({}, process.env, { PORT: String(port) }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));

@@ -2,6 +2,7 @@
 // in a temp dir, or (PARLEY_TEST_ENGINE=postgres) a real PostgreSQL database standing for that dir (test-engine.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
+import { trackChild } from './child-processes.ts';
 import { onTestEngine } from './test-engine.ts';
 import { tempDir } from './tmp.ts';
 import { join } from 'node:path';
@@ -115,11 +116,13 @@ export async function spawnParley(o: {
   writeFileSync(configPath, stringify(input));
   const root = o.root ?? PROJECT_ROOT;
   const main = o.entry === 'build' ? ['--enable-source-maps', join(root, 'dist/main.js')] : ['--import', 'tsx', join(root, 'src/main.ts')];
-  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), ...main], {
-    cwd: root,
-    env: { ...process.env, SERVICE_CONFIG: configPath, SERVICE_TEST_MODE: '1', SERVICE_SDK_SECRET: TEST_SECRET, ...o.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = trackChild(
+    spawn(process.execPath, [...(o.nodeArgs ?? []), ...main], {
+      cwd: root,
+      env: { ...process.env, SERVICE_CONFIG: configPath, SERVICE_TEST_MODE: '1', SERVICE_SDK_SECRET: TEST_SECRET, ...o.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let out = '';
   child.stdout!.on('data', (d) => (out += d.toString()));
   child.stderr!.on('data', (d) => (out += d.toString()));

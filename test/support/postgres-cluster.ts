@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import type { RunAs } from './postgres-binaries.ts';
+import { trackChild } from './child-processes.ts';
 
 /** The environment PostgreSQL's programs run with: no PG* variables of the caller, a fixed locale. */
 export function postgresEnv(): NodeJS.ProcessEnv {
@@ -19,7 +20,7 @@ export function postgresEnv(): NodeJS.ProcessEnv {
 
 function run(file: string, args: string[], o: { cwd: string; runAs?: RunAs }): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd: o.cwd, uid: o.runAs?.uid, gid: o.runAs?.gid, env: postgresEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = trackChild(spawn(file, args, { cwd: o.cwd, uid: o.runAs?.uid, gid: o.runAs?.gid, env: postgresEnv(), stdio: ['ignore', 'pipe', 'pipe'] }));
     let out = '';
     child.stdout!.on('data', (d) => (out += d));
     child.stderr!.on('data', (d) => (out += d));

@@ -9,6 +9,7 @@ import { chownSync, mkdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
+import { childScope } from './child-processes.ts';
 import { findPostgresBin, postgresRunAs } from './postgres-binaries.ts';
 import { newCluster, postgresEnv, writeHba } from './postgres-cluster.ts';
 import { pickPostgresPort } from './postgres-port.ts';
@@ -150,17 +151,22 @@ export async function startPostgres(o: PostgresOptions = {}): Promise<TestPostgr
     if (logText.length > LOG_LIMIT) logText = logText.slice(-LOG_LIMIT);
   };
   let current: Postmaster | undefined;
+  // Every postmaster of this server (restart() may run in a later test) dies with the test or file that made it.
+  const scope = childScope();
 
   const spawnServer = (port: number): Promise<Postmaster> => {
     const version = Number(readFileSync(join(dataDir, 'PG_VERSION'), 'utf8').trim());
     const flags = Object.entries(serverSettings(o, version)).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
-    const child = spawn(join(bin, 'postgres'), ['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', socketDir, ...flags], {
-      cwd: dir,
-      uid: runAs?.uid,
-      gid: runAs?.gid,
-      env: postgresEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = scope.track(
+      spawn(join(bin, 'postgres'), ['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', socketDir, ...flags], {
+        cwd: dir,
+        uid: runAs?.uid,
+        gid: runAs?.gid,
+        env: postgresEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+      { kill: (pid) => signalPostgres(pid, 'SIGKILL') }, // its backends too: they called setsid(), no group reaches them
+    );
     // 'close' comes once the postmaster has exited AND every backend has closed the inherited pipes:
     // only then may a new postmaster start on the same data (nothing attached to its shared memory).
     const gone = new Promise<void>((resolve) => child.once('close', () => resolve()));
