@@ -115,6 +115,28 @@ describe('the demo page in Chromium', () => {
     await page.close();
   });
 
+  it("the demo's instructions stay readable beside the open chat at 1280 and 1024 px: the panel covers none of them", async () => {
+    const page = await demo.browser.newPage();
+    await withScreenshotOnFailure(page, 'widget-demo-beside', async () => {
+      await page.goto(`${demo.parley.url()}/demo.html`);
+      await page.locator('[data-testid=launcher]').click();
+      const panel = page.locator('[data-testid=panel]');
+      await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Online');
+      for (const width of [1280, 1024]) {
+        await page.setViewportSize({ width, height: 800 });
+        // the card of instructions, and every line in it (each list item and paragraph, as laid out), ends left of the panel
+        await expect
+          .poll(async () => {
+            const left = (await panel.boundingBox())!.x;
+            const rights = await page.locator('main .card, main .card > *').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().right));
+            return rights.filter((r) => r > left).length;
+          })
+          .toBe(0);
+      }
+    });
+    await page.close();
+  });
+
   it('assistant text with HTML is shown as text and runs nothing', async () => {
     const evil = createClient();
     evil.expose(
