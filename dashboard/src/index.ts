@@ -58,6 +58,8 @@ function signInForm(app: HTMLElement, message?: SignInMessage) {
   return { form, email };
 }
 
+const TITLE = 'Parley — telemetry';
+
 /** The page a new account's one-time link opens: choose a password, then sign in. */
 function setPasswordView(app: HTMLElement, token: string) {
   const password = h('input', {
@@ -83,6 +85,7 @@ function setPasswordView(app: HTMLElement, token: string) {
     void setPassword(token, password.value).then((r) => {
       if (!r.ok) return void (alert.textContent = r.message);
       history.replaceState(null, '', '/telemetry');
+      document.title = TITLE;
       loginView(app, {
         kind: 'notice',
         content: ['Your password is set. Sign in here for the dashboard, or in ', h('a', { href: '/inbox' }, 'the inbox'), ' to answer customers.'],
@@ -90,6 +93,8 @@ function setPasswordView(app: HTMLElement, token: string) {
     });
   });
   app.replaceChildren(form);
+  // The tab says what this page is for (it said "telemetry", the dashboard's name, to a new agent).
+  document.title = 'Parley — choose your password';
   password.focus();
 }
 
