@@ -19,8 +19,9 @@ async function runMigrateStore(args: string[]) {
 
 async function runKnowledge(args: string[]) {
   const { importFolder, ImportError } = await import('./knowledge/import.ts');
+  const { profileDefaults } = await import('./tools/profile-defaults.ts');
   try {
-    await importFolder(args, { write: (line) => process.stderr.write(`${line}\n`) });
+    await importFolder(args, { write: (line) => process.stderr.write(`${line}\n`), profile: () => profileDefaults(process.env) });
   } catch (err) {
     const known = err instanceof ImportError || (err as Error).name === 'ZodError' || (err as { code?: string }).code === 'ECONNREFUSED';
     process.stderr.write(`parley knowledge: ${known ? (err as Error).message : ((err as Error).stack ?? String(err))}\n`);

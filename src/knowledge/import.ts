@@ -83,7 +83,11 @@ export async function collectArticles(folder: string, o: { locale?: string } = {
   return out;
 }
 
-export async function importFolder(args: string[], o: { write: (line: string) => void; env?: NodeJS.ProcessEnv }) {
+/** `profile`: the address and secret of the configured Parley, used when neither the options nor the environment give them. */
+export async function importFolder(
+  args: string[],
+  o: { write: (line: string) => void; env?: NodeJS.ProcessEnv; profile?: () => { url?: string; secret?: string } },
+) {
   const env = o.env ?? process.env;
   let parsed;
   try {
@@ -99,9 +103,12 @@ export async function importFolder(args: string[], o: { write: (line: string) =>
   const [command, folder] = parsed.positionals;
   if (command !== 'import' || !folder || parsed.positionals.length !== 2)
     throw new ImportError('usage: parley knowledge import <folder> [--url http://127.0.0.1:3000] [--secret …] [--locale en]');
-  const base = (parsed.values.url ?? env.PARLEY_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
-  const secret = parsed.values.secret ?? env.SERVICE_SDK_SECRET;
-  if (!secret) throw new ImportError('the service secret is needed: --secret or SERVICE_SDK_SECRET');
+  const profile = o.profile?.() ?? {};
+  // An empty option or variable counts as not given.
+  const base = (parsed.values.url || env.PARLEY_URL || profile.url || 'http://127.0.0.1:3000').replace(/\/+$/, '');
+  // The profile's secret goes to the profile's own Parley only, never to another address.
+  const secret = parsed.values.secret || env.SERVICE_SDK_SECRET || (base === profile.url ? profile.secret : undefined);
+  if (!secret) throw new ImportError("the service secret is needed: --secret or SERVICE_SDK_SECRET (the profile's storage.path holds no generated one)");
   const articles = await collectArticles(folder, { locale: parsed.values.locale });
   let created = 0;
   let updated = 0;
