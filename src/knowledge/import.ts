@@ -1,7 +1,7 @@
 // `parley knowledge import <folder>`: every .md, .html and .txt file under the folder (and .pdf, through pdfjs-dist)
 // sent to a running Parley's POST /api/v1/knowledge/articles, the file's path (without its extension) as its id, so
 // importing the folder again updates the same articles.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -109,6 +109,7 @@ export async function importFolder(
   // The profile's secret goes to the profile's own Parley only, never to another address.
   const secret = parsed.values.secret || env.SERVICE_SDK_SECRET || (base === profile.url ? profile.secret : undefined);
   if (!secret) throw new ImportError("the service secret is needed: --secret or SERVICE_SDK_SECRET (the profile's storage.path holds no generated one)");
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new ImportError(`${folder}: no such folder (give the folder of your help articles)`);
   const articles = await collectArticles(folder, { locale: parsed.values.locale });
   let created = 0;
   let updated = 0;

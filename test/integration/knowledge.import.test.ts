@@ -71,6 +71,11 @@ describe('parley knowledge import', () => {
     expect(done.stderr).toContain('done: 1 files, 1 created, 0 updated');
     expect(p.services.secret).not.toBe(TEST_SECRET);
     expect((await search(p, 'thirty days', p.services.secret))[0]).toMatchObject({ articleId: 'returns' });
+    // A folder that is not there: one line naming it, no stack trace.
+    await expect(cli(['import', join(dir, 'no-such-folder')], env)).rejects.toMatchObject({
+      code: 1,
+      stderr: `parley knowledge: ${join(dir, 'no-such-folder')}: no such folder (give the folder of your help articles)\n`,
+    });
     // Another address (the same server by another name): the profile's secret is not offered to it.
     await expect(cli(['import', dir, '--url', p.url().replace('127.0.0.1', 'localhost')], env)).rejects.toMatchObject({
       code: 1,
