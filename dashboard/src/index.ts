@@ -4,7 +4,7 @@
 import uplotCss from 'uplot/dist/uPlot.min.css';
 import { api, currentPerson, secret, setPassword, signIn, signOut, Unauthorized, type ConversationRow, type SignedIn, type Summary } from './api.ts';
 import { chartKey, chartSpecs, renderChart, updateChart } from './charts.ts';
-import { fmtAgo, fmtMs, fmtTime, h } from './dom.ts';
+import { fmtAgo, fmtMs, fmtTime, h, stateWords } from './dom.ts';
 import { createFilters } from './filters.ts';
 import { renderDeliveries, renderWithHuman, type Deliveries } from './operations.ts';
 import { createKnowledgeCard } from './knowledge.ts';
@@ -255,7 +255,7 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
             { 'data-testid': 'conversation-row', tabindex: '0', 'aria-selected': String(c.conversationId === selected) },
             h('td', { title: c.conversationId }, c.customer?.email ?? c.customer?.phone ?? c.externalId ?? c.customerId),
             h('td', {}, c.channel),
-            h('td', {}, c.state),
+            h('td', { 'data-state': c.state }, stateWords(c.state)),
             lastMessageCell(c, now),
             h('td', { class: c.reflection ? `verdict-${c.reflection.verdict}` : '' }, c.reflection?.verdict ?? ''),
           );
