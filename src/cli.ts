@@ -11,7 +11,8 @@ Starts Parley: the widget, WhatsApp, the SDK gateway, proactive messages and tel
 \`test\` runs conversation scenarios (*.scenario.yaml) against an embedded Parley; \`test export <id>\` writes one.
 \`migrate-store\` copies an LMDB store into an empty PostgreSQL database (stop Parley first), with progress.
 \`knowledge import\` sends every .md, .html, .txt and .pdf file of a folder to a running Parley's knowledge base
-(PARLEY_URL, default http://127.0.0.1:3000; the secret from SERVICE_SDK_SECRET when --secret is not given).
+(PARLEY_URL, default the profile's address; the secret from SERVICE_SDK_SECRET when --secret is not given, else for the
+profile's own Parley the one it generated in its storage.path).
 \`agents add\` creates an agent (or admin) account and prints a one-time link to set its password.
 
 Options:

@@ -19,8 +19,9 @@ async function runMigrateStore(args: string[]) {
 
 async function runKnowledge(args: string[]) {
   const { importFolder, ImportError } = await import('./knowledge/import.ts');
+  const { profileDefaults } = await import('./tools/profile-defaults.ts');
   try {
-    await importFolder(args, { write: (line) => process.stderr.write(`${line}\n`) });
+    await importFolder(args, { write: (line) => process.stderr.write(`${line}\n`), profile: () => profileDefaults(process.env) });
   } catch (err) {
     const known = err instanceof ImportError || (err as Error).name === 'ZodError' || (err as { code?: string }).code === 'ECONNREFUSED';
     process.stderr.write(`parley knowledge: ${known ? (err as Error).message : ((err as Error).stack ?? String(err))}\n`);
@@ -52,6 +53,13 @@ async function runAgents(args: string[]) {
     process.stderr.write(`parley agents: ${known ? (err as Error).message : ((err as Error).stack ?? String(err))}\n`);
     process.exit(known ? 64 : 1);
   }
+}
+
+/** What to do about a listen error a newcomer meets first: the port is taken (by another Parley, say). */
+function startHint(err: unknown): string {
+  return (err as { code?: string }).code === 'EADDRINUSE'
+    ? ' (another program listens there: choose a port with PORT=3001 npm start, or server.port in your profile)'
+    : '';
 }
 
 async function main() {
@@ -97,17 +105,17 @@ async function main() {
     url = await parley.start();
   } catch (err) {
     // e.g. EADDRINUSE: one line, no stack; release the store before leaving.
-    process.stderr.write(`parley: cannot start: ${(err as Error).message}\n`);
+    process.stderr.write(`parley: cannot start: ${(err as Error).message}${startHint(err)}\n`);
     await parley.stop().catch(() => undefined);
     process.exit(1);
   }
   if (!loaded.config.secret) {
     // Shown once on the console (not in the log stream) so the operator can connect an SDK.
     process.stderr.write(
-      `\nParley is running at ${url}\n  demo:        ${url}/demo.html\n  dashboard:   ${url}/telemetry\n  service secret (generated, kept in ${loaded.config.storage.path}/service-secret): ${parley.services.secret}\n  set SERVICE_SDK_SECRET to choose your own.\n\n`,
+      `\nParley is running at ${url}\n  demo:        ${url}/demo.html\n  dashboard:   ${url}/telemetry\n  inbox:       ${url}/inbox  (accounts: npx parley agents add --email … --name …)\n  service secret (generated, kept in ${loaded.config.storage.path}/service-secret): ${parley.services.secret}\n  set SERVICE_SDK_SECRET to choose your own.\n\n`,
     );
   } else {
-    process.stderr.write(`\nParley is running at ${url}  (demo: ${url}/demo.html, dashboard: ${url}/telemetry)\n\n`);
+    process.stderr.write(`\nParley is running at ${url}  (demo: ${url}/demo.html, dashboard: ${url}/telemetry, inbox: ${url}/inbox)\n\n`);
   }
 
   let stopping = false;

@@ -35,3 +35,17 @@ export function fmtDuration(ms: number | null): string {
   if (s < 86_400) return `${(s / 3600).toFixed(1)} h`;
   return `${(s / 86_400).toFixed(1)} d`;
 }
+
+/** A conversation's state (the conversation machine's) as people say it; an unknown one as it is. */
+const STATE_WORDS: Record<string, string> = {
+  idle: 'idle',
+  gathering: 'reading messages',
+  starting: 'starting',
+  thinking: 'thinking',
+  nextCall: 'calling a function',
+  callingTool: 'calling a function',
+  awaitingConfirmation: 'awaiting confirmation',
+  replying: 'replying',
+  withHuman: 'with a person',
+};
+export const stateWords = (state: string) => STATE_WORDS[state] ?? state;

@@ -56,7 +56,8 @@ export function createHealthPanel(openConversation: (conversationId: string) => 
       tile('SDK disconnects', String(closed.length), 'tile-disconnects'),
       tile('Function failures', String(failed.length - timeouts), 'tile-invoke-failures'),
       tile('Function timeouts', String(timeouts), 'tile-invoke-timeouts'),
-      tile('Errors', String(errs.items.length === MAX_ERRORS ? `${MAX_ERRORS}+` : errs.items.length), 'tile-errors'),
+      // Every error the list below shows (errors and function failures), so the figure and the list agree.
+      tile('Errors', `${errs.items.length + failed.length}${errs.items.length === MAX_ERRORS ? '+' : ''}`, 'tile-errors'),
     );
     const latest = [...errs.items, ...failed.slice(-MAX_ERRORS)].sort((a, b) => b.at - a.at).slice(0, MAX_ERRORS);
     errors.replaceChildren(

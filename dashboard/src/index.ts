@@ -4,7 +4,7 @@
 import uplotCss from 'uplot/dist/uPlot.min.css';
 import { api, currentPerson, secret, setPassword, signIn, signOut, Unauthorized, type ConversationRow, type SignedIn, type Summary } from './api.ts';
 import { chartKey, chartSpecs, renderChart, updateChart } from './charts.ts';
-import { fmtAgo, fmtMs, fmtTime, h } from './dom.ts';
+import { fmtAgo, fmtMs, fmtTime, h, stateWords } from './dom.ts';
 import { createFilters } from './filters.ts';
 import { renderDeliveries, renderWithHuman, type Deliveries } from './operations.ts';
 import { createKnowledgeCard } from './knowledge.ts';
@@ -58,6 +58,8 @@ function signInForm(app: HTMLElement, message?: SignInMessage) {
   return { form, email };
 }
 
+const TITLE = 'Parley — telemetry';
+
 /** The page a new account's one-time link opens: choose a password, then sign in. */
 function setPasswordView(app: HTMLElement, token: string) {
   const password = h('input', {
@@ -83,6 +85,7 @@ function setPasswordView(app: HTMLElement, token: string) {
     void setPassword(token, password.value).then((r) => {
       if (!r.ok) return void (alert.textContent = r.message);
       history.replaceState(null, '', '/telemetry');
+      document.title = TITLE;
       loginView(app, {
         kind: 'notice',
         content: ['Your password is set. Sign in here for the dashboard, or in ', h('a', { href: '/inbox' }, 'the inbox'), ' to answer customers.'],
@@ -90,6 +93,8 @@ function setPasswordView(app: HTMLElement, token: string) {
     });
   });
   app.replaceChildren(form);
+  // The tab says what this page is for (it said "telemetry", the dashboard's name, to a new agent).
+  document.title = 'Parley — choose your password';
   password.focus();
 }
 
@@ -250,7 +255,7 @@ async function dashboardView(app: HTMLElement, person?: SignedIn) {
             { 'data-testid': 'conversation-row', tabindex: '0', 'aria-selected': String(c.conversationId === selected) },
             h('td', { title: c.conversationId }, c.customer?.email ?? c.customer?.phone ?? c.externalId ?? c.customerId),
             h('td', {}, c.channel),
-            h('td', {}, c.state),
+            h('td', { 'data-state': c.state }, stateWords(c.state)),
             lastMessageCell(c, now),
             h('td', { class: c.reflection ? `verdict-${c.reflection.verdict}` : '' }, c.reflection?.verdict ?? ''),
           );

@@ -1,9 +1,18 @@
 // A conversation's timeline, turn by turn: every event and LLM call in order.
 import { allPages, type EventRecord, type TurnCall } from './api.ts';
-import { fmtMs, fmtTime, h } from './dom.ts';
+import { fmtDuration, fmtMs, fmtTime, h } from './dom.ts';
 import { exportButton } from './export-scenario.ts';
 
 const quoted = (t: unknown) => (typeof t === 'string' ? `“${t}”` : undefined);
+
+/** A knowledge search in words: what it found and cited (the question itself only with telemetry.store_text). */
+function knowledgeSearch(d: Record<string, unknown>): string {
+  const hits = Array.isArray(d.hits) ? (d.hits as { cited?: boolean }[]) : [];
+  const asked = quoted(d.query) ? ` for ${quoted(d.query)}` : '';
+  if (hits.length === 0) return `searched the knowledge base${asked}: nothing found`;
+  const cited = hits.filter((x) => x.cited).length;
+  return `searched the knowledge base${asked}: ${hits.length} ${hits.length === 1 ? 'passage' : 'passages'}, ${cited} cited`;
+}
 
 /** One line per event, in words; message text only when Parley keeps it (telemetry.store_text). */
 export function describe(e: EventRecord): string {
@@ -40,8 +49,24 @@ export function describe(e: EventRecord): string {
       return `${d.name}: cancelled, a person took over`;
     case 'handoff.requested':
       return `handed over to a person${typeof d.reason === 'string' ? ` (${d.reason})` : ''}`;
+    case 'handoff.joined':
+      return `${(d.agent as { name?: string } | undefined)?.name ?? 'an agent'} joined${typeof d.waitedMs === 'number' ? ` after ${fmtDuration(d.waitedMs)}` : ''}`;
+    case 'handoff.offline':
+      return 'no one from the team answered in time: the customer was told they will reply here';
     case 'handoff.released':
-      return 'the assistant took over again';
+      return d.resolved
+        ? 'resolved by an agent: the assistant has it again'
+        : d.by === 'idle'
+          ? 'no agent message for too long: the assistant took over again'
+          : 'the assistant took over again';
+    case 'knowledge.search':
+      return knowledgeSearch(d);
+    case 'conversation.outcome':
+      return `outcome: ${String(d.outcome).replace(/_/g, ' ')}${typeof d.reason === 'string' ? ` (${d.reason.replace(/_/g, ' ')})` : ''}`;
+    case 'conversation.rating':
+      return `rated ${d.score} of 5${quoted(d.comment) ? `: ${quoted(d.comment)}` : ''}`;
+    case 'error':
+      return `error ${d.code ?? d.where ?? ''}${typeof d.message === 'string' ? `: ${d.message}` : ''}`;
     case 'whatsapp.status':
       return `delivery: ${d.status}`;
     case 'tools.unavailable':

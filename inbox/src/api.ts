@@ -54,6 +54,8 @@ export const api = {
   list: (view: string, q: string) => call<InboxList>('GET', `/api/v1/inbox/conversations?view=${view}${q ? `&q=${encodeURIComponent(q)}` : ''}`),
   whole: (id: string) => call<ConversationWhole>('GET', conv(id)),
   act: (id: string, action: 'claim' | 'release' | 'resolve' | 'read') => call<unknown>('POST', `${conv(id)}/${action}`),
+  /** The agent API's handoff (a person asks for it: their agentId is recorded), then the conversation can be claimed. */
+  handoff: (id: string, reason: string) => call<unknown>('POST', `/conversations/${encodeURIComponent(id)}/handoff`, { reason }),
   assign: (id: string, agentId: string) => call<unknown>('POST', `${conv(id)}/assign`, { agentId }),
   reply: (id: string, text: string, clientId: string) => call<unknown>('POST', `${conv(id)}/messages`, { text, id: clientId }),
   note: (id: string, text: string) => call<unknown>('POST', `${conv(id)}/notes`, { text }),

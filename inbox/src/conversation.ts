@@ -7,6 +7,8 @@ import { customerName } from './list.ts';
 
 export interface Actions {
   claim(): void;
+  /** A conversation with the assistant (or resolved): hand it to a person now, and claim it. */
+  takeOver(): void;
   release(): void;
   resolve(): void;
   assign(agentId: string): void;
@@ -103,7 +105,7 @@ export function renderTranscript(w: ConversationWhole): HTMLElement {
 
 /** Why the agent may only write notes here (a reply needs a handoff, and its holder or an admin), or undefined. */
 export function notesOnlyWhy(i: ConversationWhole['item'], me: { agentId: string; role: string }): string | undefined {
-  if (!i.handoff) return i.resolvedAt ? 'Resolved: only internal notes here' : 'With the assistant: only internal notes here';
+  if (!i.handoff) return i.resolvedAt ? 'Resolved: Take over to reply' : 'With the assistant: Take over to reply';
   if (i.holder && i.holder.agentId !== me.agentId && me.role !== 'admin') return `${i.holder.name} has this conversation: only internal notes`;
   return undefined;
 }
@@ -119,6 +121,15 @@ export function renderHeader(w: ConversationWhole, me: { agentId: string; role: 
   // Someone else's: Claim stays (it answers who has it), the rest is the holder's or an admin's.
   const mayAct = !i.holder || mine || me.role === 'admin';
   const buttons = h('div', { class: 'actions', role: 'group', 'aria-label': 'Actions' });
+  if (!i.handoff) {
+    const take = h(
+      'button',
+      { type: 'button', class: 'primary', 'data-testid': 'take-over', title: 'Hand the conversation to you: the assistant stops answering' },
+      'Take over',
+    );
+    take.addEventListener('click', a.takeOver);
+    buttons.append(take);
+  }
   if (i.handoff && !mine) {
     const claim = h('button', { type: 'button', class: 'primary', 'data-testid': 'claim' }, 'Claim');
     claim.addEventListener('click', a.claim);

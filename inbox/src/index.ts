@@ -102,6 +102,20 @@ function drawConversation(a: App) {
         },
         'Claimed.',
       ),
+    takeOver: () =>
+      void act(
+        a,
+        async () => {
+          await api.handoff(id, `${a.me.name} took the conversation over in the inbox`);
+          // While the assistant is writing a reply, the handoff happens once it ends: the claim waits for that.
+          await api.act(id, 'claim').catch((err: unknown) => {
+            if (!(err instanceof Refused && err.code === 'not_handed_off')) throw err;
+            throw new Error('Handed over once the assistant ends its reply: claim it then, under Waiting for a person');
+          });
+          a.view = 'mine';
+        },
+        'Taken over: the assistant stops answering.',
+      ),
     release: () => void act(a, () => api.act(id, 'release'), 'Released to the assistant.'),
     resolve: () => void act(a, () => api.act(id, 'resolve'), 'Resolved.'),
     assign: (agentId: string) => void act(a, () => api.assign(id, agentId), 'Assigned.'),

@@ -32,7 +32,8 @@ export function createShell(name: string, alertSettings: HTMLElement): Shell {
     { class: 'conversation', 'aria-label': 'Conversation', 'data-testid': 'conversation' },
     h('p', { class: 'empty' }, 'Choose a conversation (j/k).'),
   );
-  const sideSlot = h('div', { class: 'side-slot' });
+  // It scrolls when the customer's details are taller than the room (1,024 × 768): focusable, so keys scroll it too.
+  const sideSlot = h('div', { class: 'side-slot', role: 'region', 'aria-label': 'Customer details', tabindex: '0', 'data-testid': 'side-slot' });
   const settings = h('details', { class: 'settings' }, h('summary', {}, 'Settings'), alertSettings, shortcutsHelp());
   const signOut = h('button', { type: 'button', class: 'link', 'data-testid': 'sign-out' }, 'Sign out');
   const root = [

@@ -1,7 +1,7 @@
 // `parley knowledge import <folder>`: every .md, .html and .txt file under the folder (and .pdf, through pdfjs-dist)
 // sent to a running Parley's POST /api/v1/knowledge/articles, the file's path (without its extension) as its id, so
 // importing the folder again updates the same articles.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -83,7 +83,11 @@ export async function collectArticles(folder: string, o: { locale?: string } = {
   return out;
 }
 
-export async function importFolder(args: string[], o: { write: (line: string) => void; env?: NodeJS.ProcessEnv }) {
+/** `profile`: the address and secret of the configured Parley, used when neither the options nor the environment give them. */
+export async function importFolder(
+  args: string[],
+  o: { write: (line: string) => void; env?: NodeJS.ProcessEnv; profile?: () => { url?: string; secret?: string } },
+) {
   const env = o.env ?? process.env;
   let parsed;
   try {
@@ -99,9 +103,13 @@ export async function importFolder(args: string[], o: { write: (line: string) =>
   const [command, folder] = parsed.positionals;
   if (command !== 'import' || !folder || parsed.positionals.length !== 2)
     throw new ImportError('usage: parley knowledge import <folder> [--url http://127.0.0.1:3000] [--secret …] [--locale en]');
-  const base = (parsed.values.url ?? env.PARLEY_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
-  const secret = parsed.values.secret ?? env.SERVICE_SDK_SECRET;
-  if (!secret) throw new ImportError('the service secret is needed: --secret or SERVICE_SDK_SECRET');
+  const profile = o.profile?.() ?? {};
+  // An empty option or variable counts as not given.
+  const base = (parsed.values.url || env.PARLEY_URL || profile.url || 'http://127.0.0.1:3000').replace(/\/+$/, '');
+  // The profile's secret goes to the profile's own Parley only, never to another address.
+  const secret = parsed.values.secret || env.SERVICE_SDK_SECRET || (base === profile.url ? profile.secret : undefined);
+  if (!secret) throw new ImportError("the service secret is needed: --secret or SERVICE_SDK_SECRET (the profile's storage.path holds no generated one)");
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new ImportError(`${folder}: no such folder (give the folder of your help articles)`);
   const articles = await collectArticles(folder, { locale: parsed.values.locale });
   let created = 0;
   let updated = 0;

@@ -1,7 +1,7 @@
 // `parley test [paths] [--repeat k] [--reporter pretty|junit|json] [--output file] [--url URL] [--secret S]` and
 // `parley test export <conversationId> [--out file]`. Exit code 0 when every scenario passed (skipped ones do not
 // fail a run), 1 when one failed, 64 for bad usage.
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { TestIo } from './io.ts';
 import { startBackend, startEmbedded, runningParley, type Harness } from './embedded.ts';
@@ -78,6 +78,11 @@ export async function parleyTest(argv: string[], io: TestIo): Promise<number> {
   if (!Number.isInteger(repeat) || repeat < 1 || repeat > 100) return (io.err('parley test: --repeat takes a whole number from 1 to 100\n'), 64);
   if (!['pretty', 'junit', 'json'].includes(reporter)) return (io.err('parley test: --reporter is pretty, junit or json\n'), 64);
   const paths = positionals.length ? positionals : ['scenarios'];
+  const missing = paths.filter((p) => !existsSync(p));
+  if (missing.length) {
+    const what = positionals.length ? `${missing.join(', ')}: no such file or folder` : 'no scenarios/ folder here (the default)';
+    return (io.err(`parley test: ${what}; name your scenario files or folders, e.g. npx parley test examples/scenarios\n`), 64);
+  }
   let harness: Harness | undefined;
   let backend: { stop(): Promise<void> } | undefined;
   try {

@@ -11,7 +11,15 @@ export { scenarioFrom, scenarioYaml, SCHEMA_LINE } from '../ops/scenario-export.
 export async function exportCommand(args: string[], output: string | undefined, io: TestIo): Promise<number> {
   const conversationId = args[0];
   if (!conversationId || args.length > 1) return (io.err('Usage: parley test export <conversationId> [--output file]\n'), 64);
-  const store = await openStore(io.loadConfig().storage);
+  let store;
+  try {
+    store = await openStore(io.loadConfig().storage);
+  } catch (err) {
+    if ((err as Error).name !== 'StoreOpenError') throw err;
+    // On LMDB a running Parley holds the store: say so in one line, and how to export from the running Parley.
+    const running = `or export from the running Parley: the dashboard's "Export as test", or GET /api/v1/conversations/${conversationId}/scenario`;
+    return (io.err(`parley test export: ${(err as Error).message}; ${running}\n`), 1);
+  }
   try {
     const record = await store.conversations.get(conversationId);
     if (!record) return (io.err(`parley test export: no conversation ${conversationId} in this store\n`), 1);

@@ -21,7 +21,7 @@ type Created = { email: string; role: string; agentId: string; path: string };
 
 /** The account fields from the command line, or an AgentsCliError saying what is wrong. */
 export function parseAgentsArgs(args: string[]): { config?: string; fields: { name: string; email: string; role: 'agent' | 'admin' } } {
-  if (args[0] !== 'add') throw new AgentsCliError(`unknown command "${args[0] ?? ''}"\n\n${AGENTS_HELP}`);
+  if (args[0] !== 'add') throw new AgentsCliError(`${args[0] ? `unknown command "${args[0]}"` : 'say what to do: add'}\n\n${AGENTS_HELP}`);
   let values;
   try {
     ({ values } = parseArgs({
@@ -32,6 +32,8 @@ export function parseAgentsArgs(args: string[]): { config?: string; fields: { na
   } catch (err) {
     throw new AgentsCliError(`${(err as Error).message}\n\n${AGENTS_HELP}`);
   }
+  const missing = (['email', 'name'] as const).filter((k) => values[k] === undefined).map((k) => `--${k}`);
+  if (missing.length) throw new AgentsCliError(`${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} needed\n\n${AGENTS_HELP}`);
   const r = CreateAgentRequest.safeParse({ email: values.email, name: values.name, role: values.role ?? 'agent' });
   if (!r.success) throw new AgentsCliError(`${describeZodError(r.error, '')}\n\n${AGENTS_HELP}`);
   return { config: values.config, fields: r.data };

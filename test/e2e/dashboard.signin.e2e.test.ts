@@ -29,11 +29,14 @@ describe('dashboard sign-in in Chromium', () => {
     const page = await context.newPage();
     await withScreenshotOnFailure(page, 'dashboard-signin', async () => {
       await page.goto(`${p.url()}${setPasswordUrl}`);
+      await page.locator('[data-testid=new-password-input]').waitFor();
+      expect(await page.title()).toBe('Parley — choose your password');
       await page.locator('[data-testid=new-password-input]').fill(PASSWORD);
       await page.locator('[data-testid=new-password-input]').press('Enter');
       await expect.poll(() => page.locator('[data-testid=sign-in-notice]').textContent(), { timeout: 10_000 }).toContain('password is set');
       expect(await page.locator('[data-testid=sign-in-error]').textContent()).toBe('');
       expect(await page.locator('[data-testid=sign-in-notice] a').getAttribute('href')).toBe('/inbox');
+      expect(await page.title()).toBe('Parley — telemetry');
 
       await page.locator('[data-testid=email-input]').fill('ada@example.com');
       await page.locator('[data-testid=password-input]').fill('not the password');

@@ -247,6 +247,25 @@ describe('the agent inbox, looked at (Chromium)', () => {
   });
 });
 
+describe('the agent inbox on a laptop (Chromium)', () => {
+  it('at 1,024 × 768: the customer panel, under the list, scrolls and can be reached with the keyboard; axe finds no violations', async () => {
+    const page = await signedIn(p.url(), 1024, 768);
+    await withScreenshotOnFailure(page, 'inbox-look-1024', async () => {
+      await openLong(page);
+      await page.locator('[data-testid=customer-panel]').waitFor({ timeout: DEADLINE });
+      const side = page.locator('[data-testid=side-slot]');
+      // the details are taller than their room here: the slot scrolls (axe: a scrollable region must be focusable)
+      expect(await side.evaluate((e) => e.scrollHeight > e.clientHeight)).toBe(true);
+      await side.focus();
+      await page.keyboard.press('End');
+      await expect.poll(() => side.evaluate((e) => e.scrollTop), { timeout: DEADLINE }).toBeGreaterThan(0);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, 'inbox-look-1024.png') });
+      expect(await axeViolations(page)).toEqual([]);
+    });
+  });
+});
+
 describe('the agent inbox when the server goes away (Chromium)', () => {
   let own: TestParley | undefined;
   afterAll(() => own?.close());

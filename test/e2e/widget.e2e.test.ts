@@ -88,6 +88,35 @@ describe('the demo page in Chromium', () => {
     await page.close();
   });
 
+  it('a message sent while a confirmation waits is told to wait for the card; once the card is answered it is answered', async () => {
+    const page = await demo.browser.newPage();
+    await withScreenshotOnFailure(page, 'widget-typed-while-confirming', async () => {
+      await page.goto(`${demo.parley.url()}/demo.html`);
+      await page.locator('[data-testid=launcher]').click();
+      await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Online');
+      const input = page.locator('[data-testid=input]');
+      await input.fill('Cancel order 1001');
+      await input.press('Enter');
+      await page.locator('[data-testid=confirm]').waitFor({ timeout: 10_000 });
+      const notice = page.locator('[data-testid=notice]');
+      expect(await notice.isHidden()).toBe(true);
+      // It used to sit there with no answer and no word why, until the card was answered or expired (5 minutes).
+      await input.fill('Actually, can I talk to a person?');
+      await input.press('Enter');
+      await expect
+        .poll(() => notice.textContent(), { timeout: 10_000 })
+        .toBe('Please answer the question above first (Approve or Decline): your message will be answered after that.');
+      expect(await notice.isVisible()).toBe(true);
+      await page.locator('[data-testid=decline]').click();
+      await expect.poll(() => notice.isHidden(), { timeout: 10_000 }).toBe(true);
+      // then the waiting message has its turn: the customer asked for a person
+      await expect
+        .poll(() => page.locator('[data-testid=status-line]').allTextContents(), { timeout: 20_000 })
+        .toContain('A person from our team will join you here shortly.');
+    });
+    await page.close();
+  });
+
   it('shows the status Connecting before Connected', async () => {
     const page = await demo.browser.newPage();
     await withScreenshotOnFailure(page, 'widget-status', async () => {
@@ -111,6 +140,28 @@ describe('the demo page in Chromium', () => {
       await expect.poll(() => page.evaluate(() => (window as unknown as { __statuses: string[] }).__statuses.at(-1)), { timeout: 10_000 }).toBe('Online');
       const seen = await page.evaluate(() => (window as unknown as { __statuses: string[] }).__statuses);
       expect(seen[0]).toBe('Connecting');
+    });
+    await page.close();
+  });
+
+  it("the demo's instructions stay readable beside the open chat at 1280 and 1024 px: the panel covers none of them", async () => {
+    const page = await demo.browser.newPage();
+    await withScreenshotOnFailure(page, 'widget-demo-beside', async () => {
+      await page.goto(`${demo.parley.url()}/demo.html`);
+      await page.locator('[data-testid=launcher]').click();
+      const panel = page.locator('[data-testid=panel]');
+      await expect.poll(() => page.locator('[data-testid=status]').textContent(), { timeout: 10_000 }).toBe('Online');
+      for (const width of [1280, 1024]) {
+        await page.setViewportSize({ width, height: 800 });
+        // the card of instructions, and every line in it (each list item and paragraph, as laid out), ends left of the panel
+        await expect
+          .poll(async () => {
+            const left = (await panel.boundingBox())!.x;
+            const rights = await page.locator('main .card, main .card > *').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().right));
+            return rights.filter((r) => r > left).length;
+          })
+          .toBe(0);
+      }
     });
     await page.close();
   });

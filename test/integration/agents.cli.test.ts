@@ -70,5 +70,11 @@ describe('parley agents add', () => {
     const bad = await cli(storagePath, port, ['add', '--email', 'not-an-email', '--name', 'X']);
     expect(bad.code).toBe(64);
     expect(bad.stderr).toContain('email');
+    // A flag left out is named as a flag (it read "name: Invalid input: expected string, received undefined").
+    const noName = await cli(storagePath, port, ['add', '--email', 'bo@example.com']);
+    expect(noName.code).toBe(64);
+    expect(noName.stderr).toMatch(/^parley agents: --name is needed\n/);
+    const neither = await cli(storagePath, port, ['add']);
+    expect(neither.stderr).toMatch(/^parley agents: --email and --name are needed\n/);
   });
 });

@@ -17,8 +17,8 @@ afterEach(async () => {
 const cli = (args: string[], env: Record<string, string>) =>
   run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'knowledge', ...args], { env: Object.assign({}, process.env, env), timeout: 120_000 });
 
-async function search(p: TestParley, q: string) {
-  const res = await fetch(`${p.url()}/api/v1/knowledge/search?q=${encodeURIComponent(q)}`, { headers: { authorization: `Bearer ${TEST_SECRET}` } });
+async function search(p: TestParley, q: string, secret = TEST_SECRET) {
+  const res = await fetch(`${p.url()}/api/v1/knowledge/search?q=${encodeURIComponent(q)}`, { headers: { authorization: `Bearer ${secret}` } });
   return ((await res.json()) as { items: { articleId: string; title: string; heading: string }[] }).items;
 }
 
@@ -56,4 +56,30 @@ describe('parley knowledge import', () => {
       stderr: expect.stringContaining('parley knowledge: billing:invoices-guide: Missing or invalid service secret'),
     });
   }, 240_000); // three child processes, each starting tsx, on a loaded machine
+
+  it("with neither an address nor a secret: the profile's Parley and the secret it generated (as after npm start); never sent elsewhere", async () => {
+    // Parley with no secret configured: it generates one and keeps it in its storage.path, as `npm start` does.
+    const p = await startParley({ config: { secret: '' } });
+    open.push(p);
+    const profile = join(tempDir('parley-profile-'), 'profile.yaml');
+    writeFileSync(profile, `server:\n  host: 127.0.0.1\n  port: ${new URL(p.url()).port}\nstorage:\n  path: ${p.storagePath}\n`);
+    const dir = tempDir('parley-kb-');
+    writeFileSync(join(dir, 'returns.md'), '# Returns policy\n\nSend items back within thirty days.\n');
+    // Nothing in the environment says where Parley is or what its secret is, but the profile.
+    const env = { SERVICE_CONFIG: profile, SERVICE_SDK_SECRET: '', PARLEY_URL: '' };
+    const done = await cli(['import', dir], env);
+    expect(done.stderr).toContain('done: 1 files, 1 created, 0 updated');
+    expect(p.services.secret).not.toBe(TEST_SECRET);
+    expect((await search(p, 'thirty days', p.services.secret))[0]).toMatchObject({ articleId: 'returns' });
+    // A folder that is not there: one line naming it, no stack trace.
+    await expect(cli(['import', join(dir, 'no-such-folder')], env)).rejects.toMatchObject({
+      code: 1,
+      stderr: `parley knowledge: ${join(dir, 'no-such-folder')}: no such folder (give the folder of your help articles)\n`,
+    });
+    // Another address (the same server by another name): the profile's secret is not offered to it.
+    await expect(cli(['import', dir, '--url', p.url().replace('127.0.0.1', 'localhost')], env)).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('parley knowledge: the service secret is needed: --secret or SERVICE_SDK_SECRET'),
+    });
+  }, 240_000);
 });

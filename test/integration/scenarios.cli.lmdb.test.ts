@@ -5,9 +5,16 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import { tempDir } from '../support/tmp.ts';
 import { runParleyCli } from '../support/cli.ts';
+import { startParley, testConfig, type TestParley } from '../support/parley.ts';
+
+const open: TestParley[] = [];
+afterEach(async () => {
+  for (const p of open.splice(0)) await p.close();
+});
 
 /** `parley test ...args`, with the variables of this environment that would configure it (or the backend) cleared. */
 const parleyTest = (args: string[], env: Record<string, string> = {}) => runParleyCli(['test', ...args], { SERVICE_CONFIG: '', DEMO_FAULTS: '', ...env });
@@ -86,5 +93,28 @@ describe('parley test on the demo backend’s suite', { timeout: 180_000 }, () =
     expect(bad.code).toBe(1);
     expect(bad.out).toContain('- expected: a valid scenario file');
     expect(bad.out).toMatch(/\+ happened: [^\n]*expected object[^\n]*\n {18,}→ at customer/);
+  });
+
+  it('a folder that is not there, or a store a running Parley holds: one line saying what to do, no stack', async () => {
+    // `npx parley test` with no path where there is no scenarios/ folder (the project root has none)
+    const none = await parleyTest([]);
+    expect(none.code).toBe(64);
+    expect(none.err).toBe(
+      'parley test: no scenarios/ folder here (the default); name your scenario files or folders, e.g. npx parley test examples/scenarios\n',
+    );
+    const typo = await parleyTest(['example/scenarios']);
+    expect(typo.code).toBe(64);
+    expect(typo.err).toMatch(/^parley test: example\/scenarios: no such file or folder; name your scenario files or folders/);
+
+    // `parley test export` while Parley runs on the same LMDB store
+    const running = await startParley();
+    open.push(running);
+    const configPath = join(tempDir(), 'profile.yaml');
+    writeFileSync(configPath, stringify(testConfig({}, running.storagePath)));
+    const held = await parleyTest(['export', 'conv_web_c-1'], { SERVICE_CONFIG: configPath });
+    expect(held.code).toBe(1);
+    expect(held.err.trim().split('\n')).toHaveLength(1);
+    expect(held.err).toMatch(/^parley test export: storage\.path .* is in use by another Parley process .*; or export from the running Parley/);
+    expect(held.err).toContain('GET /api/v1/conversations/conv_web_c-1/scenario');
   });
 });

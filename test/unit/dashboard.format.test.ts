@@ -1,6 +1,6 @@
 // The dashboard's formats for people (pure functions of dashboard/src/dom.ts).
 import { describe, expect, it } from 'vitest';
-import { fmtAgo, fmtDuration } from '../../dashboard/src/dom.ts';
+import { fmtAgo, fmtDuration, stateWords } from '../../dashboard/src/dom.ts';
 
 describe('fmtDuration', () => {
   it('says a sub-second first response in milliseconds, and tenths below 10 s, not "0 s"', () => {
@@ -27,5 +27,15 @@ describe('fmtAgo', () => {
     expect(fmtAgo(now - 3 * 3_600_000, now)).toBe('3 h ago');
     expect(fmtAgo(now - 2 * 86_400_000, now)).toBe('2 d ago');
     expect(fmtAgo(now + 5_000, now)).toBe('just now');
+  });
+});
+
+describe('stateWords', () => {
+  it("says a conversation's state in words (the recent list showed awaitingConfirmation, withHuman)", () => {
+    expect(stateWords('awaitingConfirmation')).toBe('awaiting confirmation');
+    expect(stateWords('withHuman')).toBe('with a person');
+    expect(stateWords('callingTool')).toBe('calling a function');
+    expect(stateWords('idle')).toBe('idle');
+    expect(stateWords('somethingNew')).toBe('somethingNew');
   });
 });

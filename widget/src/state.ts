@@ -292,6 +292,16 @@ export function resolutionTarget(state: WidgetState): string | undefined {
   return last?.role === 'assistant' && !last.proactive && !last.unanswered ? last.id : undefined;
 }
 
+/**
+ * Whether the customer wrote after the confirmation card that still waits: their message is answered only once the
+ * card is (the turn waits on it), so the widget says so instead of leaving them in silence.
+ */
+export function typedWhileConfirming(state: WidgetState): boolean {
+  if (!state.confirm) return false;
+  const card = state.bubbles.findIndex((b) => b.id === state.confirm!.id && b.role === 'confirmation');
+  return card >= 0 && state.bubbles.slice(card + 1).some((b) => b.role === 'user');
+}
+
 /** Messages sent but not acknowledged (kept across a reload until they are). */
 export const unacknowledged = (state: WidgetState) => state.bubbles.filter((b) => b.role === 'user' && !b.delivered);
 

@@ -44,6 +44,7 @@ export const ar: Strings = {
   noticeReconnecting: 'انقطع الاتصال. جارٍ إعادة الاتصال… ما ترسله الآن يُرسل عند عودة الاتصال.',
   noticeSessionEnded: 'انتهت جلستك. يُرجى إعادة تحميل الصفحة لمتابعة المحادثة.',
   noticeRefreshing: 'جارٍ تسجيل دخولك من جديد…',
+  noticeConfirmFirst: 'يُرجى الإجابة على السؤال أعلاه أولًا ({approve} أو {decline}): سيتم الرد على رسالتك بعد ذلك.',
   statusHuman: 'سينضم إليك أحد أعضاء فريقنا هنا قريبًا.',
   statusHumanAway: 'محادثتك الآن مع فريقنا.',
   statusAgentJoined: 'انضم {name} إلى المحادثة',

@@ -43,6 +43,7 @@ export const de: Strings = {
   noticeReconnecting: 'Verbindung verloren. Verbinde neu… Was du jetzt sendest, geht raus, sobald wir zurück sind.',
   noticeSessionEnded: 'Deine Sitzung ist abgelaufen. Lade die Seite neu, um weiterzuschreiben.',
   noticeRefreshing: 'Du wirst erneut angemeldet…',
+  noticeConfirmFirst: 'Bitte zuerst die Frage oben beantworten ({approve} oder {decline}): Die Nachricht wird danach beantwortet.',
   statusHuman: 'Eine Person aus unserem Team ist gleich für dich da.',
   statusAgentJoined: '{name} ist dem Gespräch beigetreten',
   statusAssistant: 'Du schreibst wieder mit dem Assistenten.',

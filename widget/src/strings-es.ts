@@ -44,6 +44,7 @@ export const es: Strings = {
   noticeReconnecting: 'Se perdió la conexión. Reconectando… Lo que envíes ahora saldrá al volver.',
   noticeSessionEnded: 'Tu sesión ha terminado. Recarga la página para seguir conversando.',
   noticeRefreshing: 'Volviendo a iniciar tu sesión…',
+  noticeConfirmFirst: 'Responde primero a la pregunta de arriba ({approve} o {decline}): tu mensaje se contestará después.',
   statusHuman: 'Una persona de nuestro equipo te atenderá aquí en breve.',
   statusHumanAway: 'Tu conversación está ahora con nuestro equipo.',
   statusAgentJoined: '{name} se unió a la conversación',

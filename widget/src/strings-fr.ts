@@ -43,6 +43,7 @@ export const fr: Strings = {
   noticeReconnecting: 'Connexion perdue. Reconnexion… Ce que vous envoyez maintenant partira dès notre retour.',
   noticeSessionEnded: 'Votre session a expiré. Rechargez la page pour continuer.',
   noticeRefreshing: 'Reconnexion à votre compte…',
+  noticeConfirmFirst: 'Répondez d’abord à la question ci-dessus ({approve} ou {decline}) : votre message sera traité ensuite.',
   statusHuman: 'Une personne de notre équipe va vous rejoindre ici.',
   statusAgentJoined: '{name} a rejoint la conversation',
   statusAssistant: "Vous discutez de nouveau avec l'assistant.",

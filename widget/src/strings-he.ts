@@ -45,6 +45,7 @@ export const he: Strings = {
   noticeReconnecting: 'החיבור נותק. מתחבר מחדש… הודעות שתשלחו עכשיו יישלחו כשהחיבור יחזור.',
   noticeSessionEnded: 'תוקף ההתחברות פג. נא לרענן את הדף כדי להמשיך בשיחה.',
   noticeRefreshing: 'מחברים אותך מחדש…',
+  noticeConfirmFirst: 'נא לענות קודם על השאלה שלמעלה ({approve} או {decline}): נענה להודעה שלך אחרי זה.',
   statusHuman: 'אחד מאנשי הצוות שלנו יצטרף לשיחה בקרוב.',
   statusHumanAway: 'השיחה שלך עכשיו עם הצוות שלנו.',
   statusAgentJoined: '{name} הצטרף/ה לשיחה',

@@ -49,6 +49,8 @@ export interface Strings {
   noticeReconnecting: string;
   noticeSessionEnded: string;
   noticeRefreshing: string;
+  /** The customer wrote while a confirmation card waits: the card comes first, the message is answered after it. */
+  noticeConfirmFirst: string;
   /** Status lines of a human handoff. */
   statusHuman: string;
   statusHumanAway: string;
@@ -131,6 +133,7 @@ export const en: Strings = {
   noticeReconnecting: 'Connection lost. Reconnecting… Messages you send now go out once we are back.',
   noticeSessionEnded: 'Your session has ended. Please reload the page to keep chatting.',
   noticeRefreshing: 'Signing you in again…',
+  noticeConfirmFirst: 'Please answer the question above first ({approve} or {decline}): your message will be answered after that.',
   statusHuman: 'A person from our team will join you here shortly.',
   statusHumanAway: 'Your conversation is with our team now.',
   statusAgentJoined: '{name} joined the conversation',

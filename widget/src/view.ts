@@ -1,7 +1,7 @@
 // The DOM of the widget, inside an open shadow root. Text is always set with
 // textContent: nothing from the server is ever parsed as HTML.
 import { confirmNode, el, messageNode, receiptKind, receiptNode, refreshTimes, setSendState, statusNode, type NodeContext } from './nodes.ts';
-import type { Bubble, WidgetState } from './state.ts';
+import { typedWhileConfirming, type Bubble, type WidgetState } from './state.ts';
 import { errorText, fill, type Strings } from './strings.ts';
 import { createStreamingBubble } from './streaming-view.ts';
 import { createHandoffBox } from './handoff-view.ts';
@@ -239,7 +239,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   const noticeText = (state: WidgetState): string => {
     if (state.status === 'Reconnecting') return s.noticeReconnecting;
     if (state.reason === 'refreshing') return s.noticeRefreshing;
-    if (state.status !== 'Disconnected') return '';
+    if (state.status !== 'Disconnected') return typedWhileConfirming(state) ? fill(s.noticeConfirmFirst, { approve: s.approve, decline: s.decline }) : '';
     return state.reason === 'origin' ? s.noticeOriginRefused : s.noticeSessionEnded;
   };
 
