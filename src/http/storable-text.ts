@@ -1,0 +1,35 @@
+// Text Parley must keep although it holds NUL (U+0000), from parties it cannot refuse at its door: the model's reply,
+// its tool calls' names and arguments, an MCP server's tool result. PostgreSQL's text and jsonb cannot hold U+0000 (a
+// write holding one fails, and a conversation's write failed every time after it), LMDB can: so every such value has
+// U+0000 replaced by U+FFFD (the replacement character) where it comes in, and both engines store the same text.
+// Parties that can be told (customers, HTTP clients, SDK backends) are refused instead (json-body.ts, url-text.ts,
+// the gateways): see RELIABILITY.md, "Text no store keeps".
+
+export const NUL = '\u0000';
+export const REPLACEMENT = '\uFFFD';
+
+/** `text` with every U+0000 replaced by U+FFFD; the same string when it holds none. */
+export const storableText = (text: string): string => (text.includes(NUL) ? text.replaceAll(NUL, REPLACEMENT) : text);
+
+/**
+ * A `\u0000` escape in JSON text, not an escaped backslash followed by "u0000": preceded by an even number of
+ * backslashes (JSON text cannot hold a raw U+0000: JSON.parse refuses control characters in strings).
+ */
+const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
+
+/** Whether JSON text spells a NUL anywhere (in a string or a key). */
+export const jsonHoldsNul = (json: string): boolean => json.includes('\\u0000') && new RegExp(NUL_ESCAPE.source).test(json);
+
+/** JSON text with every NUL it spells as `\u0000` spelled `\ufffd` instead. */
+export const storableJsonText = (json: string): string => (json.includes('\\u0000') ? json.replace(NUL_ESCAPE, '$1\\ufffd') : json);
+
+/**
+ * A JSON value (strings, keys, at any depth) with every U+0000 replaced by U+FFFD; the same value when it holds
+ * none. Through its JSON text, so no depth can overflow the stack here that JSON.stringify would not.
+ */
+export function storableJson<T>(value: T): T {
+  if (typeof value === 'string') return storableText(value) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const json = JSON.stringify(value);
+  return json.includes('\\u0000') ? (JSON.parse(storableJsonText(json)) as T) : value;
+}
