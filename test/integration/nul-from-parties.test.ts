@@ -6,16 +6,19 @@
 // Each case sends NUL through one party, then shows the conversation still answers the next customer message, its
 // history reads back without NUL, and nothing was logged at error level.
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { z } from 'zod';
 import { createClient, type ParleyClient } from '../../sdk/src/index.ts';
 import { importFolder } from '../../src/knowledge/import.ts';
 import { createOpenAiProvider } from '../../src/llm/openai.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai.ts';
-import { EVERYTHING, until } from '../support/mcp.ts';
+import { until } from '../support/mcp.ts';
 import { startParley, TEST_SECRET, tempDir, type TestParley } from '../support/parley.ts';
 import { askAndAwaitReply, connectWidget, startWidgetSession, type WidgetClient } from '../support/widget-client.ts';
 
@@ -153,18 +156,57 @@ describe('NUL from an SDK backend', () => {
   }, 120_000);
 });
 
+/**
+ * An MCP server of its own over Streamable HTTP (stateless: a server and transport per request), whose tools answer
+ * with NUL themselves (a tool's arguments from the model never hold one: they are made storable first): `nul_text` in
+ * a text part and in structured content, `nul_error` as a tool error.
+ */
+async function nulMcpServer(): Promise<string> {
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
+    const server = new McpServer({ name: 'nul-fixture', version: '1.0.0' });
+    server.registerTool('nul_text', { description: 'Answers with NUL', inputSchema: {}, annotations: { readOnlyHint: true } }, async () => ({
+      content: [{ type: 'text' as const, text: `{"status":"ship${NUL}ped"}` }],
+      structuredContent: { status: `ship${NUL}ped`, [`k${NUL}`]: [`deep${NUL}`] },
+    }));
+    server.registerTool('nul_error', { description: 'Fails with NUL', inputSchema: {}, annotations: { readOnlyHint: true } }, async () => ({
+      isError: true,
+      content: [{ type: 'text' as const, text: `inventory${NUL}offline` }],
+    }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => void transport.close().then(() => server.close()));
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  };
+  const http = createServer((req, res) => void serve(req, res).catch(() => res.destroy()));
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  open.push({ close: () => new Promise((r) => http.close(r)) });
+  return `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+}
+
 describe('NUL from an MCP server', () => {
-  it('a tool result holding NUL reaches the model and the history with U+FFFD, and the conversation goes on', async () => {
-    const { p, llm } = await parleyWith({ mcp: [{ id: 'every', command: process.execPath, args: [EVERYTHING, 'stdio'] }] });
+  it('a tool result and a tool error holding NUL reach the model and the history with U+FFFD, and the conversation goes on', async () => {
+    const { p, llm } = await parleyWith({ mcp: [{ id: 'nul', url: await nulMcpServer() }] });
     await until(
-      async () => ((await (await fetch(`${p.url()}/ready`)).json()) as any).checks.mcp?.servers.find((s: any) => s.id === 'every')?.connected,
+      async () => ((await (await fetch(`${p.url()}/ready`)).json()) as any).checks.mcp?.servers.find((s: any) => s.id === 'nul')?.connected,
       'MCP up',
     );
     const w = await widget(p, 'nul-mcp');
-    llm.script({ toolCalls: [{ name: 'every__echo', args: { message: `a${NUL}b` } }] }, (req) => ({ text: `Echoed: ${toolMessage(req)}` }));
-    const reply = await askAndAwaitReply(w, 'm1', 'echo something', 60_000);
-    expect(reply.text).toBe('Echoed: Echo: a\uFFFDb');
-    expect(spellsNul(JSON.stringify(llm.requests[1]))).toBe(false);
+    llm.script(
+      { toolCalls: [{ name: 'nul__nul_text', args: {} }] },
+      { text: 'It has shipped.' },
+      { toolCalls: [{ name: 'nul__nul_error', args: {} }] },
+      {
+        text: 'The lookup failed.',
+      },
+    );
+    expect((await askAndAwaitReply(w, 'm1', 'status?', 60_000)).text).toBe('It has shipped.');
+    expect(JSON.parse(toolMessage(llm.requests[1]))).toEqual({
+      text: '{"status":"ship\uFFFDped"}',
+      structuredContent: { status: 'ship\uFFFDped', 'k\uFFFD': ['deep\uFFFD'] },
+    });
+    expect((await askAndAwaitReply(w, 'm2', 'and again?', 60_000)).text).toBe('The lookup failed.');
+    expect(toolMessage(llm.requests[3])).toContain('inventory\uFFFDoffline');
+    expect(spellsNul(JSON.stringify(llm.requests))).toBe(false);
     await stillWorks(p, llm, w, 'nul-mcp');
   }, 120_000);
 });
@@ -220,5 +262,58 @@ describe('NUL in knowledge documents', () => {
     expect(hit).toMatchObject({ title: 'warranty\uFFFDterms', url: `${base}/warranty%00terms` });
     expect(spellsNul(JSON.stringify(hit))).toBe(false);
     expect(errorLines(p)).toEqual([]);
+  }, 120_000);
+});
+
+describe("NUL from a backend on the Python SDK's wire", () => {
+  it('a result frame as Python\'s json.dumps writes it ("\\u0000", spaces after separators) is refused the same way', async () => {
+    const { p, llm } = await parleyWith();
+    const ws = new WebSocket(`${p.url().replace(/^http/, 'ws')}/sdk`, { headers: { authorization: `Bearer ${TEST_SECRET}` } });
+    open.push({ close: () => ws.close() });
+    const frames: Record<string, any>[] = [];
+    ws.on('message', (d) => {
+      const f = JSON.parse(d.toString());
+      frames.push(f);
+      // json.dumps({"type": "result", "id": ..., "ok": True, "data": {"status": "ship\x00ped"}}), byte for byte.
+      if (f.type === 'invoke') ws.send(`{"type": "result", "id": ${JSON.stringify(f.id)}, "ok": true, "data": {"status": "ship\\u0000ped"}}`);
+    });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    ws.send(
+      '{"type": "register", "functions": [{"name": "getOrderStatus", "description": "Get the status of an order", "parameters": {"type": "object", "properties": {"orderId": {"type": "string"}}}, "mode": "read"}], "sdk": {"name": "parley-python", "version": "0.1.0"}, "sendProvider": false}',
+    );
+    await until(async () => ((await (await fetch(`${p.url()}/__test__/sdk/functions`)).json()) as string[]).includes('getOrderStatus'), 'registered');
+    const w = await widget(p, 'nul-python');
+    llm.script({ toolCalls: [{ name: 'getOrderStatus', args: { orderId: '1001' } }] }, { text: 'The lookup failed.' });
+    expect((await askAndAwaitReply(w, 'm1', 'status of 1001?', 60_000)).text).toBe('The lookup failed.');
+    expect(toolMessage(llm.requests[1])).toContain('bad_result');
+    expect(frames.find((f) => f.type === 'error')).toMatchObject({
+      code: 'bad_frame',
+      message: expect.stringMatching(/^result frame: text holds a NUL character/),
+    });
+    await stillWorks(p, llm, w, 'nul-python');
+  }, 120_000);
+});
+
+describe('NUL in an outcome the model estimates', () => {
+  it("the experience estimate's reason spelling \\u0000 is stored with U+FFFD (a jsonb column on PostgreSQL)", async () => {
+    const llm = await startFakeOpenAi();
+    open.push(llm);
+    // The chat's answer, and the estimate's (asked for as JSON), whatever the order the calls come in.
+    llm.fallback((body) => (body.response_format ? { text: '{"score": 4, "reason": "calm\\u0000and quick"}' } : { text: 'It has shipped.' }));
+    const p = await startParley({
+      config: { llm: { provider: 'openai', base_url: llm.url, model: 'fake-1', api_key: 'k' }, outcomes: { estimate_experience: true } },
+    });
+    open.push(p);
+    const w = await widget(p, 'nul-outcome');
+    expect((await askAndAwaitReply(w, 'm1', 'status of 1001?', 60_000)).text).toBe('It has shipped.');
+    w.send({ type: 'resolution', answer: 'yes' });
+    await w.next((f) => f.type === 'noted' && f.of === 'resolution', 60_000);
+    const outcome = await until(async () => {
+      const res = await fetch(`${p.url()}/conversations/conv_web_nul-outcome/outcome`, { headers: { authorization: `Bearer ${TEST_SECRET}` } });
+      const body = (await res.json()) as { experience?: { score: number; comment: string } };
+      return body.experience && body;
+    }, 'the experience estimate');
+    expect(outcome.experience).toMatchObject({ score: 4, comment: 'calm\uFFFDand quick' });
+    expect(p.logs.filter((l) => /"level":(40|50|60)/.test(l))).toEqual([]);
   }, 120_000);
 });
