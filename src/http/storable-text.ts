@@ -1,9 +1,10 @@
-// Text Parley must keep although it holds NUL (U+0000), from parties it cannot refuse at its door: the model's reply,
-// its tool calls' names and arguments, an MCP server's tool result. PostgreSQL's text and jsonb cannot hold U+0000 (a
-// write holding one fails, and a conversation's write failed every time after it), LMDB can: so every such value has
-// U+0000 replaced by U+FFFD (the replacement character) where it comes in, and both engines store the same text.
-// Parties that can be told (customers, HTTP clients, SDK backends) are refused instead (json-body.ts, url-text.ts,
-// the gateways): see RELIABILITY.md, "Text no store keeps".
+// Text Parley must keep although it holds NUL (U+0000), from parties it cannot refuse at its door: the model (its
+// replies, deltas, tool calls, JSON answers), an MCP server's results, knowledge documents, the Graph API's answers.
+// PostgreSQL's text and jsonb cannot hold U+0000 (a jsonb write holding one fails; the engine's text columns showed
+// U+FFFD while its json columns and LMDB kept the NUL), so every such value has U+0000 replaced by U+FFFD (the
+// replacement character) where it comes in, and both engines store the same. Parties that can be told are refused
+// instead: customers and HTTP clients (json-body.ts, url-text.ts, the widget's gateway), SDK backends (sdk/gateway.ts:
+// a frame holding NUL gets bad_frame). RELIABILITY.md lists the promise and its test.
 
 export const NUL = '\u0000';
 export const REPLACEMENT = '\uFFFD';
@@ -25,7 +26,7 @@ export const storableJsonText = (json: string): string => (json.includes('\\u000
 
 /**
  * A JSON value (strings, keys, at any depth) with every U+0000 replaced by U+FFFD; the same value when it holds
- * none. Through its JSON text, so no depth can overflow the stack here that JSON.stringify would not.
+ * none. Through its JSON text (no recursion of its own): a value that JSON.stringify can write is never too deep here.
  */
 export function storableJson<T>(value: T): T {
   if (typeof value === 'string') return storableText(value) as T;
