@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, extname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
+import { storableText } from '../http/storable-text.ts';
 import { htmlToSections } from './html.ts';
 import { ArticleInputSchema, UpsertAnswerSchema, type ArticleInputWire } from './schema.ts';
 
@@ -64,7 +65,8 @@ export async function collectArticles(folder: string, o: { locale?: string } = {
   for (const path of files(folder)) {
     const rel = relative(folder, path);
     const kind = FORMATS[extname(path).toLowerCase()];
-    const body = kind === 'pdf' ? await pdfText(path) : readFileSync(path, 'utf8');
+    // A document's NUL (a PDF's text, a file's stray byte) is kept as U+FFFD: no store keeps U+0000 (storable-text.ts).
+    const body = storableText(kind === 'pdf' ? await pdfText(path) : readFileSync(path, 'utf8'));
     const format = kind === 'pdf' ? 'text' : kind;
     const title =
       (format === 'markdown'

@@ -4,6 +4,7 @@
 // answers 404/410). A source that cannot be read (sitemap down) removes nothing.
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { Logger } from '../logger.ts';
+import { storableText } from '../http/storable-text.ts';
 import { fetchPage, type FetchOptions } from './fetcher.ts';
 import { htmlToSections } from './html.ts';
 import type { Knowledge } from './service.ts';
@@ -38,7 +39,7 @@ export function parseEvery(every: string): number {
 
 const originOf = (source: SourceConfig) => ('sitemap' in source ? `sitemap:${source.sitemap}` : 'urls');
 
-const titleFromUrl = (url: string) => decodeURIComponent(new URL(url).pathname.split('/').filter(Boolean).pop() ?? url).replace(/[-_]+/g, ' ');
+const titleFromUrl = (url: string) => storableText(decodeURIComponent(new URL(url).pathname.split('/').filter(Boolean).pop() ?? url).replace(/[-_]+/g, ' '));
 
 export function createKnowledgeSync(o: {
   knowledge: Knowledge;
@@ -68,12 +69,11 @@ export function createKnowledgeSync(o: {
     else if (r.kind === 'gone') return false;
     else if (r.kind === 'failed') report.failed.push({ url, reason: r.reason });
     else {
-      const html = /html|xml/i.test(r.contentType) || /^\s*</.test(r.body);
-      const title = (html ? htmlToSections(r.body).title : undefined) ?? titleFromUrl(url);
-      await knowledge.upsert(
-        { id: existing?.id, url, title, body: r.body, format: html ? 'html' : 'text' },
-        { origin, etag: r.etag, lastModified: r.lastModified },
-      );
+      // A page's NUL is kept as U+FFFD: no store keeps U+0000 (storable-text.ts).
+      const body = storableText(r.body);
+      const html = /html|xml/i.test(r.contentType) || /^\s*</.test(body);
+      const title = (html ? htmlToSections(body).title : undefined) ?? titleFromUrl(url);
+      await knowledge.upsert({ id: existing?.id, url, title, body, format: html ? 'html' : 'text' }, { origin, etag: r.etag, lastModified: r.lastModified });
       report.fetched++;
     }
     return true;

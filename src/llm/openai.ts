@@ -2,6 +2,7 @@
 // (the official client's wire, without its cost per call), with our timeout; retries are the resilient wrapper's.
 // Always streamed: the reply's text is handed to `onText` as it arrives (see openai-stream.ts).
 import type OpenAI from 'openai';
+import { storableJsonText, storableText } from '../http/storable-text.ts';
 import { ChatConnectionError, ChatStatusError, postChatCompletion } from './openai-http.ts';
 import { createChunkAssembler } from './openai-stream.ts';
 import { LlmError, type ChatMessage, type LlmProvider, type LlmRequest, type LlmResponse } from './types.ts';
@@ -44,7 +45,7 @@ function toWire(m: ChatMessage): WireMessage {
 /** What the endpoint itself said (`{error: {message}}`, as OpenAI and compatible servers answer), cut, without our own key. */
 function providerMessage(said: string, apiKey: string | undefined): string {
   const own = apiKey && apiKey.length >= 8 ? said.split(apiKey).join('[redacted]') : said;
-  return own.length > 500 ? `${own.slice(0, 500)}…` : own;
+  return storableText(own.length > 500 ? `${own.slice(0, 500)}…` : own);
 }
 
 function toLlmError(err: unknown, provider: string, apiKey?: string): LlmError {
@@ -74,6 +75,12 @@ function requestBody(o: OpenAiOptions, req: LlmRequest): OpenAI.Chat.Completions
   return body;
 }
 
+/**
+ * The model's text with U+FFFD for any NUL; a JSON answer (a verdict, a rating) also with `\ufffd` for a `\u0000` it
+ * spells, which would be a NUL once parsed.
+ */
+const storableReply = (text: string, format: LlmRequest['responseFormat']) => (format === 'json' ? storableJsonText(storableText(text)) : storableText(text));
+
 /** `https://host/v1` + `/chat/completions` (OpenAI's default base when none is configured). */
 const completionsUrl = (baseUrl: string | undefined) => `${(baseUrl ?? 'https://api.openai.com/v1').replace(/\/+$/, '')}/chat/completions`;
 
@@ -95,7 +102,9 @@ export function createOpenAiProvider(o: OpenAiOptions): LlmProvider {
       }, o.timeoutMs);
       const cancel = () => abort.abort();
       req.signal?.addEventListener('abort', cancel, { once: true });
-      const assembler = createChunkAssembler(req.onText);
+      // Text from the model is kept even when it holds NUL: U+FFFD in its place, in the deltas as in the answer.
+      const onText = req.onText;
+      const assembler = createChunkAssembler(onText && ((piece) => onText(storableText(piece))));
       let chunks = 0;
       try {
         await postChatCompletion({
@@ -129,20 +138,21 @@ export function createOpenAiProvider(o: OpenAiOptions): LlmProvider {
       const toolCalls: LlmResponse['toolCalls'] = [];
       for (const call of answer.calls) {
         if (!call.name) throw new LlmError('malformed_tool_call', 'The model sent a tool call without a name', name);
+        const callName = storableText(call.name);
         let args: unknown;
         try {
-          args = call.arguments ? JSON.parse(call.arguments) : {};
+          args = call.arguments ? JSON.parse(storableJsonText(call.arguments)) : {};
         } catch {
-          throw new LlmError('malformed_tool_call', `The model sent arguments for ${call.name} that are not JSON`, name);
+          throw new LlmError('malformed_tool_call', `The model sent arguments for ${callName} that are not JSON`, name);
         }
-        toolCalls.push({ id: call.id || `call_${toolCalls.length + 1}`, name: call.name, args });
+        toolCalls.push({ id: storableText(call.id) || `call_${toolCalls.length + 1}`, name: callName, args });
       }
       return {
-        text: answer.text,
+        text: answer.text === null ? null : storableReply(answer.text, req.responseFormat),
         toolCalls,
         usage: answer.usage ?? { promptTokens: 0, completionTokens: 0 },
         provider: name,
-        model: answer.model || o.model,
+        model: storableText(answer.model || o.model),
         durationMs: Math.round(performance.now() - started),
       };
     },

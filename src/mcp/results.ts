@@ -1,5 +1,6 @@
 // An MCP `tools/call` result as a tool outcome the conversation records: text parts as text, structured content as
 // data, images and other binary parts described (never inlined), and `isError` as a failed call the model is told about.
+import { storableJson } from '../http/storable-text.ts';
 import type { InvokeOutcome } from '../services.ts';
 
 interface ContentPart {
@@ -50,7 +51,10 @@ const sameJson = (text: string, value: unknown) => {
   }
 };
 
-export function toOutcome(r: McpCallResult): InvokeOutcome {
+/** The outcome of `r`, with U+FFFD for any NUL in it (a server's text is kept, and no store keeps NUL: storable-text.ts). */
+export const toOutcome = (r: McpCallResult): InvokeOutcome => storableJson(outcomeOf(r));
+
+function outcomeOf(r: McpCallResult): InvokeOutcome {
   const text = (r.content ?? [])
     .map(describePart)
     .filter((t) => t !== '')

@@ -7,6 +7,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { McpServerConfig } from '../config/mcp-schema.ts';
+import { storableText } from '../http/storable-text.ts';
 import type { Logger } from '../logger.ts';
 import type { InvokeOutcome } from '../services.ts';
 import { catalogueFor, type McpCatalogueEntry, type McpToolInfo } from './catalogue.ts';
@@ -145,7 +146,8 @@ export function createMcpServer(o: McpServerOptions): McpServer {
       .catch((err: unknown) => lost(c, message(err)));
   }
 
-  const failure = (code: string, msg: string): InvokeOutcome => ({ ok: false, error: { code, message: msg } });
+  // A server's own words (an McpError) may hold NUL: kept with U+FFFD in its place, as its results are (results.ts).
+  const failure = (code: string, msg: string): InvokeOutcome => ({ ok: false, error: { code, message: storableText(msg) } });
 
   const callOnce = async (c: Client, tool: string, args: unknown, invocationId: string) => {
     const r = await c.callTool(

@@ -26,6 +26,7 @@ import {
 import { bearerToken, safeEqual } from '../http/auth.ts';
 import { sendError } from '../http/errors.ts';
 import { jsonDepth, MAX_JSON_DEPTH, textFaultAt } from '../http/json-body.ts';
+import { jsonHoldsNul } from '../http/storable-text.ts';
 import { sendCoalesced } from '../http/ws-send.ts';
 import type { Services } from '../services.ts';
 import type { IngestHandler, SdkHubRuntime } from './hub.ts';
@@ -55,15 +56,18 @@ const CLIENT_SCHEMAS: Record<string, z.ZodType> = {
 /** `resultId`: a refused `result` frame names its invoke, which then fails at once instead of waiting for the timeout. */
 type Parsed = { ok: true; frame: ClientFrame } | { ok: false; message: string; resultId?: string };
 
+const NUL_REFUSED = 'text holds a NUL character (\\u0000), which cannot be stored; leave it out';
+
 /** Parses one text frame; the message names what is wrong. */
 export function parseClientFrame(data: RawData, isBinary: boolean): Parsed {
   if (isBinary) return { ok: false, message: 'binary frames are not accepted; send JSON text' };
   // ws is told not to check (skipUTF8Validation, websocket-scope.ts): it would close the connection without a word.
   const text = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
   if (!isUtf8(text)) return { ok: false, message: 'frame is not valid UTF-8 text' };
+  const json = text.toString();
   let raw: unknown;
   try {
-    raw = JSON.parse(text.toString());
+    raw = JSON.parse(json);
   } catch {
     return { ok: false, message: 'frame is not valid JSON' };
   }
@@ -77,9 +81,11 @@ export function parseClientFrame(data: RawData, isBinary: boolean): Parsed {
   // Bounded like HTTP bodies: deeper data would make validation, logging and storage recurse without limit.
   if (jsonDepth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return refuse(`${type} frame nested deeper than ${MAX_JSON_DEPTH} levels`);
   // An ingested message with lone surrogates would be acknowledged and then stored changed (UTF-8 cannot hold them), one
-  // with a NUL not stored at all on PostgreSQL: refused before the ack. Other frames (a tool's result) pass as before:
-  // a cut emoji must not fail a tool call.
-  const textFault = type === 'ingest' ? textFaultAt(raw) : undefined;
+  // with a NUL not stored at all on PostgreSQL: refused before the ack. Every other frame holding a NUL is refused too
+  // (a tool's result or error, a summary, a registration: no store keeps U+0000, and the backend can be told); a refused
+  // `result` fails its call at once, as a tool error the model is told about. Lone surrogates pass in those: a cut emoji
+  // must not fail a tool call.
+  const textFault = type === 'ingest' ? textFaultAt(raw) : jsonHoldsNul(json) ? NUL_REFUSED : undefined;
   if (textFault !== undefined) return refuse(`${type} frame: ${textFault}`);
   const r = schema.safeParse(raw);
   if (!r.success) {

@@ -1,6 +1,7 @@
 // The built-in `meta` adapter: one POST to the Graph API per attempt; the
 // outbound queue owns the retry policy. The token never reaches a log.
 import { request } from 'undici';
+import { storableJson, storableText } from '../http/storable-text.ts';
 import { toWaId } from './phone.ts';
 import { isBsuidAddress } from './user-id.ts';
 import type { OutboundWhatsApp, SendResult, WhatsAppSender } from './outbound.ts';
@@ -108,7 +109,8 @@ export function createGraphClient(o: GraphClientOptions): WhatsAppSender {
       }
       if (res.statusCode >= 200 && res.statusCode < 300) {
         const id = body?.messages?.[0]?.id;
-        if (typeof id === 'string') return { ok: true, providerMessageId: id };
+        // Graph's words are kept (stored with the send, its job, telemetry) with U+FFFD for a NUL (storable-text.ts).
+        if (typeof id === 'string') return { ok: true, providerMessageId: storableText(id) };
         return { ok: false, retryable: false, status: res.statusCode, message: 'Graph API accepted the message but returned no id' };
       }
       const error = body?.error ?? {};
@@ -117,8 +119,8 @@ export function createGraphClient(o: GraphClientOptions): WhatsAppSender {
         ok: false,
         retryable,
         status: res.statusCode,
-        code: error.code ?? res.statusCode,
-        message: typeof error.message === 'string' ? error.message : `Graph API answered HTTP ${res.statusCode}`,
+        code: storableJson(error.code ?? res.statusCode),
+        message: typeof error.message === 'string' ? storableText(error.message) : `Graph API answered HTTP ${res.statusCode}`,
         retryAfterMs: parseRetryAfter(res.headers['retry-after']),
       };
     },
