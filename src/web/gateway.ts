@@ -15,7 +15,7 @@ import type { Services } from '../services.ts';
 import { sendFrame, type WebSessions } from './sessions.ts';
 import { withinDeadline } from '../store/deadline.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
-import { toWidgetHistory } from './history.ts';
+import { toWidgetHandoffs, toWidgetHistory } from './history.ts';
 import type { WidgetHandoffNoticeFrame } from '../../sdk/src/widget-protocol.ts';
 import type { HandoffInfo } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
@@ -46,7 +46,7 @@ export interface WidgetFeedback {
 }
 
 const INIT_TIMEOUT_MS = 10_000;
-/** Stored records read for `ready` (messages and confirmations). */
+/** Stored records read for `ready` (messages, confirmations and handoffs). */
 const HISTORY_ON_READY = 150;
 
 export function originAllowed(origin: string | undefined, allowed: string[]): boolean {
@@ -150,13 +150,15 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         // Added before the history is read (nothing committed in between is missed), held until `ready` is out.
         sessions.add(found.customerId, socket, { hold: true });
         const [records, record, feedback] = await Promise.all([
-          history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant', 'confirmation', 'agent']),
+          history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant', 'confirmation', 'agent', 'handoff']),
           host.record(conversationId),
           o.feedback?.offer(conversationId),
         ]);
         const pending = record?.pendingConfirmation;
         const entries = toWidgetHistory(records);
         const ready: WidgetReadyFrame = { type: 'ready', customerId: found.customerId, conversationId, history: entries };
+        const handoffs = toWidgetHandoffs(records, entries);
+        if (handoffs.length) ready.handoffs = handoffs;
         if (signedIn.visitorToken) ready.visitorToken = signedIn.visitorToken;
         if (feedback) ready.feedback = feedback;
         if (record?.handoff) ready.status = record.handoff.agent ? { mode: 'human', agent: { name: record.handoff.agent.name } } : { mode: 'human' };
@@ -170,7 +172,12 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         if (pending) sendFrame(socket, { type: 'confirm', ...pending });
         // Held frames the ready history or the catch-up already carries are not sent again.
         const inReady = new Set(entries.map((e) => e.id));
-        sessions.release(socket, (frame) => (frame.type === 'message' && inReady.has(frame.id as string)) || (frame.type === 'delta' && frame.id === caughtUp));
+        for (const h of handoffs) inReady.add(h.id);
+        sessions.release(
+          socket,
+          (frame) =>
+            ((frame.type === 'message' || frame.type === 'status') && inReady.has(frame.id as string)) || (frame.type === 'delta' && frame.id === caughtUp),
+        );
       };
 
       const onMessage = async (frame: Extract<WidgetClientFrame, { type: 'message' }>) => {

@@ -3,6 +3,7 @@ import type {
   ConfirmationOutcome,
   ConversationMode,
   HistoryEntry,
+  HistoryHandoffEntry,
   MessageSource,
   WidgetHandoffNoticeFrame,
   WidgetServerFrame,
@@ -18,7 +19,7 @@ export interface Bubble {
   id: string;
   /**
    * `confirmation`: a confirmation card (no `outcome` yet) or its receipt; `text` is its summary. `agent`: a person's
-   * message (`author`). `status`: a line saying who answers now (`mode`, `author` when a person joined); live only.
+   * message (`author`). `status`: a line saying who answers now (`mode`, `author` when a person joined).
    */
   role: 'user' | 'assistant' | 'confirmation' | 'agent' | 'status';
   text: string;
@@ -42,6 +43,8 @@ export interface Bubble {
   unanswered?: true;
   /** A `human` status line while nobody is there yet (closed, or no one free): it does not promise "shortly". */
   away?: boolean;
+  /** A status line from the history (`ready`): shown, not announced again. */
+  past?: true;
 }
 
 export interface ConfirmPrompt {
@@ -120,6 +123,24 @@ const fromHistory = (h: HistoryEntry): Bubble => {
   return b;
 };
 
+const statusId = (id: string) => `status:${id}`;
+
+const fromHandoff = (h: HistoryHandoffEntry): Bubble => {
+  const b: Bubble = { id: statusId(h.id), role: 'status', text: '', at: h.at, mode: h.mode, past: true };
+  if (h.agent) b.author = h.agent;
+  if (h.away) b.away = true;
+  return b;
+};
+
+/** The history's bubbles, each handoff line after the entry it followed (`after`; absent or unknown: first). */
+function historyBubbles(history: HistoryEntry[], handoffs: HistoryHandoffEntry[] = []): Bubble[] {
+  const known = new Set(history.map((h) => h.id));
+  const lines = handoffs.map((h) => ({ after: h.after !== undefined && known.has(h.after) ? h.after : undefined, bubble: fromHandoff(h) }));
+  const out = lines.filter((l) => l.after === undefined).map((l) => l.bubble);
+  for (const h of history) out.push(fromHistory(h), ...lines.filter((l) => l.after === h.id).map((l) => l.bubble));
+  return out;
+}
+
 const resolve = (state: WidgetState, id: string, outcome: Outcome): WidgetState => {
   if (!state.bubbles.some((b) => b.id === id && b.role === 'confirmation')) return state;
   return {
@@ -176,7 +197,7 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
         status: 'Connected',
         reason: undefined,
         customerId: f.customerId,
-        bubbles: [...f.history.map(fromHistory), ...unsent],
+        bubbles: [...historyBubbles(f.history, f.handoffs), ...unsent],
         typing: false,
         error: undefined,
         confirm: undefined,
@@ -234,7 +255,7 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
         confirm: state.confirm?.id === f.id ? undefined : state.confirm,
       };
     case 'status': {
-      const line: Bubble = { id: `status:${f.at}:${f.mode}:${f.agent?.name ?? ''}`, role: 'status', text: '', at: f.at, mode: f.mode };
+      const line: Bubble = { id: statusId(f.id ?? `${f.at}:${f.mode}:${f.agent?.name ?? ''}`), role: 'status', text: '', at: f.at, mode: f.mode };
       if (f.agent) line.author = f.agent;
       if (state.bubbles.some((b) => b.id === line.id)) return state;
       // A person wrote, or the assistant is back: nothing to expect any more.

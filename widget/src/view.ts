@@ -221,7 +221,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
 
   const build = (b: Bubble): { node: HTMLElement; kind: string } => {
     if (b.role === 'status') {
-      announcer.textContent = statusNode(b, ctx).textContent ?? '';
+      if (!b.past) announcer.textContent = statusNode(b, ctx).textContent ?? '';
       return { node: statusNode(b, ctx), kind: 'message' };
     }
     if (b.role !== 'confirmation') return { node: messageNode(b, ctx), kind: 'message' };
