@@ -44,6 +44,13 @@ export const WidgetRatingFrame = z.object({
   score: z.number().int().min(1).max(5),
   comment: z.string().max(WIDGET_MAX_RATING_COMMENT_CHARS).optional(),
 });
+/**
+ * "Talk to a person", offered after "No" to "Did that answer your question?" when `ready.feedback.handoff`: the
+ * conversation is handed to a person like any other handoff (the `status` frame follows). Refused with `error`
+ * `already_with_person` (a person has it already: nothing changes), `not_enabled` (handoff is off here) or
+ * `no_conversation` (nothing written yet).
+ */
+export const WidgetHandoffFrame = z.object({ type: z.literal('handoff') });
 export const WidgetClientFrame = z.discriminatedUnion('type', [
   WidgetInitFrame,
   WidgetMessageFrame,
@@ -51,6 +58,7 @@ export const WidgetClientFrame = z.discriminatedUnion('type', [
   WidgetContactFrame,
   WidgetResolutionFrame,
   WidgetRatingFrame,
+  WidgetHandoffFrame,
 ]);
 
 // server → widget
@@ -122,8 +130,11 @@ export const WidgetReadyFrame = z.object({
   handoffs: z.array(HistoryHandoffEntry).optional(),
   status: ConversationMode.optional(),
   visitorToken: z.string().optional(),
-  /** `resolution`: show "Did that answer your question?" under answers; `rating`: ask for a rating now (`outcomes.csat`). */
-  feedback: z.object({ resolution: z.boolean(), rating: z.boolean() }).optional(),
+  /**
+   * `resolution`: show "Did that answer your question?" under answers; `rating`: ask for a rating now (`outcomes.csat`);
+   * `handoff`: after a "No", offer "Talk to a person" (the `handoff` frame; `handoff.enabled`).
+   */
+  feedback: z.object({ resolution: z.boolean(), rating: z.boolean(), handoff: z.boolean().optional() }).optional(),
 });
 export const WidgetTypingFrame = z.object({ type: z.literal('typing'), on: z.boolean() });
 /** A person of the team is typing a reply (the agent inbox's composer), or stopped: shown with their name. */
@@ -245,6 +256,7 @@ export type WidgetConfirmFrame = z.infer<typeof WidgetConfirmFrame>;
 export type WidgetContactFrame = z.infer<typeof WidgetContactFrame>;
 export type WidgetResolutionFrame = z.infer<typeof WidgetResolutionFrame>;
 export type WidgetRatingFrame = z.infer<typeof WidgetRatingFrame>;
+export type WidgetHandoffFrame = z.infer<typeof WidgetHandoffFrame>;
 export type WidgetRateFrame = z.infer<typeof WidgetRateFrame>;
 export type WidgetNotedFrame = z.infer<typeof WidgetNotedFrame>;
 export type WidgetClientFrame = z.infer<typeof WidgetClientFrame>;

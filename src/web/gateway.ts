@@ -20,6 +20,7 @@ import type { WidgetHandoffNoticeFrame } from '../../sdk/src/widget-protocol.ts'
 import type { HandoffInfo } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
 import { saveContact } from './contact.ts';
+import { askForPerson } from './person.ts';
 import { releaseUpgradeRequest } from '../http/websocket-scope.ts';
 
 export interface WidgetGatewayOptions {
@@ -39,7 +40,7 @@ export interface WidgetGatewayOptions {
 /** What the widget's feedback frames need of the outcomes (src/outcomes/, wired in). */
 export interface WidgetFeedback {
   /** For `ready`: whether to ask "Did that answer your question?" and whether a rating is asked now. */
-  offer(conversationId: string): Promise<{ resolution: boolean; rating: boolean }>;
+  offer(conversationId: string): Promise<{ resolution: boolean; rating: boolean; handoff?: boolean }>;
   /** False: the conversation has nothing to answer or rate yet. */
   answer(conversationId: string, yes: boolean): Promise<boolean>;
   rate(conversationId: string, rating: { score: number; comment?: string }): Promise<boolean>;
@@ -160,7 +161,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         const handoffs = toWidgetHandoffs(records, entries);
         if (handoffs.length) ready.handoffs = handoffs;
         if (signedIn.visitorToken) ready.visitorToken = signedIn.visitorToken;
-        if (feedback) ready.feedback = feedback;
+        if (feedback) ready.feedback = Object.assign({}, feedback, { handoff: config.handoff.enabled });
         if (record?.handoff) ready.status = record.handoff.agent ? { mode: 'human', agent: { name: record.handoff.agent.name } } : { mode: 'human' };
         const notice = record?.handoff && !record.handoff.agent ? await o.handoffNotice?.(record.handoff, found.customerId).catch(() => undefined) : undefined;
         sendFrame(socket, ready);
@@ -236,6 +237,14 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         sendFrame(socket, { type: 'noted', of: frame.type });
       };
 
+      const onHandoff = async () => {
+        if (!customer) return error('not_initialized', 'Send init first');
+        const allowed = limiter.take(customer.customerId);
+        if (!allowed.ok) return error('rate_limited', 'Too many requests; try again shortly', { retryAfterMs: allowed.retryAfterMs });
+        const r = await askForPerson({ host: o.host, enabled: config.handoff.enabled }, conversationId);
+        if (!r.ok) error(r.code, r.message);
+      };
+
       socket.on('message', (data, isBinary) => {
         const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
         if (size > WIDGET_MAX_FRAME_BYTES) return socket.close(1009, 'frame too large');
@@ -271,7 +280,9 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
                 ? onContact(frame)
                 : frame.type === 'confirm'
                   ? onConfirm(frame)
-                  : onFeedback(frame);
+                  : frame.type === 'handoff'
+                    ? onHandoff()
+                    : onFeedback(frame);
         work.catch((err) => {
           // A store that cannot write (a full disk, PostgreSQL away) is the environment, not a bug: no stack.
           if (isStoreUnavailable(err)) {

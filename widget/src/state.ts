@@ -82,7 +82,16 @@ export interface WidgetState {
    * answer (`answeredFor`: the answer it was answered for); `rating`: asked, or sent (`ratedAfter`: the last message
    * then; the thanks shows only until the next one, not pinned under every later answer).
    */
-  feedback?: { resolution: boolean; answeredFor?: string; rating?: 'asked' | 'sent'; ratedAfter?: string };
+  feedback?: {
+    resolution: boolean;
+    answeredFor?: string;
+    rating?: 'asked' | 'sent';
+    ratedAfter?: string;
+    /** Offer "Talk to a person" after a "No" (`ready.feedback.handoff`); `said`: the answer given; `personAsked`: sent. */
+    handoff?: boolean;
+    said?: 'yes' | 'no';
+    personAsked?: true;
+  };
 }
 
 export const initialState: WidgetState = { status: 'Connecting', bubbles: [], typing: false, open: false, unread: 0 };
@@ -101,7 +110,9 @@ export type Action =
   /** The customer sent the email form (`id`: its `contact` frame's). */
   | { type: 'contact'; id: string; email: string }
   /** The customer answered "Did that answer your question?" for this answer. */
-  | { type: 'resolved'; id: string }
+  | { type: 'resolved'; id: string; yes: boolean }
+  /** The customer asked for a person ("Talk to a person" after a "No"). */
+  | { type: 'personAsked' }
   | { type: 'rated' }
   | { type: 'error'; code: string };
 
@@ -174,7 +185,12 @@ export function reduce(state: WidgetState, action: Action): WidgetState {
     case 'contact':
       return { ...state, contact: { ...state.contact, pending: action.id, error: undefined } };
     case 'resolved':
-      return { ...state, feedback: Object.assign({ resolution: true }, state.feedback, { answeredFor: action.id }) };
+      return {
+        ...state,
+        feedback: Object.assign({ resolution: true }, state.feedback, { answeredFor: action.id, said: action.yes ? 'yes' : 'no' } as const),
+      };
+    case 'personAsked':
+      return { ...state, feedback: Object.assign({ resolution: true }, state.feedback, { personAsked: true } as const) };
     case 'rated':
       return {
         ...state,
@@ -297,13 +313,22 @@ function markAway(bubbles: Bubble[]): Bubble[] {
 }
 
 /** What `ready` says about feedback, keeping what the customer already did on this page. */
-function feedbackOnReady(state: WidgetState, offered: { resolution: boolean; rating: boolean } | undefined): WidgetState['feedback'] {
+function feedbackOnReady(state: WidgetState, offered: { resolution: boolean; rating: boolean; handoff?: boolean } | undefined): WidgetState['feedback'] {
   if (!offered) return undefined;
   const fb: NonNullable<WidgetState['feedback']> = { resolution: offered.resolution };
-  if (state.feedback?.answeredFor !== undefined) fb.answeredFor = state.feedback.answeredFor;
+  if (offered.handoff) fb.handoff = true;
+  if (state.feedback?.answeredFor !== undefined) Object.assign(fb, { answeredFor: state.feedback.answeredFor, said: state.feedback.said });
+  if (state.feedback?.personAsked) fb.personAsked = true;
   if (state.feedback?.rating === 'sent') Object.assign(fb, { rating: 'sent', ratedAfter: state.feedback.ratedAfter });
   else if (offered.rating) fb.rating = 'asked';
   return fb;
+}
+
+/** Whether to offer "Talk to a person": the customer said No to the latest answer, handoff is on, not asked yet. */
+export function offerPerson(state: WidgetState): boolean {
+  const fb = state.feedback;
+  const target = resolutionTarget(state);
+  return !!fb?.handoff && !fb.personAsked && fb.said === 'no' && target !== undefined && fb.answeredFor === target;
 }
 
 /** The answer "Did that answer your question?" is about: the last bubble, when it is the assistant's answer. */

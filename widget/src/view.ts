@@ -20,6 +20,8 @@ export interface ViewHandlers {
   onContact?(email: string): boolean;
   /** "Did that answer your question?" and the rating (docs/outcomes.md); false when not sent. */
   onResolve(yes: boolean): boolean;
+  /** "Talk to a person" after a "No": false when it could not be sent. */
+  onPerson?(): boolean;
   onRate(score: number, comment?: string): boolean;
 }
 
@@ -217,7 +219,7 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   });
 
   const streaming = createStreamingBubble(log, typing);
-  const feedback = createFeedbackView(ctx, { onResolve: handlers.onResolve, onRate: handlers.onRate });
+  const feedback = createFeedbackView(ctx, { onResolve: handlers.onResolve, onRate: handlers.onRate, onPerson: () => handlers.onPerson?.() ?? false });
 
   const build = (b: Bubble): { node: HTMLElement; kind: string } => {
     if (b.role === 'status') {
