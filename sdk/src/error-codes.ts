@@ -66,6 +66,8 @@ export const WIDGET_FRAME_ERRORS = {
   not_enabled: 'This feature is not turned on here',
   nothing_to_rate: 'This conversation has no answer to rate yet (or ratings are off)',
   invalid_email: "The contact frame's email is not an email address (the frame's id is named)",
+  already_with_person: 'A person already has this conversation (a handoff frame changes nothing)',
+  no_conversation: 'This customer has no conversation to hand over yet',
   internal: 'Something went wrong',
 } as const;
 

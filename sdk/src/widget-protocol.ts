@@ -44,6 +44,13 @@ export const WidgetRatingFrame = z.object({
   score: z.number().int().min(1).max(5),
   comment: z.string().max(WIDGET_MAX_RATING_COMMENT_CHARS).optional(),
 });
+/**
+ * "Talk to a person", offered after "No" to "Did that answer your question?" when `ready.feedback.handoff`: the
+ * conversation is handed to a person like any other handoff (the `status` frame follows). Refused with `error`
+ * `already_with_person` (a person has it already: nothing changes), `not_enabled` (handoff is off here) or
+ * `no_conversation` (nothing written yet).
+ */
+export const WidgetHandoffFrame = z.object({ type: z.literal('handoff') });
 export const WidgetClientFrame = z.discriminatedUnion('type', [
   WidgetInitFrame,
   WidgetMessageFrame,
@@ -51,6 +58,7 @@ export const WidgetClientFrame = z.discriminatedUnion('type', [
   WidgetContactFrame,
   WidgetResolutionFrame,
   WidgetRatingFrame,
+  WidgetHandoffFrame,
 ]);
 
 // server → widget
@@ -93,6 +101,20 @@ export const HistoryEntry = z.object({
   unanswered: z.literal(true).optional(),
 });
 /**
+ * A line of the history saying who answered from then on, as the `status` frame showed it live: handed to a person
+ * (`human`), a person joined (`human` with `agent`), the assistant back (`assistant`). `id`: the live `status` frame's
+ * (the same line, never shown twice). `after`: the id of the `history` entry it follows (absent: before them all).
+ * `away`: nobody answered in time (`handoff_notice` `offline` was sent): the line does not promise "shortly".
+ */
+export const HistoryHandoffEntry = z.object({
+  id: z.string(),
+  mode: z.enum(['human', 'assistant']),
+  agent: AgentAuthor.optional(),
+  at: z.number(),
+  after: z.string().optional(),
+  away: z.literal(true).optional(),
+});
+/**
  * `status`: present while a person has the conversation (absent: the assistant answers). `visitorToken`: the
  * visitor's (keep it and send it with the next `init`); absent for a signed-in customer.
  */
@@ -101,10 +123,18 @@ export const WidgetReadyFrame = z.object({
   customerId: z.string(),
   conversationId: z.string(),
   history: z.array(HistoryEntry),
+  /**
+   * The handoff lines among `history`'s entries (each placed by its `after`). Beside `history`, not in it: a widget
+   * older than them ignores the field, where it would show an entry of an unknown kind as an empty message.
+   */
+  handoffs: z.array(HistoryHandoffEntry).optional(),
   status: ConversationMode.optional(),
   visitorToken: z.string().optional(),
-  /** `resolution`: show "Did that answer your question?" under answers; `rating`: ask for a rating now (`outcomes.csat`). */
-  feedback: z.object({ resolution: z.boolean(), rating: z.boolean() }).optional(),
+  /**
+   * `resolution`: show "Did that answer your question?" under answers; `rating`: ask for a rating now (`outcomes.csat`);
+   * `handoff`: after a "No", offer "Talk to a person" (the `handoff` frame; `handoff.enabled`).
+   */
+  feedback: z.object({ resolution: z.boolean(), rating: z.boolean(), handoff: z.boolean().optional() }).optional(),
 });
 export const WidgetTypingFrame = z.object({ type: z.literal('typing'), on: z.boolean() });
 /** A person of the team is typing a reply (the agent inbox's composer), or stopped: shown with their name. */
@@ -135,7 +165,14 @@ export const WidgetAssistantMessageFrame = z.object({
  * Who answers now: `human` when the conversation is handed to a person (again with `agent` when one writes for the
  * first time: "Alex joined"), `assistant` when the assistant has it back.
  */
-export const WidgetStatusFrame = z.object({ type: z.literal('status'), mode: z.enum(['human', 'assistant']), agent: AgentAuthor.optional(), at: z.number() });
+export const WidgetStatusFrame = z.object({
+  type: z.literal('status'),
+  mode: z.enum(['human', 'assistant']),
+  agent: AgentAuthor.optional(),
+  at: z.number(),
+  /** The line's id: the same as its `ready.handoffs` entry after a reload. */
+  id: z.string().optional(),
+});
 /**
  * What the customer waiting for a person can expect (until an agent writes): `closed` — outside the team's opening
  * hours, back at `backAt` (epoch ms; shown in the customer's locale, in `timeZone`'s clock when the widget cannot
@@ -219,12 +256,14 @@ export type WidgetConfirmFrame = z.infer<typeof WidgetConfirmFrame>;
 export type WidgetContactFrame = z.infer<typeof WidgetContactFrame>;
 export type WidgetResolutionFrame = z.infer<typeof WidgetResolutionFrame>;
 export type WidgetRatingFrame = z.infer<typeof WidgetRatingFrame>;
+export type WidgetHandoffFrame = z.infer<typeof WidgetHandoffFrame>;
 export type WidgetRateFrame = z.infer<typeof WidgetRateFrame>;
 export type WidgetNotedFrame = z.infer<typeof WidgetNotedFrame>;
 export type WidgetClientFrame = z.infer<typeof WidgetClientFrame>;
 export type WidgetHandoffNoticeFrame = z.infer<typeof WidgetHandoffNoticeFrame>;
 export type WidgetContactSavedFrame = z.infer<typeof WidgetContactSavedFrame>;
 export type HistoryEntry = z.infer<typeof HistoryEntry>;
+export type HistoryHandoffEntry = z.infer<typeof HistoryHandoffEntry>;
 export type MessageSource = z.infer<typeof MessageSource>;
 export type WidgetReadyFrame = z.infer<typeof WidgetReadyFrame>;
 export type WidgetTypingFrame = z.infer<typeof WidgetTypingFrame>;

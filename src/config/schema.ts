@@ -197,7 +197,10 @@ export const ConfigSchema = s({
   }).prefault({}),
   /** Human handoff (README, "Human handoff"). */
   handoff: s({
-    /** Offer the model the built-in `handoff` tool. The integrator's `POST /conversations/:id/handoff` works either way. */
+    /**
+     * Offer the model the built-in `handoff` tool, and the widget's "Talk to a person" after a "No". The integrator's
+     * `POST /conversations/:id/handoff` works either way.
+     */
     enabled: bool(z.boolean()).default(true),
     /** The agent inbox highlights a conversation waiting for a person longer than this (README, "Agent inbox"). */
     sla_minutes: num(z.number().positive()).default(5),

@@ -15,11 +15,12 @@ import type { Services } from '../services.ts';
 import { sendFrame, type WebSessions } from './sessions.ts';
 import { withinDeadline } from '../store/deadline.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
-import { toWidgetHistory } from './history.ts';
+import { toWidgetHandoffs, toWidgetHistory } from './history.ts';
 import type { WidgetHandoffNoticeFrame } from '../../sdk/src/widget-protocol.ts';
 import type { HandoffInfo } from '../store/model.ts';
 import type { StoreRepos } from '../store/repos.ts';
 import { saveContact } from './contact.ts';
+import { askForPerson } from './person.ts';
 import { releaseUpgradeRequest } from '../http/websocket-scope.ts';
 
 export interface WidgetGatewayOptions {
@@ -39,14 +40,14 @@ export interface WidgetGatewayOptions {
 /** What the widget's feedback frames need of the outcomes (src/outcomes/, wired in). */
 export interface WidgetFeedback {
   /** For `ready`: whether to ask "Did that answer your question?" and whether a rating is asked now. */
-  offer(conversationId: string): Promise<{ resolution: boolean; rating: boolean }>;
+  offer(conversationId: string): Promise<{ resolution: boolean; rating: boolean; handoff?: boolean }>;
   /** False: the conversation has nothing to answer or rate yet. */
   answer(conversationId: string, yes: boolean): Promise<boolean>;
   rate(conversationId: string, rating: { score: number; comment?: string }): Promise<boolean>;
 }
 
 const INIT_TIMEOUT_MS = 10_000;
-/** Stored records read for `ready` (messages and confirmations). */
+/** Stored records read for `ready` (messages, confirmations and handoffs). */
 const HISTORY_ON_READY = 150;
 
 export function originAllowed(origin: string | undefined, allowed: string[]): boolean {
@@ -150,15 +151,17 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         // Added before the history is read (nothing committed in between is missed), held until `ready` is out.
         sessions.add(found.customerId, socket, { hold: true });
         const [records, record, feedback] = await Promise.all([
-          history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant', 'confirmation', 'agent']),
+          history.recent(conversationId, HISTORY_ON_READY, ['user', 'assistant', 'confirmation', 'agent', 'handoff']),
           host.record(conversationId),
           o.feedback?.offer(conversationId),
         ]);
         const pending = record?.pendingConfirmation;
         const entries = toWidgetHistory(records);
         const ready: WidgetReadyFrame = { type: 'ready', customerId: found.customerId, conversationId, history: entries };
+        const handoffs = toWidgetHandoffs(records, entries);
+        if (handoffs.length) ready.handoffs = handoffs;
         if (signedIn.visitorToken) ready.visitorToken = signedIn.visitorToken;
-        if (feedback) ready.feedback = feedback;
+        if (feedback) ready.feedback = Object.assign({}, feedback, { handoff: config.handoff.enabled });
         if (record?.handoff) ready.status = record.handoff.agent ? { mode: 'human', agent: { name: record.handoff.agent.name } } : { mode: 'human' };
         const notice = record?.handoff && !record.handoff.agent ? await o.handoffNotice?.(record.handoff, found.customerId).catch(() => undefined) : undefined;
         sendFrame(socket, ready);
@@ -170,7 +173,12 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         if (pending) sendFrame(socket, { type: 'confirm', ...pending });
         // Held frames the ready history or the catch-up already carries are not sent again.
         const inReady = new Set(entries.map((e) => e.id));
-        sessions.release(socket, (frame) => (frame.type === 'message' && inReady.has(frame.id as string)) || (frame.type === 'delta' && frame.id === caughtUp));
+        for (const h of handoffs) inReady.add(h.id);
+        sessions.release(
+          socket,
+          (frame) =>
+            ((frame.type === 'message' || frame.type === 'status') && inReady.has(frame.id as string)) || (frame.type === 'delta' && frame.id === caughtUp),
+        );
       };
 
       const onMessage = async (frame: Extract<WidgetClientFrame, { type: 'message' }>) => {
@@ -229,6 +237,14 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         sendFrame(socket, { type: 'noted', of: frame.type });
       };
 
+      const onHandoff = async () => {
+        if (!customer) return error('not_initialized', 'Send init first');
+        const allowed = limiter.take(customer.customerId);
+        if (!allowed.ok) return error('rate_limited', 'Too many requests; try again shortly', { retryAfterMs: allowed.retryAfterMs });
+        const r = await askForPerson({ host: o.host, enabled: config.handoff.enabled }, conversationId);
+        if (!r.ok) error(r.code, r.message);
+      };
+
       socket.on('message', (data, isBinary) => {
         const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
         if (size > WIDGET_MAX_FRAME_BYTES) return socket.close(1009, 'frame too large');
@@ -264,7 +280,9 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
                 ? onContact(frame)
                 : frame.type === 'confirm'
                   ? onConfirm(frame)
-                  : onFeedback(frame);
+                  : frame.type === 'handoff'
+                    ? onHandoff()
+                    : onFeedback(frame);
         work.catch((err) => {
           // A store that cannot write (a full disk, PostgreSQL away) is the environment, not a bug: no stack.
           if (isStoreUnavailable(err)) {

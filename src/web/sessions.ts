@@ -126,9 +126,9 @@ export function createWebSessions(now: () => number, relay?: (customerId: string
       else if (o.type === 'agent')
         push(meta.customerId, { type: 'message', id: o.id, role: 'agent', text: o.text, at: now(), author: { name: o.author.name } });
       else if (o.type === 'handoff') {
-        if (o.phase === 'joined') push(meta.customerId, { type: 'status', mode: 'human', agent: { name: o.agent.name }, at: now() });
+        if (o.phase === 'joined') push(meta.customerId, { type: 'status', mode: 'human', agent: { name: o.agent.name }, at: now(), id: o.id });
         // `offline` changes nobody: the team still has it (its `handoff_notice` says so: src/handoff/web-notices.ts).
-        else if (o.phase !== 'offline') push(meta.customerId, { type: 'status', mode: o.phase === 'requested' ? 'human' : 'assistant', at: now() });
+        else if (o.phase !== 'offline') push(meta.customerId, { type: 'status', mode: o.phase === 'requested' ? 'human' : 'assistant', at: now(), id: o.id });
       }
     },
   };

@@ -2,9 +2,9 @@
 // answer (not while a person answers, a reply is written or a confirmation waits); the rating is asked by `rate` or by
 // `ready`, and once sent it stays sent across a reconnect.
 import { describe, expect, it } from 'vitest';
-import { initialState, reduce, resolutionTarget, type WidgetState } from '../../widget/src/state.ts';
+import { initialState, offerPerson, reduce, resolutionTarget, type WidgetState } from '../../widget/src/state.ts';
 
-const ready = (s: WidgetState, feedback?: { resolution: boolean; rating: boolean }) =>
+const ready = (s: WidgetState, feedback?: { resolution: boolean; rating: boolean; handoff?: boolean }) =>
   reduce(s, {
     type: 'frame',
     frame: Object.assign(
@@ -18,7 +18,7 @@ describe('widget feedback state', () => {
     expect(resolutionTarget(ready(initialState))).toBeUndefined(); // an older server: no feedback offered
     let s = ready(initialState, { resolution: true, rating: false });
     expect(resolutionTarget(s)).toBe('a1');
-    s = reduce(s, { type: 'resolved', id: 'a1' });
+    s = reduce(s, { type: 'resolved', id: 'a1', yes: true });
     expect(s.feedback).toMatchObject({ resolution: true, answeredFor: 'a1' });
     s = reduce(s, { type: 'sent', id: 'u2', text: 'and order 2?', at: 2 });
     expect(resolutionTarget(s)).toBeUndefined(); // the customer has the last word
@@ -57,5 +57,20 @@ describe('widget feedback state', () => {
     expect(s.feedback?.rating).toBe('sent');
     expect(ready(s, { resolution: true, rating: true }).feedback?.rating).toBe('sent');
     expect(ready(initialState, { resolution: false, rating: true }).feedback).toEqual({ resolution: false, rating: 'asked' });
+  });
+
+  it('"Talk to a person" after a No only, where handoff is on, until asked (across a reconnect) or a person has it', () => {
+    const no = (s: WidgetState) => reduce(s, { type: 'resolved', id: 'a1', yes: false });
+    expect(offerPerson(no(ready(initialState, { resolution: true, rating: false })))).toBe(false); // handoff off
+    const on = ready(initialState, { resolution: true, rating: false, handoff: true });
+    expect(offerPerson(on)).toBe(false); // not answered yet
+    expect(offerPerson(reduce(on, { type: 'resolved', id: 'a1', yes: true }))).toBe(false);
+    let s = no(on);
+    expect(offerPerson(s)).toBe(true);
+    expect(offerPerson(ready(s, { resolution: true, rating: false, handoff: true }))).toBe(true); // a reconnect keeps the No
+    s = reduce(s, { type: 'personAsked' });
+    expect(offerPerson(s)).toBe(false);
+    expect(offerPerson(ready(s, { resolution: true, rating: false, handoff: true }))).toBe(false);
+    expect(offerPerson(reduce(no(on), { type: 'frame', frame: { type: 'status', mode: 'human', at: 4 } }))).toBe(false);
   });
 });

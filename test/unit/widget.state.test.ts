@@ -113,6 +113,37 @@ describe('widget state', () => {
     expect(s.handoff).toBeUndefined();
   });
 
+  it('ready places the history’s handoff lines after the entries they followed; the live line of the same id is not shown twice', () => {
+    let s = reduce(initialState, {
+      type: 'frame',
+      frame: {
+        type: 'ready',
+        customerId: 'c',
+        conversationId: 'x',
+        history: [
+          { id: 'u1', role: 'user', text: 'A person please', at: 1 },
+          { id: 'g1', role: 'agent', text: 'Hi, Ada here', at: 4, author: { name: 'Ada' } },
+        ],
+        handoffs: [
+          { id: 'h:1', mode: 'human', at: 1, after: 'u1', away: true },
+          { id: 'j:g1', mode: 'human', agent: { name: 'Ada' }, at: 4, after: 'u1' },
+          { id: 'r:1', mode: 'assistant', at: 6, after: 'g1' },
+          { id: 'h:0', mode: 'human', at: 0, after: 'gone' },
+        ],
+      },
+    });
+    expect(s.bubbles.map((b) => [b.id, b.role, b.mode, b.author?.name, b.away, b.past])).toEqual([
+      ['status:h:0', 'status', 'human', undefined, undefined, true],
+      ['u1', 'user', undefined, undefined, undefined, undefined],
+      ['status:h:1', 'status', 'human', undefined, true, true],
+      ['status:j:g1', 'status', 'human', 'Ada', undefined, true],
+      ['g1', 'agent', undefined, 'Ada', undefined, undefined],
+      ['status:r:1', 'status', 'assistant', undefined, undefined, true],
+    ]);
+    s = reduce(s, { type: 'frame', frame: { type: 'status', mode: 'assistant', at: 6, id: 'r:1' } });
+    expect(s.bubbles.filter((b) => b.role === 'status')).toHaveLength(4);
+  });
+
   it('an approved card gets its result from a receipt frame (issue 33): a refused action is marked failed, not approved-only', () => {
     let s = reduce(initialState, { type: 'frame', frame: { type: 'ready', customerId: 'c', conversationId: 'x', history: [] } });
     s = reduce(s, { type: 'frame', frame: { type: 'confirm', id: 'k1', name: 'cancelOrder', args: {}, summary: 'Cancelar el pedido 1002' }, at: 5 });

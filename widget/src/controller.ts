@@ -151,7 +151,17 @@ export function createController(o: ControllerOptions) {
         dispatch({ type: 'error', code: NOT_SENT });
         return false;
       }
-      dispatch({ type: 'resolved', id });
+      dispatch({ type: 'resolved', id, yes });
+      return true;
+    },
+    /** "Talk to a person" (after a "No"): false (and shows why) when it could not be sent. Sent once. */
+    askPerson(): boolean {
+      if (state.feedback?.personAsked) return true;
+      if (!connection.send({ type: 'handoff' })) {
+        dispatch({ type: 'error', code: NOT_SENT });
+        return false;
+      }
+      dispatch({ type: 'personAsked' });
       return true;
     },
     /** The customer's rating (1–5, optional comment): false (and shows why) when it could not be sent. */

@@ -2,13 +2,14 @@
 // assistant's latest answer, and the rating card (five scores, an optional comment) once Parley asks for one. Text
 // only through textContent.
 import { el, type NodeContext } from './nodes.ts';
-import { resolutionTarget, type WidgetState } from './state.ts';
+import { offerPerson, resolutionTarget, type WidgetState } from './state.ts';
 import { fill, type Strings } from './strings.ts';
 
 export interface FeedbackHandlers {
   /** Each returns false when it could not be sent (the controls stay usable). */
   onResolve(yes: boolean): boolean;
   onRate(score: number, comment?: string): boolean;
+  onPerson(): boolean;
 }
 
 export interface FeedbackView {
@@ -70,6 +71,9 @@ export function createFeedbackView(c: NodeContext, h: FeedbackHandlers): Feedbac
   chips.append(yes, no);
   question.append(el('span', { class: 'ask' }, s.feedbackQuestion), chips);
   const thanks = el('p', { class: 'feedback-thanks', role: 'status', 'data-testid': 'resolution-thanks', hidden: '' }, s.feedbackThanks);
+  // After a "No": the next step, a person (only where handoff is on).
+  const person = el('button', { type: 'button', class: 'chip person', 'data-testid': 'talk-to-person', hidden: '' }, s.talkToPerson);
+  person.addEventListener('click', () => h.onPerson());
 
   const card = el('form', { class: 'rating', 'aria-label': s.ratingTitle, 'data-testid': 'rating', hidden: '' });
   let chosen = 0;
@@ -91,7 +95,7 @@ export function createFeedbackView(c: NodeContext, h: FeedbackHandlers): Feedbac
   });
   const rated = el('p', { class: 'feedback-thanks', role: 'status', 'data-testid': 'rating-thanks', hidden: '' }, s.ratingThanks);
 
-  node.append(question, thanks, card, rated);
+  node.append(question, thanks, person, card, rated);
   return {
     node,
     render(state) {
@@ -99,6 +103,7 @@ export function createFeedbackView(c: NodeContext, h: FeedbackHandlers): Feedbac
       const answered = target !== undefined && state.feedback?.answeredFor === target;
       question.hidden = target === undefined || answered;
       thanks.hidden = !answered;
+      person.hidden = !offerPerson(state);
       card.hidden = state.feedback?.rating !== 'asked';
       rated.hidden = state.feedback?.rating !== 'sent' || state.bubbles[state.bubbles.length - 1]?.id !== state.feedback.ratedAfter;
     },

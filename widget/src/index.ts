@@ -118,6 +118,7 @@ function start(o: InitOptions, locale: string, table: Record<string, unknown>, w
       onRetry: (id) => controller.retry(id),
       onContact: (email) => controller.contact(email),
       onResolve: (yes) => controller.resolve(yes),
+      onPerson: () => controller.askPerson(),
       onRate: (score, comment) => controller.rate(score, comment),
     },
     { strings: createStrings(table, o.strings), locale, dir, theme: resolveTheme(o.theme, warn, dir), maxChars: WIDGET_MAX_MESSAGE_CHARS },

@@ -3,6 +3,7 @@ import type {
   ConfirmationOutcome,
   ConversationMode,
   HistoryEntry,
+  HistoryHandoffEntry,
   MessageSource,
   WidgetHandoffNoticeFrame,
   WidgetServerFrame,
@@ -18,7 +19,7 @@ export interface Bubble {
   id: string;
   /**
    * `confirmation`: a confirmation card (no `outcome` yet) or its receipt; `text` is its summary. `agent`: a person's
-   * message (`author`). `status`: a line saying who answers now (`mode`, `author` when a person joined); live only.
+   * message (`author`). `status`: a line saying who answers now (`mode`, `author` when a person joined).
    */
   role: 'user' | 'assistant' | 'confirmation' | 'agent' | 'status';
   text: string;
@@ -42,6 +43,8 @@ export interface Bubble {
   unanswered?: true;
   /** A `human` status line while nobody is there yet (closed, or no one free): it does not promise "shortly". */
   away?: boolean;
+  /** A status line from the history (`ready`): shown, not announced again. */
+  past?: true;
 }
 
 export interface ConfirmPrompt {
@@ -79,7 +82,16 @@ export interface WidgetState {
    * answer (`answeredFor`: the answer it was answered for); `rating`: asked, or sent (`ratedAfter`: the last message
    * then; the thanks shows only until the next one, not pinned under every later answer).
    */
-  feedback?: { resolution: boolean; answeredFor?: string; rating?: 'asked' | 'sent'; ratedAfter?: string };
+  feedback?: {
+    resolution: boolean;
+    answeredFor?: string;
+    rating?: 'asked' | 'sent';
+    ratedAfter?: string;
+    /** Offer "Talk to a person" after a "No" (`ready.feedback.handoff`); `said`: the answer given; `personAsked`: sent. */
+    handoff?: boolean;
+    said?: 'yes' | 'no';
+    personAsked?: true;
+  };
 }
 
 export const initialState: WidgetState = { status: 'Connecting', bubbles: [], typing: false, open: false, unread: 0 };
@@ -98,7 +110,9 @@ export type Action =
   /** The customer sent the email form (`id`: its `contact` frame's). */
   | { type: 'contact'; id: string; email: string }
   /** The customer answered "Did that answer your question?" for this answer. */
-  | { type: 'resolved'; id: string }
+  | { type: 'resolved'; id: string; yes: boolean }
+  /** The customer asked for a person ("Talk to a person" after a "No"). */
+  | { type: 'personAsked' }
   | { type: 'rated' }
   | { type: 'error'; code: string };
 
@@ -119,6 +133,24 @@ const fromHistory = (h: HistoryEntry): Bubble => {
   if (h.unanswered) b.unanswered = true;
   return b;
 };
+
+const statusId = (id: string) => `status:${id}`;
+
+const fromHandoff = (h: HistoryHandoffEntry): Bubble => {
+  const b: Bubble = { id: statusId(h.id), role: 'status', text: '', at: h.at, mode: h.mode, past: true };
+  if (h.agent) b.author = h.agent;
+  if (h.away) b.away = true;
+  return b;
+};
+
+/** The history's bubbles, each handoff line after the entry it followed (`after`; absent or unknown: first). */
+function historyBubbles(history: HistoryEntry[], handoffs: HistoryHandoffEntry[] = []): Bubble[] {
+  const known = new Set(history.map((h) => h.id));
+  const lines = handoffs.map((h) => ({ after: h.after !== undefined && known.has(h.after) ? h.after : undefined, bubble: fromHandoff(h) }));
+  const out = lines.filter((l) => l.after === undefined).map((l) => l.bubble);
+  for (const h of history) out.push(fromHistory(h), ...lines.filter((l) => l.after === h.id).map((l) => l.bubble));
+  return out;
+}
 
 const resolve = (state: WidgetState, id: string, outcome: Outcome): WidgetState => {
   if (!state.bubbles.some((b) => b.id === id && b.role === 'confirmation')) return state;
@@ -153,7 +185,12 @@ export function reduce(state: WidgetState, action: Action): WidgetState {
     case 'contact':
       return { ...state, contact: { ...state.contact, pending: action.id, error: undefined } };
     case 'resolved':
-      return { ...state, feedback: Object.assign({ resolution: true }, state.feedback, { answeredFor: action.id }) };
+      return {
+        ...state,
+        feedback: Object.assign({ resolution: true }, state.feedback, { answeredFor: action.id, said: action.yes ? 'yes' : 'no' } as const),
+      };
+    case 'personAsked':
+      return { ...state, feedback: Object.assign({ resolution: true }, state.feedback, { personAsked: true } as const) };
     case 'rated':
       return {
         ...state,
@@ -176,7 +213,7 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
         status: 'Connected',
         reason: undefined,
         customerId: f.customerId,
-        bubbles: [...f.history.map(fromHistory), ...unsent],
+        bubbles: [...historyBubbles(f.history, f.handoffs), ...unsent],
         typing: false,
         error: undefined,
         confirm: undefined,
@@ -234,7 +271,7 @@ function reduceFrame(state: WidgetState, f: WidgetServerFrame, receivedAt = 0): 
         confirm: state.confirm?.id === f.id ? undefined : state.confirm,
       };
     case 'status': {
-      const line: Bubble = { id: `status:${f.at}:${f.mode}:${f.agent?.name ?? ''}`, role: 'status', text: '', at: f.at, mode: f.mode };
+      const line: Bubble = { id: statusId(f.id ?? `${f.at}:${f.mode}:${f.agent?.name ?? ''}`), role: 'status', text: '', at: f.at, mode: f.mode };
       if (f.agent) line.author = f.agent;
       if (state.bubbles.some((b) => b.id === line.id)) return state;
       // A person wrote, or the assistant is back: nothing to expect any more.
@@ -276,13 +313,22 @@ function markAway(bubbles: Bubble[]): Bubble[] {
 }
 
 /** What `ready` says about feedback, keeping what the customer already did on this page. */
-function feedbackOnReady(state: WidgetState, offered: { resolution: boolean; rating: boolean } | undefined): WidgetState['feedback'] {
+function feedbackOnReady(state: WidgetState, offered: { resolution: boolean; rating: boolean; handoff?: boolean } | undefined): WidgetState['feedback'] {
   if (!offered) return undefined;
   const fb: NonNullable<WidgetState['feedback']> = { resolution: offered.resolution };
-  if (state.feedback?.answeredFor !== undefined) fb.answeredFor = state.feedback.answeredFor;
+  if (offered.handoff) fb.handoff = true;
+  if (state.feedback?.answeredFor !== undefined) Object.assign(fb, { answeredFor: state.feedback.answeredFor, said: state.feedback.said });
+  if (state.feedback?.personAsked) fb.personAsked = true;
   if (state.feedback?.rating === 'sent') Object.assign(fb, { rating: 'sent', ratedAfter: state.feedback.ratedAfter });
   else if (offered.rating) fb.rating = 'asked';
   return fb;
+}
+
+/** Whether to offer "Talk to a person": the customer said No to the latest answer, handoff is on, not asked yet. */
+export function offerPerson(state: WidgetState): boolean {
+  const fb = state.feedback;
+  const target = resolutionTarget(state);
+  return !!fb?.handoff && !fb.personAsked && fb.said === 'no' && target !== undefined && fb.answeredFor === target;
 }
 
 /** The answer "Did that answer your question?" is about: the last bubble, when it is the assistant's answer. */

@@ -72,6 +72,7 @@ export const ar: Strings = {
   feedbackYes: 'نعم',
   feedbackNo: 'لا',
   feedbackThanks: 'شكرًا لإخبارنا.',
+  talkToPerson: 'التحدث مع شخص',
   ratingTitle: 'كيف تقيّم هذه المحادثة؟',
   ratingScore: '{n} من 5',
   ratingComment: 'هل تود إضافة شيء؟ (اختياري)',

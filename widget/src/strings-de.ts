@@ -69,6 +69,7 @@ export const de: Strings = {
   feedbackYes: 'Ja',
   feedbackNo: 'Nein',
   feedbackThanks: 'Danke für Ihre Rückmeldung.',
+  talkToPerson: 'Mit einer Person sprechen',
   ratingTitle: 'Wie bewerten Sie dieses Gespräch?',
   ratingScore: '{n} von 5',
   ratingComment: 'Möchten Sie noch etwas ergänzen? (optional)',

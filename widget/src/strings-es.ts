@@ -72,6 +72,7 @@ export const es: Strings = {
   feedbackYes: 'Sí',
   feedbackNo: 'No',
   feedbackThanks: 'Gracias por contárnoslo.',
+  talkToPerson: 'Hablar con una persona',
   ratingTitle: '¿Cómo valorarías esta conversación?',
   ratingScore: '{n} de 5',
   ratingComment: '¿Algo más que quieras decirnos? (opcional)',

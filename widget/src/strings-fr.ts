@@ -69,6 +69,7 @@ export const fr: Strings = {
   feedbackYes: 'Oui',
   feedbackNo: 'Non',
   feedbackThanks: 'Merci de nous le dire.',
+  talkToPerson: 'Parler à une personne',
   ratingTitle: 'Comment évalueriez-vous cette conversation ?',
   ratingScore: '{n} sur 5',
   ratingComment: 'Quelque chose à ajouter ? (facultatif)',

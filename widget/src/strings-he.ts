@@ -73,6 +73,7 @@ export const he: Strings = {
   feedbackYes: 'כן',
   feedbackNo: 'לא',
   feedbackThanks: 'תודה על המשוב.',
+  talkToPerson: 'לדבר עם נציג',
   ratingTitle: 'מה הדירוג שלך לשיחה הזו?',
   ratingScore: '{n} מתוך 5',
   ratingComment: 'רוצים להוסיף משהו? (לא חובה)',

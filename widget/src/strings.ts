@@ -83,6 +83,7 @@ export interface Strings {
   feedbackYes: string;
   feedbackNo: string;
   feedbackThanks: string;
+  talkToPerson: string;
   ratingTitle: string;
   ratingScore: string;
   ratingComment: string;
@@ -161,6 +162,7 @@ export const en: Strings = {
   feedbackYes: 'Yes',
   feedbackNo: 'No',
   feedbackThanks: 'Thanks for letting us know.',
+  talkToPerson: 'Talk to a person',
   ratingTitle: 'How would you rate this conversation?',
   ratingScore: '{n} out of 5',
   ratingComment: 'Anything to add? (optional)',

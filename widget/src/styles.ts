@@ -107,6 +107,7 @@ textarea:focus-visible { outline: 2px solid var(--pw-accent-ink); outline-offset
 .resolution { align-self: flex-start; display: flex; flex-wrap: wrap; align-items: center; gap: 6px; margin: 6px 0 2px; margin-inline-start: 4px; font-size: 13px; color: var(--pw-fg); }
 .resolution .chips { display: flex; gap: 6px; }
 .chip { min-height: 32px; min-width: 44px; padding: 4px 12px; border-radius: 16px; border: 1px solid var(--pw-border); background: var(--pw-bubble); color: var(--pw-fg); cursor: pointer; font: inherit; font-weight: 600; }
+.chip.person { align-self: flex-start; margin: 2px 0 4px; margin-inline-start: 4px; }
 .feedback-thanks { align-self: flex-start; margin: 6px 0 2px; margin-inline-start: 4px; font-size: 13px; color: var(--pw-fg); }
 .rating { align-self: stretch; margin: 10px 0 4px; background: var(--pw-bubble); border: 1px solid var(--pw-border); border-inline-start: 4px solid var(--pw-accent);
   border-radius: 12px; padding: 12px 14px; display: flex; flex-direction: column; gap: 8px; }

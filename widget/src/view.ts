@@ -20,6 +20,8 @@ export interface ViewHandlers {
   onContact?(email: string): boolean;
   /** "Did that answer your question?" and the rating (docs/outcomes.md); false when not sent. */
   onResolve(yes: boolean): boolean;
+  /** "Talk to a person" after a "No": false when it could not be sent. */
+  onPerson?(): boolean;
   onRate(score: number, comment?: string): boolean;
 }
 
@@ -217,11 +219,11 @@ export function createView(container: HTMLElement | undefined, handlers: ViewHan
   });
 
   const streaming = createStreamingBubble(log, typing);
-  const feedback = createFeedbackView(ctx, { onResolve: handlers.onResolve, onRate: handlers.onRate });
+  const feedback = createFeedbackView(ctx, { onResolve: handlers.onResolve, onRate: handlers.onRate, onPerson: () => handlers.onPerson?.() ?? false });
 
   const build = (b: Bubble): { node: HTMLElement; kind: string } => {
     if (b.role === 'status') {
-      announcer.textContent = statusNode(b, ctx).textContent ?? '';
+      if (!b.past) announcer.textContent = statusNode(b, ctx).textContent ?? '';
       return { node: statusNode(b, ctx), kind: 'message' };
     }
     if (b.role !== 'confirmation') return { node: messageNode(b, ctx), kind: 'message' };
