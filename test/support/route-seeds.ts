@@ -4,7 +4,7 @@
 // wrong type, NUL, huge, …) and adds an unknown one; a query key gets one hostile value at a time. A route with no
 // seed is still swept with every generic case; a seed whose route is gone fails the sweep (it would test nothing).
 import type { HostileCase, SweptRoute } from './route-sweep.ts';
-import { WA } from './whatsapp.ts';
+import { webhookBody } from './whatsapp.ts';
 
 /** A valid body per route (`METHOD url`); `{conversationId}`, `{email}`, `{unique}` and `{nowSeconds}` are filled in by the sweep. */
 export const BODY_SEEDS: Record<string, Record<string, unknown>> = {
@@ -29,25 +29,7 @@ export const BODY_SEEDS: Record<string, Record<string, unknown>> = {
   'POST /__test__/clock': { offsetMs: 0 },
   'POST /__test__/telemetry': { persist: true },
   // A customer's text message, signed by the sweep; `{unique}` makes each message new (Meta's ids are de-duplicated).
-  'POST /wa/webhook': {
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: 'WABA',
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '15550001111', phone_number_id: WA.phone_id },
-              contacts: [{ wa_id: '15550001234', profile: { name: 'Seed' } }],
-              messages: [{ from: '15550001234', id: 'wamid.seed.{unique}', timestamp: '{nowSeconds}', type: 'text', text: { body: 'hello' } }],
-            },
-          },
-        ],
-      },
-    ],
-  },
+  'POST /wa/webhook': webhookBody([{ from: '15550001234', id: 'wamid.seed.{unique}', timestamp: '{nowSeconds}', type: 'text', text: { body: 'hello' } }]),
 };
 
 /** A valid query per route that requires one, to which each hostile key is added. */
