@@ -176,7 +176,7 @@ export function createOutcomesPanel() {
     const s = data.summary;
     tiles.replaceChildren(
       tile(
-        'Resolution rate',
+        'Resolved by the assistant',
         pct(s.resolutionRate),
         `${s.byOutcome.resolved_confirmed + s.byOutcome.resolved_assumed} of ${s.decided} decided`,
         'tile-resolution',
