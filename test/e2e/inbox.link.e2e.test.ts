@@ -2,9 +2,10 @@
 // hash through the sign-in form and opens that conversation after it — one that is not in the list shown (the list does
 // not page: at most 200 per view; this one is with the assistant, so not under the default view, Waiting); opening one
 // from the list puts its link in the address (replaceState: no history entry per conversation); changing the hash opens
-// another; "Copy link" (from the keyboard) copies the full address and says so in the announced toast; an unknown or a
-// malformed id shows a notice in the pane; the dashboard's "With a person" and outcome rows link the customer to it.
-// axe-core finds nothing. Screenshots: test-artifacts/inbox-link-{1280,1024}.png, inbox-link-notice-{1280,1024}.png.
+// another; signing out leaves the address; "Copy link" (from the keyboard) copies the full address and says so in the
+// announced toast; an unknown or a malformed id shows a notice in the pane; the dashboard's "With a person" and outcome
+// rows link the customer to it. axe-core finds nothing.
+// Screenshots: test-artifacts/inbox-link-{1280,1024}.png, inbox-link-notice-{1280,1024}.png.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -126,6 +127,13 @@ describe('a link to one conversation (Chromium)', () => {
       // Longer than any id the server takes: the same notice, no request refused.
       await page.evaluate(() => (location.hash = `conversation=${'x'.repeat(300)}`));
       await expect.poll(() => notice(page), { timeout: DEADLINE }).toContain('This link does not name a conversation.');
+
+      // Signing out leaves the conversation's address: the next person to sign in here starts from the list.
+      await page.evaluate((id) => (location.hash = `conversation=${encodeURIComponent(id)}`), PLAIN);
+      await expect.poll(() => title(page), { timeout: DEADLINE }).toBe('plain@example.com');
+      await page.locator('[data-testid=sign-out]').click();
+      await page.locator('[data-testid=sign-in-form]').waitFor({ timeout: DEADLINE });
+      expect(page.url()).toBe(`${p.url()}/inbox`);
     });
   }, 120_000);
 
