@@ -49,3 +49,11 @@ const STATE_WORDS: Record<string, string> = {
   withHuman: 'with a person',
 };
 export const stateWords = (state: string) => STATE_WORDS[state] ?? state;
+
+/** A conversation's customer, linked to the conversation in the agent inbox (/inbox#conversation=<id>, a person signs in there). */
+export const inboxLink = (conversationId: string, text: string) =>
+  h(
+    'a',
+    { href: `/inbox#conversation=${encodeURIComponent(conversationId)}`, 'data-testid': 'inbox-link', title: `Open in the inbox (${conversationId})` },
+    text,
+  );

@@ -2,7 +2,7 @@
 // (delivered, retrying, dead). Read from `/conversations?state=withHuman` and `/api/v1/webhooks/deliveries`.
 import type { ConversationList } from '../../sdk/src/agent-api.ts';
 import type { Webhooks } from '../../src/webhooks/delivery.ts';
-import { fmtAgo, fmtTime, h } from './dom.ts';
+import { fmtAgo, fmtTime, h, inboxLink } from './dom.ts';
 
 /** "12 s", "3 min", "2 h". */
 const fmtIn = (ms: number) => {
@@ -30,7 +30,7 @@ export function renderWithHuman(card: HTMLElement, list: ConversationList, now: 
     h(
       'tr',
       { 'data-testid': 'with-human-row' },
-      h('td', { title: c.conversationId }, c.externalId ?? c.customerId),
+      h('td', {}, inboxLink(c.conversationId, c.externalId ?? c.customerId)),
       h('td', {}, c.channel),
       c.handoff ? h('td', { title: fmtTime(c.handoff.since) }, fmtAgo(c.handoff.since, now)) : h('td', {}, '–'),
       h('td', {}, c.handoff?.agent?.name ?? 'waiting'),

@@ -5,7 +5,7 @@
 import type { OutcomeRow } from '../../src/outcomes/csv.ts';
 import type { OutcomeSummary } from '../../src/outcomes/summary.ts';
 import { api, secret } from './api.ts';
-import { fmtAgo, fmtDuration, fmtTime, h } from './dom.ts';
+import { fmtAgo, fmtDuration, fmtTime, h, inboxLink } from './dom.ts';
 
 export interface OutcomesRange {
   since: number;
@@ -74,7 +74,7 @@ function row(r: OutcomeRow, now: number) {
   return h(
     'tr',
     { 'data-testid': 'outcome-row', 'data-outcome': r.status },
-    h('td', { title: r.conversationId }, who),
+    h('td', {}, inboxLink(r.conversationId, who)),
     h('td', {}, r.channel),
     h('td', { class: `outcome-${r.status}` }, OUTCOME_LABELS[r.status] ?? r.status),
     h('td', {}, r.status === 'handed_over' && r.reason ? (REASON_LABELS[r.reason] ?? r.reason) : ''),

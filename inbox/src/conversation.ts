@@ -12,6 +12,8 @@ export interface Actions {
   release(): void;
   resolve(): void;
   assign(agentId: string): void;
+  /** Copies the conversation's link (/inbox#conversation=<id>) and announces it. */
+  copyLink(): void;
 }
 
 /** What the assistant's reply cited: numbered titles, linked (in a new tab) when the source has a web address. */
@@ -148,6 +150,13 @@ export function renderHeader(w: ConversationWhole, me: { agentId: string; role: 
     resolve.addEventListener('click', a.resolve);
     buttons.append(resolve);
   }
+  const copy = h(
+    'button',
+    { type: 'button', 'data-testid': 'copy-link', title: 'Copy the address of this conversation, to share it with the team' },
+    'Copy link',
+  );
+  copy.addEventListener('click', a.copyLink);
+  buttons.append(copy);
   const holder = i.holder
     ? `With ${i.holder.name}`
     : i.handoff

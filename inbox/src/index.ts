@@ -17,6 +17,7 @@ import {
 import { createComposer, type Composer } from './composer.ts';
 import { assignLabel, notesOnlyWhy, renderCustomer, renderHeader, renderTranscript } from './conversation.ts';
 import { h } from './dom.ts';
+import { copyLink, linkedConversation, showInAddress } from './link.ts';
 import { customerName, renderList, renderNav, tickTimers, type View } from './list.ts';
 import { connectLive } from './live.ts';
 import { addAgentForm, signInForm } from './parts.ts';
@@ -119,6 +120,7 @@ function drawConversation(a: App) {
     release: () => void act(a, () => api.act(id, 'release'), 'Released to the assistant.'),
     resolve: () => void act(a, () => api.act(id, 'resolve'), 'Resolved.'),
     assign: (agentId: string) => void act(a, () => api.assign(id, agentId), 'Assigned.'),
+    copyLink: () => void copyLink(id).then((text) => say(a, text)),
   };
   const composer = composerOf(a, id);
   composer.notesOnly(notesOnlyWhy(w.item, a.me));
@@ -164,16 +166,46 @@ async function choose(a: App, v: View) {
   await refreshList(a).catch((err) => fail(a, err));
 }
 
+const NO_SUCH_CONVERSATION = 'No conversation matches this link: it may have been mistyped or cut short.';
+const NOT_A_LINK = 'This link does not name a conversation.';
+
+/** The pane when a link names no conversation this inbox can open: said there (the pane is never blank) and announced. */
+function noConversation(a: App, text: string) {
+  a.selected = undefined;
+  a.whole = undefined;
+  drawList(a);
+  a.shell.convSlot.replaceChildren(
+    h('div', { class: 'empty notice', 'data-testid': 'link-notice' }, h('p', {}, text), h('p', {}, 'Choose one from the list, or ask for the link again.')),
+  );
+  a.shell.sideSlot.replaceChildren();
+  say(a, text);
+}
+
 async function openConversation(a: App, id: string) {
   a.selected = id;
+  showInAddress(id);
   drawList(a);
   try {
     await refreshConversation(a);
+  } catch (err) {
+    // Unknown (404) or an id the server refuses (400): a link gone wrong, said in the pane.
+    if (err instanceof Refused && (err.status === 404 || err.status === 400)) return void (a.selected === id && noConversation(a, NO_SUCH_CONVERSATION));
+    return fail(a, err);
+  }
+  try {
     await api.act(id, 'read');
     await refreshList(a);
   } catch (err) {
     fail(a, err);
   }
+}
+
+/** Opens the conversation the address names (on load, after sign-in, on hashchange), whether or not it is listed. */
+function openLinked(a: App) {
+  const linked = linkedConversation();
+  if (!linked) return;
+  if ('malformed' in linked) return noConversation(a, NOT_A_LINK);
+  if (linked.id !== a.selected) void openConversation(a, linked.id);
 }
 
 function move(a: App, by: number) {
@@ -308,6 +340,7 @@ function start(root: HTMLElement, person: SignedIn) {
   // Signing out stops the feed, the keys and the timers of this page.
   const ended = new AbortController();
   shell.signOut.addEventListener('click', () => {
+    showInAddress(undefined); // the next person to sign in here starts from the list
     live.close();
     ended.abort();
     clearInterval(timers);
@@ -317,6 +350,8 @@ function start(root: HTMLElement, person: SignedIn) {
   root.replaceChildren(...shell.root);
   drawList(a);
   installKeys(a, ended.signal);
+  window.addEventListener('hashchange', () => openLinked(a), { signal: ended.signal });
+  openLinked(a);
   const timers = setInterval(() => tickTimers(shell.listSlot, Date.now(), a.list?.slaMinutes ?? 5), 1000);
   void Promise.all([refreshAgents(a), api.savedReplies().then((r) => (a.replies = r.items))]).catch((err) => fail(a, err));
 }

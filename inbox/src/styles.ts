@@ -47,6 +47,7 @@ input[type=text], input[type=search], input[type=email], input[type=password], s
 .item .preview { font-size: 13px; color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .channel { border: 1px solid var(--line); border-radius: 4px; padding: 0 5px; }
 .empty { padding: 24px; color: var(--muted); }
+.notice p:first-child { color: var(--text); font-weight: 600; }
 .conv-head { display: flex; flex-wrap: wrap; gap: 10px; justify-content: space-between; align-items: center; padding: 12px 16px; border-bottom: 1px solid var(--line); }
 .conv-head > div { min-width: 0; max-width: 100%; }
 .conv-head h2 { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
