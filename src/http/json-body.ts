@@ -7,6 +7,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import sjson from 'secure-json-parse';
 import { HttpError } from './errors.ts';
+import { NUL, NUL_REFUSED } from './storable-text.ts';
 
 export const MAX_JSON_DEPTH = 32;
 
@@ -45,7 +46,7 @@ const wellFormed = (s: string) => (s as string & { isWellFormed(): boolean }).is
 type TextFault = 'lone surrogate' | 'NUL';
 
 /** What no store keeps as sent: a lone surrogate (UTF-8 cannot hold one), a NUL (PostgreSQL's text and jsonb cannot). */
-const faultOf = (s: string): TextFault | undefined => (!wellFormed(s) ? 'lone surrogate' : s.includes('\u0000') ? 'NUL' : undefined);
+const faultOf = (s: string): TextFault | undefined => (!wellFormed(s) ? 'lone surrogate' : s.includes(NUL) ? 'NUL' : undefined);
 
 /**
  * Where the first string (or key) that is not valid Unicode or holds a NUL sits, e.g. `text` or `items.2.name`, and
@@ -83,7 +84,7 @@ export function textFaultAt(value: unknown): string | undefined {
   if (!f) return undefined;
   const path = f.path || 'the value';
   return f.fault === 'NUL'
-    ? `${path}: text holds a NUL character (\\u0000), which cannot be stored; leave it out`
+    ? `${path}: ${NUL_REFUSED}`
     : `${path}: text is not valid Unicode (it holds a lone surrogate such as \\ud800); send well-formed text`;
 }
 

@@ -9,6 +9,9 @@
 export const NUL = '\u0000';
 export const REPLACEMENT = '\uFFFD';
 
+/** Why text holding NUL is refused from a party that can be told (an HTTP body, an SDK frame). */
+export const NUL_REFUSED = 'text holds a NUL character (\\u0000), which cannot be stored; leave it out';
+
 /** `text` with every U+0000 replaced by U+FFFD; the same string when it holds none. */
 export const storableText = (text: string): string => (text.includes(NUL) ? text.replaceAll(NUL, REPLACEMENT) : text);
 

@@ -26,7 +26,7 @@ import {
 import { bearerToken, safeEqual } from '../http/auth.ts';
 import { sendError } from '../http/errors.ts';
 import { jsonDepth, MAX_JSON_DEPTH, textFaultAt } from '../http/json-body.ts';
-import { jsonHoldsNul } from '../http/storable-text.ts';
+import { jsonHoldsNul, NUL_REFUSED } from '../http/storable-text.ts';
 import { sendCoalesced } from '../http/ws-send.ts';
 import type { Services } from '../services.ts';
 import type { IngestHandler, SdkHubRuntime } from './hub.ts';
@@ -55,8 +55,6 @@ const CLIENT_SCHEMAS: Record<string, z.ZodType> = {
 
 /** `resultId`: a refused `result` frame names its invoke, which then fails at once instead of waiting for the timeout. */
 type Parsed = { ok: true; frame: ClientFrame } | { ok: false; message: string; resultId?: string };
-
-const NUL_REFUSED = 'text holds a NUL character (\\u0000), which cannot be stored; leave it out';
 
 /** Parses one text frame; the message names what is wrong. */
 export function parseClientFrame(data: RawData, isBinary: boolean): Parsed {

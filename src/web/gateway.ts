@@ -40,7 +40,7 @@ export interface WidgetGatewayOptions {
 /** What the widget's feedback frames need of the outcomes (src/outcomes/, wired in). */
 export interface WidgetFeedback {
   /** For `ready`: whether to ask "Did that answer your question?" and whether a rating is asked now. */
-  offer(conversationId: string): Promise<{ resolution: boolean; rating: boolean; handoff?: boolean }>;
+  offer(conversationId: string): Promise<{ resolution: boolean; rating: boolean }>;
   /** False: the conversation has nothing to answer or rate yet. */
   answer(conversationId: string, yes: boolean): Promise<boolean>;
   rate(conversationId: string, rating: { score: number; comment?: string }): Promise<boolean>;
@@ -161,7 +161,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         const handoffs = toWidgetHandoffs(records, entries);
         if (handoffs.length) ready.handoffs = handoffs;
         if (signedIn.visitorToken) ready.visitorToken = signedIn.visitorToken;
-        if (feedback) ready.feedback = Object.assign({}, feedback, { handoff: config.handoff.enabled });
+        if (feedback) ready.feedback = { ...feedback, handoff: config.handoff.enabled };
         if (record?.handoff) ready.status = record.handoff.agent ? { mode: 'human', agent: { name: record.handoff.agent.name } } : { mode: 'human' };
         const notice = record?.handoff && !record.handoff.agent ? await o.handoffNotice?.(record.handoff, found.customerId).catch(() => undefined) : undefined;
         sendFrame(socket, ready);

@@ -15,11 +15,13 @@ export interface PersonDeps {
 
 export type PersonResult = { ok: true } | { ok: false; code: WidgetFrameErrorCode; message: string };
 
+const NOTHING_TO_HAND_OVER: PersonResult = { ok: false, code: 'no_conversation', message: 'There is no conversation to hand over yet' };
+
 export async function askForPerson(d: PersonDeps, conversationId: string): Promise<PersonResult> {
   if (!d.enabled) return { ok: false, code: 'not_enabled', message: 'Handoff to a person is turned off here (handoff.enabled)' };
   const record = await d.host.record(conversationId);
-  if (!record) return { ok: false, code: 'no_conversation', message: 'There is no conversation to hand over yet' };
+  if (!record) return NOTHING_TO_HAND_OVER;
   if (record.handoff) return { ok: false, code: 'already_with_person', message: 'A person already has this conversation' };
   const r = await d.host.handoff(conversationId, CUSTOMER_ASKED_REASON);
-  return r.ok ? { ok: true } : { ok: false, code: 'no_conversation', message: 'There is no conversation to hand over yet' };
+  return r.ok ? { ok: true } : NOTHING_TO_HAND_OVER;
 }
