@@ -161,7 +161,7 @@ export async function widgetGatewayPlugin(app: FastifyInstance, o: WidgetGateway
         const handoffs = toWidgetHandoffs(records, entries);
         if (handoffs.length) ready.handoffs = handoffs;
         if (signedIn.visitorToken) ready.visitorToken = signedIn.visitorToken;
-        if (feedback) ready.feedback = { ...feedback, handoff: config.handoff.enabled };
+        if (feedback) ready.feedback = Object.assign({}, feedback, { handoff: config.handoff.enabled });
         if (record?.handoff) ready.status = record.handoff.agent ? { mode: 'human', agent: { name: record.handoff.agent.name } } : { mode: 'human' };
         const notice = record?.handoff && !record.handoff.agent ? await o.handoffNotice?.(record.handoff, found.customerId).catch(() => undefined) : undefined;
         sendFrame(socket, ready);
